@@ -1,0 +1,226 @@
+//! Canonical JSON, byte-identical with the reference client's
+//! `json.dumps(obj, sort_keys=True, ensure_ascii=False, separators=(",", ":"))`,
+//! and the SHA-256 helpers built on it.
+//!
+//! Keys are sorted by code point (UTF-8 byte order is the same order), text
+//! is raw UTF-8 with only `"`, `\`, and control characters below U+0020
+//! escaped (short escapes where JSON has them, `\u00xx` with lowercase hex
+//! otherwise), integers are exact at any size, and floats use Python's
+//! `repr`. Values that cannot be canonical (NaN, infinities, lone surrogates)
+//! never reach this module: the parser in [`crate::json`] rejects them.
+
+use crate::json::{Map, Number, Value, python_float_repr};
+use sha2::{Digest, Sha256};
+
+/// Canonical bytes of a value.
+pub fn to_vec(v: &Value) -> Vec<u8> {
+    let mut out = Vec::with_capacity(256);
+    write_value(v, &mut out);
+    out
+}
+
+/// Canonical text of a value.
+pub fn to_string(v: &Value) -> String {
+    // Every byte written is valid UTF-8: strings come from `String`s and the
+    // rest is ASCII.
+    String::from_utf8(to_vec(v)).unwrap_or_default()
+}
+
+/// Appends the canonical form of `v` to `out`.
+pub fn write_value(v: &Value, out: &mut Vec<u8>) {
+    match v {
+        Value::Null => out.extend_from_slice(b"null"),
+        Value::Bool(true) => out.extend_from_slice(b"true"),
+        Value::Bool(false) => out.extend_from_slice(b"false"),
+        Value::Number(n) => write_number(n, out),
+        Value::String(s) => write_str(s, out),
+        Value::Array(a) => {
+            out.push(b'[');
+            for (i, x) in a.iter().enumerate() {
+                if i > 0 {
+                    out.push(b',');
+                }
+                write_value(x, out);
+            }
+            out.push(b']');
+        }
+        Value::Object(m) => write_object(m, out, None),
+    }
+}
+
+/// Writes an object with sorted keys, leaving out `skip` if given (used to
+/// drop `default` from parameter entries without copying them).
+pub(crate) fn write_object(m: &Map, out: &mut Vec<u8>, skip: Option<&str>) {
+    let entries = m.entries();
+    out.push(b'{');
+    let mut first = true;
+    let mut emit = |k: &str, v: &Value, out: &mut Vec<u8>| {
+        if skip == Some(k) {
+            return;
+        }
+        if !first {
+            out.push(b',');
+        }
+        first = false;
+        write_str(k, out);
+        out.push(b':');
+        write_value(v, out);
+    };
+    if entries.len() <= 1 || entries.windows(2).all(|w| w[0].0 < w[1].0) {
+        for (k, v) in entries {
+            emit(k, v, out);
+        }
+    } else if entries.len() <= 32 {
+        let mut idx: [u8; 32] = [0; 32];
+        for (i, slot) in idx.iter_mut().enumerate().take(entries.len()) {
+            *slot = i as u8;
+        }
+        let idx = &mut idx[..entries.len()];
+        idx.sort_unstable_by(|a, b| entries[*a as usize].0.cmp(&entries[*b as usize].0));
+        for &i in idx.iter() {
+            let (k, v) = &entries[i as usize];
+            emit(k, v, out);
+        }
+    } else {
+        let mut idx: Vec<&(String, Value)> = entries.iter().collect();
+        idx.sort_unstable_by(|a, b| a.0.cmp(&b.0));
+        for (k, v) in idx {
+            emit(k, v, out);
+        }
+    }
+    out.push(b'}');
+}
+
+fn write_number(n: &Number, out: &mut Vec<u8>) {
+    match n {
+        Number::Int(i) => write_int(*i, out),
+        Number::BigInt(s) => out.extend_from_slice(s.as_bytes()),
+        Number::Float(f) => out.extend_from_slice(python_float_repr(*f).as_bytes()),
+    }
+}
+
+fn write_int(i: i64, out: &mut Vec<u8>) {
+    let mut tmp = [0u8; 20];
+    let mut u = i.unsigned_abs();
+    let mut pos = tmp.len();
+    loop {
+        pos -= 1;
+        tmp[pos] = b'0' + (u % 10) as u8;
+        u /= 10;
+        if u == 0 {
+            break;
+        }
+    }
+    if i < 0 {
+        out.push(b'-');
+    }
+    out.extend_from_slice(&tmp[pos..]);
+}
+
+const HEX: &[u8; 16] = b"0123456789abcdef";
+
+/// Writes a JSON string literal with the reference's escapes.
+pub fn write_str(s: &str, out: &mut Vec<u8>) {
+    out.push(b'"');
+    let bytes = s.as_bytes();
+    let mut start = 0;
+    for (i, &b) in bytes.iter().enumerate() {
+        let esc: &[u8] = match b {
+            b'"' => b"\\\"",
+            b'\\' => b"\\\\",
+            b'\n' => b"\\n",
+            b'\r' => b"\\r",
+            b'\t' => b"\\t",
+            0x08 => b"\\b",
+            0x0c => b"\\f",
+            0..=0x1f => {
+                out.extend_from_slice(&bytes[start..i]);
+                out.extend_from_slice(b"\\u00");
+                out.push(HEX[(b >> 4) as usize]);
+                out.push(HEX[(b & 15) as usize]);
+                start = i + 1;
+                continue;
+            }
+            _ => continue,
+        };
+        out.extend_from_slice(&bytes[start..i]);
+        out.extend_from_slice(esc);
+        start = i + 1;
+    }
+    out.extend_from_slice(&bytes[start..]);
+    out.push(b'"');
+}
+
+/// Length in bytes of the canonical form, without keeping it.
+pub fn canonical_len(v: &Value) -> usize {
+    to_vec(v).len()
+}
+
+/// Lowercase hex SHA-256 of bytes.
+pub fn sha256_hex(data: impl AsRef<[u8]>) -> String {
+    hex(&Sha256::digest(data.as_ref()))
+}
+
+/// Lowercase hex of bytes.
+pub fn hex(bytes: &[u8]) -> String {
+    let mut s = String::with_capacity(bytes.len() * 2);
+    for b in bytes {
+        s.push(HEX[(b >> 4) as usize] as char);
+        s.push(HEX[(b & 15) as usize] as char);
+    }
+    s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::json::parse_str;
+
+    fn canon(s: &str) -> String {
+        to_string(&parse_str(s).unwrap())
+    }
+
+    #[test]
+    fn matches_python_dumps() {
+        assert_eq!(
+            canon(r#"{"b": 1, "a": [true, null, "x"]}"#),
+            r#"{"a":[true,null,"x"],"b":1}"#
+        );
+        assert_eq!(
+            canon(r#""\u0001\u001f\b\f\n\r\t\"\\/""#),
+            r#""\u0001\u001f\b\f\n\r\t\"\\/""#
+        );
+        assert_eq!(canon(r#""\u007f\u2028é人""#), "\"\u{7f}\u{2028}é人\"");
+        assert_eq!(
+            canon("[1.0, 1e16, 1e-5, -0.0, 1E5, 12345678901234567890]"),
+            "[1.0,1e+16,1e-05,-0.0,100000.0,12345678901234567890]"
+        );
+        assert_eq!(
+            canon(r#"{"é":1,"z":2,"A":3,"😀":4,"ｚ":5}"#),
+            r#"{"A":3,"z":2,"é":1,"ｚ":5,"😀":4}"#
+        );
+    }
+
+    #[test]
+    fn many_keys_sort() {
+        let mut src = String::from("{");
+        for i in (0..100).rev() {
+            if i != 99 {
+                src.push(',');
+            }
+            src.push_str(&format!("\"k{i:03}\":{i}"));
+        }
+        src.push('}');
+        let out = canon(&src);
+        assert!(out.starts_with(r#"{"k000":0,"k001":1,"#));
+        assert!(out.ends_with(r#""k099":99}"#));
+    }
+
+    #[test]
+    fn sha256_known_vector() {
+        assert_eq!(
+            sha256_hex("abc"),
+            "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad"
+        );
+    }
+}

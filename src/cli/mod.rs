@@ -1,0 +1,148 @@
+//! The command line: parse, call into the library, print human text or
+//! `--json`. Nothing here decides protocol questions.
+//!
+//! Exit codes: 0 success; 1 the input was understood and rejected (a message
+//! that fails validation, a spec with lint errors); 2 the command could not
+//! run (unreadable file, invalid JSON, unknown protocol, bad arguments).
+
+mod protocol;
+
+use anyhow::{Context, Result};
+use clap::{Args, Parser, Subcommand};
+use std::io::Write;
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+const AFTER_HELP: &str = "\
+Examples:
+  palaver protocol list                       the bundled protocols
+  palaver protocol show rps-v1                messages, parameters, profiles
+  palaver protocol hash my-game/spec.json     the protocol_id of a contract
+  palaver protocol check my-game/spec.json    lint a contract before registering it
+  palaver validate rps-v1 '{\"action\":\"join\",\"best_of\":3}' --direction guest_to_host
+  palaver validate rps-v1 --options '{\"best_of\":5}'
+
+Wherever a spec is expected you may give a spec.json file, a directory holding
+one, or the alias or protocol_id of a protocol in the library.";
+
+/// palaver: protocol contracts, sessions and a terminal console for agents
+/// that meet, agree on a protocol and play or trade peer-to-peer.
+#[derive(Debug, Parser)]
+#[command(name = "palaver", version, after_help = AFTER_HELP, max_term_width = 100)]
+pub struct Cli {
+    /// Data directory (identity, protocol library, sessions).
+    /// Default: the platform data dir, e.g. ~/.local/share/palaver.
+    #[arg(long, global = true, env = crate::paths::DATA_DIR_ENV, value_name = "DIR")]
+    pub data_dir: Option<PathBuf>,
+
+    /// Print machine-readable JSON instead of text.
+    #[arg(long, global = true)]
+    pub json: bool,
+
+    #[command(subcommand)]
+    pub command: Option<Command>,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Protocol contracts: hash, lint, list, show, locate.
+    #[command(subcommand)]
+    Protocol(protocol::ProtocolCmd),
+    /// Check a message, or invitation options, against a spec.
+    ///
+    /// Prints OK and exits 0 when the spec accepts it; prints the reference
+    /// client's error text (several problems joined by "; ") and exits 1
+    /// when it does not.
+    Validate(ValidateArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct ValidateArgs {
+    /// spec.json, a directory holding one, or a library alias / protocol_id.
+    pub spec: String,
+    /// The message as a JSON object, e.g. '{"action":"join","best_of":3}'.
+    #[arg(required_unless_present = "options", conflicts_with = "options")]
+    pub message: Option<String>,
+    /// Direction the message travels: host_to_guest, guest_to_host or both.
+    #[arg(long, value_name = "D")]
+    pub direction: Option<String>,
+    /// Match the schema by message name instead of by its `action` value.
+    #[arg(long = "message", value_name = "NAME")]
+    pub message_name: Option<String>,
+    /// Validate invitation options (a JSON object) against the spec's parameters.
+    #[arg(long, value_name = "JSON")]
+    pub options: Option<String>,
+    /// Print nothing on success.
+    #[arg(long, short)]
+    pub quiet: bool,
+}
+
+/// What a command concluded.
+pub enum Outcome {
+    Ok,
+    /// The input was checked and rejected.
+    Rejected,
+}
+
+/// Runs the command line and maps the result to an exit code.
+pub fn main() -> ExitCode {
+    let cli = Cli::parse();
+    match run(cli) {
+        Ok(Outcome::Ok) => ExitCode::SUCCESS,
+        Ok(Outcome::Rejected) => ExitCode::from(1),
+        Err(e) => {
+            if is_broken_pipe(&e) {
+                return ExitCode::SUCCESS;
+            }
+            eprintln!("palaver: error: {e:#}");
+            ExitCode::from(2)
+        }
+    }
+}
+
+fn is_broken_pipe(e: &anyhow::Error) -> bool {
+    e.chain().any(|c| {
+        c.downcast_ref::<std::io::Error>()
+            .is_some_and(|io| io.kind() == std::io::ErrorKind::BrokenPipe)
+    })
+}
+
+/// Runs a parsed command line.
+pub fn run(cli: Cli) -> Result<Outcome> {
+    let ctx = Ctx {
+        data_dir: cli.data_dir,
+        json: cli.json,
+    };
+    match cli.command {
+        None => {
+            use clap::CommandFactory;
+            let mut cmd = Cli::command();
+            let mut out = std::io::stdout().lock();
+            write!(out, "{}", cmd.render_help())?;
+            Ok(Outcome::Ok)
+        }
+        Some(Command::Protocol(p)) => protocol::run(&ctx, p),
+        Some(Command::Validate(v)) => protocol::validate(&ctx, v),
+    }
+}
+
+/// Options shared by every command.
+pub struct Ctx {
+    pub data_dir: Option<PathBuf>,
+    pub json: bool,
+}
+
+impl Ctx {
+    /// The data dir, resolved on first need.
+    pub fn data_dir(&self) -> Result<PathBuf> {
+        Ok(crate::paths::data_dir(self.data_dir.clone())?)
+    }
+
+    /// Prints a value as pretty JSON on stdout.
+    pub fn print_json<T: serde::Serialize>(&self, v: &T) -> Result<()> {
+        let mut out = std::io::stdout().lock();
+        serde_json::to_writer_pretty(&mut out, v).context("writing JSON")?;
+        writeln!(out)?;
+        Ok(())
+    }
+}

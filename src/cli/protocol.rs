@@ -1,0 +1,407 @@
+//! `palaver protocol …` and `palaver validate`.
+
+use super::{Ctx, Outcome, ValidateArgs};
+use crate::json::{self, Value};
+use crate::library::{self, Entry, Library, Source};
+use crate::spec::{self, Spec, lint};
+use anyhow::{Context, Result, bail};
+use clap::Subcommand;
+use serde::Serialize;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+#[derive(Debug, Subcommand)]
+pub enum ProtocolCmd {
+    /// Print the protocol_id of a spec: SHA-256 of its canonical contract.
+    ///
+    /// Only the contract subset is hashed (messages, rules, choices,
+    /// commit_reveal, normalised flow, parameters without defaults, timing);
+    /// names and descriptions can change without changing the id. An unknown
+    /// spec_version is warned about on stderr, and the id is still printed.
+    Hash {
+        /// spec.json, a directory holding one, or a library alias / protocol_id.
+        spec: String,
+    },
+    /// Lint a spec more strictly than the reference does before using it.
+    ///
+    /// Reports every problem with a JSON path: message names, directions,
+    /// field types and their parameters, the action enum of each message,
+    /// ambiguous lookups, flow exchanges, parameter defaults. Exits 1 when
+    /// there are errors (warnings alone pass).
+    Check {
+        /// spec.json, a directory holding one, or a library alias / protocol_id.
+        spec: String,
+    },
+    /// List the protocols in the library (bundled and installed).
+    List,
+    /// Show a protocol: identity, flow, messages, parameters and profiles.
+    Show {
+        /// Alias (e.g. rps-v1) or protocol_id (a unique prefix of 8+ hex digits works).
+        protocol: String,
+    },
+    /// Print the directory of a protocol in the data dir's library,
+    /// installing the bundled protocols there first if needed.
+    Path {
+        /// Alias (e.g. rps-v1) or protocol_id.
+        protocol: String,
+    },
+}
+
+pub fn run(ctx: &Ctx, cmd: ProtocolCmd) -> Result<Outcome> {
+    match cmd {
+        ProtocolCmd::Hash { spec } => hash(ctx, &spec),
+        ProtocolCmd::Check { spec } => check(ctx, &spec),
+        ProtocolCmd::List => list(ctx),
+        ProtocolCmd::Show { protocol } => show(ctx, &protocol),
+        ProtocolCmd::Path { protocol } => path(ctx, &protocol),
+    }
+}
+
+/// The library seen from this invocation: bundled, plus the data dir's
+/// index when there is a data dir.
+fn library(ctx: &Ctx) -> Result<Library> {
+    let dir = ctx.data_dir().ok();
+    Ok(Library::open(dir.as_deref())?)
+}
+
+/// A spec document named on the command line.
+struct Doc {
+    /// What to call it in messages.
+    label: String,
+    value: Value,
+}
+
+fn looks_like_path(arg: &str) -> bool {
+    arg.contains('/') || arg.contains('\\') || arg.ends_with(".json") || arg == "." || arg == ".."
+}
+
+fn load_doc(ctx: &Ctx, arg: &str) -> Result<Doc> {
+    let p = Path::new(arg);
+    if p.exists() || looks_like_path(arg) {
+        let file: PathBuf = if p.is_dir() {
+            p.join("spec.json")
+        } else {
+            p.to_owned()
+        };
+        let value = spec::read_json_file(&file)?;
+        return Ok(Doc {
+            label: file.display().to_string(),
+            value,
+        });
+    }
+    let lib = library(ctx)?;
+    let e = lib.resolve(arg)?;
+    let text = lib.spec_text(e)?;
+    let value = json::parse_str(&text).with_context(|| format!("{}: invalid JSON", e.alias))?;
+    Ok(Doc {
+        label: e.alias.clone(),
+        value,
+    })
+}
+
+fn hash(ctx: &Ctx, arg: &str) -> Result<Outcome> {
+    let doc = load_doc(ctx, arg)?;
+    let Some(map) = doc.value.as_object() else {
+        bail!(
+            "{}: spec must be a JSON object, found {}",
+            doc.label,
+            doc.value.type_name()
+        );
+    };
+    let id = spec::protocol_id_of(map);
+    let warning = spec::spec_version_problem(map);
+    if let Some(w) = &warning {
+        eprintln!("[warning] {w}");
+    }
+    if ctx.json {
+        #[derive(Serialize)]
+        struct Out<'a> {
+            protocol_id: &'a str,
+            spec: &'a str,
+            warning: Option<&'a str>,
+        }
+        ctx.print_json(&Out {
+            protocol_id: &id,
+            spec: &doc.label,
+            warning: warning.as_deref(),
+        })?;
+    } else {
+        writeln!(std::io::stdout(), "{id}")?;
+    }
+    Ok(Outcome::Ok)
+}
+
+fn check(ctx: &Ctx, arg: &str) -> Result<Outcome> {
+    let doc = load_doc(ctx, arg)?;
+    let findings = lint::check(&doc.value);
+    let errors = findings
+        .iter()
+        .filter(|f| f.severity == lint::Severity::Error)
+        .count();
+    let warnings = findings.len() - errors;
+    if ctx.json {
+        #[derive(Serialize)]
+        struct Out<'a> {
+            spec: &'a str,
+            ok: bool,
+            protocol_id: Option<String>,
+            errors: usize,
+            warnings: usize,
+            findings: &'a [lint::Finding],
+        }
+        let protocol_id = doc.value.as_object().map(spec::protocol_id_of);
+        ctx.print_json(&Out {
+            spec: &doc.label,
+            ok: errors == 0,
+            protocol_id,
+            errors,
+            warnings,
+            findings: &findings,
+        })?;
+    } else {
+        let mut out = std::io::stdout().lock();
+        for f in &findings {
+            let sev = match f.severity {
+                lint::Severity::Error => "error",
+                lint::Severity::Warning => "warning",
+            };
+            writeln!(out, "{sev:<7} {}: {}", f.path, f.message)?;
+        }
+        if findings.is_empty() {
+            writeln!(out, "OK: {} has no problems", doc.label)?;
+        } else {
+            writeln!(
+                out,
+                "{}: {errors} error(s), {warnings} warning(s)",
+                doc.label
+            )?;
+        }
+    }
+    Ok(if errors == 0 {
+        Outcome::Ok
+    } else {
+        Outcome::Rejected
+    })
+}
+
+fn profile_names(e: &Entry) -> Vec<String> {
+    e.profiles
+        .as_object()
+        .map(|m| m.keys().cloned().collect())
+        .unwrap_or_default()
+}
+
+fn list(ctx: &Ctx) -> Result<Outcome> {
+    let lib = library(ctx)?;
+    if ctx.json {
+        ctx.print_json(&lib.entries())?;
+        return Ok(Outcome::Ok);
+    }
+    let mut out = std::io::stdout().lock();
+    writeln!(
+        out,
+        "{:<24} {:<12} {:<22} {:<30} NAME",
+        "ALIAS", "ID", "FLOW", "PROFILES"
+    )?;
+    for e in lib.entries() {
+        let profiles = profile_names(e).join(",");
+        writeln!(
+            out,
+            "{:<24} {:<12} {:<22} {:<30} {}",
+            e.alias,
+            &e.protocol_id[..e.protocol_id.len().min(12)],
+            e.flow_mode,
+            truncate(&profiles, 30),
+            e.name
+        )?;
+    }
+    Ok(Outcome::Ok)
+}
+
+fn truncate(s: &str, n: usize) -> String {
+    if s.chars().count() <= n {
+        return s.to_owned();
+    }
+    let mut t: String = s.chars().take(n.saturating_sub(1)).collect();
+    t.push('…');
+    t
+}
+
+fn show(ctx: &Ctx, key: &str) -> Result<Outcome> {
+    let lib = library(ctx)?;
+    let e = lib.resolve(key)?;
+    let spec = lib.load(e)?;
+    if ctx.json {
+        #[derive(Serialize)]
+        struct Out<'a> {
+            #[serde(flatten)]
+            entry: &'a Entry,
+            spec: &'a json::Map,
+        }
+        ctx.print_json(&Out {
+            entry: e,
+            spec: spec.doc(),
+        })?;
+        return Ok(Outcome::Ok);
+    }
+    let mut out = std::io::stdout().lock();
+    writeln!(out, "{} ({})", e.name, e.alias)?;
+    writeln!(out, "  protocol_id  {}", e.protocol_id)?;
+    writeln!(out, "  flow         {}", spec.flow_mode())?;
+    writeln!(out, "  type         {}", e.kind)?;
+    if !e.description.is_empty() {
+        writeln!(out, "  description  {}", e.description)?;
+    }
+    if let Some(t) = spec.get("timing").and_then(Value::as_object) {
+        let f = |k: &str| t.get(k).map(|v| v.py_str()).unwrap_or_else(|| "-".into());
+        writeln!(
+            out,
+            "  timing       mode {}, think {}..{} s",
+            f("mode"),
+            f("min_think_seconds"),
+            f("max_think_seconds")
+        )?;
+    }
+    if let Source::Installed(p) = &e.source {
+        writeln!(out, "  file         {}", p.display())?;
+    }
+    writeln!(out, "\nmessages")?;
+    for m in spec
+        .get("messages")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+    {
+        let name = m.get("name").map(Value::py_str).unwrap_or_default();
+        let dir = m.get("direction").map(Value::py_str).unwrap_or_default();
+        let fields: Vec<String> = m
+            .get("fields")
+            .and_then(Value::as_object)
+            .map(|f| {
+                f.iter()
+                    .filter(|(k, _)| k.as_str() != "action")
+                    .map(|(k, s)| {
+                        let t = s.get("type").map(Value::py_str).unwrap_or_default();
+                        let req = if matches!(s.get("required"), Some(Value::Bool(true))) {
+                            ""
+                        } else {
+                            "?"
+                        };
+                        format!("{k}{req}:{t}")
+                    })
+                    .collect()
+            })
+            .unwrap_or_default();
+        writeln!(out, "  {name:<22} {dir:<14} {}", fields.join(" "))?;
+    }
+    if let Some(params) = spec
+        .get("parameters")
+        .and_then(Value::as_object)
+        .filter(|p| !p.is_empty())
+    {
+        writeln!(out, "\nparameters")?;
+        for (k, p) in params.iter() {
+            let mut desc = p.get("type").map(Value::py_str).unwrap_or_default();
+            if let (Some(lo), Some(hi)) = (p.get("min"), p.get("max")) {
+                desc.push_str(&format!(" {}..{}", lo.py_str(), hi.py_str()));
+            }
+            if let Some(vs) = p.get("values").and_then(Value::as_array) {
+                let vs: Vec<String> = vs.iter().map(Value::py_str).collect();
+                desc.push_str(&format!(" {}", vs.join("|")));
+            }
+            if let Some(d) = p.get("default") {
+                desc.push_str(&format!(" (default {})", crate::canonical::to_string(d)));
+            }
+            writeln!(out, "  {k:<22} {desc}")?;
+        }
+    }
+    if let Some(profiles) = e.profiles.as_object().filter(|p| !p.is_empty()) {
+        writeln!(out, "\nprofiles")?;
+        for (name, p) in profiles.iter() {
+            let marker = if e.default_profile.as_deref() == Some(name.as_str()) {
+                "*"
+            } else {
+                " "
+            };
+            let opts = p
+                .get("options")
+                .map(crate::canonical::to_string)
+                .unwrap_or_default();
+            writeln!(out, " {marker}{name:<22} {opts}")?;
+        }
+    }
+    Ok(Outcome::Ok)
+}
+
+fn path(ctx: &Ctx, key: &str) -> Result<Outcome> {
+    let dir = ctx.data_dir()?;
+    let lib = Library::open(Some(&dir))?;
+    let e = lib.resolve(key)?;
+    let spec_dir = match &e.source {
+        Source::Bundled => library::install_bundled(&dir)
+            .with_context(|| format!("installing the bundled protocols into {}", dir.display()))?
+            .join(&e.path),
+        Source::Installed(p) => p.parent().map(Path::to_path_buf).unwrap_or_default(),
+    };
+    if ctx.json {
+        #[derive(Serialize)]
+        struct Out<'a> {
+            alias: &'a str,
+            protocol_id: &'a str,
+            path: &'a Path,
+            spec: PathBuf,
+        }
+        ctx.print_json(&Out {
+            alias: &e.alias,
+            protocol_id: &e.protocol_id,
+            spec: spec_dir.join("spec.json"),
+            path: &spec_dir,
+        })?;
+    } else {
+        writeln!(std::io::stdout(), "{}", spec_dir.display())?;
+    }
+    Ok(Outcome::Ok)
+}
+
+pub fn validate(ctx: &Ctx, args: ValidateArgs) -> Result<Outcome> {
+    let doc = load_doc(ctx, &args.spec)?;
+    let label = doc.label.clone();
+    let spec = Spec::from_value(doc.value).with_context(|| label.clone())?;
+    let (what, result) = if let Some(raw) = &args.options {
+        let v = json::parse_str(raw).context("--options: invalid JSON")?;
+        ("options", spec.validate_options(&v))
+    } else {
+        let raw = args.message.as_deref().unwrap_or_default();
+        let v = json::parse_str(raw).context("message: invalid JSON")?;
+        (
+            "message",
+            spec.validate_message(&v, args.direction.as_deref(), args.message_name.as_deref()),
+        )
+    };
+    if ctx.json {
+        #[derive(Serialize)]
+        struct Out<'a> {
+            ok: bool,
+            kind: &'a str,
+            protocol_id: &'a str,
+            error: Option<String>,
+        }
+        ctx.print_json(&Out {
+            ok: result.is_ok(),
+            kind: what,
+            protocol_id: spec.protocol_id(),
+            error: result.as_ref().err().map(|e| e.0.clone()),
+        })?;
+    } else {
+        match &result {
+            Ok(()) if !args.quiet => writeln!(std::io::stdout(), "OK")?,
+            Ok(()) => {}
+            Err(e) => eprintln!("ValidationError: {e}"),
+        }
+    }
+    Ok(if result.is_ok() {
+        Outcome::Ok
+    } else {
+        Outcome::Rejected
+    })
+}

@@ -1,0 +1,17 @@
+//! palaver: a terminal console for protocol-driven agent-to-agent sessions.
+//!
+//! The library holds everything; `src/main.rs` only calls [`cli::main`].
+//! Layers, from the bottom: [`json`] and [`canonical`] (byte-exact JSON),
+//! [`spec`] (the protocol contract: protocol_id and validators),
+//! [`library`] (bundled and installed protocols), and [`cli`].
+//! ARCHITECTURE.md maps the whole system.
+
+#![forbid(unsafe_code)]
+
+pub mod canonical;
+pub mod cli;
+pub mod fsutil;
+pub mod json;
+pub mod library;
+pub mod paths;
+pub mod spec;

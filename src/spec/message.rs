@@ -1,0 +1,610 @@
+//! Message validation against a spec's `messages`, with the reference's
+//! schema lookup, decisions and error texts, compiled once per spec so that
+//! validating a frame is a walk over pre-digested rules.
+//!
+//! Where the reference would crash on a malformed schema (a non-numeric
+//! `min`, `values` that is not a list), the rule compiles to a clear error
+//! text instead.
+
+use crate::json::{Map, Number, Value};
+use std::cmp::Ordering;
+
+/// One compiled entry of `spec.messages` (non-object entries are skipped,
+/// as the reference skips them).
+#[derive(Debug, Clone)]
+pub(crate) struct CompiledMessage {
+    /// `item.get("name")`.
+    pub name: Value,
+    direction: Direction,
+    /// `fields.action.values`, as far as lookup by action needs it.
+    actions: Membership,
+    /// The compiled `fields`, or the reference's error when they are not a
+    /// non-empty object.
+    fields: Result<Vec<(String, Rule)>, String>,
+}
+
+#[derive(Debug, Clone)]
+enum Direction {
+    Both,
+    Named(String),
+    /// Missing or not a string: matches only when no direction is expected.
+    Other,
+}
+
+/// What a Python `x in values` would answer.
+#[derive(Debug, Clone)]
+enum Membership {
+    List(Vec<Value>),
+    Substring(String),
+    Keys(Vec<String>),
+    /// `in` on this would raise in the reference.
+    Invalid(String),
+}
+
+impl Membership {
+    fn from(values: Option<&Value>) -> Self {
+        match values {
+            None => Membership::List(Vec::new()),
+            Some(Value::Array(a)) => Membership::List(a.clone()),
+            Some(Value::String(s)) => Membership::Substring(s.clone()),
+            Some(Value::Object(m)) => Membership::Keys(m.keys().cloned().collect()),
+            Some(other) => Membership::Invalid(other.type_name().into()),
+        }
+    }
+
+    fn contains(&self, v: &Value) -> bool {
+        match self {
+            Membership::List(items) => match v {
+                // Fast path: a string only ever equals a string.
+                Value::String(s) => items.iter().any(|i| i.as_str() == Some(s)),
+                other => items.iter().any(|i| i.py_eq(other)),
+            },
+            Membership::Substring(hay) => v.as_str().is_some_and(|s| hay.contains(s)),
+            Membership::Keys(keys) => v.as_str().is_some_and(|s| keys.iter().any(|k| k == s)),
+            Membership::Invalid(_) => false,
+        }
+    }
+
+    fn contains_str(&self, s: &str) -> bool {
+        match self {
+            Membership::List(items) => items.iter().any(|i| i.as_str() == Some(s)),
+            Membership::Substring(hay) => hay.contains(s),
+            Membership::Keys(keys) => keys.iter().any(|k| k == s),
+            Membership::Invalid(_) => false,
+        }
+    }
+}
+
+#[derive(Debug, Clone)]
+enum Rule {
+    NotObject,
+    Field { required: bool, kind: Kind },
+}
+
+/// A numeric limit from the schema. `raw` keeps the value as written for the
+/// error text (Python formats it with `str()`, so `True` stays `True`);
+/// `num` is None when it is not a number (the reference would raise a
+/// TypeError comparing against it).
+#[derive(Debug, Clone)]
+struct Limit {
+    raw: Value,
+    num: Option<Number>,
+}
+
+impl Limit {
+    fn from(v: &Value) -> Self {
+        Limit {
+            raw: v.clone(),
+            num: v.py_number(),
+        }
+    }
+
+    fn text(&self) -> String {
+        self.raw.py_str()
+    }
+
+    /// `len > limit`, or None when the limit is not a number.
+    fn exceeded_by(&self, len: usize) -> Option<bool> {
+        let n = self.num.as_ref()?;
+        Some(Number::Int(len as i64).py_cmp(n) == Some(Ordering::Greater))
+    }
+}
+
+#[derive(Debug, Clone)]
+enum Kind {
+    Integer {
+        min: Option<Limit>,
+        max: Option<Limit>,
+    },
+    Enum(Membership),
+    Boolean,
+    Hash,
+    Nonce,
+    Id,
+    Signature,
+    Ticket,
+    Text(Limit),
+    Ciphertext(Limit),
+    Key,
+    OtBlob(Limit),
+    Array {
+        items: Items,
+        min_items: Option<Number>,
+        max_items: Option<Number>,
+        max_total: Limit,
+    },
+    Json {
+        container: Container,
+        max_total: Option<Number>,
+    },
+    Unsupported(String),
+}
+
+#[derive(Debug, Clone)]
+enum Items {
+    Missing,
+    Nested,
+    Scalar(Box<Kind>),
+}
+
+#[derive(Debug, Clone, Copy)]
+enum Container {
+    Any,
+    Object,
+    Array,
+    Invalid,
+}
+
+fn int_field(schema: &Map, key: &str) -> Option<Number> {
+    match schema.get(key) {
+        Some(Value::Number(n @ (Number::Int(_) | Number::BigInt(_)))) => Some(n.clone()),
+        _ => None,
+    }
+}
+
+impl Kind {
+    fn compile(schema: &Map) -> Kind {
+        let limit =
+            |key: &str, default: i64| Limit::from(schema.get(key).unwrap_or(&Value::from(default)));
+        match schema.get("type").and_then(Value::as_str) {
+            Some("integer") => Kind::Integer {
+                min: schema.get("min").map(Limit::from),
+                max: schema.get("max").map(Limit::from),
+            },
+            Some("enum") => Kind::Enum(Membership::from(schema.get("values"))),
+            Some("boolean") => Kind::Boolean,
+            Some("hash") => Kind::Hash,
+            Some("nonce") => Kind::Nonce,
+            Some("id") => Kind::Id,
+            Some("signature") => Kind::Signature,
+            Some("ticket") => Kind::Ticket,
+            Some("text") => Kind::Text(limit("max_length", 2000)),
+            Some("ciphertext") => Kind::Ciphertext(limit("max_length", 512)),
+            Some("key") => Kind::Key,
+            Some("ot_blob") => Kind::OtBlob(limit("max_length", 16384)),
+            Some("array") => Kind::Array {
+                items: match schema.get("items") {
+                    Some(Value::Object(items)) => {
+                        if items.get("type").and_then(Value::as_str) == Some("array") {
+                            Items::Nested
+                        } else {
+                            Items::Scalar(Box::new(Kind::compile(items)))
+                        }
+                    }
+                    _ => Items::Missing,
+                },
+                min_items: int_field(schema, "min_items"),
+                max_items: int_field(schema, "max_items"),
+                max_total: limit("max_total_bytes", 262_144),
+            },
+            Some("json") => Kind::Json {
+                container: match schema.get("container") {
+                    None => Container::Any,
+                    Some(v) => match v.as_str() {
+                        Some("any") => Container::Any,
+                        Some("object") => Container::Object,
+                        Some("array") => Container::Array,
+                        _ => Container::Invalid,
+                    },
+                },
+                max_total: match schema.get("max_total_bytes") {
+                    None => Some(Number::Int(1_048_576)),
+                    Some(v) => int_field(schema, "max_total_bytes")
+                        .filter(|n| Number::Int(1).py_cmp(n) != Some(Ordering::Greater))
+                        .filter(|_| v.is_integer()),
+                },
+            },
+            _ => Kind::Unsupported(schema.get("type").unwrap_or(&Value::Null).py_repr()),
+        }
+    }
+
+    /// Validates one value, appending errors for `key`.
+    fn check(&self, v: &Value, key: &dyn std::fmt::Display, errors: &mut Vec<String>) {
+        match self {
+            Kind::Integer { min, max, .. } => {
+                let Value::Number(n @ (Number::Int(_) | Number::BigInt(_))) = v else {
+                    errors.push(format!("{key}: expected integer"));
+                    return;
+                };
+                for (bound, below) in [(min, true), (max, false)] {
+                    let Some(bound) = bound else { continue };
+                    let (word, beyond) = if below {
+                        ("below min", Ordering::Less)
+                    } else {
+                        ("above max", Ordering::Greater)
+                    };
+                    match &bound.num {
+                        Some(m) if n.py_cmp(m) == Some(beyond) => {
+                            errors.push(format!("{key}: {word} {}", bound.text()));
+                        }
+                        Some(_) => {}
+                        None => errors.push(format!(
+                            "{key}: schema {} {} is not a number",
+                            if below { "min" } else { "max" },
+                            bound.raw.py_repr()
+                        )),
+                    }
+                }
+            }
+            Kind::Enum(values) => match v {
+                Value::String(s) => {
+                    if let Membership::Invalid(t) = values {
+                        errors.push(format!("{key}: schema values is a {t}, not a list"));
+                    } else if !values.contains_str(s) {
+                        errors.push(format!("{key}: value {} not in enum", v.py_repr()));
+                    }
+                }
+                _ => errors.push(format!("{key}: expected enum string")),
+            },
+            Kind::Boolean => {
+                if v.as_bool().is_none() {
+                    errors.push(format!("{key}: expected boolean"));
+                }
+            }
+            Kind::Hash => {
+                if !v.as_str().is_some_and(|s| lower_hex_len(s, 64, 64)) {
+                    errors.push(format!("{key}: expected lowercase SHA256 hex"));
+                }
+            }
+            Kind::Nonce => {
+                if !v.as_str().is_some_and(|s| lower_hex_len(s, 16, 64)) {
+                    errors.push(format!("{key}: expected 16-64 lowercase hex chars"));
+                }
+            }
+            Kind::Id => {
+                let ok = v.as_str().is_some_and(|s| {
+                    (1..=128).contains(&s.len())
+                        && s.bytes().all(|b| {
+                            b.is_ascii_alphanumeric() || matches!(b, b'_' | b'.' | b':' | b'-')
+                        })
+                });
+                if !ok {
+                    errors.push(format!("{key}: expected safe identifier"));
+                }
+            }
+            Kind::Signature => {
+                if !v.as_str().is_some_and(|s| lower_hex_len(s, 128, 128)) {
+                    errors.push(format!("{key}: expected lowercase Ed25519 signature hex"));
+                }
+            }
+            Kind::Ticket => {
+                if !v
+                    .as_str()
+                    .is_some_and(|s| !s.is_empty() && char_len_at_most(s, 2048))
+                {
+                    errors.push(format!("{key}: expected non-empty ticket <= 2048 chars"));
+                }
+            }
+            Kind::Text(max) => {
+                if !fits(v.as_str().map(str::len), max) {
+                    errors.push(format!(
+                        "{key}: expected text <= {} UTF-8 bytes",
+                        max.text()
+                    ));
+                }
+            }
+            Kind::Ciphertext(max) => {
+                let ok = v.as_str().is_some_and(|s| {
+                    !s.is_empty()
+                        && s.len() % 2 == 0
+                        && s.bytes().all(is_lower_hex)
+                        && fits(Some(s.len()), max)
+                });
+                if !ok {
+                    errors.push(format!(
+                        "{key}: expected hex ciphertext <= {} chars (even length)",
+                        max.text()
+                    ));
+                }
+            }
+            Kind::Key => {
+                if !v.as_str().is_some_and(|s| lower_hex_len(s, 64, 64)) {
+                    errors.push(format!("{key}: expected 32-byte key (64 hex chars)"));
+                }
+            }
+            Kind::OtBlob(max) => {
+                if !fits(v.as_str().map(str::len), max) {
+                    errors.push(format!(
+                        "{key}: expected ot_blob <= {} UTF-8 bytes",
+                        max.text()
+                    ));
+                }
+            }
+            Kind::Array {
+                items,
+                min_items,
+                max_items,
+                max_total,
+            } => {
+                let Value::Array(list) = v else {
+                    errors.push(format!("{key}: expected array"));
+                    return;
+                };
+                let item_kind = match items {
+                    Items::Missing => {
+                        errors.push(format!("{key}: array requires an 'items' schema"));
+                        return;
+                    }
+                    Items::Nested => {
+                        errors.push(format!(
+                            "{key}: nested array not allowed (items must be scalar)"
+                        ));
+                        return;
+                    }
+                    Items::Scalar(k) => k,
+                };
+                let len = Number::Int(list.len() as i64);
+                if let Some(m) = min_items
+                    && len.py_cmp(m) == Some(Ordering::Less)
+                {
+                    errors.push(format!("{key}: below min_items {m}"));
+                }
+                if let Some(m) = max_items
+                    && len.py_cmp(m) == Some(Ordering::Greater)
+                {
+                    errors.push(format!("{key}: above max_items {m}"));
+                }
+                let total: usize = list.iter().map(Value::py_str_len).sum();
+                match max_total.exceeded_by(total) {
+                    Some(true) => errors.push(format!(
+                        "{key}: array total {total} bytes exceeds max_total_bytes {}",
+                        max_total.text()
+                    )),
+                    Some(false) => {}
+                    None => errors.push(format!("{key}: schema max_total_bytes is not a number")),
+                }
+                for (i, item) in list.iter().enumerate() {
+                    item_kind.check(item, &Indexed(key, i), errors);
+                }
+            }
+            Kind::Json {
+                container,
+                max_total,
+            } => {
+                match container {
+                    Container::Object if !matches!(v, Value::Object(_)) => {
+                        errors.push(format!("{key}: expected JSON object"));
+                        return;
+                    }
+                    Container::Array if !matches!(v, Value::Array(_)) => {
+                        errors.push(format!("{key}: expected JSON array"));
+                        return;
+                    }
+                    Container::Invalid => {
+                        errors.push(format!(
+                            "{key}: json container must be any, object, or array"
+                        ));
+                        return;
+                    }
+                    _ => {}
+                }
+                match max_total {
+                    None => errors.push(format!(
+                        "{key}: json max_total_bytes must be a positive integer"
+                    )),
+                    Some(max) => {
+                        let len = crate::canonical::canonical_len(v);
+                        if Number::Int(len as i64).py_cmp(max) == Some(Ordering::Greater) {
+                            errors.push(format!(
+                                "{key}: JSON payload {len} bytes exceeds max_total_bytes {max}"
+                            ));
+                        }
+                    }
+                }
+            }
+            Kind::Unsupported(t) => errors.push(format!("{key}: unsupported field type {t}")),
+        }
+    }
+}
+
+struct Indexed<'a>(&'a dyn std::fmt::Display, usize);
+
+impl std::fmt::Display for Indexed<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}[{}]", self.0, self.1)
+    }
+}
+
+fn fits(len: Option<usize>, max: &Limit) -> bool {
+    match len {
+        Some(n) => max.exceeded_by(n) == Some(false),
+        None => false,
+    }
+}
+
+fn is_lower_hex(b: u8) -> bool {
+    b.is_ascii_digit() || (b'a'..=b'f').contains(&b)
+}
+
+fn lower_hex_len(s: &str, min: usize, max: usize) -> bool {
+    (min..=max).contains(&s.len()) && s.bytes().all(is_lower_hex)
+}
+
+fn char_len_at_most(s: &str, max: usize) -> bool {
+    s.len() <= max || s.chars().count() <= max
+}
+
+impl CompiledMessage {
+    pub(crate) fn compile(item: &Map) -> Self {
+        let name = item.get("name").cloned().unwrap_or(Value::Null);
+        let direction = match item.get("direction") {
+            Some(Value::String(d)) if d == "both" => Direction::Both,
+            Some(Value::String(d)) => Direction::Named(d.clone()),
+            _ => Direction::Other,
+        };
+        // Lookup uses `item.get("fields") or {}`; validation requires a
+        // non-empty object.
+        let fields_obj = item.get("fields").and_then(Value::as_object);
+        let actions = Membership::from(
+            fields_obj
+                .and_then(|f| f.get("action"))
+                .and_then(Value::as_object)
+                .and_then(|a| a.get("values")),
+        );
+        let fields = match fields_obj {
+            Some(f) if !f.is_empty() => Ok(f
+                .iter()
+                .map(|(k, v)| {
+                    let rule = match v {
+                        Value::Object(schema) => Rule::Field {
+                            required: matches!(schema.get("required"), Some(Value::Bool(true))),
+                            kind: Kind::compile(schema),
+                        },
+                        _ => Rule::NotObject,
+                    };
+                    (k.clone(), rule)
+                })
+                .collect()),
+            _ => Err(format!("message {} has no fields schema", name.py_str())),
+        };
+        Self {
+            name,
+            direction,
+            actions,
+            fields,
+        }
+    }
+
+    fn direction_matches(&self, expected: Option<&str>) -> bool {
+        match expected {
+            None | Some("") => true,
+            Some(e) => match &self.direction {
+                Direction::Both => true,
+                Direction::Named(d) => d == e,
+                Direction::Other => false,
+            },
+        }
+    }
+
+    /// Is this a candidate for `msg` under the reference's lookup rules?
+    pub(crate) fn matches(
+        &self,
+        action: Option<&Value>,
+        direction: Option<&str>,
+        name: Option<&str>,
+    ) -> bool {
+        if let Some(n) = name.filter(|n| !n.is_empty()) {
+            return self.name.as_str() == Some(n) && self.direction_matches(direction);
+        }
+        let hit = match action {
+            Some(a) => self.actions.contains(a),
+            None => self.actions.contains(&Value::Null),
+        };
+        hit && self.direction_matches(direction)
+    }
+
+    /// Validates a message object against this schema.
+    pub(crate) fn validate(&self, msg: &Map) -> Result<(), String> {
+        let fields = self.fields.as_ref().map_err(Clone::clone)?;
+        let mut errors: Vec<String> = Vec::new();
+        let entries = msg.entries();
+        // Fast path: the sender wrote the fields in schema order.
+        let in_order = entries.len() <= fields.len()
+            && entries
+                .iter()
+                .zip(fields.iter())
+                .all(|((k, _), (f, _))| k == f);
+        if !in_order {
+            for (k, _) in entries {
+                if !fields.iter().any(|(f, _)| f == k) {
+                    errors.push(format!("unknown field: {k}"));
+                }
+            }
+        }
+        for (i, (key, rule)) in fields.iter().enumerate() {
+            let present = if in_order {
+                entries.get(i).map(|(_, v)| v)
+            } else {
+                entries.iter().find(|(k, _)| k == key).map(|(_, v)| v)
+            };
+            match rule {
+                Rule::NotObject => errors.push(format!("field schema must be object: {key}")),
+                Rule::Field { required, kind } => match present {
+                    None if *required => errors.push(format!("missing required field: {key}")),
+                    None => {}
+                    Some(v) => kind.check(v, key, &mut errors),
+                },
+            }
+        }
+        if errors.is_empty() {
+            Ok(())
+        } else {
+            Err(errors.join("; "))
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::json::parse_str;
+
+    fn compile(src: &str) -> CompiledMessage {
+        CompiledMessage::compile(parse_str(src).unwrap().as_object().unwrap())
+    }
+
+    fn check(m: &CompiledMessage, msg: &str) -> Result<(), String> {
+        m.validate(parse_str(msg).unwrap().as_object().unwrap())
+    }
+
+    #[test]
+    fn texts_for_types_the_cases_do_not_cover() {
+        let m = compile(
+            r#"{"name":"x","direction":"both","fields":{
+                "t":{"type":"ticket"},
+                "a":{"type":"array","items":{"type":"integer","max":3},"max_items":1,"max_total_bytes":3},
+                "n":{"type":"array","items":{"type":"array"}},
+                "j":{"type":"json","container":"object","max_total_bytes":5},
+                "w":{"type":"widget"},
+                "b":"nope"}}"#,
+        );
+        assert_eq!(
+            check(&m, r#"{"t":"","a":[1,22,4],"n":[],"j":{"k":1}}"#).unwrap_err(),
+            "t: expected non-empty ticket <= 2048 chars; a: above max_items 1; \
+             a: array total 4 bytes exceeds max_total_bytes 3; a[1]: above max 3; a[2]: above max 3; \
+             n: nested array not allowed (items must be scalar); \
+             j: JSON payload 7 bytes exceeds max_total_bytes 5; field schema must be object: b"
+        );
+        assert_eq!(
+            check(&m, r#"{"w":1}"#).unwrap_err(),
+            "w: unsupported field type 'widget'; field schema must be object: b"
+        );
+        let empty = compile(r#"{"name":"e","fields":{}}"#);
+        assert_eq!(
+            check(&empty, "{}").unwrap_err(),
+            "message e has no fields schema"
+        );
+    }
+
+    #[test]
+    fn array_total_counts_python_str_of_items() {
+        let m = compile(
+            r#"{"fields":{"a":{"type":"array","items":{"type":"json"},"max_total_bytes":10}}}"#,
+        );
+        // str({'z': None}) is "{'z': None}": 11 bytes.
+        assert_eq!(
+            check(&m, r#"{"a":[{"z":null}]}"#).unwrap_err(),
+            "a: array total 11 bytes exceeds max_total_bytes 10"
+        );
+    }
+}

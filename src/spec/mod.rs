@@ -1,0 +1,204 @@
+//! The protocol contract: a loaded `spec.json`, its protocol_id, and the
+//! validators that decide what may be sent under it.
+//!
+//! Decisions and error texts follow the reference client so that a protocol
+//! validated by palaver is validated the same way everywhere; see
+//! `docs/compatibility.md` for the few places where palaver reports an error
+//! where the reference would crash.
+
+mod contract;
+pub mod lint;
+mod message;
+mod options;
+mod structure;
+
+pub use contract::{contract_bytes, protocol_id_of, write_contract};
+pub use options::validate_options;
+pub use structure::{FLOW_MODES, resolve_flow_mode, validate_structure};
+
+use crate::json::{self, Map, Value};
+use message::CompiledMessage;
+use std::path::{Path, PathBuf};
+
+/// Spec versions this build understands.
+pub const SUPPORTED_SPEC_VERSIONS: [&str; 1] = ["1.0"];
+
+/// Why a spec could not be loaded.
+#[derive(Debug, thiserror::Error)]
+pub enum SpecError {
+    #[error("cannot read {}: {err}", path.display())]
+    Read { path: PathBuf, err: std::io::Error },
+    #[error("{}: invalid JSON: {err}", path.display())]
+    Parse {
+        path: PathBuf,
+        err: json::ParseError,
+    },
+    #[error("spec must be a JSON object, found {found}")]
+    NotObject { found: &'static str },
+    /// A structural problem, with the reference's text.
+    #[error("{0}")]
+    Invalid(String),
+    #[error("{0}")]
+    UnsupportedVersion(String),
+}
+
+/// A message or options object the spec does not allow; the text is the
+/// reference's (`"; "`-joined when there are several problems).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{0}")]
+pub struct ValidationError(pub String);
+
+/// A loaded, structurally valid spec with its compiled message schemas.
+#[derive(Debug, Clone)]
+pub struct Spec {
+    doc: Map,
+    messages: Result<Vec<CompiledMessage>, String>,
+    protocol_id: String,
+    flow_mode: &'static str,
+}
+
+/// Reads and parses a JSON file, naming the file in every error.
+pub fn read_json_file(path: &Path) -> Result<Value, SpecError> {
+    let bytes = std::fs::read(path).map_err(|err| SpecError::Read {
+        path: path.to_owned(),
+        err,
+    })?;
+    json::parse_bytes(&bytes).map_err(|err| SpecError::Parse {
+        path: path.to_owned(),
+        err,
+    })
+}
+
+/// The reference's spec_version check: `spec.get("spec_version") or "1.0"`
+/// must be a supported version. Returns the warning/error text otherwise.
+pub fn spec_version_problem(spec: &Map) -> Option<String> {
+    let v = spec.get("spec_version").filter(|v| v.truthy())?;
+    if v.as_str()
+        .is_some_and(|s| SUPPORTED_SPEC_VERSIONS.contains(&s))
+    {
+        return None;
+    }
+    Some(format!(
+        "unsupported spec_version: {} (supported: {})",
+        v.py_repr(),
+        SUPPORTED_SPEC_VERSIONS.join(", ")
+    ))
+}
+
+impl Spec {
+    /// Loads a spec file: parse, structural checks, then the version check,
+    /// in the reference's order.
+    pub fn load(path: &Path) -> Result<Spec, SpecError> {
+        Spec::from_value(read_json_file(path)?)
+    }
+
+    /// Loads from JSON text.
+    pub fn from_json_str(text: &str) -> Result<Spec, SpecError> {
+        let v = json::parse_str(text).map_err(|err| SpecError::Parse {
+            path: PathBuf::from("<spec>"),
+            err,
+        })?;
+        Spec::from_value(v)
+    }
+
+    /// Builds a spec from a parsed value.
+    pub fn from_value(v: Value) -> Result<Spec, SpecError> {
+        let Value::Object(doc) = v else {
+            return Err(SpecError::NotObject {
+                found: v.type_name(),
+            });
+        };
+        validate_structure(&doc).map_err(SpecError::Invalid)?;
+        if let Some(problem) = spec_version_problem(&doc) {
+            return Err(SpecError::UnsupportedVersion(problem));
+        }
+        let flow_mode = resolve_flow_mode(&doc).map_err(SpecError::Invalid)?;
+        let messages = match doc.get("messages") {
+            Some(Value::Array(items)) if !items.is_empty() => Ok(items
+                .iter()
+                .filter_map(Value::as_object)
+                .map(CompiledMessage::compile)
+                .collect()),
+            _ => Err("spec.messages must be a non-empty array".to_owned()),
+        };
+        let protocol_id = protocol_id_of(&doc);
+        Ok(Spec {
+            doc,
+            messages,
+            protocol_id,
+            flow_mode,
+        })
+    }
+
+    /// The whole document.
+    pub fn doc(&self) -> &Map {
+        &self.doc
+    }
+
+    pub fn get(&self, key: &str) -> Option<&Value> {
+        self.doc.get(key)
+    }
+
+    /// `name`, when it is a string.
+    pub fn name(&self) -> Option<&str> {
+        self.doc.get("name").and_then(Value::as_str)
+    }
+
+    pub fn protocol_id(&self) -> &str {
+        &self.protocol_id
+    }
+
+    /// The effective flow mode (`session_loop` when unset).
+    pub fn flow_mode(&self) -> &'static str {
+        self.flow_mode
+    }
+
+    /// Validates a message with the reference's lookup: by `message_name`
+    /// when given, else by `msg.action` among each schema's `action.values`;
+    /// in both cases the schema's direction must match (`both` always does).
+    pub fn validate_message(
+        &self,
+        msg: &Value,
+        direction: Option<&str>,
+        message_name: Option<&str>,
+    ) -> Result<(), ValidationError> {
+        let Value::Object(obj) = msg else {
+            return Err(ValidationError("message must be a JSON object".into()));
+        };
+        let messages = self
+            .messages
+            .as_ref()
+            .map_err(|e| ValidationError(e.clone()))?;
+        let action = obj.get("action");
+        let mut found: Option<&CompiledMessage> = None;
+        for m in messages {
+            if m.matches(action, direction, message_name) {
+                if found.is_some() {
+                    return Err(ValidationError(
+                        "ambiguous message schema; pass message_name".into(),
+                    ));
+                }
+                found = Some(m);
+            }
+        }
+        let Some(schema) = found else {
+            let action = action.unwrap_or(&Value::Null).py_repr();
+            let suffix = match direction {
+                Some(d) if !d.is_empty() => format!(" direction={d}"),
+                _ => String::new(),
+            };
+            return Err(ValidationError(format!(
+                "message schema not found for action={action}{suffix}"
+            )));
+        };
+        schema.validate(obj).map_err(ValidationError)
+    }
+
+    /// Validates invitation options against the spec's parameters.
+    pub fn validate_options(&self, options: &Value) -> Result<(), ValidationError> {
+        let Value::Object(opts) = options else {
+            return Err(ValidationError("--options must be a JSON object".into()));
+        };
+        validate_options(&self.doc, opts).map_err(ValidationError)
+    }
+}
