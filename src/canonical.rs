@@ -51,6 +51,11 @@ pub fn write_value(v: &Value, out: &mut Vec<u8>) {
 /// Writes an object with sorted keys, leaving out `skip` if given (used to
 /// drop `default` from parameter entries without copying them).
 pub(crate) fn write_object(m: &Map, out: &mut Vec<u8>, skip: Option<&str>) {
+    write_object_with(m, out, skip, write_value);
+}
+
+/// Writes an object with sorted keys, each member value through `value`.
+pub(crate) fn write_object_with(m: &Map, out: &mut Vec<u8>, skip: Option<&str>, value: impl Fn(&Value, &mut Vec<u8>)) {
     let entries = m.entries();
     out.push(b'{');
     let mut first = true;
@@ -64,28 +69,26 @@ pub(crate) fn write_object(m: &Map, out: &mut Vec<u8>, skip: Option<&str>) {
         first = false;
         write_str(k, out);
         out.push(b':');
-        write_value(v, out);
+        value(v, out);
     };
-    if entries.len() <= 1 || entries.windows(2).all(|w| w[0].0 < w[1].0) {
-        for (k, v) in entries {
-            emit(k, v, out);
+    match m.known_key_order() {
+        Some(None) => {
+            for (k, v) in entries {
+                emit(k, v, out);
+            }
         }
-    } else if entries.len() <= 32 {
-        let mut idx: [u8; 32] = [0; 32];
-        for (i, slot) in idx.iter_mut().enumerate().take(entries.len()) {
-            *slot = i as u8;
+        Some(Some(order)) => {
+            for &i in order {
+                let (k, v) = &entries[i as usize];
+                emit(k, v, out);
+            }
         }
-        let idx = &mut idx[..entries.len()];
-        idx.sort_unstable_by(|a, b| entries[*a as usize].0.cmp(&entries[*b as usize].0));
-        for &i in idx.iter() {
-            let (k, v) = &entries[i as usize];
-            emit(k, v, out);
-        }
-    } else {
-        let mut idx: Vec<&(String, Value)> = entries.iter().collect();
-        idx.sort_unstable_by(|a, b| a.0.cmp(&b.0));
-        for (k, v) in idx {
-            emit(k, v, out);
+        None => {
+            let mut idx: Vec<&(String, Value)> = entries.iter().collect();
+            idx.sort_unstable_by(|a, b| a.0.cmp(&b.0));
+            for (k, v) in idx {
+                emit(k, v, out);
+            }
         }
     }
     out.push(b'}');
@@ -123,6 +126,20 @@ const HEX: &[u8; 16] = b"0123456789abcdef";
 pub fn write_str(s: &str, out: &mut Vec<u8>) {
     out.push(b'"');
     let bytes = s.as_bytes();
+    // Most text needs no escaping. The check has no early exit so that it
+    // compiles to a vector loop.
+    let clean = bytes.iter().fold(true, |acc, &b| acc & (b >= 0x20 && b != b'"' && b != b'\\'));
+    if clean {
+        out.extend_from_slice(bytes);
+    } else {
+        write_escaped(bytes, out);
+    }
+    out.push(b'"');
+}
+
+#[cold]
+#[inline(never)]
+fn write_escaped(bytes: &[u8], out: &mut Vec<u8>) {
     let mut start = 0;
     for (i, &b) in bytes.iter().enumerate() {
         let esc: &[u8] = match b {
@@ -148,7 +165,6 @@ pub fn write_str(s: &str, out: &mut Vec<u8>) {
         start = i + 1;
     }
     out.extend_from_slice(&bytes[start..]);
-    out.push(b'"');
 }
 
 /// Length in bytes of the canonical form, without keeping it.

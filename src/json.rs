@@ -42,9 +42,15 @@ pub enum Value {
 }
 
 /// An insertion-ordered JSON object.
+///
+/// Parsed objects also remember their key order by code point, so canonical
+/// serialisation (which hashes depend on) never sorts twice.
 #[derive(Debug, Clone, Default)]
 pub struct Map {
     entries: Vec<(String, Value)>,
+    /// Indices of `entries` in key order; `None` when the entries are
+    /// already in key order or the map changed shape since it was computed.
+    sorted: Option<Box<[u32]>>,
 }
 
 impl Map {
@@ -53,8 +59,29 @@ impl Map {
     }
 
     pub fn with_capacity(n: usize) -> Self {
-        Self {
-            entries: Vec::with_capacity(n),
+        Self { entries: Vec::with_capacity(n), sorted: None }
+    }
+
+    fn from_entries(entries: Vec<(String, Value)>) -> Self {
+        let in_order = entries.windows(2).all(|w| w[0].0 < w[1].0);
+        let sorted = if in_order || entries.len() > u32::MAX as usize {
+            None
+        } else {
+            let mut idx: Vec<u32> = (0..entries.len() as u32).collect();
+            idx.sort_unstable_by(|a, b| entries[*a as usize].0.cmp(&entries[*b as usize].0));
+            Some(idx.into_boxed_slice())
+        };
+        Self { entries, sorted }
+    }
+
+    /// Entries in key (code point) order, when the map knows it without
+    /// sorting: `Some(None)` means insertion order is key order.
+    pub(crate) fn known_key_order(&self) -> Option<Option<&[u32]>> {
+        match &self.sorted {
+            Some(idx) if idx.len() == self.entries.len() => Some(Some(idx)),
+            Some(_) => None,
+            None if self.entries.windows(2).all(|w| w[0].0 < w[1].0) => Some(None),
+            None => None,
         }
     }
 
@@ -88,11 +115,13 @@ impl Map {
             return Some(std::mem::replace(slot, value));
         }
         self.entries.push((key, value));
+        self.sorted = None;
         None
     }
 
     pub fn remove(&mut self, key: &str) -> Option<Value> {
         let idx = self.entries.iter().position(|(k, _)| k == key)?;
+        self.sorted = None;
         Some(self.entries.remove(idx).1)
     }
 
@@ -126,7 +155,7 @@ impl Map {
                     i += 1;
                 }
             }
-            return Self { entries };
+            return Self::from_entries(entries);
         }
         let mut seen: std::collections::HashMap<String, usize> =
             std::collections::HashMap::with_capacity(entries.len());
@@ -140,7 +169,7 @@ impl Map {
                 }
             }
         }
-        Self { entries: out }
+        Self::from_entries(out)
     }
 }
 

@@ -10,7 +10,7 @@
 //! The canonical bytes are streamed straight from the parsed spec; nothing
 //! is cloned, so computing an id costs little more than hashing the bytes.
 
-use crate::canonical::{write_object, write_str, write_value};
+use crate::canonical::{write_object, write_object_with, write_str, write_value};
 use crate::json::{Map, Value};
 use sha2::{Digest, Sha256};
 
@@ -103,21 +103,10 @@ fn write_flow(flow: &Map, first: &mut bool, out: &mut Vec<u8>) {
 }
 
 fn write_parameters(params: &Map, out: &mut Vec<u8>) {
-    let mut sorted: Vec<&(String, Value)> = params.entries().iter().collect();
-    sorted.sort_unstable_by(|a, b| a.0.cmp(&b.0));
-    out.push(b'{');
-    for (i, (k, v)) in sorted.into_iter().enumerate() {
-        if i > 0 {
-            out.push(b',');
-        }
-        write_str(k, out);
-        out.push(b':');
-        match v {
-            Value::Object(m) => write_object(m, out, Some("default")),
-            other => write_value(other, out),
-        }
-    }
-    out.push(b'}');
+    write_object_with(params, out, None, |v, out| match v {
+        Value::Object(m) => write_object(m, out, Some("default")),
+        other => write_value(other, out),
+    });
 }
 
 /// The canonical contract bytes of a spec object.
