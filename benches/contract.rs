@@ -20,9 +20,17 @@ fn protocol_id(c: &mut Criterion) {
     let bytes = spec::contract_bytes(doc);
     let mut g = c.benchmark_group("protocol_id");
     g.throughput(Throughput::Bytes(bytes.len() as u64));
-    g.bench_function("rps-v1 (parsed spec -> id)", |b| b.iter(|| spec::protocol_id_of(black_box(doc))));
-    g.bench_function("sha256 floor (contract bytes only)", |b| b.iter(|| Sha256::digest(black_box(&bytes))));
-    let text = library::BUNDLED_SPECS.iter().find(|(a, _)| *a == "rps-v1").map(|(_, t)| *t).unwrap_or_default();
+    g.bench_function("rps-v1 (parsed spec -> id)", |b| {
+        b.iter(|| spec::protocol_id_of(black_box(doc)))
+    });
+    g.bench_function("sha256 floor (contract bytes only)", |b| {
+        b.iter(|| Sha256::digest(black_box(&bytes)))
+    });
+    let text = library::BUNDLED_SPECS
+        .iter()
+        .find(|(a, _)| *a == "rps-v1")
+        .map(|(_, t)| *t)
+        .unwrap_or_default();
     g.bench_function("rps-v1 (file text -> parse -> id)", |b| {
         b.iter(|| {
             let v = json::parse_str(black_box(text)).unwrap_or_default();
@@ -40,7 +48,10 @@ struct Case {
 }
 
 fn load_cases() -> Vec<Case> {
-    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/aigenora/validation_cases.jsonl");
+    let path = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/tests/data/aigenora/validation_cases.jsonl"
+    );
     let text = std::fs::read_to_string(path).expect("validation cases");
     text.lines()
         .filter_map(|l| json::parse_str(l).ok())
@@ -48,7 +59,10 @@ fn load_cases() -> Vec<Case> {
             Some(Case {
                 spec: library::bundled_spec(c.get("protocol")?.as_str()?)?,
                 msg: c.get("msg")?.clone(),
-                direction: c.get("direction").and_then(Value::as_str).map(str::to_owned),
+                direction: c
+                    .get("direction")
+                    .and_then(Value::as_str)
+                    .map(str::to_owned),
                 message: c.get("message").and_then(Value::as_str).map(str::to_owned),
             })
         })
@@ -64,7 +78,13 @@ fn validation(c: &mut Criterion) {
             let mut ok = 0usize;
             for k in &cases {
                 ok += usize::from(
-                    k.spec.validate_message(black_box(&k.msg), k.direction.as_deref(), k.message.as_deref()).is_ok(),
+                    k.spec
+                        .validate_message(
+                            black_box(&k.msg),
+                            k.direction.as_deref(),
+                            k.message.as_deref(),
+                        )
+                        .is_ok(),
                 );
             }
             ok

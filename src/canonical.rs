@@ -55,7 +55,12 @@ pub(crate) fn write_object(m: &Map, out: &mut Vec<u8>, skip: Option<&str>) {
 }
 
 /// Writes an object with sorted keys, each member value through `value`.
-pub(crate) fn write_object_with(m: &Map, out: &mut Vec<u8>, skip: Option<&str>, value: impl Fn(&Value, &mut Vec<u8>)) {
+pub(crate) fn write_object_with(
+    m: &Map,
+    out: &mut Vec<u8>,
+    skip: Option<&str>,
+    value: impl Fn(&Value, &mut Vec<u8>),
+) {
     let entries = m.entries();
     out.push(b'{');
     let mut first = true;
@@ -128,7 +133,9 @@ pub fn write_str(s: &str, out: &mut Vec<u8>) {
     let bytes = s.as_bytes();
     // Most text needs no escaping. The check has no early exit so that it
     // compiles to a vector loop.
-    let clean = bytes.iter().fold(true, |acc, &b| acc & (b >= 0x20 && b != b'"' && b != b'\\'));
+    let clean = bytes
+        .iter()
+        .fold(true, |acc, &b| acc & (b >= 0x20 && b != b'"' && b != b'\\'));
     if clean {
         out.extend_from_slice(bytes);
     } else {
@@ -167,9 +174,44 @@ fn write_escaped(bytes: &[u8], out: &mut Vec<u8>) {
     out.extend_from_slice(&bytes[start..]);
 }
 
-/// Length in bytes of the canonical form, without keeping it.
+/// Length in bytes of the canonical form, computed without writing it.
 pub fn canonical_len(v: &Value) -> usize {
-    to_vec(v).len()
+    match v {
+        Value::Null => 4,
+        Value::Bool(true) => 4,
+        Value::Bool(false) => 5,
+        Value::Number(Number::Int(i)) => {
+            let digits = i
+                .unsigned_abs()
+                .checked_ilog10()
+                .map_or(1, |d| d as usize + 1);
+            digits + usize::from(*i < 0)
+        }
+        Value::Number(Number::BigInt(s)) => s.len(),
+        Value::Number(Number::Float(f)) => python_float_repr(*f).len(),
+        Value::String(s) => str_len(s),
+        Value::Array(a) => {
+            2 + a.len().saturating_sub(1) + a.iter().map(canonical_len).sum::<usize>()
+        }
+        Value::Object(m) => {
+            2 + m.len().saturating_sub(1)
+                + m.iter()
+                    .map(|(k, v)| str_len(k) + 1 + canonical_len(v))
+                    .sum::<usize>()
+        }
+    }
+}
+
+/// Length of a string literal with its quotes and escapes.
+fn str_len(s: &str) -> usize {
+    2 + s
+        .bytes()
+        .map(|b| match b {
+            b'"' | b'\\' | b'\n' | b'\r' | b'\t' | 0x08 | 0x0c => 2,
+            0..=0x1f => 6,
+            _ => 1,
+        })
+        .sum::<usize>()
 }
 
 /// Lowercase hex SHA-256 of bytes.
@@ -230,6 +272,20 @@ mod tests {
         let out = canon(&src);
         assert!(out.starts_with(r#"{"k000":0,"k001":1,"#));
         assert!(out.ends_with(r#""k099":99}"#));
+    }
+
+    #[test]
+    fn canonical_len_matches_written_length() {
+        for src in [
+            r#"{"a":[1,-22,3.5,1e300,null,true,false,"q\"\u0001\\\n","é"],"b":{}}"#,
+            "[]",
+            "0",
+            "-9223372036854775808",
+            "123456789012345678901234567890",
+        ] {
+            let v = parse_str(src).unwrap();
+            assert_eq!(canonical_len(&v), to_vec(&v).len(), "{src}");
+        }
     }
 
     #[test]

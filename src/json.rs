@@ -59,7 +59,10 @@ impl Map {
     }
 
     pub fn with_capacity(n: usize) -> Self {
-        Self { entries: Vec::with_capacity(n), sorted: None }
+        Self {
+            entries: Vec::with_capacity(n),
+            sorted: None,
+        }
     }
 
     fn from_entries(entries: Vec<(String, Value)>) -> Self {

@@ -56,7 +56,7 @@ impl Membership {
         match self {
             Membership::List(items) => match v {
                 // Fast path: a string only ever equals a string.
-                Value::String(s) => items.iter().any(|i| i.as_str() == Some(s)),
+                Value::String(s) => items.iter().any(|i| i.as_str().is_some_and(|i| eq(i, s))),
                 other => items.iter().any(|i| i.py_eq(other)),
             },
             Membership::Substring(hay) => v.as_str().is_some_and(|s| hay.contains(s)),
@@ -67,9 +67,9 @@ impl Membership {
 
     fn contains_str(&self, s: &str) -> bool {
         match self {
-            Membership::List(items) => items.iter().any(|i| i.as_str() == Some(s)),
+            Membership::List(items) => items.iter().any(|i| i.as_str().is_some_and(|i| eq(i, s))),
             Membership::Substring(hay) => hay.contains(s),
-            Membership::Keys(keys) => keys.iter().any(|k| k == s),
+            Membership::Keys(keys) => keys.iter().any(|k| eq(k, s)),
             Membership::Invalid(_) => false,
         }
     }
@@ -219,11 +219,11 @@ impl Kind {
     }
 
     /// Validates one value, appending errors for `key`.
-    fn check(&self, v: &Value, key: &dyn std::fmt::Display, errors: &mut Vec<String>) {
+    fn check(&self, v: &Value, key: &dyn std::fmt::Display, errors: &mut Errs) {
         match self {
             Kind::Integer { min, max, .. } => {
                 let Value::Number(n @ (Number::Int(_) | Number::BigInt(_))) = v else {
-                    errors.push(format!("{key}: expected integer"));
+                    errors.push(format_args!("{key}: expected integer"));
                     return;
                 };
                 for (bound, below) in [(min, true), (max, false)] {
@@ -235,10 +235,10 @@ impl Kind {
                     };
                     match &bound.num {
                         Some(m) if n.py_cmp(m) == Some(beyond) => {
-                            errors.push(format!("{key}: {word} {}", bound.text()));
+                            errors.push(format_args!("{key}: {word} {}", bound.text()));
                         }
                         Some(_) => {}
-                        None => errors.push(format!(
+                        None => errors.push(format_args!(
                             "{key}: schema {} {} is not a number",
                             if below { "min" } else { "max" },
                             bound.raw.py_repr()
@@ -249,26 +249,26 @@ impl Kind {
             Kind::Enum(values) => match v {
                 Value::String(s) => {
                     if let Membership::Invalid(t) = values {
-                        errors.push(format!("{key}: schema values is a {t}, not a list"));
+                        errors.push(format_args!("{key}: schema values is a {t}, not a list"));
                     } else if !values.contains_str(s) {
-                        errors.push(format!("{key}: value {} not in enum", v.py_repr()));
+                        errors.push(format_args!("{key}: value {} not in enum", v.py_repr()));
                     }
                 }
-                _ => errors.push(format!("{key}: expected enum string")),
+                _ => errors.push(format_args!("{key}: expected enum string")),
             },
             Kind::Boolean => {
                 if v.as_bool().is_none() {
-                    errors.push(format!("{key}: expected boolean"));
+                    errors.push(format_args!("{key}: expected boolean"));
                 }
             }
             Kind::Hash => {
                 if !v.as_str().is_some_and(|s| lower_hex_len(s, 64, 64)) {
-                    errors.push(format!("{key}: expected lowercase SHA256 hex"));
+                    errors.push(format_args!("{key}: expected lowercase SHA256 hex"));
                 }
             }
             Kind::Nonce => {
                 if !v.as_str().is_some_and(|s| lower_hex_len(s, 16, 64)) {
-                    errors.push(format!("{key}: expected 16-64 lowercase hex chars"));
+                    errors.push(format_args!("{key}: expected 16-64 lowercase hex chars"));
                 }
             }
             Kind::Id => {
@@ -279,12 +279,14 @@ impl Kind {
                         })
                 });
                 if !ok {
-                    errors.push(format!("{key}: expected safe identifier"));
+                    errors.push(format_args!("{key}: expected safe identifier"));
                 }
             }
             Kind::Signature => {
                 if !v.as_str().is_some_and(|s| lower_hex_len(s, 128, 128)) {
-                    errors.push(format!("{key}: expected lowercase Ed25519 signature hex"));
+                    errors.push(format_args!(
+                        "{key}: expected lowercase Ed25519 signature hex"
+                    ));
                 }
             }
             Kind::Ticket => {
@@ -292,12 +294,14 @@ impl Kind {
                     .as_str()
                     .is_some_and(|s| !s.is_empty() && char_len_at_most(s, 2048))
                 {
-                    errors.push(format!("{key}: expected non-empty ticket <= 2048 chars"));
+                    errors.push(format_args!(
+                        "{key}: expected non-empty ticket <= 2048 chars"
+                    ));
                 }
             }
             Kind::Text(max) => {
                 if !fits(v.as_str().map(str::len), max) {
-                    errors.push(format!(
+                    errors.push(format_args!(
                         "{key}: expected text <= {} UTF-8 bytes",
                         max.text()
                     ));
@@ -311,7 +315,7 @@ impl Kind {
                         && fits(Some(s.len()), max)
                 });
                 if !ok {
-                    errors.push(format!(
+                    errors.push(format_args!(
                         "{key}: expected hex ciphertext <= {} chars (even length)",
                         max.text()
                     ));
@@ -319,12 +323,12 @@ impl Kind {
             }
             Kind::Key => {
                 if !v.as_str().is_some_and(|s| lower_hex_len(s, 64, 64)) {
-                    errors.push(format!("{key}: expected 32-byte key (64 hex chars)"));
+                    errors.push(format_args!("{key}: expected 32-byte key (64 hex chars)"));
                 }
             }
             Kind::OtBlob(max) => {
                 if !fits(v.as_str().map(str::len), max) {
-                    errors.push(format!(
+                    errors.push(format_args!(
                         "{key}: expected ot_blob <= {} UTF-8 bytes",
                         max.text()
                     ));
@@ -337,16 +341,16 @@ impl Kind {
                 max_total,
             } => {
                 let Value::Array(list) = v else {
-                    errors.push(format!("{key}: expected array"));
+                    errors.push(format_args!("{key}: expected array"));
                     return;
                 };
                 let item_kind = match items {
                     Items::Missing => {
-                        errors.push(format!("{key}: array requires an 'items' schema"));
+                        errors.push(format_args!("{key}: array requires an 'items' schema"));
                         return;
                     }
                     Items::Nested => {
-                        errors.push(format!(
+                        errors.push(format_args!(
                             "{key}: nested array not allowed (items must be scalar)"
                         ));
                         return;
@@ -357,21 +361,23 @@ impl Kind {
                 if let Some(m) = min_items
                     && len.py_cmp(m) == Some(Ordering::Less)
                 {
-                    errors.push(format!("{key}: below min_items {m}"));
+                    errors.push(format_args!("{key}: below min_items {m}"));
                 }
                 if let Some(m) = max_items
                     && len.py_cmp(m) == Some(Ordering::Greater)
                 {
-                    errors.push(format!("{key}: above max_items {m}"));
+                    errors.push(format_args!("{key}: above max_items {m}"));
                 }
                 let total: usize = list.iter().map(Value::py_str_len).sum();
                 match max_total.exceeded_by(total) {
-                    Some(true) => errors.push(format!(
+                    Some(true) => errors.push(format_args!(
                         "{key}: array total {total} bytes exceeds max_total_bytes {}",
                         max_total.text()
                     )),
                     Some(false) => {}
-                    None => errors.push(format!("{key}: schema max_total_bytes is not a number")),
+                    None => errors.push(format_args!(
+                        "{key}: schema max_total_bytes is not a number"
+                    )),
                 }
                 for (i, item) in list.iter().enumerate() {
                     item_kind.check(item, &Indexed(key, i), errors);
@@ -383,15 +389,15 @@ impl Kind {
             } => {
                 match container {
                     Container::Object if !matches!(v, Value::Object(_)) => {
-                        errors.push(format!("{key}: expected JSON object"));
+                        errors.push(format_args!("{key}: expected JSON object"));
                         return;
                     }
                     Container::Array if !matches!(v, Value::Array(_)) => {
-                        errors.push(format!("{key}: expected JSON array"));
+                        errors.push(format_args!("{key}: expected JSON array"));
                         return;
                     }
                     Container::Invalid => {
-                        errors.push(format!(
+                        errors.push(format_args!(
                             "{key}: json container must be any, object, or array"
                         ));
                         return;
@@ -399,20 +405,58 @@ impl Kind {
                     _ => {}
                 }
                 match max_total {
-                    None => errors.push(format!(
+                    None => errors.push(format_args!(
                         "{key}: json max_total_bytes must be a positive integer"
                     )),
                     Some(max) => {
                         let len = crate::canonical::canonical_len(v);
                         if Number::Int(len as i64).py_cmp(max) == Some(Ordering::Greater) {
-                            errors.push(format!(
+                            errors.push(format_args!(
                                 "{key}: JSON payload {len} bytes exceeds max_total_bytes {max}"
                             ));
                         }
                     }
                 }
             }
-            Kind::Unsupported(t) => errors.push(format!("{key}: unsupported field type {t}")),
+            Kind::Unsupported(t) => errors.push(format_args!("{key}: unsupported field type {t}")),
+        }
+    }
+}
+
+/// String equality tuned for the short names that fill schemas: an inline
+/// byte loop instead of a `memcmp` call per comparison.
+#[inline]
+fn eq(a: &str, b: &str) -> bool {
+    let (a, b) = (a.as_bytes(), b.as_bytes());
+    if a.len() != b.len() {
+        return false;
+    }
+    if a.len() > 32 {
+        return a == b;
+    }
+    a.iter().zip(b).fold(true, |acc, (x, y)| acc & (x == y))
+}
+
+/// Error texts joined with `"; "` as they are found, in one buffer.
+#[derive(Default)]
+pub(crate) struct Errs(String);
+
+impl Errs {
+    fn push(&mut self, args: std::fmt::Arguments<'_>) {
+        use std::fmt::Write;
+        if self.0.is_empty() {
+            self.0.reserve(96);
+        } else {
+            self.0.push_str("; ");
+        }
+        let _ = self.0.write_fmt(args);
+    }
+
+    fn finish(self) -> Result<(), String> {
+        if self.0.is_empty() {
+            Ok(())
+        } else {
+            Err(self.0)
         }
     }
 }
@@ -437,7 +481,12 @@ fn is_lower_hex(b: u8) -> bool {
 }
 
 fn lower_hex_len(s: &str, min: usize, max: usize) -> bool {
-    (min..=max).contains(&s.len()) && s.bytes().all(is_lower_hex)
+    (min..=max).contains(&s.len()) && all_lower_hex(s.as_bytes())
+}
+
+/// No early exit, so the loop vectorises; hex strings here are short.
+fn all_lower_hex(b: &[u8]) -> bool {
+    b.iter().fold(true, |acc, &c| acc & is_lower_hex(c))
 }
 
 fn char_len_at_most(s: &str, max: usize) -> bool {
@@ -485,12 +534,23 @@ impl CompiledMessage {
         }
     }
 
-    fn direction_matches(&self, expected: Option<&str>) -> bool {
+    /// The exact action strings this schema accepts, or None when its
+    /// `values` is a string (substring membership cannot be indexed).
+    pub(crate) fn indexable_actions(&self) -> Option<Vec<&str>> {
+        match &self.actions {
+            Membership::List(items) => Some(items.iter().filter_map(Value::as_str).collect()),
+            Membership::Keys(keys) => Some(keys.iter().map(String::as_str).collect()),
+            Membership::Substring(_) => None,
+            Membership::Invalid(_) => Some(Vec::new()),
+        }
+    }
+
+    pub(crate) fn direction_matches(&self, expected: Option<&str>) -> bool {
         match expected {
             None | Some("") => true,
             Some(e) => match &self.direction {
                 Direction::Both => true,
-                Direction::Named(d) => d == e,
+                Direction::Named(d) => eq(d, e),
                 Direction::Other => false,
             },
         }
@@ -516,18 +576,18 @@ impl CompiledMessage {
     /// Validates a message object against this schema.
     pub(crate) fn validate(&self, msg: &Map) -> Result<(), String> {
         let fields = self.fields.as_ref().map_err(Clone::clone)?;
-        let mut errors: Vec<String> = Vec::new();
+        let mut errors = Errs::default();
         let entries = msg.entries();
         // Fast path: the sender wrote the fields in schema order.
         let in_order = entries.len() <= fields.len()
             && entries
                 .iter()
                 .zip(fields.iter())
-                .all(|((k, _), (f, _))| k == f);
+                .all(|((k, _), (f, _))| eq(k, f));
         if !in_order {
             for (k, _) in entries {
-                if !fields.iter().any(|(f, _)| f == k) {
-                    errors.push(format!("unknown field: {k}"));
+                if !fields.iter().any(|(f, _)| eq(f, k)) {
+                    errors.push(format_args!("unknown field: {k}"));
                 }
             }
         }
@@ -535,22 +595,18 @@ impl CompiledMessage {
             let present = if in_order {
                 entries.get(i).map(|(_, v)| v)
             } else {
-                entries.iter().find(|(k, _)| k == key).map(|(_, v)| v)
+                entries.iter().find(|(k, _)| eq(k, key)).map(|(_, v)| v)
             };
             match rule {
-                Rule::NotObject => errors.push(format!("field schema must be object: {key}")),
+                Rule::NotObject => errors.push(format_args!("field schema must be object: {key}")),
                 Rule::Field { required, kind } => match present {
-                    None if *required => errors.push(format!("missing required field: {key}")),
+                    None if *required => errors.push(format_args!("missing required field: {key}")),
                     None => {}
                     Some(v) => kind.check(v, key, &mut errors),
                 },
             }
         }
-        if errors.is_empty() {
-            Ok(())
-        } else {
-            Err(errors.join("; "))
-        }
+        errors.finish()
     }
 }
 

@@ -53,6 +53,9 @@ pub struct ValidationError(pub String);
 pub struct Spec {
     doc: Map,
     messages: Result<Vec<CompiledMessage>, String>,
+    /// Candidate schemas by string action, in message order; None when some
+    /// schema's membership cannot be indexed.
+    by_action: Option<ActionIndex>,
     protocol_id: String,
     flow_mode: &'static str,
 }
@@ -121,10 +124,15 @@ impl Spec {
                 .collect()),
             _ => Err("spec.messages must be a non-empty array".to_owned()),
         };
+        let by_action = messages
+            .as_ref()
+            .ok()
+            .and_then(|m: &Vec<CompiledMessage>| ActionIndex::build(m));
         let protocol_id = protocol_id_of(&doc);
         Ok(Spec {
             doc,
             messages,
+            by_action,
             protocol_id,
             flow_mode,
         })
@@ -171,15 +179,29 @@ impl Spec {
             .map_err(|e| ValidationError(e.clone()))?;
         let action = obj.get("action");
         let mut found: Option<&CompiledMessage> = None;
-        for m in messages {
-            if m.matches(action, direction, message_name) {
-                if found.is_some() {
-                    return Err(ValidationError(
-                        "ambiguous message schema; pass message_name".into(),
-                    ));
+        let mut ambiguous = false;
+        match (action, &self.by_action, message_name) {
+            (Some(Value::String(a)), Some(index), None | Some("")) => {
+                for &i in index.candidates(a) {
+                    let m = &messages[i as usize];
+                    if m.direction_matches(direction) {
+                        consider(&mut found, &mut ambiguous, m);
+                    }
                 }
-                found = Some(m);
             }
+            _ => {
+                for m in messages
+                    .iter()
+                    .filter(|m| m.matches(action, direction, message_name))
+                {
+                    consider(&mut found, &mut ambiguous, m);
+                }
+            }
+        }
+        if ambiguous {
+            return Err(ValidationError(
+                "ambiguous message schema; pass message_name".into(),
+            ));
         }
         let Some(schema) = found else {
             let action = action.unwrap_or(&Value::Null).py_repr();
@@ -200,5 +222,62 @@ impl Spec {
             return Err(ValidationError("--options must be a JSON object".into()));
         };
         validate_options(&self.doc, opts).map_err(ValidationError)
+    }
+}
+
+/// Records a lookup candidate; a second one makes the lookup ambiguous.
+fn consider<'a>(
+    found: &mut Option<&'a CompiledMessage>,
+    ambiguous: &mut bool,
+    m: &'a CompiledMessage,
+) {
+    if found.is_some() {
+        *ambiguous = true;
+    } else {
+        *found = Some(m);
+    }
+}
+
+/// Schemas by exact action string, for the common lookup (a string
+/// `action`, no message name). Keys are scanned with a packed prefix first,
+/// which beats hashing for the dozen actions a protocol has.
+#[derive(Debug, Clone)]
+struct ActionIndex {
+    keys: Vec<(u64, String, Vec<u32>)>,
+}
+
+fn prefix(s: &str) -> u64 {
+    let mut w = [0u8; 8];
+    let n = s.len().min(7);
+    w[..n].copy_from_slice(&s.as_bytes()[..n]);
+    w[7] = s.len().min(255) as u8;
+    u64::from_le_bytes(w)
+}
+
+impl ActionIndex {
+    fn build(messages: &[CompiledMessage]) -> Option<ActionIndex> {
+        let mut keys: Vec<(u64, String, Vec<u32>)> = Vec::new();
+        for (i, m) in messages.iter().enumerate() {
+            for a in m.indexable_actions()? {
+                match keys.iter_mut().find(|(_, k, _)| k == a) {
+                    Some((_, _, list)) => {
+                        if list.last() != Some(&(i as u32)) {
+                            list.push(i as u32);
+                        }
+                    }
+                    None => keys.push((prefix(a), a.to_owned(), vec![i as u32])),
+                }
+            }
+        }
+        Some(ActionIndex { keys })
+    }
+
+    fn candidates(&self, action: &str) -> &[u32] {
+        let p = prefix(action);
+        self.keys
+            .iter()
+            .find(|(kp, k, _)| *kp == p && k == action)
+            .map(|(_, _, list)| list.as_slice())
+            .unwrap_or(&[])
     }
 }
