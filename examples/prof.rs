@@ -17,11 +17,18 @@ fn main() {
             let t = Instant::now();
             let _ = std::hint::black_box(s.validate_message(m, d, n));
             let e = t.elapsed().as_nanos();
-            let k = format!("{p} {}", if ok {"ok"} else {"err"});
-            let x = per.entry(k).or_default(); x.0 += e; x.1 += 1;
+            let k = format!("{p} {}", if ok { "ok" } else { "err" });
+            let x = per.entry(k).or_default();
+            x.0 += e;
+            x.1 += 1;
         }
     }
-    let mut tot = 0; let mut n = 0;
-    for (k, (t, c)) in &per { println!("{k:40} {:8.0} ns x {}", *t as f64 / *c as f64, c / 200); tot += t; n += c; }
+    let mut tot = 0;
+    let mut n = 0;
+    for (k, (t, c)) in &per {
+        println!("{k:40} {:8.0} ns x {}", *t as f64 / *c as f64, c / 200);
+        tot += t;
+        n += c;
+    }
     println!("avg {:.0}", tot as f64 / n as f64);
 }

@@ -1,0 +1,100 @@
+//! Property tests for the JSON model and canonical JSON.
+
+use palaver::canonical;
+use palaver::json::{self, Map, Number, Value, python_float_repr};
+use proptest::prelude::*;
+
+/// Structural equality that keeps Python's distinctions we care about in
+/// canonical form (1 vs 1.0 vs true; -0.0 vs 0.0); object order ignored.
+fn same(a: &Value, b: &Value) -> bool {
+    match (a, b) {
+        (Value::Null, Value::Null) => true,
+        (Value::Bool(x), Value::Bool(y)) => x == y,
+        (Value::Number(Number::Int(x)), Value::Number(Number::Int(y))) => x == y,
+        (Value::Number(Number::BigInt(x)), Value::Number(Number::BigInt(y))) => x == y,
+        (Value::Number(Number::Float(x)), Value::Number(Number::Float(y))) => x.to_bits() == y.to_bits(),
+        (Value::String(x), Value::String(y)) => x == y,
+        (Value::Array(x), Value::Array(y)) => x.len() == y.len() && x.iter().zip(y).all(|(p, q)| same(p, q)),
+        (Value::Object(x), Value::Object(y)) => {
+            x.len() == y.len() && x.iter().all(|(k, v)| y.get(k).is_some_and(|w| same(v, w)))
+        }
+        _ => false,
+    }
+}
+
+fn big_int() -> impl Strategy<Value = Number> {
+    ("-?[1-9][0-9]{19,40}").prop_map(|s| Number::BigInt(s.into()))
+}
+
+fn number() -> impl Strategy<Value = Number> {
+    prop_oneof![
+        any::<i64>().prop_map(Number::Int),
+        big_int(),
+        any::<f64>().prop_filter("finite", |f| f.is_finite()).prop_map(Number::Float),
+        prop_oneof![Just(1e16), Just(1e-5), Just(-0.0), Just(0.1), Just(5e-324), Just(1.0)].prop_map(Number::Float),
+    ]
+}
+
+fn value() -> impl Strategy<Value = Value> {
+    let leaf = prop_oneof![
+        Just(Value::Null),
+        any::<bool>().prop_map(Value::Bool),
+        number().prop_map(Value::Number),
+        any::<String>().prop_map(Value::from),
+        "[\\x00-\\x1f\"\\\\/a]{0,8}".prop_map(Value::from),
+    ];
+    leaf.prop_recursive(5, 64, 8, |inner| {
+        prop_oneof![
+            prop::collection::vec(inner.clone(), 0..8).prop_map(Value::Array),
+            prop::collection::vec((any::<String>(), inner), 0..8)
+                .prop_map(|kv| Value::Object(kv.into_iter().collect::<Map>())),
+        ]
+    })
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(2000))]
+
+    /// canonical → parse gives the same value, and canonical is a fixed point.
+    #[test]
+    fn canonical_round_trips(v in value()) {
+        let bytes = canonical::to_vec(&v);
+        prop_assert_eq!(canonical::canonical_len(&v), bytes.len());
+        let back = json::parse_bytes(&bytes).expect("canonical output parses");
+        prop_assert!(same(&v, &back), "{} vs {}", v, back);
+        prop_assert_eq!(canonical::to_vec(&back), bytes);
+    }
+
+    /// parse → canonical → parse is the identity on any JSON text, whatever
+    /// its layout or key order.
+    #[test]
+    fn parse_canonical_parse_is_identity(v in value()) {
+        // A differently laid-out rendering of the same value.
+        let pretty = serde_json::to_string_pretty(&v).expect("serialises");
+        let parsed = json::parse_str(&pretty);
+        // serde_json renders big integers through i128/f64, so only compare
+        // when its rendering was exact.
+        if let Ok(p) = parsed {
+            let again = json::parse_bytes(&canonical::to_vec(&p)).expect("parses");
+            prop_assert!(same(&p, &again));
+        }
+        let c = canonical::to_string(&v);
+        let p = json::parse_str(&c).expect("parses");
+        prop_assert!(same(&p, &v));
+    }
+
+    /// Python-style float repr always reads back as the same float.
+    #[test]
+    fn float_repr_round_trips(f in any::<f64>().prop_filter("finite", |f| f.is_finite())) {
+        let s = python_float_repr(f);
+        let back: f64 = s.parse().expect("parses as f64");
+        prop_assert_eq!(back.to_bits(), f.to_bits(), "{}", s);
+        prop_assert!(s.contains('.') || s.contains('e'), "{} must read back as a float", s);
+    }
+
+    /// The parser never panics on arbitrary bytes.
+    #[test]
+    fn parser_total_on_bytes(data in prop::collection::vec(any::<u8>(), 0..256)) {
+        let _ = json::parse_bytes(&data);
+    }
+}
