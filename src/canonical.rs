@@ -26,6 +26,42 @@ pub fn to_string(v: &Value) -> String {
     String::from_utf8(to_vec(v)).unwrap_or_default()
 }
 
+/// Compact JSON that keeps each object's insertion order (what Python's
+/// `json.dumps(v, ensure_ascii=False, separators=(",", ":"))` writes): the
+/// form for frames whose key order a peer may observe.
+pub fn to_string_ordered(v: &Value) -> String {
+    fn write(v: &Value, out: &mut Vec<u8>) {
+        match v {
+            Value::Array(a) => {
+                out.push(b'[');
+                for (i, x) in a.iter().enumerate() {
+                    if i > 0 {
+                        out.push(b',');
+                    }
+                    write(x, out);
+                }
+                out.push(b']');
+            }
+            Value::Object(m) => {
+                out.push(b'{');
+                for (i, (k, x)) in m.iter().enumerate() {
+                    if i > 0 {
+                        out.push(b',');
+                    }
+                    write_str(k, out);
+                    out.push(b':');
+                    write(x, out);
+                }
+                out.push(b'}');
+            }
+            scalar => write_value(scalar, out),
+        }
+    }
+    let mut out = Vec::with_capacity(128);
+    write(v, &mut out);
+    String::from_utf8(out).unwrap_or_default()
+}
+
 /// Appends the canonical form of `v` to `out`.
 pub fn write_value(v: &Value, out: &mut Vec<u8>) {
     match v {

@@ -544,21 +544,17 @@ fn py_repr_str(s: &str, out: &mut String) {
     out.push(quote);
 }
 
-/// Python's `str.isprintable()` for one character: false for control and
-/// format characters, separators other than the ASCII space, and private-use
-/// code points. (Unassigned code points are treated as printable: the
-/// Unicode tables that would say otherwise are not worth their weight here.)
+/// Python's `str.isprintable()` for one character, from the Unicode tables
+/// of the Python the reference runs on (see `src/printable.rs`).
 fn py_printable(c: char) -> bool {
     let cp = c as u32;
-    if cp < 0x20 || (0x7f..=0xa0).contains(&cp) || cp == 0xad {
-        return false;
+    if (0x20..0x7f).contains(&cp) {
+        return true;
     }
-    !matches!(cp,
-        0x0600..=0x0605 | 0x061c | 0x06dd | 0x070f | 0x0890..=0x0891 | 0x08e2 | 0x1680 | 0x180e
-        | 0x2000..=0x200f | 0x2028..=0x202f | 0x205f..=0x2064 | 0x2066..=0x206f | 0x3000
-        | 0xd800..=0xf8ff | 0xfeff | 0xfff9..=0xfffb | 0x110bd | 0x110cd | 0x13430..=0x1343f
-        | 0x1bca0..=0x1bca3 | 0x1d173..=0x1d17a | 0xe0001 | 0xe0020..=0xe007f
-        | 0xf0000..=0x10ffff)
+    let table = crate::printable::NON_PRINTABLE;
+    // Last range starting at or before cp.
+    let i = table.partition_point(|(start, _)| *start <= cp);
+    !(i > 0 && cp <= table[i - 1].1)
 }
 
 // ---------------------------------------------------------------------------

@@ -14,4 +14,5 @@ pub mod fsutil;
 pub mod json;
 pub mod library;
 pub mod paths;
+mod printable;
 pub mod spec;

@@ -27,7 +27,11 @@ struct Run {
 fn run(args: &[&str]) -> Run {
     let dir = tempfile::tempdir().unwrap();
     let o = palaver(args, dir.path());
-    Run { code: o.status.code().unwrap_or(-1), out: text(&o.stdout), err: text(&o.stderr) }
+    Run {
+        code: o.status.code().unwrap_or(-1),
+        out: text(&o.stdout),
+        err: text(&o.stderr),
+    }
 }
 
 fn write(dir: &Path, name: &str, body: &str) -> String {
@@ -52,24 +56,45 @@ fn hash_prints_the_reference_id() {
 #[test]
 fn hash_warns_on_unknown_spec_version_but_still_prints() {
     let d = tempfile::tempdir().unwrap();
-    let f = write(d.path(), "s.json", r#"{"spec_version":"2.0","messages":[]}"#);
+    let f = write(
+        d.path(),
+        "s.json",
+        r#"{"spec_version":"2.0","messages":[]}"#,
+    );
     let r = run(&["protocol", "hash", &f]);
     assert_eq!(r.code, 0);
     assert_eq!(r.out.trim().len(), 64);
-    assert!(r.err.contains("[warning] unsupported spec_version: '2.0' (supported: 1.0)"), "{}", r.err);
+    assert!(
+        r.err
+            .contains("[warning] unsupported spec_version: '2.0' (supported: 1.0)"),
+        "{}",
+        r.err
+    );
     // Everything else refuses it.
     let r = run(&["validate", &f, r#"{"action":"x"}"#]);
     assert_eq!(r.code, 2);
-    assert!(r.err.contains("unsupported spec_version: '2.0'"), "{}", r.err);
+    assert!(
+        r.err.contains("unsupported spec_version: '2.0'"),
+        "{}",
+        r.err
+    );
 }
 
 #[test]
 fn bad_input_gets_one_clear_line_not_a_panic() {
     let d = tempfile::tempdir().unwrap();
-    let bad = write(d.path(), "bad.json", "{\n  \"messages\": [\n    {\"name\": \"x\",}\n  ]\n}\n");
+    let bad = write(
+        d.path(),
+        "bad.json",
+        "{\n  \"messages\": [\n    {\"name\": \"x\",}\n  ]\n}\n",
+    );
     let r = run(&["protocol", "hash", &bad]);
     assert_eq!(r.code, 2);
-    assert!(r.err.contains("bad.json: invalid JSON") && r.err.contains("line 3, column 18"), "{}", r.err);
+    assert!(
+        r.err.contains("bad.json: invalid JSON") && r.err.contains("line 3, column 18"),
+        "{}",
+        r.err
+    );
     assert_eq!(r.err.lines().count(), 1, "{}", r.err);
     assert!(!r.err.contains("panicked"));
 
@@ -80,15 +105,27 @@ fn bad_input_gets_one_clear_line_not_a_panic() {
     let arr = write(d.path(), "arr.json", "[1,2]");
     let r = run(&["protocol", "hash", &arr]);
     assert_eq!(r.code, 2);
-    assert!(r.err.contains("spec must be a JSON object, found array"), "{}", r.err);
+    assert!(
+        r.err.contains("spec must be a JSON object, found array"),
+        "{}",
+        r.err
+    );
 
     let r = run(&["validate", "rps-v1", "{\"action\": "]);
     assert_eq!(r.code, 2);
-    assert!(r.err.contains("message: invalid JSON") && r.err.contains("column"), "{}", r.err);
+    assert!(
+        r.err.contains("message: invalid JSON") && r.err.contains("column"),
+        "{}",
+        r.err
+    );
 
     let r = run(&["protocol", "show", "no-such-protocol"]);
     assert_eq!(r.code, 2);
-    assert!(r.err.contains("no protocol 'no-such-protocol'"), "{}", r.err);
+    assert!(
+        r.err.contains("no protocol 'no-such-protocol'"),
+        "{}",
+        r.err
+    );
 
     let bin = write(d.path(), "bin.json", "\u{feff}{}");
     let r = run(&["protocol", "hash", &bin]);
@@ -98,7 +135,13 @@ fn bad_input_gets_one_clear_line_not_a_panic() {
 
 #[test]
 fn validate_message_ok_and_rejected() {
-    let r = run(&["validate", "rps-v1", r#"{"action":"join","best_of":3}"#, "--direction", "guest_to_host"]);
+    let r = run(&[
+        "validate",
+        "rps-v1",
+        r#"{"action":"join","best_of":3}"#,
+        "--direction",
+        "guest_to_host",
+    ]);
     assert_eq!((r.code, r.out.trim()), (0, "OK"));
     let r = run(&[
         "validate",
@@ -112,23 +155,53 @@ fn validate_message_ok_and_rejected() {
         r.err.trim(),
         "ValidationError: unknown field: extra; round: below min 0; choice: value 'lizard' not in enum; nonce: expected 16-64 lowercase hex chars"
     );
-    let r = run(&["validate", "rps-v1", r#"{"action":"end"}"#, "--message", "end", "--json"]);
+    let r = run(&[
+        "validate",
+        "rps-v1",
+        r#"{"action":"end"}"#,
+        "--message",
+        "end",
+        "--json",
+    ]);
     assert_eq!(r.code, 0);
     let v: serde_json::Value = serde_json::from_str(&r.out).unwrap();
     assert_eq!(v["ok"], true);
-    let r = run(&["validate", "rps-v1", r#"{"action":"join"}"#, "--direction", "host_to_guest", "--json"]);
+    let r = run(&[
+        "validate",
+        "rps-v1",
+        r#"{"action":"join"}"#,
+        "--direction",
+        "host_to_guest",
+        "--json",
+    ]);
     assert_eq!(r.code, 1);
     let v: serde_json::Value = serde_json::from_str(&r.out).unwrap();
-    assert_eq!(v["error"], "message schema not found for action='join' direction=host_to_guest");
+    assert_eq!(
+        v["error"],
+        "message schema not found for action='join' direction=host_to_guest"
+    );
 }
 
 #[test]
 fn validate_options() {
-    let r = run(&["validate", "rps-v1", "--options", r#"{"best_of":5,"anything":1}"#]);
+    let r = run(&[
+        "validate",
+        "rps-v1",
+        "--options",
+        r#"{"best_of":5,"anything":1}"#,
+    ]);
     assert_eq!((r.code, r.out.trim()), (0, "OK"));
-    let r = run(&["validate", "rps-v1", "--options", r#"{"best_of":0,"termination":"x"}"#]);
+    let r = run(&[
+        "validate",
+        "rps-v1",
+        "--options",
+        r#"{"best_of":0,"termination":"x"}"#,
+    ]);
     assert_eq!(r.code, 1);
-    assert_eq!(r.err.trim(), "ValidationError: best_of: value out of range; termination: invalid enum");
+    assert_eq!(
+        r.err.trim(),
+        "ValidationError: best_of: value out of range; termination: invalid enum"
+    );
     let r = run(&["validate", "rps-v1", "--options", "[1]"]);
     assert_eq!(r.code, 1);
     assert!(r.err.contains("--options must be a JSON object"));
@@ -136,7 +209,13 @@ fn validate_options() {
 
 #[test]
 fn check_passes_bundled_and_reports_paths() {
-    for alias in ["rps-v1", "guess-number-v1", "human-chat-v1", "tank-battle-v1", "community-room-v1"] {
+    for alias in [
+        "rps-v1",
+        "guess-number-v1",
+        "human-chat-v1",
+        "tank-battle-v1",
+        "community-room-v1",
+    ] {
         let r = run(&["protocol", "check", alias]);
         assert_eq!(r.code, 0, "{alias}: {}", r.out);
     }
@@ -160,18 +239,33 @@ fn list_show_and_path() {
     let v: serde_json::Value = serde_json::from_str(&r.out).unwrap();
     assert_eq!(v.as_array().unwrap().len(), 21);
     let r = run(&["protocol", "list"]);
-    assert!(r.out.lines().any(|l| l.starts_with("rps-v1") && l.contains("simultaneous_round")));
+    assert!(
+        r.out
+            .lines()
+            .any(|l| l.starts_with("rps-v1") && l.contains("simultaneous_round"))
+    );
 
     let r = run(&["protocol", "show", "43a80648"]);
     assert_eq!(r.code, 0);
-    assert!(r.out.contains(&format!("protocol_id  {RPS_ID}")), "{}", r.out);
-    assert!(r.out.contains("best_of") && r.out.contains("*standard"), "{}", r.out);
+    assert!(
+        r.out.contains(&format!("protocol_id  {RPS_ID}")),
+        "{}",
+        r.out
+    );
+    assert!(
+        r.out.contains("best_of") && r.out.contains("*standard"),
+        "{}",
+        r.out
+    );
 
     let d = tempfile::tempdir().unwrap();
     let o = palaver(&["protocol", "path", "rps-v1"], d.path());
     assert!(o.status.success(), "{}", text(&o.stderr));
     let p = text(&o.stdout).trim().to_owned();
-    assert!(p.ends_with("protocols/43a80648/1a8e8cd00bc89f4676756c9be9081c0dd8392bee8e3534da41daa55f"), "{p}");
+    assert!(
+        p.ends_with("protocols/43a80648/1a8e8cd00bc89f4676756c9be9081c0dd8392bee8e3534da41daa55f"),
+        "{p}"
+    );
     assert!(Path::new(&p).join("spec.json").is_file());
     assert!(d.path().join("protocols/index.json").is_file());
     // Idempotent, and the library now reads through the installed index.
@@ -186,5 +280,9 @@ fn list_show_and_path() {
 fn no_arguments_prints_help() {
     let r = run(&[]);
     assert_eq!(r.code, 0);
-    assert!(r.out.contains("Usage: palaver") && r.out.contains("Examples:"), "{}", r.out);
+    assert!(
+        r.out.contains("Usage: palaver") && r.out.contains("Examples:"),
+        "{}",
+        r.out
+    );
 }

@@ -1,7 +1,10 @@
 //! Property tests for the JSON model and canonical JSON.
 
+mod common;
+
+use common::value;
 use palaver::canonical;
-use palaver::json::{self, Map, Number, Value, python_float_repr};
+use palaver::json::{self, Number, Value, python_float_repr};
 use proptest::prelude::*;
 
 /// Structural equality that keeps Python's distinctions we care about in
@@ -12,44 +15,18 @@ fn same(a: &Value, b: &Value) -> bool {
         (Value::Bool(x), Value::Bool(y)) => x == y,
         (Value::Number(Number::Int(x)), Value::Number(Number::Int(y))) => x == y,
         (Value::Number(Number::BigInt(x)), Value::Number(Number::BigInt(y))) => x == y,
-        (Value::Number(Number::Float(x)), Value::Number(Number::Float(y))) => x.to_bits() == y.to_bits(),
+        (Value::Number(Number::Float(x)), Value::Number(Number::Float(y))) => {
+            x.to_bits() == y.to_bits()
+        }
         (Value::String(x), Value::String(y)) => x == y,
-        (Value::Array(x), Value::Array(y)) => x.len() == y.len() && x.iter().zip(y).all(|(p, q)| same(p, q)),
+        (Value::Array(x), Value::Array(y)) => {
+            x.len() == y.len() && x.iter().zip(y).all(|(p, q)| same(p, q))
+        }
         (Value::Object(x), Value::Object(y)) => {
             x.len() == y.len() && x.iter().all(|(k, v)| y.get(k).is_some_and(|w| same(v, w)))
         }
         _ => false,
     }
-}
-
-fn big_int() -> impl Strategy<Value = Number> {
-    ("-?[1-9][0-9]{19,40}").prop_map(|s| Number::BigInt(s.into()))
-}
-
-fn number() -> impl Strategy<Value = Number> {
-    prop_oneof![
-        any::<i64>().prop_map(Number::Int),
-        big_int(),
-        any::<f64>().prop_filter("finite", |f| f.is_finite()).prop_map(Number::Float),
-        prop_oneof![Just(1e16), Just(1e-5), Just(-0.0), Just(0.1), Just(5e-324), Just(1.0)].prop_map(Number::Float),
-    ]
-}
-
-fn value() -> impl Strategy<Value = Value> {
-    let leaf = prop_oneof![
-        Just(Value::Null),
-        any::<bool>().prop_map(Value::Bool),
-        number().prop_map(Value::Number),
-        any::<String>().prop_map(Value::from),
-        "[\\x00-\\x1f\"\\\\/a]{0,8}".prop_map(Value::from),
-    ];
-    leaf.prop_recursive(5, 64, 8, |inner| {
-        prop_oneof![
-            prop::collection::vec(inner.clone(), 0..8).prop_map(Value::Array),
-            prop::collection::vec((any::<String>(), inner), 0..8)
-                .prop_map(|kv| Value::Object(kv.into_iter().collect::<Map>())),
-        ]
-    })
 }
 
 proptest! {

@@ -1,0 +1,53 @@
+//! Shared test helpers: proptest strategies for JSON values.
+#![allow(dead_code)]
+
+use palaver::json::{Map, Number, Value};
+use proptest::prelude::*;
+
+pub fn big_int() -> impl Strategy<Value = Number> {
+    ("-?[1-9][0-9]{19,40}").prop_map(|s| Number::BigInt(s.into()))
+}
+
+pub fn number() -> impl Strategy<Value = Number> {
+    prop_oneof![
+        any::<i64>().prop_map(Number::Int),
+        big_int(),
+        any::<f64>()
+            .prop_filter("finite", |f| f.is_finite())
+            .prop_map(Number::Float),
+        prop_oneof![
+            Just(1e16),
+            Just(1e-5),
+            Just(-0.0),
+            Just(0.1),
+            Just(5e-324),
+            Just(1.0)
+        ]
+        .prop_map(Number::Float),
+    ]
+}
+
+/// Text that exercises escapes, non-ASCII and quotes.
+pub fn text() -> impl Strategy<Value = String> {
+    prop_oneof![
+        any::<String>(),
+        "[\\x00-\\x1f\"\\\\/a'é人\u{2028}\u{7f}]{0,8}"
+    ]
+}
+
+/// Arbitrary JSON values.
+pub fn value() -> impl Strategy<Value = Value> {
+    let leaf = prop_oneof![
+        Just(Value::Null),
+        any::<bool>().prop_map(Value::Bool),
+        number().prop_map(Value::Number),
+        text().prop_map(Value::from),
+    ];
+    leaf.prop_recursive(5, 64, 8, |inner| {
+        prop_oneof![
+            prop::collection::vec(inner.clone(), 0..8).prop_map(Value::Array),
+            prop::collection::vec((text(), inner), 0..8)
+                .prop_map(|kv| Value::Object(kv.into_iter().collect::<Map>())),
+        ]
+    })
+}
