@@ -315,7 +315,8 @@ impl Value {
         out
     }
 
-    fn write_py_repr(&self, out: &mut String) {
+    /// Appends `repr(self)` to `out`.
+    pub fn write_py_repr(&self, out: &mut String) {
         match self {
             Value::Null => out.push_str("None"),
             Value::Bool(true) => out.push_str("True"),

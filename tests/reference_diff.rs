@@ -138,7 +138,8 @@ impl Gen {
         if self.below(4) == 0 {
             self.value()
         } else {
-            json::parse_str(*self.pick(&pool)).expect("pool literal")
+            let lit = self.pick(&pool[..]).to_owned();
+            json::parse_str(lit).expect("pool literal")
         }
     }
 }

@@ -20,7 +20,7 @@ pub(crate) struct CompiledMessage {
     actions: Membership,
     /// The compiled `fields`, or the reference's error when they are not a
     /// non-empty object.
-    fields: Result<Vec<(String, Rule)>, String>,
+    fields: Result<(Names, Vec<Rule>), String>,
 }
 
 #[derive(Debug, Clone)]
@@ -34,9 +34,14 @@ enum Direction {
 /// What a Python `x in values` would answer.
 #[derive(Debug, Clone)]
 enum Membership {
-    List(Vec<Value>),
+    /// A list: its strings indexed, anything else kept for Python equality
+    /// with non-string probes.
+    List {
+        strings: Names,
+        others: Vec<Value>,
+    },
     Substring(String),
-    Keys(Vec<String>),
+    Keys(Names),
     /// `in` on this would raise in the reference.
     Invalid(String),
 }
@@ -44,32 +49,51 @@ enum Membership {
 impl Membership {
     fn from(values: Option<&Value>) -> Self {
         match values {
-            None => Membership::List(Vec::new()),
-            Some(Value::Array(a)) => Membership::List(a.clone()),
+            None => Membership::List {
+                strings: Names::default(),
+                others: Vec::new(),
+            },
+            Some(Value::Array(a)) => {
+                let mut strings = Names::default();
+                let mut others = Vec::new();
+                for v in a {
+                    match v {
+                        Value::String(s) => strings.push(s),
+                        other => others.push(other.clone()),
+                    }
+                }
+                Membership::List { strings, others }
+            }
             Some(Value::String(s)) => Membership::Substring(s.clone()),
-            Some(Value::Object(m)) => Membership::Keys(m.keys().cloned().collect()),
+            Some(Value::Object(m)) => {
+                let mut keys = Names::default();
+                for k in m.keys() {
+                    keys.push(k);
+                }
+                Membership::Keys(keys)
+            }
             Some(other) => Membership::Invalid(other.type_name().into()),
         }
     }
 
     fn contains(&self, v: &Value) -> bool {
         match self {
-            Membership::List(items) => match v {
-                // Fast path: a string only ever equals a string.
-                Value::String(s) => items.iter().any(|i| i.as_str().is_some_and(|i| eq(i, s))),
-                other => items.iter().any(|i| i.py_eq(other)),
+            Membership::List { strings, others } => match v {
+                // A string only ever equals a string.
+                Value::String(s) => strings.contains(s),
+                other => others.iter().any(|i| i.py_eq(other)),
             },
             Membership::Substring(hay) => v.as_str().is_some_and(|s| hay.contains(s)),
-            Membership::Keys(keys) => v.as_str().is_some_and(|s| keys.iter().any(|k| k == s)),
+            Membership::Keys(keys) => v.as_str().is_some_and(|s| keys.contains(s)),
             Membership::Invalid(_) => false,
         }
     }
 
     fn contains_str(&self, s: &str) -> bool {
         match self {
-            Membership::List(items) => items.iter().any(|i| i.as_str().is_some_and(|i| eq(i, s))),
+            Membership::List { strings, .. } => strings.contains(s),
             Membership::Substring(hay) => hay.contains(s),
-            Membership::Keys(keys) => keys.iter().any(|k| eq(k, s)),
+            Membership::Keys(keys) => keys.contains(s),
             Membership::Invalid(_) => false,
         }
     }
@@ -89,6 +113,8 @@ enum Rule {
 struct Limit {
     raw: Value,
     num: Option<Number>,
+    /// `str(raw)`, computed once for error texts.
+    shown: String,
 }
 
 impl Limit {
@@ -96,11 +122,12 @@ impl Limit {
         Limit {
             raw: v.clone(),
             num: v.py_number(),
+            shown: v.py_str(),
         }
     }
 
-    fn text(&self) -> String {
-        self.raw.py_str()
+    fn text(&self) -> &str {
+        &self.shown
     }
 
     /// `len > limit`, or None when the limit is not a number.
@@ -219,11 +246,11 @@ impl Kind {
     }
 
     /// Validates one value, appending errors for `key`.
-    fn check(&self, v: &Value, key: &dyn std::fmt::Display, errors: &mut Errs) {
+    fn check(&self, v: &Value, key: Key<'_>, errors: &mut Errs) {
         match self {
             Kind::Integer { min, max, .. } => {
                 let Value::Number(n @ (Number::Int(_) | Number::BigInt(_))) = v else {
-                    errors.push(format_args!("{key}: expected integer"));
+                    errors.field(key, "expected integer");
                     return;
                 };
                 for (bound, below) in [(min, true), (max, false)] {
@@ -235,7 +262,9 @@ impl Kind {
                     };
                     match &bound.num {
                         Some(m) if n.py_cmp(m) == Some(beyond) => {
-                            errors.push(format_args!("{key}: {word} {}", bound.text()));
+                            errors.field(key, word);
+                            errors.0.push(' ');
+                            errors.0.push_str(bound.text());
                         }
                         Some(_) => {}
                         None => errors.push(format_args!(
@@ -251,42 +280,43 @@ impl Kind {
                     if let Membership::Invalid(t) = values {
                         errors.push(format_args!("{key}: schema values is a {t}, not a list"));
                     } else if !values.contains_str(s) {
-                        errors.push(format_args!("{key}: value {} not in enum", v.py_repr()));
+                        errors.field(key, "value ");
+                        v.write_py_repr(&mut errors.0);
+                        errors.0.push_str(" not in enum");
                     }
                 }
-                _ => errors.push(format_args!("{key}: expected enum string")),
+                _ => errors.field(key, "expected enum string"),
             },
             Kind::Boolean => {
                 if v.as_bool().is_none() {
-                    errors.push(format_args!("{key}: expected boolean"));
+                    errors.field(key, "expected boolean");
                 }
             }
             Kind::Hash => {
                 if !v.as_str().is_some_and(|s| lower_hex_len(s, 64, 64)) {
-                    errors.push(format_args!("{key}: expected lowercase SHA256 hex"));
+                    errors.field(key, "expected lowercase SHA256 hex");
                 }
             }
             Kind::Nonce => {
                 if !v.as_str().is_some_and(|s| lower_hex_len(s, 16, 64)) {
-                    errors.push(format_args!("{key}: expected 16-64 lowercase hex chars"));
+                    errors.field(key, "expected 16-64 lowercase hex chars");
                 }
             }
             Kind::Id => {
                 let ok = v.as_str().is_some_and(|s| {
                     (1..=128).contains(&s.len())
-                        && s.bytes().all(|b| {
-                            b.is_ascii_alphanumeric() || matches!(b, b'_' | b'.' | b':' | b'-')
+                        && s.bytes().fold(true, |acc, b| {
+                            acc & (b.is_ascii_alphanumeric()
+                                || matches!(b, b'_' | b'.' | b':' | b'-'))
                         })
                 });
                 if !ok {
-                    errors.push(format_args!("{key}: expected safe identifier"));
+                    errors.field(key, "expected safe identifier");
                 }
             }
             Kind::Signature => {
                 if !v.as_str().is_some_and(|s| lower_hex_len(s, 128, 128)) {
-                    errors.push(format_args!(
-                        "{key}: expected lowercase Ed25519 signature hex"
-                    ));
+                    errors.field(key, "expected lowercase Ed25519 signature hex");
                 }
             }
             Kind::Ticket => {
@@ -294,9 +324,7 @@ impl Kind {
                     .as_str()
                     .is_some_and(|s| !s.is_empty() && char_len_at_most(s, 2048))
                 {
-                    errors.push(format_args!(
-                        "{key}: expected non-empty ticket <= 2048 chars"
-                    ));
+                    errors.field(key, "expected non-empty ticket <= 2048 chars");
                 }
             }
             Kind::Text(max) => {
@@ -323,7 +351,7 @@ impl Kind {
             }
             Kind::Key => {
                 if !v.as_str().is_some_and(|s| lower_hex_len(s, 64, 64)) {
-                    errors.push(format_args!("{key}: expected 32-byte key (64 hex chars)"));
+                    errors.field(key, "expected 32-byte key (64 hex chars)");
                 }
             }
             Kind::OtBlob(max) => {
@@ -341,18 +369,16 @@ impl Kind {
                 max_total,
             } => {
                 let Value::Array(list) = v else {
-                    errors.push(format_args!("{key}: expected array"));
+                    errors.field(key, "expected array");
                     return;
                 };
                 let item_kind = match items {
                     Items::Missing => {
-                        errors.push(format_args!("{key}: array requires an 'items' schema"));
+                        errors.field(key, "array requires an 'items' schema");
                         return;
                     }
                     Items::Nested => {
-                        errors.push(format_args!(
-                            "{key}: nested array not allowed (items must be scalar)"
-                        ));
+                        errors.field(key, "nested array not allowed (items must be scalar)");
                         return;
                     }
                     Items::Scalar(k) => k,
@@ -375,12 +401,10 @@ impl Kind {
                         max_total.text()
                     )),
                     Some(false) => {}
-                    None => errors.push(format_args!(
-                        "{key}: schema max_total_bytes is not a number"
-                    )),
+                    None => errors.field(key, "schema max_total_bytes is not a number"),
                 }
                 for (i, item) in list.iter().enumerate() {
-                    item_kind.check(item, &Indexed(key, i), errors);
+                    item_kind.check(item, key.item(i), errors);
                 }
             }
             Kind::Json {
@@ -389,25 +413,21 @@ impl Kind {
             } => {
                 match container {
                     Container::Object if !matches!(v, Value::Object(_)) => {
-                        errors.push(format_args!("{key}: expected JSON object"));
+                        errors.field(key, "expected JSON object");
                         return;
                     }
                     Container::Array if !matches!(v, Value::Array(_)) => {
-                        errors.push(format_args!("{key}: expected JSON array"));
+                        errors.field(key, "expected JSON array");
                         return;
                     }
                     Container::Invalid => {
-                        errors.push(format_args!(
-                            "{key}: json container must be any, object, or array"
-                        ));
+                        errors.field(key, "json container must be any, object, or array");
                         return;
                     }
                     _ => {}
                 }
                 match max_total {
-                    None => errors.push(format_args!(
-                        "{key}: json max_total_bytes must be a positive integer"
-                    )),
+                    None => errors.field(key, "json max_total_bytes must be a positive integer"),
                     Some(max) => {
                         let len = crate::canonical::canonical_len(v);
                         if Number::Int(len as i64).py_cmp(max) == Some(Ordering::Greater) {
@@ -444,12 +464,37 @@ pub(crate) struct Errs(String);
 impl Errs {
     fn push(&mut self, args: std::fmt::Arguments<'_>) {
         use std::fmt::Write;
+        self.sep();
+        let _ = self.0.write_fmt(args);
+    }
+
+    fn sep(&mut self) {
         if self.0.is_empty() {
             self.0.reserve(96);
         } else {
             self.0.push_str("; ");
         }
-        let _ = self.0.write_fmt(args);
+    }
+
+    /// `"{key}: {text}"` without the formatting machinery.
+    fn field(&mut self, key: Key<'_>, text: &str) {
+        self.sep();
+        match key {
+            Key::Field(k) => self.0.push_str(k),
+            Key::Item(k, i) => {
+                use std::fmt::Write;
+                let _ = write!(self.0, "{k}[{i}]");
+            }
+        }
+        self.0.push_str(": ");
+        self.0.push_str(text);
+    }
+
+    /// `"{prefix}{name}"`, e.g. `missing required field: x`.
+    fn named(&mut self, prefix: &str, name: &str) {
+        self.sep();
+        self.0.push_str(prefix);
+        self.0.push_str(name);
     }
 
     fn finish(self) -> Result<(), String> {
@@ -461,11 +506,28 @@ impl Errs {
     }
 }
 
-struct Indexed<'a>(&'a dyn std::fmt::Display, usize);
+/// The name an error is reported under: a field, or an element of an
+/// array field (arrays never nest, so one level is enough).
+#[derive(Clone, Copy)]
+enum Key<'a> {
+    Field(&'a str),
+    Item(&'a str, usize),
+}
 
-impl std::fmt::Display for Indexed<'_> {
+impl<'a> Key<'a> {
+    fn item(self, i: usize) -> Key<'a> {
+        match self {
+            Key::Field(k) | Key::Item(k, _) => Key::Item(k, i),
+        }
+    }
+}
+
+impl std::fmt::Display for Key<'_> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "{}[{}]", self.0, self.1)
+        match self {
+            Key::Field(k) => f.write_str(k),
+            Key::Item(k, i) => write!(f, "{k}[{i}]"),
+        }
     }
 }
 
@@ -511,19 +573,21 @@ impl CompiledMessage {
                 .and_then(|a| a.get("values")),
         );
         let fields = match fields_obj {
-            Some(f) if !f.is_empty() => Ok(f
-                .iter()
-                .map(|(k, v)| {
-                    let rule = match v {
+            Some(f) if !f.is_empty() => {
+                let mut names = Names::default();
+                let mut rules = Vec::with_capacity(f.len());
+                for (k, v) in f.iter() {
+                    names.push(k);
+                    rules.push(match v {
                         Value::Object(schema) => Rule::Field {
                             required: matches!(schema.get("required"), Some(Value::Bool(true))),
                             kind: Kind::compile(schema),
                         },
                         _ => Rule::NotObject,
-                    };
-                    (k.clone(), rule)
-                })
-                .collect()),
+                    });
+                }
+                Ok((names, rules))
+            }
             _ => Err(format!("message {} has no fields schema", name.py_str())),
         };
         Self {
@@ -538,8 +602,8 @@ impl CompiledMessage {
     /// `values` is a string (substring membership cannot be indexed).
     pub(crate) fn indexable_actions(&self) -> Option<Vec<&str>> {
         match &self.actions {
-            Membership::List(items) => Some(items.iter().filter_map(Value::as_str).collect()),
-            Membership::Keys(keys) => Some(keys.iter().map(String::as_str).collect()),
+            Membership::List { strings, .. } => Some(strings.iter().collect()),
+            Membership::Keys(keys) => Some(keys.iter().collect()),
             Membership::Substring(_) => None,
             Membership::Invalid(_) => Some(Vec::new()),
         }
@@ -575,38 +639,96 @@ impl CompiledMessage {
 
     /// Validates a message object against this schema.
     pub(crate) fn validate(&self, msg: &Map) -> Result<(), String> {
-        let fields = self.fields.as_ref().map_err(Clone::clone)?;
-        let mut errors = Errs::default();
+        let (names, rules) = self.fields.as_ref().map_err(Clone::clone)?;
         let entries = msg.entries();
-        // Fast path: the sender wrote the fields in schema order.
-        let in_order = entries.len() <= fields.len()
-            && entries
-                .iter()
-                .zip(fields.iter())
-                .all(|((k, _), (f, _))| eq(k, f));
-        if !in_order {
-            for (k, _) in entries {
-                if !fields.iter().any(|(f, _)| eq(f, k)) {
-                    errors.push(format_args!("unknown field: {k}"));
-                }
+        // Where each schema field sits in the message (u32::MAX: absent),
+        // found in one pass that also reports unknown fields in message
+        // order, as the reference does.
+        let mut stack = [u32::MAX; 48];
+        let mut heap;
+        let at: &mut [u32] = if rules.len() <= stack.len() {
+            &mut stack[..rules.len()]
+        } else {
+            heap = vec![u32::MAX; rules.len()];
+            &mut heap
+        };
+        let mut errors = Errs::default();
+        for (i, (k, _)) in entries.iter().enumerate() {
+            match names.position(k, i) {
+                Some(j) => at[j] = i as u32,
+                None => errors.named("unknown field: ", k),
             }
         }
-        for (i, (key, rule)) in fields.iter().enumerate() {
-            let present = if in_order {
-                entries.get(i).map(|(_, v)| v)
-            } else {
-                entries.iter().find(|(k, _)| eq(k, key)).map(|(_, v)| v)
-            };
+        for (j, rule) in rules.iter().enumerate() {
+            let key = names.name(j);
             match rule {
-                Rule::NotObject => errors.push(format_args!("field schema must be object: {key}")),
-                Rule::Field { required, kind } => match present {
-                    None if *required => errors.push(format_args!("missing required field: {key}")),
+                Rule::NotObject => errors.named("field schema must be object: ", key),
+                Rule::Field { required, kind } => match entries.get(at[j] as usize) {
+                    None if *required => errors.named("missing required field: ", key),
                     None => {}
-                    Some(v) => kind.check(v, key, &mut errors),
+                    Some((_, v)) => kind.check(v, Key::Field(key), &mut errors),
                 },
             }
         }
         errors.finish()
+    }
+}
+
+/// A short list of names with a packed tag per name, so that a lookup
+/// compares one word per candidate and the bytes only on a tag match.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct Names {
+    tags: Vec<u64>,
+    names: Vec<String>,
+}
+
+/// Length plus the first, middle and last bytes: three loads, and enough to
+/// tell apart the names schemas use (`host_cd_a` / `host_cd_b` differ in
+/// the last byte). Equal tags are confirmed byte by byte.
+#[inline]
+pub(crate) fn tag(s: &str) -> u64 {
+    let b = s.as_bytes();
+    match b.len() {
+        0 => 0,
+        n => {
+            (n as u64)
+                | (u64::from(b[0]) << 32)
+                | (u64::from(b[n / 2]) << 40)
+                | (u64::from(b[n - 1]) << 48)
+        }
+    }
+}
+
+impl Names {
+    pub(crate) fn push(&mut self, s: &str) {
+        self.tags.push(tag(s));
+        self.names.push(s.to_owned());
+    }
+
+    pub(crate) fn name(&self, i: usize) -> &str {
+        &self.names[i]
+    }
+
+    pub(crate) fn iter(&self) -> impl Iterator<Item = &str> {
+        self.names.iter().map(String::as_str)
+    }
+
+    /// Index of `s`, trying `hint` first (senders usually write fields in
+    /// schema order).
+    pub(crate) fn position(&self, s: &str, hint: usize) -> Option<usize> {
+        let t = tag(s);
+        if self.tags.get(hint) == Some(&t) && eq(&self.names[hint], s) {
+            return Some(hint);
+        }
+        self.tags
+            .iter()
+            .enumerate()
+            .find(|(i, tt)| **tt == t && eq(&self.names[*i], s))
+            .map(|(i, _)| i)
+    }
+
+    pub(crate) fn contains(&self, s: &str) -> bool {
+        self.position(s, 0).is_some()
     }
 }
 

@@ -56,6 +56,8 @@ pub struct Spec {
     /// Candidate schemas by string action, in message order; None when some
     /// schema's membership cannot be indexed.
     by_action: Option<ActionIndex>,
+    /// Candidate schemas by message name, for lookups with `message_name`.
+    by_name: ActionIndex,
     protocol_id: String,
     flow_mode: &'static str,
 }
@@ -127,12 +129,20 @@ impl Spec {
         let by_action = messages
             .as_ref()
             .ok()
-            .and_then(|m: &Vec<CompiledMessage>| ActionIndex::build(m));
+            .and_then(|m: &Vec<CompiledMessage>| ActionIndex::build(m, |c| c.indexable_actions()));
+        let by_name = messages
+            .as_ref()
+            .ok()
+            .and_then(|m: &Vec<CompiledMessage>| {
+                ActionIndex::build(m, |c| Some(c.name.as_str().into_iter().collect()))
+            })
+            .unwrap_or_default();
         let protocol_id = protocol_id_of(&doc);
         Ok(Spec {
             doc,
             messages,
             by_action,
+            by_name,
             protocol_id,
             flow_mode,
         })
@@ -181,7 +191,15 @@ impl Spec {
         let mut found: Option<&CompiledMessage> = None;
         let mut ambiguous = false;
         match (action, &self.by_action, message_name) {
-            (Some(Value::String(a)), Some(index), None | Some("")) => {
+            (_, _, Some(name)) if !name.is_empty() => {
+                for &i in self.by_name.candidates(name) {
+                    let m = &messages[i as usize];
+                    if m.direction_matches(direction) {
+                        consider(&mut found, &mut ambiguous, m);
+                    }
+                }
+            }
+            (Some(Value::String(a)), Some(index), _) => {
                 for &i in index.candidates(a) {
                     let m = &messages[i as usize];
                     if m.direction_matches(direction) {
@@ -238,34 +256,31 @@ fn consider<'a>(
     }
 }
 
-/// Schemas by exact action string, for the common lookup (a string
-/// `action`, no message name). Keys are scanned with a packed prefix first,
-/// which beats hashing for the dozen actions a protocol has.
-#[derive(Debug, Clone)]
+/// Schemas by an exact string (an action value, or a message name), in
+/// message order. Keys are scanned with a packed tag first, which beats
+/// hashing for the dozen keys a protocol has.
+#[derive(Debug, Clone, Default)]
 struct ActionIndex {
     keys: Vec<(u64, String, Vec<u32>)>,
 }
 
-fn prefix(s: &str) -> u64 {
-    let mut w = [0u8; 8];
-    let n = s.len().min(7);
-    w[..n].copy_from_slice(&s.as_bytes()[..n]);
-    w[7] = s.len().min(255) as u8;
-    u64::from_le_bytes(w)
-}
-
 impl ActionIndex {
-    fn build(messages: &[CompiledMessage]) -> Option<ActionIndex> {
+    /// `keys_of` gives each schema's keys, or None when one cannot be
+    /// indexed (then there is no index).
+    fn build<'a>(
+        messages: &'a [CompiledMessage],
+        keys_of: impl Fn(&'a CompiledMessage) -> Option<Vec<&'a str>>,
+    ) -> Option<ActionIndex> {
         let mut keys: Vec<(u64, String, Vec<u32>)> = Vec::new();
         for (i, m) in messages.iter().enumerate() {
-            for a in m.indexable_actions()? {
+            for a in keys_of(m)? {
                 match keys.iter_mut().find(|(_, k, _)| k == a) {
                     Some((_, _, list)) => {
                         if list.last() != Some(&(i as u32)) {
                             list.push(i as u32);
                         }
                     }
-                    None => keys.push((prefix(a), a.to_owned(), vec![i as u32])),
+                    None => keys.push((message::tag(a), a.to_owned(), vec![i as u32])),
                 }
             }
         }
@@ -273,7 +288,7 @@ impl ActionIndex {
     }
 
     fn candidates(&self, action: &str) -> &[u32] {
-        let p = prefix(action);
+        let p = message::tag(action);
         self.keys
             .iter()
             .find(|(kp, k, _)| *kp == p && k == action)

@@ -31,15 +31,11 @@ pub fn validate_options(spec: &Map, options: &Map) -> Result<(), String> {
                     errors.push(format!("{key}: value out of range"));
                 }
             }
-            Some("boolean") => {
-                if value.as_bool().is_none() {
-                    errors.push(format!("{key}: expected boolean"));
-                }
+            Some("boolean") if value.as_bool().is_none() => {
+                errors.push(format!("{key}: expected boolean"));
             }
-            Some("enum") => {
-                if !in_values(value, schema.get("values")) {
-                    errors.push(format!("{key}: invalid enum"));
-                }
+            Some("enum") if !in_values(value, schema.get("values")) => {
+                errors.push(format!("{key}: invalid enum"));
             }
             Some("text") => {
                 let max = schema

@@ -152,17 +152,17 @@ fn validate_simultaneous_round(flow: &Map) -> Result<(), String> {
     let Some(round) = flow.get("round").and_then(Value::as_object) else {
         return Err("flow.round must be an object when mode=simultaneous_round".into());
     };
-    if !round
+    if round
         .get("value_field")
         .and_then(Value::as_str)
-        .is_some_and(|s| !s.is_empty())
+        .is_none_or(str::is_empty)
     {
         return Err("flow.round.value_field must be a non-empty string".into());
     }
-    if !round
+    if round
         .get("value_type_ref")
         .and_then(Value::as_str)
-        .is_some_and(|s| !s.is_empty())
+        .is_none_or(str::is_empty)
     {
         return Err("flow.round.value_type_ref must be a non-empty string".into());
     }
