@@ -176,13 +176,38 @@ impl Map {
     }
 }
 
-impl FromIterator<(String, Value)> for Map {
-    fn from_iter<T: IntoIterator<Item = (String, Value)>>(iter: T) -> Self {
+impl<K: Into<String>> FromIterator<(K, Value)> for Map {
+    fn from_iter<T: IntoIterator<Item = (K, Value)>>(iter: T) -> Self {
         let mut m = Map::new();
         for (k, v) in iter {
             m.insert(k, v);
         }
         m
+    }
+}
+
+/// Same JSON document: objects compare as sets of members (key order does
+/// not matter), `1` and `1.0` differ. (Python's looser `==` is
+/// [`Value::py_eq`].)
+impl PartialEq for Value {
+    fn eq(&self, other: &Value) -> bool {
+        match (self, other) {
+            (Value::Null, Value::Null) => true,
+            (Value::Bool(a), Value::Bool(b)) => a == b,
+            (Value::Number(Number::Int(a)), Value::Number(Number::Int(b))) => a == b,
+            (Value::Number(Number::BigInt(a)), Value::Number(Number::BigInt(b))) => a == b,
+            (Value::Number(Number::Float(a)), Value::Number(Number::Float(b))) => a == b,
+            (Value::String(a), Value::String(b)) => a == b,
+            (Value::Array(a), Value::Array(b)) => a == b,
+            (Value::Object(a), Value::Object(b)) => a == b,
+            _ => false,
+        }
+    }
+}
+
+impl PartialEq for Map {
+    fn eq(&self, other: &Map) -> bool {
+        self.len() == other.len() && self.iter().all(|(k, v)| other.get(k) == Some(v))
     }
 }
 
@@ -949,6 +974,62 @@ impl From<i64> for Value {
     fn from(i: i64) -> Self {
         Value::Number(Number::Int(i))
     }
+}
+
+impl From<i32> for Value {
+    fn from(i: i32) -> Self {
+        Value::Number(Number::Int(i64::from(i)))
+    }
+}
+
+impl From<u64> for Value {
+    fn from(u: u64) -> Self {
+        match i64::try_from(u) {
+            Ok(i) => Value::Number(Number::Int(i)),
+            Err(_) => Value::Number(Number::BigInt(u.to_string().into())),
+        }
+    }
+}
+
+impl From<usize> for Value {
+    fn from(u: usize) -> Self {
+        Value::from(u as u64)
+    }
+}
+
+impl From<f64> for Value {
+    fn from(f: f64) -> Self {
+        Value::Number(Number::Float(f))
+    }
+}
+
+impl From<Map> for Value {
+    fn from(m: Map) -> Self {
+        Value::Object(m)
+    }
+}
+
+impl From<Vec<Value>> for Value {
+    fn from(a: Vec<Value>) -> Self {
+        Value::Array(a)
+    }
+}
+
+impl From<&Value> for Value {
+    fn from(v: &Value) -> Self {
+        v.clone()
+    }
+}
+
+/// Builds a [`Map`] in insertion order: `obj! { "action" => "join", "best_of" => 3 }`.
+#[macro_export]
+macro_rules! obj {
+    ($($k:expr => $v:expr),* $(,)?) => {{
+        #[allow(unused_mut)]
+        let mut m = $crate::json::Map::new();
+        $( m.insert($k, $crate::json::Value::from($v)); )*
+        m
+    }};
 }
 
 impl From<bool> for Value {

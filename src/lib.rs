@@ -10,9 +10,12 @@
 
 pub mod canonical;
 pub mod cli;
+pub mod engine;
 pub mod fsutil;
 pub mod json;
 pub mod library;
 pub mod paths;
 mod printable;
+pub mod protocols;
+pub mod services;
 pub mod spec;

@@ -234,6 +234,24 @@ impl Spec {
         schema.validate(obj).map_err(ValidationError)
     }
 
+    /// The raw schema of the message that carries `action` in `direction`
+    /// (a `both` schema matches any direction).
+    pub fn message_schema(&self, action: &str, direction: &str) -> Option<&Map> {
+        self.doc.get("messages")?.as_array()?.iter().filter_map(Value::as_object).find(|m| {
+            let dir_ok = matches!(m.get("direction").and_then(Value::as_str), Some(d) if d == direction || d == "both");
+            let acts = m.get("fields").and_then(|f| f.get("action")).and_then(|a| a.get("values")).and_then(Value::as_array);
+            dir_ok && acts.is_some_and(|a| a.iter().any(|v| v.as_str() == Some(action)))
+        })
+    }
+
+    /// The schema of `field` in the message carrying `action` in `direction`.
+    pub fn field_schema(&self, action: &str, direction: &str, field: &str) -> Option<&Map> {
+        self.message_schema(action, direction)?
+            .get("fields")?
+            .get(field)?
+            .as_object()
+    }
+
     /// Validates invitation options against the spec's parameters.
     pub fn validate_options(&self, options: &Value) -> Result<(), ValidationError> {
         let Value::Object(opts) = options else {

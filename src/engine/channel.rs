@@ -1,0 +1,231 @@
+//! Frames between two peers: newline-delimited JSON objects, compact, keys in
+//! insertion order (the reference's `json.dumps(msg, ensure_ascii=False,
+//! separators=(",", ":"))`), at most 8 MiB a line.
+//!
+//! A [`Channel`] is a sending half ([`Sender`], cheap to share) and a
+//! receiving half ([`Receiver`]). Transports implement the two small traits
+//! [`LineTx`] and [`LineRx`]; this module owns everything above the line:
+//! the size limit, parsing, and the `_sys` heartbeat frames, which are
+//! answered or dropped here and never reach a protocol.
+
+use crate::canonical;
+use crate::json::{self, Map, Value};
+use async_trait::async_trait;
+use std::sync::Arc;
+use tokio::sync::mpsc;
+
+/// Longest frame accepted, in bytes (the reference's `MAX_JSON_LINE_BYTES`).
+pub const MAX_FRAME_BYTES: usize = 8 * 1024 * 1024;
+
+/// Why a frame could not be sent or received.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ChannelError {
+    /// The peer went away (EOF, reset, dropped channel).
+    #[error("peer disconnected")]
+    Closed,
+    /// A line that is not a JSON object.
+    #[error("malformed frame: {0}")]
+    Malformed(String),
+    /// A line over [`MAX_FRAME_BYTES`].
+    #[error("frame of {0} bytes exceeds the 8 MiB limit")]
+    Oversized(usize),
+    /// A transport failure other than a clean close.
+    #[error("transport error: {0}")]
+    Transport(String),
+}
+
+/// The sending side of a line transport.
+#[async_trait]
+pub trait LineTx: Send + Sync {
+    /// Sends one line (without its newline).
+    async fn send_line(&self, line: String) -> Result<(), ChannelError>;
+    /// Closes the sending direction; the peer sees the end of the stream.
+    async fn close(&self);
+}
+
+/// The receiving side of a line transport.
+#[async_trait]
+pub trait LineRx: Send {
+    /// The next non-empty line, or `Closed` at the end of the stream.
+    async fn recv_line(&mut self) -> Result<String, ChannelError>;
+}
+
+/// The shareable sending half of a channel.
+#[derive(Clone)]
+pub struct Sender {
+    tx: Arc<dyn LineTx>,
+}
+
+impl Sender {
+    pub fn new(tx: Arc<dyn LineTx>) -> Self {
+        Sender { tx }
+    }
+
+    /// Sends one frame.
+    pub async fn send(&self, frame: &Value) -> Result<(), ChannelError> {
+        self.tx.send_line(canonical::to_string_ordered(frame)).await
+    }
+
+    /// Sends a raw line as it is (for tests that play a misbehaving peer).
+    pub async fn send_raw(&self, line: String) -> Result<(), ChannelError> {
+        self.tx.send_line(line).await
+    }
+
+    pub async fn close(&self) {
+        self.tx.close().await;
+    }
+}
+
+/// The receiving half of a channel.
+pub struct Receiver {
+    rx: Box<dyn LineRx>,
+    /// Heartbeat pongs go back through this.
+    pong: Sender,
+    /// Pongs received (probe ids), for round-trip bookkeeping.
+    pub pongs_seen: u64,
+}
+
+impl Receiver {
+    /// The next business frame: `_sys` pings are answered with a pong and
+    /// other `_sys` frames dropped before the caller sees anything.
+    pub async fn recv(&mut self) -> Result<Map, ChannelError> {
+        loop {
+            let line = self.rx.recv_line().await?;
+            if line.len() > MAX_FRAME_BYTES {
+                return Err(ChannelError::Oversized(line.len()));
+            }
+            let v = json::parse_str(&line).map_err(|e| ChannelError::Malformed(e.to_string()))?;
+            let Value::Object(m) = v else {
+                return Err(ChannelError::Malformed(format!(
+                    "expected a JSON object, found {}",
+                    v.type_name()
+                )));
+            };
+            match m.get("_sys") {
+                None => return Ok(m),
+                Some(kind) => {
+                    if kind.as_str() == Some("ping")
+                        && let Some(Value::String(probe)) = m.get("probe_id")
+                        && (1..=64).contains(&probe.chars().count())
+                    {
+                        let pong: Map = [
+                            ("_sys", Value::from("pong")),
+                            ("probe_id", Value::from(probe.as_str())),
+                        ]
+                        .into_iter()
+                        .collect();
+                        // A failed pong surfaces on the next business send.
+                        let _ = self.pong.send(&Value::Object(pong)).await;
+                    } else if kind.as_str() == Some("pong") {
+                        self.pongs_seen += 1;
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// A bidirectional frame channel.
+pub struct Channel {
+    pub tx: Sender,
+    pub rx: Receiver,
+}
+
+impl Channel {
+    /// Builds a channel over a line transport.
+    pub fn new(tx: Arc<dyn LineTx>, rx: Box<dyn LineRx>) -> Channel {
+        let tx = Sender::new(tx);
+        Channel {
+            rx: Receiver {
+                rx,
+                pong: tx.clone(),
+                pongs_seen: 0,
+            },
+            tx,
+        }
+    }
+
+    /// Two connected in-memory channels (host end, guest end).
+    pub fn memory_pair() -> (Channel, Channel) {
+        let (a_tx, a_rx) = mpsc::unbounded_channel();
+        let (b_tx, b_rx) = mpsc::unbounded_channel();
+        let a = Channel::new(Arc::new(MemTx(a_tx)), Box::new(MemRx(b_rx)));
+        let b = Channel::new(Arc::new(MemTx(b_tx)), Box::new(MemRx(a_rx)));
+        (a, b)
+    }
+}
+
+/// In-memory line transport: an unbounded queue of lines; `close` sends a
+/// marker so the peer sees the end of the stream even while a clone of the
+/// sender lives on.
+struct MemTx(mpsc::UnboundedSender<Option<String>>);
+
+struct MemRx(mpsc::UnboundedReceiver<Option<String>>);
+
+#[async_trait]
+impl LineTx for MemTx {
+    async fn send_line(&self, line: String) -> Result<(), ChannelError> {
+        self.0.send(Some(line)).map_err(|_| ChannelError::Closed)
+    }
+
+    async fn close(&self) {
+        let _ = self.0.send(None);
+    }
+}
+
+#[async_trait]
+impl LineRx for MemRx {
+    async fn recv_line(&mut self) -> Result<String, ChannelError> {
+        loop {
+            match self.0.recv().await {
+                Some(Some(line)) if line.is_empty() => continue,
+                Some(Some(line)) => return Ok(line),
+                Some(None) | None => return Err(ChannelError::Closed),
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[tokio::test]
+    async fn frames_round_trip_in_insertion_order() {
+        let (mut a, mut b) = Channel::memory_pair();
+        let frame = json::parse_str(r#"{"z":1,"a":"é","n":12345678901234567890}"#).unwrap();
+        a.tx.send(&frame).await.unwrap();
+        let got = b.rx.recv().await.unwrap();
+        assert_eq!(
+            canonical::to_string_ordered(&Value::Object(got)),
+            r#"{"z":1,"a":"é","n":12345678901234567890}"#
+        );
+        b.tx.send_raw("{not json".into()).await.unwrap();
+        assert!(matches!(a.rx.recv().await, Err(ChannelError::Malformed(_))));
+        b.tx.send_raw("[1]".into()).await.unwrap();
+        assert!(matches!(a.rx.recv().await, Err(ChannelError::Malformed(_))));
+        b.tx.close().await;
+        assert_eq!(a.rx.recv().await.unwrap_err(), ChannelError::Closed);
+    }
+
+    #[tokio::test]
+    async fn pings_are_answered_below_the_business_layer() {
+        let (mut a, mut b) = Channel::memory_pair();
+        b.tx.send_raw(r#"{"_sys":"ping","probe_id":"ab-1","ts":1.5}"#.into())
+            .await
+            .unwrap();
+        b.tx.send_raw(r#"{"action":"join"}"#.into()).await.unwrap();
+        let got = a.rx.recv().await.unwrap();
+        assert_eq!(got.get("action").and_then(Value::as_str), Some("join"));
+        let pong = b.rx.rx.recv_line().await.unwrap();
+        assert_eq!(pong, r#"{"_sys":"pong","probe_id":"ab-1"}"#);
+    }
+
+    #[tokio::test]
+    async fn oversized_frames_are_refused() {
+        let (mut a, b) = Channel::memory_pair();
+        let big = format!("{{\"t\":\"{}\"}}", "x".repeat(MAX_FRAME_BYTES));
+        b.tx.send_raw(big).await.unwrap();
+        assert!(matches!(a.rx.recv().await, Err(ChannelError::Oversized(_))));
+    }
+}

@@ -1,0 +1,990 @@
+//! The flow runners: `session_loop`, `simultaneous_round`,
+//! `request_response` and `free`, frame for frame as the reference engine.
+//!
+//! Every runner is written as straight-line code over a [`Run`], whose
+//! helpers validate, count and report frames and turn every way a peer can
+//! misbehave into a [`Stop`]. [`Run::finish`] and [`Run::stop`] are the
+//! only exits, so every session reports exactly one `session_ended`.
+
+use super::channel::{Receiver, Sender};
+use super::commit;
+use super::{
+    Channel, ChannelError, Ctx, Dir, EngineConfig, HookError, HookResult, Hooks, SessionOutcome,
+    winner_of,
+};
+use crate::json::{Map, Value};
+use crate::spec::Spec;
+use std::time::{SystemTime, UNIX_EPOCH};
+
+/// Why a flow stopped before its natural end.
+#[derive(Debug)]
+enum Stop {
+    Channel(ChannelError),
+    Timeout,
+    /// A peer frame the spec rejects.
+    Invalid {
+        error: String,
+    },
+    /// A valid frame at the wrong moment (wrong action, wrong round).
+    Unexpected {
+        error: String,
+    },
+    /// The peer sent an `error` frame.
+    PeerError(Map),
+    /// Commit-reveal failed: the peer's reveal does not match its commit.
+    CommitMismatch,
+    /// Shadow judge disagrees with the host's result.
+    BalanceMismatch,
+    Hook(Box<HookError>),
+    /// A frame our own side built fails validation.
+    OwnInvalid(String),
+}
+
+impl From<ChannelError> for Stop {
+    fn from(e: ChannelError) -> Self {
+        Stop::Channel(e)
+    }
+}
+
+impl From<HookError> for Stop {
+    fn from(e: HookError) -> Self {
+        Stop::Hook(Box::new(e))
+    }
+}
+
+fn obj(pairs: &[(&str, Value)]) -> Map {
+    pairs
+        .iter()
+        .map(|(k, v)| ((*k).to_owned(), v.clone()))
+        .collect()
+}
+
+fn action_of(m: &Map) -> &str {
+    m.get("action").and_then(Value::as_str).unwrap_or("")
+}
+
+/// The reference's control frame: exactly `{"action":"end"}`.
+fn is_end(m: &Map) -> bool {
+    m.len() == 1 && action_of(m) == "end"
+}
+
+fn now_epoch() -> f64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map(|d| d.as_secs_f64())
+        .unwrap_or(0.0)
+}
+
+struct Run<'a> {
+    spec: &'a Spec,
+    ctx: &'a Ctx,
+    cfg: &'a EngineConfig,
+    tx: Sender,
+    rx: Receiver,
+    sent: u64,
+    received: u64,
+    /// Current round or turn, for error frames.
+    round: Option<u64>,
+}
+
+impl<'a> Run<'a> {
+    fn report(&self, dir: Dir, msg: &Map, hooks: &dyn Hooks) {
+        let data = obj(&[
+            ("direction", Value::from(dir.as_str())),
+            ("msg", Value::Object(msg.clone())),
+        ]);
+        self.ctx
+            .emit("protocol_message", data, hooks.display(msg, dir));
+    }
+
+    /// Validates (when on), reports and sends one of our frames.
+    async fn send(&mut self, msg: Map, hooks: &dyn Hooks) -> Result<(), Stop> {
+        if self.cfg.validate {
+            self.spec
+                .validate_message(
+                    &Value::Object(msg.clone()),
+                    Some(self.ctx.role.outgoing()),
+                    None,
+                )
+                .map_err(|e| Stop::OwnInvalid(format!("{}: {e}", action_of(&msg))))?;
+        }
+        self.report(Dir::Sent, &msg, hooks);
+        if !self.cfg.pace.is_zero() {
+            tokio::time::sleep(self.cfg.pace).await;
+        }
+        self.tx.send(&Value::Object(msg)).await?;
+        self.sent += 1;
+        Ok(())
+    }
+
+    /// Sends an engine control frame the reference sends unvalidated
+    /// (`end`, SR `error`).
+    async fn send_control(&mut self, msg: Map, hooks: &dyn Hooks) -> Result<(), Stop> {
+        self.report(Dir::Sent, &msg, hooks);
+        self.tx.send(&Value::Object(msg)).await?;
+        self.sent += 1;
+        Ok(())
+    }
+
+    /// The next peer frame, within the peer timeout.
+    async fn recv_raw(&mut self) -> Result<Map, Stop> {
+        let m = match self.cfg.peer_timeout {
+            Some(t) => tokio::time::timeout(t, self.rx.recv())
+                .await
+                .map_err(|_| Stop::Timeout)??,
+            None => self.rx.recv().await?,
+        };
+        self.received += 1;
+        Ok(m)
+    }
+
+    /// The next peer frame, validated against the peer's direction and reported.
+    async fn recv(&mut self, hooks: &dyn Hooks) -> Result<Map, Stop> {
+        let m = self.recv_raw().await?;
+        self.check_in(&m, hooks)?;
+        Ok(m)
+    }
+
+    fn check_in(&self, m: &Map, hooks: &dyn Hooks) -> Result<(), Stop> {
+        if self.cfg.validate
+            && let Err(e) = self.spec.validate_message(
+                &Value::Object(m.clone()),
+                Some(self.ctx.role.incoming()),
+                None,
+            )
+        {
+            return Err(Stop::Invalid { error: e.0 });
+        }
+        self.report(Dir::Received, m, hooks);
+        Ok(())
+    }
+
+    /// The next peer frame, which must carry `action` (an `error` frame from
+    /// the peer ends the session) and, when given, `round == r`.
+    async fn expect(
+        &mut self,
+        action: &str,
+        round: Option<u64>,
+        hooks: &dyn Hooks,
+    ) -> Result<Map, Stop> {
+        let m = self.recv(hooks).await?;
+        let got = action_of(&m);
+        if got == "error" && action != "error" {
+            return Err(Stop::PeerError(m));
+        }
+        if got != action {
+            return Err(Stop::Unexpected {
+                error: format!("expected '{action}', got '{got}'"),
+            });
+        }
+        if let Some(r) = round {
+            let theirs = m.get("round").and_then(Value::as_i64);
+            if theirs != i64::try_from(r).ok() {
+                return Err(Stop::Unexpected {
+                    error: format!(
+                        "'{action}' for round {} while round {r} is being played",
+                        m.get("round")
+                            .map(Value::py_str)
+                            .unwrap_or_else(|| "(none)".into())
+                    ),
+                });
+            }
+        }
+        Ok(m)
+    }
+
+    fn phase(&self, phase: &str, summary: &str) {
+        let last = obj(&[
+            ("summary", Value::from(summary)),
+            ("structured", Value::Object(Map::new())),
+        ]);
+        self.ctx.sink.snapshot(obj(&[
+            ("phase", Value::from(phase)),
+            ("last_event", Value::Object(last)),
+        ]));
+    }
+
+    /// The natural end of a flow.
+    async fn finish(self, completed: bool, reason: &str, winner: Option<String>) -> SessionOutcome {
+        self.tx.close().await;
+        let mut data = obj(&[
+            ("completed", Value::Bool(completed)),
+            ("reason", Value::from(reason)),
+        ]);
+        if let Some(w) = &winner {
+            data.insert("winner", Value::from(w.as_str()));
+        }
+        self.ctx.emit(
+            "session_ended",
+            data,
+            Some(format!("Session ended: {reason}")),
+        );
+        let phase = match (completed, reason) {
+            (_, "abort") => "aborted",
+            (true, _) => "game_over",
+            (false, _) => "aborted",
+        };
+        self.phase(phase, &format!("Session ended: {reason}"));
+        SessionOutcome {
+            completed,
+            reason: reason.to_owned(),
+            error: None,
+            winner,
+            frames_sent: self.sent,
+            frames_received: self.received,
+        }
+    }
+
+    /// An early end: record why, tell the peer with an `error` frame where
+    /// the spec has one for us, and close.
+    async fn stop(mut self, stop: Stop, hooks: &dyn Hooks) -> SessionOutcome {
+        let (reason, error, tell): (&str, String, &[&str]) = match &stop {
+            Stop::Channel(ChannelError::Closed) => {
+                ("peer_disconnected", "peer disconnected".into(), &[])
+            }
+            Stop::Channel(ChannelError::Malformed(d)) => (
+                "malformed_frame",
+                d.clone(),
+                &["invalid_message", "protocol_violation", "aborted"],
+            ),
+            Stop::Channel(ChannelError::Oversized(n)) => (
+                "oversized_frame",
+                format!("frame of {n} bytes"),
+                &["invalid_message", "protocol_violation", "aborted"],
+            ),
+            Stop::Channel(ChannelError::Transport(d)) => ("transport_error", d.clone(), &[]),
+            Stop::Timeout => (
+                "peer_timeout",
+                "the peer sent nothing in time".into(),
+                &["timeout", "aborted"],
+            ),
+            Stop::Invalid { error } => (
+                "invalid_frame",
+                error.clone(),
+                &[
+                    "invalid_message",
+                    "invalid_choice",
+                    "invalid_move",
+                    "invalid_guess",
+                    "protocol_violation",
+                    "aborted",
+                ],
+            ),
+            Stop::Unexpected { error } => (
+                "unexpected_frame",
+                error.clone(),
+                &["unexpected_action", "protocol_violation", "aborted"],
+            ),
+            Stop::PeerError(m) => (
+                "peer_error",
+                m.get("reason")
+                    .or_else(|| m.get("error_code"))
+                    .map(Value::py_str)
+                    .unwrap_or_else(|| "error".into()),
+                &[],
+            ),
+            Stop::CommitMismatch => (
+                "commit_mismatch",
+                "the reveal does not match the commitment".into(),
+                &[],
+            ),
+            Stop::BalanceMismatch => (
+                "balance_mismatch",
+                "the host's round result differs from the shadow judge".into(),
+                &[],
+            ),
+            Stop::Hook(h) => match h.as_ref() {
+                HookError::IllegalDecision { reason, .. } => {
+                    ("human_decision_failed", reason.clone(), &["aborted"])
+                }
+                HookError::DecisionFailed(d) => {
+                    ("human_decision_failed", d.clone(), &["timeout", "aborted"])
+                }
+                HookError::Protocol(d) => (
+                    "protocol_violation",
+                    d.clone(),
+                    &[
+                        "invalid_move",
+                        "invalid_choice",
+                        "invalid_guess",
+                        "protocol_violation",
+                        "aborted",
+                    ],
+                ),
+                e => ("hook_error", e.to_string(), &["aborted"]),
+            },
+            Stop::OwnInvalid(d) => (
+                "hook_error",
+                format!("our own frame is invalid: {d}"),
+                &["aborted"],
+            ),
+        };
+        let hook_error = match &stop {
+            Stop::Hook(h) => Some(h.as_ref()),
+            _ => None,
+        };
+        if let Some(HookError::IllegalDecision {
+            match_key,
+            match_value,
+            reason,
+            decision,
+        }) = hook_error
+        {
+            self.ctx.emit(
+                "human_decision_failed",
+                obj(&[
+                    ("match_key", Value::from(match_key.as_str())),
+                    ("match_value", match_value.clone()),
+                    ("reason", Value::from(reason.as_str())),
+                    ("decision", Value::Object(decision.clone())),
+                ]),
+                Some(format!("Decision rejected: {reason}")),
+            );
+        } else if let Some(HookError::DecisionFailed(d)) = hook_error {
+            self.ctx.emit(
+                "human_decision_failed",
+                obj(&[
+                    ("reason", Value::from("timeout")),
+                    ("detail", Value::from(d.as_str())),
+                ]),
+                Some("No decision in time".into()),
+            );
+        }
+        if !tell.is_empty()
+            && let Some(frame) = self.error_frame(tell)
+        {
+            self.report(Dir::Sent, &frame, hooks);
+            if self.tx.send(&Value::Object(frame)).await.is_ok() {
+                self.sent += 1;
+            }
+        }
+        self.tx.close().await;
+        self.ctx.emit(
+            "session_ended",
+            obj(&[
+                ("completed", Value::Bool(false)),
+                ("reason", Value::from(reason)),
+                ("error", Value::from(error.as_str())),
+            ]),
+            Some(format!("Session ended: {reason}: {error}")),
+        );
+        self.phase("aborted", &format!("{reason}: {error}"));
+        SessionOutcome {
+            completed: false,
+            reason: reason.to_owned(),
+            error: Some(error),
+            winner: None,
+            frames_sent: self.sent,
+            frames_received: self.received,
+        }
+    }
+
+    /// An `error` frame the spec accepts from us, with the first preferred
+    /// reason its schema allows (and the round when it has one).
+    fn error_frame(&self, prefer: &[&str]) -> Option<Map> {
+        let mut candidates: Vec<Value> = prefer.iter().map(|r| Value::from(*r)).collect();
+        if let Some(values) = self
+            .spec
+            .field_schema("error", self.ctx.role.outgoing(), "reason")
+            .and_then(|f| f.get("values"))
+            .and_then(Value::as_array)
+        {
+            candidates.extend(values.iter().cloned());
+        }
+        for reason in candidates {
+            let mut frame = obj(&[("action", Value::from("error"))]);
+            if let Some(r) = self.round {
+                frame.insert("round", Value::from(r as i64));
+            }
+            frame.insert("reason", reason);
+            for f in [frame.clone(), {
+                let mut g = frame.clone();
+                g.remove("round");
+                g
+            }] {
+                if self
+                    .spec
+                    .validate_message(
+                        &Value::Object(f.clone()),
+                        Some(self.ctx.role.outgoing()),
+                        None,
+                    )
+                    .is_ok()
+                {
+                    return Some(f);
+                }
+            }
+        }
+        None
+    }
+}
+
+/// Runs the flow the spec names.
+pub(super) async fn run(
+    spec: &Spec,
+    hooks: &mut dyn Hooks,
+    channel: Channel,
+    ctx: &Ctx,
+    cfg: &EngineConfig,
+) -> SessionOutcome {
+    let Channel { tx, rx } = channel;
+    let mut run = Run {
+        spec,
+        ctx,
+        cfg,
+        tx,
+        rx,
+        sent: 0,
+        received: 0,
+        round: None,
+    };
+    ctx.sink.snapshot(obj(&[
+        ("phase", Value::from("waiting_peer")),
+        ("role", Value::from(ctx.role.as_str())),
+        ("protocol_id", Value::from(spec.protocol_id())),
+        (
+            "protocol_name",
+            Value::from(spec.name().unwrap_or_default()),
+        ),
+        ("control_mode", Value::from(ctx.control_mode.as_str())),
+        (
+            "started_at",
+            Value::Number(crate::json::Number::Float(now_epoch())),
+        ),
+    ]));
+    if !hooks.supported_control_modes().contains(&ctx.control_mode) {
+        let e = HookError::Invalid(format!(
+            "control mode {} is not supported by this protocol",
+            ctx.control_mode
+        ));
+        return run.stop(Stop::from(e), hooks).await;
+    }
+    if let Err(e) = hooks.init(ctx).await {
+        return run.stop(Stop::from(e), hooks).await;
+    }
+    let result = match spec.flow_mode() {
+        "session_loop" => session_loop(&mut run, hooks).await,
+        "simultaneous_round" => simultaneous_round(&mut run, hooks).await,
+        "request_response" => request_response(&mut run, hooks).await,
+        other => Err(Stop::from(HookError::Invalid(format!(
+            "flow mode {other} is not supported by this engine yet"
+        )))),
+    };
+    match result {
+        Ok(Ending {
+            completed,
+            reason,
+            winner,
+        }) => run.finish(completed, reason, winner).await,
+        Err(stop) => run.stop(stop, hooks).await,
+    }
+}
+
+/// Runs a free-mode (chat) side; local lines come from `source`.
+pub(super) async fn run_free(
+    spec: &Spec,
+    hooks: &mut dyn Hooks,
+    channel: Channel,
+    ctx: &Ctx,
+    cfg: &EngineConfig,
+    source: &mut dyn super::ChatSource,
+) -> SessionOutcome {
+    let Channel { tx, rx } = channel;
+    let mut run = Run {
+        spec,
+        ctx,
+        cfg,
+        tx,
+        rx,
+        sent: 0,
+        received: 0,
+        round: None,
+    };
+    if let Err(e) = hooks.init(ctx).await {
+        return run.stop(Stop::from(e), hooks).await;
+    }
+    match free(&mut run, hooks, source).await {
+        Ok(Ending {
+            completed,
+            reason,
+            winner,
+        }) => run.finish(completed, reason, winner).await,
+        Err(stop) => run.stop(stop, hooks).await,
+    }
+}
+
+struct Ending {
+    completed: bool,
+    reason: &'static str,
+    winner: Option<String>,
+}
+
+fn reason_of(r: &HookResult) -> &'static str {
+    if r.abort { "abort" } else { "completed" }
+}
+
+async fn session_loop(run: &mut Run<'_>, hooks: &mut dyn Hooks) -> Result<Ending, Stop> {
+    let ctx = run.ctx;
+    match ctx.role {
+        super::Role::Host => {
+            let join = run.recv(hooks).await?;
+            let ready = hooks.host_handle_join(ctx, &join).await?;
+            let Some(resp) = ready.response.clone() else {
+                return Err(Stop::from(HookError::Invalid(
+                    "host join hook did not return a ready response".into(),
+                )));
+            };
+            run.send(resp.clone(), hooks).await?;
+            if ready.completed || ready.abort {
+                return Ok(Ending {
+                    completed: ready.completed,
+                    reason: reason_of(&ready),
+                    winner: winner_of(&[Some(&resp)]),
+                });
+            }
+            loop {
+                let msg = run.recv(hooks).await?;
+                let r = hooks.host_handle(ctx, &msg).await?;
+                match r.response.clone() {
+                    Some(resp) => {
+                        run.send(resp.clone(), hooks).await?;
+                        if r.completed || r.abort {
+                            return Ok(Ending {
+                                completed: r.completed,
+                                reason: reason_of(&r),
+                                winner: winner_of(&[Some(&resp)]),
+                            });
+                        }
+                    }
+                    None => {
+                        return Ok(Ending {
+                            completed: r.completed,
+                            reason: if r.completed { "completed" } else { "abort" },
+                            winner: None,
+                        });
+                    }
+                }
+            }
+        }
+        super::Role::Guest => {
+            let join = hooks.guest_join_message(ctx).await?;
+            run.send(join, hooks).await?;
+            let ready = run.recv(hooks).await?;
+            if action_of(&ready) == "error" {
+                return Err(Stop::PeerError(ready));
+            }
+            hooks.guest_handle_ready(ctx, &ready).await?;
+            let Some(first) = hooks.guest_first_action(ctx).await? else {
+                return Ok(Ending {
+                    completed: false,
+                    reason: "abort",
+                    winner: None,
+                });
+            };
+            run.send(first, hooks).await?;
+            loop {
+                let msg = run.recv(hooks).await?;
+                let r = hooks.guest_handle(ctx, &msg).await?;
+                match r.response.clone() {
+                    Some(resp) => {
+                        run.send(resp.clone(), hooks).await?;
+                        if r.completed || r.abort {
+                            return Ok(Ending {
+                                completed: r.completed,
+                                reason: reason_of(&r),
+                                winner: winner_of(&[Some(&resp), Some(&msg)]),
+                            });
+                        }
+                    }
+                    None => {
+                        return Ok(Ending {
+                            completed: r.completed,
+                            reason: if r.completed { "completed" } else { "abort" },
+                            winner: winner_of(&[Some(&msg)]),
+                        });
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// `spec.flow.round.value_field`, default `value`.
+fn value_field(spec: &Spec) -> String {
+    spec.get("flow")
+        .and_then(|f| f.get("round"))
+        .and_then(|r| r.get("value_field"))
+        .and_then(Value::as_str)
+        .filter(|s| !s.is_empty())
+        .unwrap_or("value")
+        .to_owned()
+}
+
+/// Result fields the shadow judge compares (the reference's list).
+const SHADOW_FIELDS: [&str; 15] = [
+    "host_hp",
+    "guest_hp",
+    "host_mana",
+    "guest_mana",
+    "host_damage_dealt",
+    "guest_damage_dealt",
+    "host_cd_a",
+    "host_cd_b",
+    "host_cd_ult",
+    "guest_cd_a",
+    "guest_cd_b",
+    "guest_cd_ult",
+    "round_winner",
+    "game_over",
+    "game_winner",
+];
+
+async fn simultaneous_round(run: &mut Run<'_>, hooks: &mut dyn Hooks) -> Result<Ending, Stop> {
+    let ctx = run.ctx;
+    let field = value_field(run.spec);
+    let nonce = || commit::nonce_from(ctx.random_bytes::<8>());
+    match ctx.role {
+        super::Role::Host => {
+            let join = run.recv(hooks).await?;
+            let ready = hooks.host_handle_join(ctx, &join).await?;
+            let Some(resp) = ready.response else {
+                return Err(Stop::from(HookError::Invalid(
+                    "host join hook did not return a ready response".into(),
+                )));
+            };
+            run.send(resp, hooks).await?;
+            let mut r: u64 = 0;
+            loop {
+                run.round = Some(r);
+                let value = hooks.round_value(ctx, r).await?;
+                let n = nonce();
+                let hash = commit::commit_hash(&value, &n);
+                let ri = Value::from(r as i64);
+                run.send(
+                    obj(&[
+                        ("action", "commit".into()),
+                        ("round", ri.clone()),
+                        ("hash", hash.into()),
+                    ]),
+                    hooks,
+                )
+                .await?;
+                let guest_commit = run.expect("commit", Some(r), hooks).await?;
+                run.send(
+                    obj(&[
+                        ("action", "reveal".into()),
+                        ("round", ri.clone()),
+                        (field.as_str(), value.clone()),
+                        ("nonce", n.into()),
+                    ]),
+                    hooks,
+                )
+                .await?;
+                let guest_reveal = run.expect("reveal", Some(r), hooks).await?;
+                let guest_value = guest_reveal.get(&field).cloned().unwrap_or(Value::Null);
+                let guest_nonce = guest_reveal
+                    .get("nonce")
+                    .map(Value::py_str)
+                    .unwrap_or_default();
+                let committed = guest_commit
+                    .get("hash")
+                    .map(Value::py_str)
+                    .unwrap_or_default();
+                let expected = commit::commit_hash(&guest_value, &guest_nonce);
+                if expected != committed {
+                    ctx.emit(
+                        "commit_mismatch_detected",
+                        obj(&[
+                            ("round", ri.clone()),
+                            ("role", "guest".into()),
+                            ("expected", expected.into()),
+                            ("actual", committed.into()),
+                        ]),
+                        Some(format!("Commit mismatch in round {}", r + 1)),
+                    );
+                    let frame = obj(&[
+                        ("action", "error".into()),
+                        ("round", ri),
+                        ("reason", "commit_mismatch".into()),
+                    ]);
+                    let _ = run.send_control(frame, hooks).await;
+                    return Err(Stop::CommitMismatch);
+                }
+                let judged = hooks.round_judge(ctx, r, &value, &guest_value).await?;
+                if let Some(resp) = judged.response.clone() {
+                    run.send(resp, hooks).await?;
+                }
+                if judged.completed || judged.abort {
+                    run.send_control(obj(&[("action", "end".into())]), hooks)
+                        .await?;
+                    return Ok(Ending {
+                        completed: judged.completed,
+                        reason: reason_of(&judged),
+                        winner: winner_of(&[judged.response.as_ref()]),
+                    });
+                }
+                r += 1;
+            }
+        }
+        super::Role::Guest => {
+            let join = hooks.guest_join_message(ctx).await?;
+            run.send(join, hooks).await?;
+            let ready = run.expect("ready", None, hooks).await?;
+            hooks.guest_handle_ready(ctx, &ready).await?;
+            let shadow = run.spec.get("shadow_judge").is_some_and(Value::truthy);
+            let mut pending: Option<Map> = None;
+            let mut last_result: Option<Map> = None;
+            let mut r: u64 = 0;
+            loop {
+                run.round = Some(r);
+                // The guest settles its value before it sees the host's commit.
+                let value = hooks.round_value(ctx, r).await?;
+                let n = nonce();
+                let hash = commit::commit_hash(&value, &n);
+                let host_commit = match pending.take() {
+                    Some(m) => m,
+                    None => {
+                        let m = run.recv_raw().await?;
+                        if is_end(&m) {
+                            run.report(Dir::Received, &m, hooks);
+                            return Ok(Ending {
+                                completed: true,
+                                reason: "completed",
+                                winner: winner_of(&[last_result.as_ref()]),
+                            });
+                        }
+                        run.check_in(&m, hooks)?;
+                        m
+                    }
+                };
+                match action_of(&host_commit) {
+                    "commit" => {}
+                    "error" => return Err(Stop::PeerError(host_commit)),
+                    other => {
+                        return Err(Stop::Unexpected {
+                            error: format!("expected 'commit', got '{other}'"),
+                        });
+                    }
+                }
+                if host_commit.get("round").and_then(Value::as_i64) != i64::try_from(r).ok() {
+                    return Err(Stop::Unexpected {
+                        error: format!(
+                            "host commit for round {} while round {r} is due",
+                            host_commit
+                                .get("round")
+                                .map(Value::py_str)
+                                .unwrap_or_default()
+                        ),
+                    });
+                }
+                let ri = Value::from(r as i64);
+                run.send(
+                    obj(&[
+                        ("action", "commit".into()),
+                        ("round", ri.clone()),
+                        ("hash", hash.into()),
+                    ]),
+                    hooks,
+                )
+                .await?;
+                let host_reveal = run.expect("reveal", Some(r), hooks).await?;
+                let host_value = host_reveal.get(&field).cloned().unwrap_or(Value::Null);
+                let host_nonce = host_reveal
+                    .get("nonce")
+                    .map(Value::py_str)
+                    .unwrap_or_default();
+                let committed = host_commit
+                    .get("hash")
+                    .map(Value::py_str)
+                    .unwrap_or_default();
+                let expected = commit::commit_hash(&host_value, &host_nonce);
+                if expected != committed {
+                    ctx.emit(
+                        "commit_mismatch_detected",
+                        obj(&[
+                            ("round", ri),
+                            ("role", "host".into()),
+                            ("expected", expected.into()),
+                            ("actual", committed.into()),
+                        ]),
+                        Some(format!("Commit mismatch in round {}", r + 1)),
+                    );
+                    return Err(Stop::CommitMismatch);
+                }
+                run.send(
+                    obj(&[
+                        ("action", "reveal".into()),
+                        ("round", ri.clone()),
+                        (field.as_str(), value.clone()),
+                        ("nonce", n.into()),
+                    ]),
+                    hooks,
+                )
+                .await?;
+                let result = run.expect("round_result", Some(r), hooks).await?;
+                if shadow && let Some(expected) = hooks.round_judge_pure(r, &host_value, &value) {
+                    let mismatches: Vec<Value> = SHADOW_FIELDS
+                        .iter()
+                        .filter_map(|f| {
+                            let (e, a) = (expected.get(f), result.get(f));
+                            let same = match (e, a) {
+                                (None, None) => true,
+                                (Some(x), Some(y)) => x.py_eq(y),
+                                _ => false,
+                            };
+                            (!same).then(|| {
+                                Value::Object(obj(&[
+                                    ("field", Value::from(*f)),
+                                    ("expected", e.cloned().unwrap_or(Value::Null)),
+                                    ("actual", a.cloned().unwrap_or(Value::Null)),
+                                ]))
+                            })
+                        })
+                        .collect();
+                    if !mismatches.is_empty() {
+                        ctx.emit(
+                            "balance_mismatch_detected",
+                            obj(&[
+                                ("round", ri),
+                                ("role", "host".into()),
+                                ("mismatches", Value::Array(mismatches)),
+                            ]),
+                            Some(format!("Shadow judge disagrees in round {}", r + 1)),
+                        );
+                        return Err(Stop::BalanceMismatch);
+                    }
+                }
+                hooks.guest_handle(ctx, &result).await?;
+                last_result = Some(result);
+                r += 1;
+                let next = run.recv_raw().await?;
+                if is_end(&next) {
+                    run.report(Dir::Received, &next, hooks);
+                    return Ok(Ending {
+                        completed: true,
+                        reason: "completed",
+                        winner: winner_of(&[last_result.as_ref()]),
+                    });
+                }
+                run.check_in(&next, hooks)?;
+                pending = Some(next);
+            }
+        }
+    }
+}
+
+async fn request_response(run: &mut Run<'_>, hooks: &mut dyn Hooks) -> Result<Ending, Stop> {
+    let ctx = run.ctx;
+    match ctx.role {
+        super::Role::Host => {
+            let join = run.recv(hooks).await?;
+            let ready = hooks.host_handle_join(ctx, &join).await?;
+            let Some(resp) = ready.response else {
+                return Err(Stop::from(HookError::Invalid(
+                    "host join hook did not return a ready response".into(),
+                )));
+            };
+            run.send(resp, hooks).await?;
+            let request = run.recv(hooks).await?;
+            let r = hooks.host_handle(ctx, &request).await?;
+            let Some(resp) = r.response else {
+                return Ok(Ending {
+                    completed: false,
+                    reason: "abort",
+                    winner: None,
+                });
+            };
+            run.send(resp, hooks).await?;
+            Ok(Ending {
+                completed: true,
+                reason: "request_response_complete",
+                winner: None,
+            })
+        }
+        super::Role::Guest => {
+            let join = hooks.guest_join_message(ctx).await?;
+            run.send(join, hooks).await?;
+            let ready = run.recv(hooks).await?;
+            hooks.guest_handle_ready(ctx, &ready).await?;
+            let Some(request) = hooks.guest_first_action(ctx).await? else {
+                return Ok(Ending {
+                    completed: false,
+                    reason: "abort",
+                    winner: None,
+                });
+            };
+            run.send(request, hooks).await?;
+            let response = run.recv(hooks).await?;
+            hooks.guest_handle(ctx, &response).await?;
+            Ok(Ending {
+                completed: true,
+                reason: "request_response_complete",
+                winner: None,
+            })
+        }
+    }
+}
+
+async fn free(
+    run: &mut Run<'_>,
+    hooks: &mut dyn Hooks,
+    source: &mut dyn super::ChatSource,
+) -> Result<Ending, Stop> {
+    let ctx = run.ctx;
+    // The engine does the handshake itself; hooks are not consulted.
+    match ctx.role {
+        super::Role::Guest => {
+            run.send(obj(&[("action", "join".into())]), hooks).await?;
+            run.expect("ready", None, hooks).await?;
+        }
+        super::Role::Host => {
+            run.expect("join", None, hooks).await?;
+            run.send(obj(&[("action", "ready".into())]), hooks).await?;
+        }
+    }
+    ctx.sink.snapshot(obj(&[("phase", "chatting".into())]));
+    let mut seq: i64 = 0;
+    let mut source_open = true;
+    loop {
+        tokio::select! {
+            line = source.next_line(), if source_open => {
+                match line {
+                    None => source_open = false,
+                    Some(text) if text.trim() == "/quit" => {
+                        run.send_control(obj(&[("action", "end".into())]), hooks).await?;
+                        hooks.on_end(ctx).await;
+                        return Ok(Ending { completed: true, reason: "completed", winner: None });
+                    }
+                    Some(text) => {
+                        seq += 1;
+                        let frame = obj(&[("action", "chat".into()), ("text", text.into()), ("seq", Value::from(seq))]);
+                        run.send(frame.clone(), hooks).await?;
+                        hooks.on_send(ctx, &frame).await;
+                    }
+                }
+            }
+            frame = run.rx.recv() => {
+                let m = frame?;
+                run.received += 1;
+                if is_end(&m) {
+                    run.report(Dir::Received, &m, hooks);
+                    hooks.on_end(ctx).await;
+                    return Ok(Ending { completed: true, reason: "completed", winner: None });
+                }
+                // Free mode validates against direction "both"; an invalid
+                // frame is dropped and recorded, as the reference drops it.
+                match run.spec.validate_message(&Value::Object(m.clone()), Some("both"), None) {
+                    Ok(()) => {
+                        run.report(Dir::Received, &m, hooks);
+                        hooks.on_message(ctx, &m).await;
+                    }
+                    Err(e) => ctx.emit(
+                        "frame_dropped",
+                        obj(&[("error", Value::from(e.0.as_str())), ("msg", Value::Object(m))]),
+                        Some(format!("Dropped an invalid frame: {e}")),
+                    ),
+                }
+            }
+        }
+    }
+}

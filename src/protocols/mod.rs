@@ -1,0 +1,108 @@
+//! Native hooks for the bundled protocols: the same messages and rules as
+//! the reference's hooks, written in Rust, with automatic play that follows
+//! the strategy.json conventions so two bots always finish a game.
+//!
+//! Strategy shapes each protocol reads (strategy.json):
+//! - rps-v1, coin-flip-v1: `{"mode":"fixed","fixed":"rock"}`,
+//!   `{"mode":"seq","sequence":["rock","paper"]}`, `{"mode":"random"}`,
+//!   `{"mode":"policy","policy":"mirror_previous_opponent" |
+//!   "counter_previous_opponent" | "repeat_own_previous"}`.
+//! - weak-wins-all: `{"mode":"fixed","bid":N}`, `{"mode":"seq","sequence":[…]}`,
+//!   `{"mode":"even"}` (spread the points evenly; the default).
+//! - guess-number-v1: `{"mode":"bisect"}` (default), `{"mode":"fixed","number":N}`,
+//!   `{"mode":"seq","sequence":[…]}`.
+//! - gomoku-v1, connect4-v1, reversi-v1: `{"mode":"greedy"}` (default: win,
+//!   block, then the best-scoring move) or `{"mode":"random"}` (any legal move).
+//! - hero-duel-v1: `{"mode":"fixed","move":"ult"}`, `{"mode":"seq","sequence":[…]}`,
+//!   `{"mode":"greedy"}` (default: the strongest affordable move).
+
+mod chat;
+mod choice;
+mod guess;
+
+use crate::engine::Hooks;
+use crate::json::{Map, Value};
+use crate::library::Library;
+use crate::spec::Spec;
+
+/// Native hooks for a spec, when palaver ships them for its protocol_id.
+pub fn native_hooks(spec: &Spec) -> Option<Box<dyn Hooks>> {
+    let lib = Library::bundled();
+    let entry = lib
+        .entries()
+        .iter()
+        .find(|e| e.protocol_id == spec.protocol_id())?;
+    native_hooks_for_alias(&entry.alias)
+}
+
+/// Native hooks by bundled alias.
+pub fn native_hooks_for_alias(alias: &str) -> Option<Box<dyn Hooks>> {
+    Some(match alias {
+        "rps-v1" => Box::new(choice::ChoiceGame::rps()),
+        "coin-flip-v1" => Box::new(choice::ChoiceGame::coin()),
+        "guess-number-v1" => Box::new(guess::GuessNumber::default()),
+        "human-chat-v1" => Box::new(chat::HumanChat::default()),
+        _ => return None,
+    })
+}
+
+/// Aliases with native hooks.
+pub const NATIVE: [&str; 9] = [
+    "rps-v1",
+    "coin-flip-v1",
+    "guess-number-v1",
+    "human-chat-v1",
+    "weak-wins-all",
+    "gomoku-v1",
+    "connect4-v1",
+    "reversi-v1",
+    "hero-duel-v1",
+];
+
+/// Python's `int(options.get(key) or default)` for an integer option.
+pub(crate) fn opt_int(options: &Map, key: &str, default: i64) -> i64 {
+    match options.get(key) {
+        Some(v) if v.truthy() => as_int(v).unwrap_or(default),
+        _ => default,
+    }
+}
+
+/// A JSON value as an integer the way `int()` would take it (ints, integral
+/// floats, bools, numeric strings).
+pub(crate) fn as_int(v: &Value) -> Option<i64> {
+    match v {
+        Value::Number(crate::json::Number::Int(i)) => Some(*i),
+        Value::Number(crate::json::Number::Float(f)) if f.is_finite() => Some(f.trunc() as i64),
+        Value::Bool(b) => Some(i64::from(*b)),
+        Value::String(s) => s.trim().parse().ok(),
+        _ => None,
+    }
+}
+
+/// An integer field of a frame (schema-validated frames always have it).
+pub(crate) fn int_field(m: &Map, key: &str) -> i64 {
+    m.get(key).and_then(as_int).unwrap_or(0)
+}
+
+pub(crate) fn str_field<'a>(m: &'a Map, key: &str) -> &'a str {
+    m.get(key).and_then(Value::as_str).unwrap_or("")
+}
+
+/// `{"summary": s, "structured": structured}` for snapshot `last_event`.
+pub(crate) fn last_event(summary: impl Into<String>, structured: Map) -> Value {
+    Value::Object(crate::obj! { "summary" => summary.into(), "structured" => structured })
+}
+
+/// Emits `strategy_applied {round, strategy, result}`.
+pub(crate) fn strategy_applied(
+    ctx: &crate::engine::Ctx,
+    round: u64,
+    strategy: &Map,
+    result: Value,
+) {
+    ctx.emit(
+        "strategy_applied",
+        crate::obj! { "round" => round, "strategy" => strategy.clone(), "result" => result },
+        None,
+    );
+}

@@ -1,0 +1,88 @@
+//! A whole session in one process: host and guest over an in-memory
+//! channel. This is `palaver protocol test`, and the harness the engine's
+//! tests and benchmarks use.
+
+use crate::engine::{
+    self, Channel, ChatSource, ControlMode, Ctx, Decider, EngineConfig, EventSink, Hooks,
+    MemorySink, Role, SessionOutcome, Strategy,
+};
+use crate::json::Map;
+use crate::spec::Spec;
+use std::sync::Arc;
+
+/// How one side of a local session is driven.
+pub struct Side {
+    pub hooks: Box<dyn Hooks>,
+    pub control_mode: ControlMode,
+    pub decider: Arc<dyn Decider>,
+    pub strategy: Arc<Strategy>,
+    pub sink: Arc<dyn EventSink>,
+    /// Free mode only: where this side's chat lines come from.
+    pub chat: Option<Box<dyn ChatSource>>,
+    pub seed: Option<u64>,
+}
+
+impl Side {
+    /// An autonomous side with in-memory reporting.
+    pub fn auto(hooks: Box<dyn Hooks>, sink: Arc<MemorySink>) -> Side {
+        Side {
+            hooks,
+            control_mode: ControlMode::Autonomous,
+            decider: Arc::new(engine::AutoDecider),
+            strategy: Arc::new(Strategy::default()),
+            sink,
+            chat: None,
+            seed: None,
+        }
+    }
+
+    fn ctx(&self, role: Role, options: &Map) -> Ctx {
+        let ctx = Ctx::new(role, self.control_mode, options.clone())
+            .with_decider(self.decider.clone())
+            .with_strategy(self.strategy.clone())
+            .with_sink(self.sink.clone());
+        match self.seed {
+            Some(s) => ctx.with_seed(s),
+            None => ctx,
+        }
+    }
+}
+
+/// Plays host against guest to the end of the session.
+pub async fn play(
+    spec: &Spec,
+    options: &Map,
+    cfg: &EngineConfig,
+    mut host: Side,
+    mut guest: Side,
+) -> (SessionOutcome, SessionOutcome) {
+    let (hc, gc) = Channel::memory_pair();
+    let (hctx, gctx) = (
+        host.ctx(Role::Host, options),
+        guest.ctx(Role::Guest, options),
+    );
+    if spec.flow_mode() == "free" {
+        let mut no_lines =
+            engine::ScriptedChat::new(Vec::<String>::new(), std::time::Duration::ZERO);
+        let mut hsrc = host.chat.take();
+        let mut gsrc = guest.chat.take();
+        let hs: &mut dyn ChatSource = match hsrc.as_deref_mut() {
+            Some(s) => s,
+            None => &mut no_lines,
+        };
+        let mut no_lines_g =
+            engine::ScriptedChat::new(Vec::<String>::new(), std::time::Duration::ZERO);
+        let gs: &mut dyn ChatSource = match gsrc.as_deref_mut() {
+            Some(s) => s,
+            None => &mut no_lines_g,
+        };
+        return tokio::join!(
+            engine::run_free(spec, host.hooks.as_mut(), hc, &hctx, cfg, hs),
+            engine::run_free(spec, guest.hooks.as_mut(), gc, &gctx, cfg, gs),
+        );
+    }
+    tokio::join!(
+        engine::run(spec, host.hooks.as_mut(), hc, &hctx, cfg),
+        engine::run(spec, guest.hooks.as_mut(), gc, &gctx, cfg),
+    )
+}

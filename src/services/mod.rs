@@ -1,0 +1,4 @@
+//! Orchestration above the engine: wiring specs, hooks, channels and
+//! control modes into sessions. No UI, no command-line parsing.
+
+pub mod local;
