@@ -299,3 +299,77 @@ async fn human_guess_number_host_sets_the_secret() {
     assert_eq!(last.get("secret_number").and_then(Value::as_i64), Some(77));
     let _ = obj! {};
 }
+
+#[tokio::test]
+async fn every_native_protocol_plays_to_completion_for_many_seeds() {
+    let cases: [(&str, &str); 8] = [
+        ("rps-v1", r#"{"best_of":3}"#),
+        ("coin-flip-v1", r#"{"best_of":3}"#),
+        ("guess-number-v1", "{}"),
+        ("weak-wins-all", r#"{"total_points":25,"total_rounds":5}"#),
+        ("gomoku-v1", r#"{"board_size":9}"#),
+        ("connect4-v1", "{}"),
+        ("reversi-v1", r#"{"board_size":6}"#),
+        ("hero-duel-v1", r#"{"max_rounds":30}"#),
+    ];
+    for (alias, o) in cases {
+        for seed in 0..12 {
+            let p = bots(alias, opts(o), seed).await;
+            assert_completed_same_winner(&p);
+            assert!(p.host.frames_sent >= 2, "{alias}");
+        }
+    }
+}
+
+#[tokio::test]
+async fn board_games_follow_the_reference_frame_pattern() {
+    for alias in ["gomoku-v1", "connect4-v1", "reversi-v1"] {
+        let p = bots(alias, Map::new(), 5).await;
+        assert_completed_same_winner(&p);
+        let h = sent(&p.hs);
+        let g = sent(&p.gs);
+        assert_eq!(g[0], "join");
+        assert_eq!(h[0], "ready");
+        assert!(
+            g[1..].iter().all(|a| a == "move" || a == "pass"),
+            "{alias}: {g:?}"
+        );
+        assert!(h[1..].iter().all(|a| a == "round_result"), "{alias}: {h:?}");
+        // One host answer per guest move.
+        assert_eq!(g.len() - 1, h.len() - 1, "{alias}");
+        let board = p.gs.snapshot_value("board").unwrap();
+        assert!(board.as_array().unwrap().len() >= 4);
+    }
+}
+
+#[tokio::test]
+async fn reversi_reports_stone_counts_consistently() {
+    let p = bots("reversi-v1", opts(r#"{"board_size":8}"#), 9).await;
+    assert_completed_same_winner(&p);
+    let (b, w) = (
+        p.gs.snapshot_value("black").unwrap(),
+        p.gs.snapshot_value("white").unwrap(),
+    );
+    let (b, w) = (b.as_i64().unwrap(), w.as_i64().unwrap());
+    let expected = match b.cmp(&w) {
+        std::cmp::Ordering::Greater => Some("guest"),
+        std::cmp::Ordering::Less => Some("host"),
+        std::cmp::Ordering::Equal => None,
+    };
+    assert_eq!(p.host.winner.as_deref(), expected);
+}
+
+#[tokio::test]
+async fn hero_duel_guest_shadow_judges_every_round() {
+    let p = bots(
+        "hero-duel-v1",
+        opts(r#"{"host_hero":"mage","guest_hero":"tank","max_rounds":12}"#),
+        2,
+    )
+    .await;
+    assert_completed_same_winner(&p);
+    assert!(!p.gs.kinds().contains(&"balance_mismatch_detected"));
+    let heroes = p.gs.snapshot_value("heroes").unwrap();
+    assert_eq!(heroes.get("host").and_then(Value::as_str), Some("mage"));
+    assert_eq!(heroes.get("guest").and_then(Value::as_str), Some("tank"));
+}

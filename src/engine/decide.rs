@@ -74,7 +74,8 @@ pub struct Window {
     pub match_value: Value,
     /// The decision the protocol would take on its own.
     pub auto: Map,
-    /// Field holding the decided value (`choice`, `number`, …).
+    /// Field holding the decided value (`choice`, `number`, …); empty when
+    /// the whole body is the value.
     pub value_field: &'static str,
 }
 

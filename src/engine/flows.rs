@@ -544,6 +544,9 @@ async fn session_loop(run: &mut Run<'_>, hooks: &mut dyn Hooks) -> Result<Ending
             }
             loop {
                 let msg = run.recv(hooks).await?;
+                if action_of(&msg) == "error" {
+                    return Err(Stop::PeerError(msg));
+                }
                 let r = hooks.host_handle(ctx, &msg).await?;
                 match r.response.clone() {
                     Some(resp) => {
@@ -584,6 +587,9 @@ async fn session_loop(run: &mut Run<'_>, hooks: &mut dyn Hooks) -> Result<Ending
             run.send(first, hooks).await?;
             loop {
                 let msg = run.recv(hooks).await?;
+                if action_of(&msg) == "error" {
+                    return Err(Stop::PeerError(msg));
+                }
                 let r = hooks.guest_handle(ctx, &msg).await?;
                 match r.response.clone() {
                     Some(resp) => {

@@ -16,9 +16,12 @@
 //! - hero-duel-v1: `{"mode":"fixed","move":"ult"}`, `{"mode":"seq","sequence":[…]}`,
 //!   `{"mode":"greedy"}` (default: the strongest affordable move).
 
+mod board;
 mod chat;
 mod choice;
 mod guess;
+mod hero;
+mod weak;
 
 use crate::engine::Hooks;
 use crate::json::{Map, Value};
@@ -42,6 +45,11 @@ pub fn native_hooks_for_alias(alias: &str) -> Option<Box<dyn Hooks>> {
         "coin-flip-v1" => Box::new(choice::ChoiceGame::coin()),
         "guess-number-v1" => Box::new(guess::GuessNumber::default()),
         "human-chat-v1" => Box::new(chat::HumanChat::default()),
+        "weak-wins-all" => Box::new(weak::WeakWins::default()),
+        "gomoku-v1" => Box::new(board::BoardGame::new(board::Kind::Gomoku)),
+        "connect4-v1" => Box::new(board::BoardGame::new(board::Kind::Connect4)),
+        "reversi-v1" => Box::new(board::BoardGame::new(board::Kind::Reversi)),
+        "hero-duel-v1" => Box::new(hero::HeroDuel::default()),
         _ => return None,
     })
 }
