@@ -18,19 +18,7 @@ use std::io::{BufRead, BufReader, Write};
 use std::process::{Command, Stdio};
 
 fn oracle_python() -> Option<String> {
-    match std::env::var("PALAVER_REFERENCE_PYTHON") {
-        Ok(p) if !p.is_empty() => Some(p),
-        _ => {
-            assert!(
-                std::env::var_os("CI").is_none(),
-                "CI must set PALAVER_REFERENCE_PYTHON to a Python with aigenora==0.1.4 (see .ci/run)"
-            );
-            eprintln!(
-                "reference_diff: PALAVER_REFERENCE_PYTHON not set; skipping the differential run"
-            );
-            None
-        }
-    }
+    common::reference_python()
 }
 
 /// Sends every request to the oracle and returns its answers in order.

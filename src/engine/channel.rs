@@ -12,6 +12,7 @@ use crate::canonical;
 use crate::json::{self, Map, Value};
 use async_trait::async_trait;
 use std::sync::Arc;
+use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt, BufReader};
 use tokio::sync::mpsc;
 
 /// Longest frame accepted, in bytes (the reference's `MAX_JSON_LINE_BYTES`).
@@ -155,6 +156,95 @@ impl Channel {
     }
 }
 
+impl Channel {
+    /// A channel over a byte stream pair (TCP, a QUIC bi-stream, pipes):
+    /// lines end with `\n`, empty lines are skipped, a line over the limit
+    /// is refused.
+    pub fn from_stream<R, W>(reader: R, writer: W) -> Channel
+    where
+        R: AsyncRead + Unpin + Send + 'static,
+        W: AsyncWrite + Unpin + Send + 'static,
+    {
+        Channel::new(
+            Arc::new(StreamTx(tokio::sync::Mutex::new(Some(writer)))),
+            Box::new(StreamRx {
+                reader: BufReader::new(reader),
+                buf: Vec::new(),
+            }),
+        )
+    }
+}
+
+struct StreamTx<W>(tokio::sync::Mutex<Option<W>>);
+
+struct StreamRx<R> {
+    reader: BufReader<R>,
+    buf: Vec<u8>,
+}
+
+#[async_trait]
+impl<W: AsyncWrite + Unpin + Send + 'static> LineTx for StreamTx<W> {
+    async fn send_line(&self, mut line: String) -> Result<(), ChannelError> {
+        let mut guard = self.0.lock().await;
+        let Some(w) = guard.as_mut() else {
+            return Err(ChannelError::Closed);
+        };
+        line.push('\n');
+        w.write_all(line.as_bytes()).await.map_err(io_error)?;
+        w.flush().await.map_err(io_error)
+    }
+
+    async fn close(&self) {
+        if let Some(mut w) = self.0.lock().await.take() {
+            let _ = w.shutdown().await;
+        }
+    }
+}
+
+fn io_error(e: std::io::Error) -> ChannelError {
+    use std::io::ErrorKind::*;
+    match e.kind() {
+        BrokenPipe | ConnectionReset | ConnectionAborted | UnexpectedEof | NotConnected => {
+            ChannelError::Closed
+        }
+        _ => ChannelError::Transport(e.to_string()),
+    }
+}
+
+#[async_trait]
+impl<R: AsyncRead + Unpin + Send + 'static> LineRx for StreamRx<R> {
+    async fn recv_line(&mut self) -> Result<String, ChannelError> {
+        loop {
+            self.buf.clear();
+            let limit = MAX_FRAME_BYTES as u64 + 1;
+            let n = (&mut self.reader)
+                .take(limit)
+                .read_until(b'\n', &mut self.buf)
+                .await
+                .map_err(io_error)?;
+            if n == 0 {
+                return Err(ChannelError::Closed);
+            }
+            if self.buf.last() != Some(&b'\n') {
+                if self.buf.len() as u64 >= limit {
+                    return Err(ChannelError::Oversized(self.buf.len()));
+                }
+                // The stream ended inside a line: the peer is gone.
+                return Err(ChannelError::Closed);
+            }
+            self.buf.pop();
+            if self.buf.last() == Some(&b'\r') {
+                self.buf.pop();
+            }
+            if self.buf.is_empty() {
+                continue;
+            }
+            return String::from_utf8(std::mem::take(&mut self.buf))
+                .map_err(|_| ChannelError::Malformed("frame is not valid UTF-8".into()));
+        }
+    }
+}
+
 /// In-memory line transport: an unbounded queue of lines; `close` sends a
 /// marker so the peer sees the end of the stream even while a clone of the
 /// sender lives on.
@@ -219,6 +309,22 @@ mod tests {
         assert_eq!(got.get("action").and_then(Value::as_str), Some("join"));
         let pong = b.rx.rx.recv_line().await.unwrap();
         assert_eq!(pong, r#"{"_sys":"pong","probe_id":"ab-1"}"#);
+    }
+
+    #[tokio::test]
+    async fn stream_channels_frame_lines() {
+        let (a, b) = tokio::io::duplex(64);
+        let (ar, aw) = tokio::io::split(a);
+        let (br, bw) = tokio::io::split(b);
+        let (x, mut y) = (Channel::from_stream(ar, aw), Channel::from_stream(br, bw));
+        x.tx.send_raw("".into()).await.unwrap();
+        x.tx.send(&json::parse_str(r#"{"action":"join","t":"a\nb"}"#).unwrap())
+            .await
+            .unwrap();
+        let got = y.rx.recv().await.unwrap();
+        assert_eq!(got.get("t").and_then(Value::as_str), Some("a\nb"));
+        x.tx.close().await;
+        assert_eq!(y.rx.recv().await.unwrap_err(), ChannelError::Closed);
     }
 
     #[tokio::test]

@@ -842,13 +842,8 @@ impl Hooks for BoardGame {
                 }
                 // Check the host's adjudication against our own board.
                 let truth = match self.kind {
-                    Kind::Reversi => {
-                        if self.reversi_over() {
-                            (true, self.reversi_winner())
-                        } else {
-                            (false, "none")
-                        }
-                    }
+                    Kind::Reversi if self.reversi_over() => (true, self.reversi_winner()),
+                    Kind::Reversi => (false, "none"),
                     _ if self.wins_at(r, c, who) => (true, who.player()),
                     _ if self.full() => (true, "none"),
                     _ => (false, "none"),

@@ -51,3 +51,22 @@ pub fn value() -> impl Strategy<Value = Value> {
         ]
     })
 }
+
+/// The Python with the reference client installed (`PALAVER_REFERENCE_PYTHON`,
+/// set by scripts/test). Without it a test says so and returns; under CI its
+/// absence is a failure, because there the reference must be present.
+pub fn reference_python() -> Option<String> {
+    match std::env::var("PALAVER_REFERENCE_PYTHON") {
+        Ok(p) if !p.is_empty() => Some(p),
+        _ => {
+            assert!(
+                std::env::var_os("CI").is_none(),
+                "CI must set PALAVER_REFERENCE_PYTHON to a Python with aigenora==0.1.4 (see scripts/test)"
+            );
+            eprintln!(
+                "PALAVER_REFERENCE_PYTHON is not set; skipping the run against the reference client"
+            );
+            None
+        }
+    }
+}
