@@ -1,4 +1,5 @@
 //! Orchestration above the engine: wiring specs, hooks, channels and
 //! control modes into sessions. No UI, no command-line parsing.
 
+pub mod adversarial;
 pub mod local;

@@ -1,0 +1,21 @@
+//! Every case of the adversarial catalogue ends the palaver side cleanly,
+//! with the expected reason, exactly one session_ended, and no hang.
+
+use palaver::services::adversarial::{catalogue, run_case};
+use std::time::Duration;
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_whole_catalogue_ends_cleanly() {
+    let cases = catalogue();
+    assert!(cases.len() >= 30, "the catalogue has {} cases", cases.len());
+    let protocols: std::collections::BTreeSet<&str> = cases.iter().map(|c| c.alias).collect();
+    assert!(protocols.len() >= 8, "{protocols:?}");
+    let mut failures = Vec::new();
+    for case in &cases {
+        let report = run_case(case, Duration::from_millis(300)).await;
+        if !report.passed {
+            failures.push(format!("{} / {} ({:?}): {}", case.alias, case.name, case.victim, report.detail));
+        }
+    }
+    assert!(failures.is_empty(), "{} cases failed:\n{}", failures.len(), failures.join("\n"));
+}
