@@ -6,6 +6,7 @@
 //! run (unreadable file, invalid JSON, unknown protocol, bad arguments).
 
 mod protocol;
+mod test_cmd;
 
 use anyhow::{Context, Result};
 use clap::{Args, Parser, Subcommand};

@@ -39,6 +39,13 @@ pub enum ProtocolCmd {
         /// Alias (e.g. rps-v1) or protocol_id (a unique prefix of 8+ hex digits works).
         protocol: String,
     },
+    /// Play a whole session in one process, bot against bot, and print the
+    /// transcript and outcome; exit 0 only when both sides completed.
+    ///
+    /// With --adversarial, replay the catalogue of misbehaving peers
+    /// (malformed, invalid, out-of-turn, forged, oversized, silent…) against
+    /// each side and report that every case ended cleanly with a reason.
+    Test(super::test_cmd::TestArgs),
     /// Print the directory of a protocol in the data dir's library,
     /// installing the bundled protocols there first if needed.
     Path {
@@ -54,6 +61,7 @@ pub fn run(ctx: &Ctx, cmd: ProtocolCmd) -> Result<Outcome> {
         ProtocolCmd::List => list(ctx),
         ProtocolCmd::Show { protocol } => show(ctx, &protocol),
         ProtocolCmd::Path { protocol } => path(ctx, &protocol),
+        ProtocolCmd::Test(args) => super::test_cmd::run(ctx, args),
     }
 }
 

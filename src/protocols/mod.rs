@@ -38,6 +38,16 @@ pub fn native_hooks(spec: &Spec) -> Option<Box<dyn Hooks>> {
     native_hooks_for_alias(&entry.alias)
 }
 
+/// Native hooks for a protocol_id of a bundled protocol.
+pub fn native_hooks_by_id(protocol_id: &str) -> Option<Box<dyn Hooks>> {
+    let lib = Library::bundled();
+    let entry = lib
+        .entries()
+        .iter()
+        .find(|e| e.protocol_id == protocol_id)?;
+    native_hooks_for_alias(&entry.alias)
+}
+
 /// Native hooks by bundled alias.
 pub fn native_hooks_for_alias(alias: &str) -> Option<Box<dyn Hooks>> {
     Some(match alias {

@@ -1,0 +1,587 @@
+//! Hooks in any language: a program next to a protocol's spec.json that
+//! answers hook calls as JSON lines on stdin/stdout. The contract is in
+//! docs/hooks.md; in short:
+//!
+//! ```text
+//! palaver → program   {"id":7,"hook":"round_value","args":{"round":0}}
+//! program → palaver   {"id":7,"ok":true,"result":"rock"}
+//!                     {"id":7,"ok":false,"error":"why"}
+//!                     {"id":7,"decide":{"match_key":"round","match_value":0,"auto":{"choice":"rock"},"value_field":"choice"}}
+//! palaver → program   {"id":7,"decision":{"choice":"paper"}}      (answer to a decide)
+//! program → palaver   {"event":"kind","data":{…}} | {"snapshot":{…}} | {"detail":{…}}   (any time)
+//! ```
+//!
+//! A program that crashes, hangs past the hook timeout, or replies garbage
+//! ends the session cleanly with that reason (`hook_error`).
+
+use super::{ControlMode, Ctx, Dir, Event, HookError, HookResult, Hooks, HostMetadata, Window};
+use crate::canonical;
+use crate::json::{self, Map, Value};
+use crate::obj;
+use anyhow::{Context, Result, bail};
+use async_trait::async_trait;
+use std::path::{Path, PathBuf};
+use std::process::Stdio;
+use std::time::Duration;
+use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader};
+use tokio::process::{Child, ChildStdin, ChildStdout};
+
+/// The sidecar file `protocol scaffold` writes next to generated hooks.
+pub const SIDECAR: &str = ".palaver-hooks.json";
+
+/// Sentinels marking generated, unimplemented hooks (palaver's and the
+/// reference client's).
+const SKELETON_FLAGS: [&str; 2] = ["PALAVER_SKELETON", "AIGENORA_SKELETON"];
+
+/// How to start a protocol directory's hooks program.
+#[derive(Debug, Clone)]
+pub struct HooksProgram {
+    pub dir: PathBuf,
+    pub command: Vec<String>,
+    pub timeout: Duration,
+}
+
+/// Hook methods named in a skeleton as not implemented yet, or None when
+/// the file is not a pristine skeleton.
+pub fn skeleton_status(dir: &Path, file: &Path) -> Option<Vec<String>> {
+    let text = std::fs::read_to_string(file).ok()?;
+    let mut missing: Vec<String> = Vec::new();
+    for flag in SKELETON_FLAGS {
+        let marker = format!("{flag}_NOT_IMPLEMENTED:");
+        for (i, _) in text.match_indices(&marker) {
+            let name: String = text[i + marker.len()..]
+                .trim_start()
+                .chars()
+                .take_while(|c| c.is_alphanumeric() || *c == '_')
+                .collect();
+            if !name.is_empty() && !missing.contains(&name) {
+                missing.push(name);
+            }
+        }
+    }
+    let flagged = text.lines().any(|l| {
+        SKELETON_FLAGS.iter().any(|f| {
+            l.strip_prefix(f).is_some_and(|rest| {
+                let rest = rest.trim_start();
+                rest.strip_prefix('=').is_some_and(|v| {
+                    let v = v.trim_start();
+                    v.starts_with("True")
+                        && !v[4..].starts_with(|c: char| c.is_alphanumeric() || c == '_')
+                })
+            })
+        })
+    });
+    let unchanged = sidecar_says_unchanged(dir, file, &text);
+    (flagged || unchanged || !missing.is_empty()).then_some(missing)
+}
+
+fn sidecar_says_unchanged(dir: &Path, file: &Path, text: &str) -> bool {
+    let Ok(side) = crate::spec::read_json_file(&dir.join(SIDECAR)) else {
+        return false;
+    };
+    let spec_bytes = std::fs::read(dir.join("spec.json")).unwrap_or_default();
+    let same_hooks = side.get("skeleton_hash").and_then(Value::as_str)
+        == Some(canonical::sha256_hex(text).as_str());
+    let same_spec = side.get("spec_hash").and_then(Value::as_str)
+        == Some(canonical::sha256_hex(&spec_bytes).as_str());
+    let _ = file;
+    same_hooks && same_spec
+}
+
+impl HooksProgram {
+    /// Finds the hooks program of a protocol directory: the sidecar's
+    /// `command`, else an executable `hooks`, else `hooks.py` run with
+    /// `python3` (`PALAVER_PYTHON` overrides). A pristine skeleton is refused
+    /// unless `allow_skeleton`.
+    pub fn find(dir: &Path, allow_skeleton: bool) -> Result<HooksProgram> {
+        let timeout = std::env::var("PALAVER_HOOK_TIMEOUT")
+            .ok()
+            .and_then(|s| s.parse::<f64>().ok())
+            .map(Duration::from_secs_f64)
+            .unwrap_or(Duration::from_secs(10));
+        let python = std::env::var("PALAVER_PYTHON").unwrap_or_else(|_| "python3".into());
+        let sidecar = crate::spec::read_json_file(&dir.join(SIDECAR)).ok();
+        let from_sidecar: Option<Vec<String>> = sidecar
+            .as_ref()
+            .and_then(|s| s.get("command"))
+            .and_then(Value::as_array)
+            .map(|a| {
+                a.iter()
+                    .filter_map(Value::as_str)
+                    .map(str::to_owned)
+                    .collect()
+            })
+            .filter(|c: &Vec<String>| !c.is_empty());
+        let (command, file) = if let Some(mut c) = from_sidecar {
+            if c[0] == "python3" {
+                c[0] = python.clone();
+            }
+            let file = c.iter().skip(1).map(|a| dir.join(a)).find(|p| p.is_file());
+            (c, file)
+        } else if dir.join("hooks").is_file() {
+            (
+                vec![dir.join("hooks").display().to_string()],
+                Some(dir.join("hooks")),
+            )
+        } else if dir.join("hooks.py").is_file() {
+            (vec![python, "hooks.py".into()], Some(dir.join("hooks.py")))
+        } else {
+            bail!(
+                "{} has no hooks program (hooks, hooks.py, or a `command` in {SIDECAR}); see docs/hooks.md",
+                dir.display()
+            );
+        };
+        if let Some(f) = &file
+            && !allow_skeleton
+            && let Some(missing) = skeleton_status(dir, f)
+        {
+            let list = if missing.is_empty() {
+                "(all)".to_owned()
+            } else {
+                missing.join(", ")
+            };
+            bail!(
+                "{} is an unimplemented hooks skeleton; unimplemented hooks: {list}. Implement them, or pass \
+                 --allow-skeleton-hooks (PALAVER_ALLOW_SKELETON_HOOKS=1) to run it anyway",
+                f.display()
+            );
+        }
+        Ok(HooksProgram {
+            dir: dir.to_owned(),
+            command,
+            timeout,
+        })
+    }
+
+    /// Starts the program.
+    pub fn spawn(&self) -> Result<ExternalHooks> {
+        let mut child = tokio::process::Command::new(&self.command[0])
+            .args(&self.command[1..])
+            .current_dir(&self.dir)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .kill_on_drop(true)
+            .spawn()
+            .with_context(|| format!("starting the hooks program `{}`", self.command.join(" ")))?;
+        let stdin = child.stdin.take().context("hooks stdin")?;
+        let stdout = BufReader::new(child.stdout.take().context("hooks stdout")?);
+        Ok(ExternalHooks {
+            child,
+            stdin,
+            stdout,
+            next_id: 0,
+            timeout: self.timeout,
+            describe: None,
+            dead: None,
+        })
+    }
+}
+
+/// A running hooks program.
+pub struct ExternalHooks {
+    child: Child,
+    stdin: ChildStdin,
+    stdout: BufReader<ChildStdout>,
+    next_id: i64,
+    timeout: Duration,
+    /// The program's answer to `describe`.
+    describe: Option<Map>,
+    /// Why the program can no longer be used.
+    dead: Option<String>,
+}
+
+impl ExternalHooks {
+    async fn stderr_tail(&mut self) -> String {
+        let mut buf = String::new();
+        if let Some(mut e) = self.child.stderr.take() {
+            let _ =
+                tokio::time::timeout(Duration::from_millis(200), e.read_to_string(&mut buf)).await;
+        }
+        let tail: Vec<&str> = buf.lines().rev().take(3).collect();
+        tail.into_iter().rev().collect::<Vec<_>>().join(" | ")
+    }
+
+    async fn fail(&mut self, why: String) -> HookError {
+        let tail = self.stderr_tail().await;
+        let msg = if tail.is_empty() {
+            why
+        } else {
+            format!("{why}; stderr: {tail}")
+        };
+        self.dead = Some(msg.clone());
+        let _ = self.child.start_kill();
+        HookError::External(msg)
+    }
+
+    /// One hook call; `ctx` answers decision requests and takes events.
+    async fn call(&mut self, ctx: Option<&Ctx>, hook: &str, args: Map) -> Result<Value, HookError> {
+        if let Some(d) = &self.dead {
+            return Err(HookError::External(d.clone()));
+        }
+        self.next_id += 1;
+        let id = self.next_id;
+        let req = Value::Object(obj! { "id" => id, "hook" => hook, "args" => args });
+        if let Err(e) = self.write(&req).await {
+            return Err(self
+                .fail(format!(
+                    "cannot write to the hooks program ({e}) calling `{hook}`"
+                ))
+                .await);
+        }
+        loop {
+            let mut line = String::new();
+            let read = tokio::time::timeout(self.timeout, self.stdout.read_line(&mut line)).await;
+            let n = match read {
+                Err(_) => {
+                    return Err(self
+                        .fail(format!(
+                            "no reply to `{hook}` within {:.1} s",
+                            self.timeout.as_secs_f64()
+                        ))
+                        .await);
+                }
+                Ok(Err(e)) => {
+                    return Err(self
+                        .fail(format!("reading the reply to `{hook}`: {e}"))
+                        .await);
+                }
+                Ok(Ok(n)) => n,
+            };
+            if n == 0 {
+                let status = self
+                    .child
+                    .try_wait()
+                    .ok()
+                    .flatten()
+                    .map(|s| s.to_string())
+                    .unwrap_or_else(|| "still running".into());
+                return Err(self
+                    .fail(format!(
+                        "the hooks program closed its output during `{hook}` ({status})"
+                    ))
+                    .await);
+            }
+            if line.trim().is_empty() {
+                continue;
+            }
+            let reply = match json::parse_str(line.trim_end()) {
+                Ok(Value::Object(m)) => m,
+                _ => {
+                    let shown: String = line.trim_end().chars().take(80).collect();
+                    return Err(self
+                        .fail(format!(
+                            "the hooks program replied garbage to `{hook}`: {shown}"
+                        ))
+                        .await);
+                }
+            };
+            if let Some(ctx) = ctx
+                && self.side_channel(ctx, &reply)
+            {
+                continue;
+            }
+            if reply.get("id").and_then(Value::as_i64) != Some(id) {
+                return Err(self
+                    .fail(format!(
+                        "reply to `{hook}` carries id {} instead of {id}",
+                        reply
+                            .get("id")
+                            .map(Value::py_str)
+                            .unwrap_or_else(|| "none".into())
+                    ))
+                    .await);
+            }
+            if let Some(req) = reply.get("decide").and_then(Value::as_object) {
+                let Some(ctx) = ctx else {
+                    return Err(self
+                        .fail(format!(
+                            "`{hook}` asked for a decision where none can be taken"
+                        ))
+                        .await);
+                };
+                let decision = self.decide(ctx, req).await?;
+                let answer = Value::Object(obj! { "id" => id, "decision" => decision });
+                if let Err(e) = self.write(&answer).await {
+                    return Err(self
+                        .fail(format!("cannot answer the decision request ({e})"))
+                        .await);
+                }
+                continue;
+            }
+            return match reply.get("ok").and_then(Value::as_bool) {
+                Some(true) => Ok(reply.get("result").cloned().unwrap_or(Value::Null)),
+                Some(false) => {
+                    let e = reply
+                        .get("error")
+                        .map(Value::py_str)
+                        .unwrap_or_else(|| "unspecified error".into());
+                    // A reported error is the protocol's own verdict, not a
+                    // broken program: the session ends but the program lives.
+                    Err(HookError::Invalid(format!("`{hook}` failed: {e}")))
+                }
+                None => Err(self
+                    .fail(format!("reply to `{hook}` has neither `ok` nor `decide`"))
+                    .await),
+            };
+        }
+    }
+
+    /// Events, snapshot patches and detail records the program sends.
+    fn side_channel(&self, ctx: &Ctx, m: &Map) -> bool {
+        if m.contains_key("id") {
+            return false;
+        }
+        if let Some(kind) = m.get("event").and_then(Value::as_str) {
+            // Event kinds are a closed set of static names in the sink; a
+            // program's own kinds are carried under `hook_event`.
+            let data = m
+                .get("data")
+                .and_then(Value::as_object)
+                .cloned()
+                .unwrap_or_default();
+            let mut d = obj! { "kind" => kind };
+            for (k, v) in data.iter() {
+                d.insert(k.clone(), v.clone());
+            }
+            ctx.sink.emit(Event {
+                kind: "hook_event",
+                data: d,
+                summary: m.get("summary").map(Value::py_str),
+            });
+            return true;
+        }
+        if let Some(s) = m.get("snapshot").and_then(Value::as_object) {
+            ctx.sink.snapshot(s.clone());
+            return true;
+        }
+        if let Some(d) = m.get("detail").and_then(Value::as_object) {
+            ctx.sink.detail(d.clone());
+            return true;
+        }
+        false
+    }
+
+    async fn decide(&mut self, ctx: &Ctx, req: &Map) -> Result<Value, HookError> {
+        let key = match req.get("match_key").and_then(Value::as_str) {
+            Some("round") => "round",
+            Some("turn") => "turn",
+            Some("attempt") => "attempt",
+            Some("setup") => "setup",
+            Some("action_seq") => "action_seq",
+            other => {
+                return Err(self
+                    .fail(format!(
+                        "decision request with an unknown match_key {other:?}"
+                    ))
+                    .await);
+            }
+        };
+        let field = match req.get("value_field").and_then(Value::as_str) {
+            Some("choice") => "choice",
+            Some("number") => "number",
+            Some("move") => "move",
+            Some("bid") => "bid",
+            Some("secret") => "secret",
+            Some("text") => "text",
+            _ => "",
+        };
+        let window = Window {
+            match_key: key,
+            match_value: req.get("match_value").cloned().unwrap_or(Value::Null),
+            auto: req
+                .get("auto")
+                .and_then(Value::as_object)
+                .cloned()
+                .unwrap_or_default(),
+            value_field: field,
+        };
+        // The program checks legality itself; any body is passed through.
+        let auto_body = window.auto.clone();
+        let v = ctx.choose(window, |d| Ok(Value::Object(d.clone()))).await?;
+        Ok(match v {
+            Value::Object(m) => Value::Object(m),
+            _ if field.is_empty() => Value::Object(auto_body),
+            other => Value::Object(obj! { field => other }),
+        })
+    }
+
+    async fn write(&mut self, v: &Value) -> std::io::Result<()> {
+        let mut line = canonical::to_string_ordered(v);
+        line.push('\n');
+        self.stdin.write_all(line.as_bytes()).await?;
+        self.stdin.flush().await
+    }
+
+    fn result_of(v: Value) -> HookResult {
+        match v {
+            Value::Object(m)
+                if m.contains_key("response")
+                    || m.contains_key("completed")
+                    || m.contains_key("abort") =>
+            {
+                HookResult {
+                    response: m.get("response").and_then(Value::as_object).cloned(),
+                    completed: m.get("completed").is_some_and(Value::truthy),
+                    abort: m.get("abort").is_some_and(Value::truthy),
+                }
+            }
+            Value::Object(m) => HookResult::send(m),
+            _ => HookResult::none(),
+        }
+    }
+
+    fn described<'a>(&'a self, key: &str) -> Option<&'a Value> {
+        self.describe.as_ref().and_then(|d| d.get(key))
+    }
+}
+
+fn msg_args(msg: &Map) -> Map {
+    obj! { "msg" => msg.clone() }
+}
+
+#[async_trait]
+impl Hooks for ExternalHooks {
+    fn supported_control_modes(&self) -> &'static [ControlMode] {
+        let modes: Vec<ControlMode> = self
+            .described("supported_control_modes")
+            .and_then(Value::as_array)
+            .map(|a| {
+                a.iter()
+                    .filter_map(Value::as_str)
+                    .filter_map(ControlMode::parse)
+                    .collect()
+            })
+            .unwrap_or_else(|| ControlMode::ALL.to_vec());
+        match (
+            modes.contains(&ControlMode::Autonomous),
+            modes.contains(&ControlMode::Hybrid),
+            modes.contains(&ControlMode::Human),
+        ) {
+            (true, true, true) => &ControlMode::ALL,
+            (true, true, false) => &[ControlMode::Autonomous, ControlMode::Hybrid],
+            (true, false, false) => &[ControlMode::Autonomous],
+            (true, false, true) => &[ControlMode::Autonomous, ControlMode::Human],
+            (false, true, true) => &[ControlMode::Hybrid, ControlMode::Human],
+            (false, true, false) => &[ControlMode::Hybrid],
+            (false, false, true) => &[ControlMode::Human],
+            (false, false, false) => &[],
+        }
+    }
+
+    fn decision_schema(&self) -> Option<Map> {
+        self.described("decision_schema")
+            .and_then(Value::as_object)
+            .cloned()
+    }
+
+    fn host_metadata(&self) -> HostMetadata {
+        let m = self
+            .described("metadata")
+            .and_then(Value::as_object)
+            .cloned()
+            .unwrap_or_default();
+        let s = |k: &str, d: &str| m.get(k).and_then(Value::as_str).unwrap_or(d).to_owned();
+        HostMetadata {
+            display_name: s("display_name", "External protocol"),
+            tags: s("tags", ""),
+            invite_type: s("invite_type", "supply"),
+            default_options: m
+                .get("default_options")
+                .and_then(Value::as_object)
+                .cloned()
+                .unwrap_or_default(),
+        }
+    }
+
+    async fn init(&mut self, ctx: &Ctx) -> Result<(), HookError> {
+        // `describe` is optional: a program may answer it with an error.
+        self.describe = match self.call(Some(ctx), "describe", Map::new()).await {
+            Ok(d) => d.as_object().cloned(),
+            Err(HookError::Invalid(_)) => None,
+            Err(e) => return Err(e),
+        };
+        let args = obj! { "role" => ctx.role.as_str(), "control_mode" => ctx.control_mode.as_str(), "options" => ctx.options.clone() };
+        self.call(Some(ctx), "init", args).await.map(|_| ())
+    }
+
+    async fn host_handle_join(&mut self, ctx: &Ctx, join: &Map) -> Result<HookResult, HookError> {
+        self.call(Some(ctx), "host_handle_join", msg_args(join))
+            .await
+            .map(Self::result_of)
+    }
+
+    async fn host_handle(&mut self, ctx: &Ctx, msg: &Map) -> Result<HookResult, HookError> {
+        self.call(Some(ctx), "host_handle", msg_args(msg))
+            .await
+            .map(Self::result_of)
+    }
+
+    async fn guest_join_message(&mut self, ctx: &Ctx) -> Result<Map, HookError> {
+        match self
+            .call(Some(ctx), "guest_join_message", Map::new())
+            .await?
+        {
+            Value::Object(m) => Ok(m),
+            other => Err(HookError::External(format!(
+                "guest_join_message returned {} instead of an object",
+                other.type_name()
+            ))),
+        }
+    }
+
+    async fn guest_handle_ready(&mut self, ctx: &Ctx, ready: &Map) -> Result<(), HookError> {
+        self.call(Some(ctx), "guest_handle_ready", msg_args(ready))
+            .await
+            .map(|_| ())
+    }
+
+    async fn guest_first_action(&mut self, ctx: &Ctx) -> Result<Option<Map>, HookError> {
+        Ok(self
+            .call(Some(ctx), "guest_first_action", Map::new())
+            .await?
+            .as_object()
+            .cloned())
+    }
+
+    async fn guest_handle(&mut self, ctx: &Ctx, msg: &Map) -> Result<HookResult, HookError> {
+        self.call(Some(ctx), "guest_handle", msg_args(msg))
+            .await
+            .map(Self::result_of)
+    }
+
+    async fn round_value(&mut self, ctx: &Ctx, round: u64) -> Result<Value, HookError> {
+        self.call(Some(ctx), "round_value", obj! { "round" => round })
+            .await
+    }
+
+    async fn round_judge(
+        &mut self,
+        ctx: &Ctx,
+        round: u64,
+        host: &Value,
+        guest: &Value,
+    ) -> Result<HookResult, HookError> {
+        let args =
+            obj! { "round" => round, "host_value" => host.clone(), "guest_value" => guest.clone() };
+        self.call(Some(ctx), "round_judge", args)
+            .await
+            .map(Self::result_of)
+    }
+
+    async fn on_message(&mut self, ctx: &Ctx, msg: &Map) {
+        let _ = self.call(Some(ctx), "on_message", msg_args(msg)).await;
+    }
+
+    async fn on_send(&mut self, ctx: &Ctx, msg: &Map) {
+        let _ = self.call(Some(ctx), "on_send", msg_args(msg)).await;
+    }
+
+    async fn on_end(&mut self, ctx: &Ctx) {
+        let _ = self.call(Some(ctx), "on_end", Map::new()).await;
+    }
+
+    fn display(&self, _msg: &Map, _dir: Dir) -> Option<String> {
+        None
+    }
+}
