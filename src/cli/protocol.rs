@@ -46,6 +46,20 @@ pub enum ProtocolCmd {
     /// (malformed, invalid, out-of-turn, forged, oversized, silent…) against
     /// each side and report that every case ended cleanly with a reason.
     Test(super::test_cmd::TestArgs),
+    /// Start a protocol directory from a spec: spec.json, a Python hooks
+    /// program with one stub per hook its flow mode uses, and a sidecar.
+    ///
+    /// `protocol test`, host and join refuse to run the untouched skeleton
+    /// and list the hooks still to implement.
+    Scaffold {
+        /// spec.json, a directory holding one, or a library alias / protocol_id.
+        spec: String,
+        /// Directory to create.
+        dir: PathBuf,
+        /// Overwrite an existing spec.json / hooks.py there.
+        #[arg(long)]
+        force: bool,
+    },
     /// Print the directory of a protocol in the data dir's library,
     /// installing the bundled protocols there first if needed.
     Path {
@@ -62,6 +76,7 @@ pub fn run(ctx: &Ctx, cmd: ProtocolCmd) -> Result<Outcome> {
         ProtocolCmd::Show { protocol } => show(ctx, &protocol),
         ProtocolCmd::Path { protocol } => path(ctx, &protocol),
         ProtocolCmd::Test(args) => super::test_cmd::run(ctx, args),
+        ProtocolCmd::Scaffold { spec, dir, force } => scaffold(ctx, &spec, &dir, force),
     }
 }
 
@@ -105,6 +120,63 @@ fn load_doc(ctx: &Ctx, arg: &str) -> Result<Doc> {
         label: e.alias.clone(),
         value,
     })
+}
+
+/// The exact text of a spec named on the command line.
+fn spec_source(ctx: &Ctx, arg: &str) -> Result<(String, String)> {
+    let p = Path::new(arg);
+    if p.exists() || looks_like_path(arg) {
+        let file: PathBuf = if p.is_dir() {
+            p.join("spec.json")
+        } else {
+            p.to_owned()
+        };
+        let text = std::fs::read_to_string(&file)
+            .with_context(|| format!("cannot read {}", file.display()))?;
+        return Ok((file.display().to_string(), text));
+    }
+    let lib = library(ctx)?;
+    let e = lib.resolve(arg)?;
+    Ok((e.alias.clone(), lib.spec_text(e)?))
+}
+
+fn scaffold(ctx: &Ctx, arg: &str, dir: &Path, force: bool) -> Result<Outcome> {
+    let (label, text) = spec_source(ctx, arg)?;
+    let spec = Spec::from_json_str(&text).with_context(|| label.clone())?;
+    let written = crate::engine::scaffold::scaffold(dir, &text, &spec, force)?;
+    if ctx.json {
+        #[derive(Serialize)]
+        struct Out<'a> {
+            dir: &'a Path,
+            protocol_id: &'a str,
+            flow_mode: &'a str,
+            files: &'a [PathBuf],
+        }
+        ctx.print_json(&Out {
+            dir,
+            protocol_id: spec.protocol_id(),
+            flow_mode: spec.flow_mode(),
+            files: &written,
+        })?;
+    } else {
+        let mut out = std::io::stdout().lock();
+        writeln!(
+            out,
+            "Scaffolded {} ({}) in {}:",
+            spec.name().unwrap_or(&label),
+            spec.flow_mode(),
+            dir.display()
+        )?;
+        for f in &written {
+            writeln!(out, "  {}", f.display())?;
+        }
+        writeln!(
+            out,
+            "Implement the hooks in hooks.py (docs/hooks.md), then: palaver protocol test {}",
+            dir.display()
+        )?;
+    }
+    Ok(Outcome::Ok)
 }
 
 fn hash(ctx: &Ctx, arg: &str) -> Result<Outcome> {

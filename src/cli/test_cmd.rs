@@ -149,6 +149,8 @@ pub fn run(ctx: &Ctx, args: TestArgs) -> Result<Outcome> {
         .worker_threads(2)
         .enable_all()
         .build()?;
+    // Hooks programs are started inside the runtime.
+    let _runtime = rt.enter();
     if args.adversarial {
         return rt.block_on(adversarial_run(ctx, &subject, &args));
     }
