@@ -606,6 +606,7 @@ pub fn parse_bytes(input: &[u8]) -> Result<Value, ParseError> {
         Ok(t) => t,
         Err(e) => {
             let mut p = Parser {
+                text: "",
                 s: input,
                 pos: e.valid_up_to(),
                 depth: 0,
@@ -619,6 +620,7 @@ pub fn parse_bytes(input: &[u8]) -> Result<Value, ParseError> {
 /// Parses one JSON document from text; see [`parse_bytes`].
 pub fn parse_str(text: &str) -> Result<Value, ParseError> {
     let mut p = Parser {
+        text,
         s: text.as_bytes(),
         pos: 0,
         depth: 0,
@@ -636,6 +638,8 @@ pub fn parse_str(text: &str) -> Result<Value, ParseError> {
 }
 
 struct Parser<'a> {
+    /// The same input as text (empty when it is not valid UTF-8).
+    text: &'a str,
     s: &'a [u8],
     pos: usize,
     depth: usize,
@@ -775,11 +779,14 @@ impl Parser<'_> {
         while let Some(&b) = self.s.get(self.pos) {
             match b {
                 b'"' => {
-                    let s = &self.s[start..self.pos];
+                    let end = self.pos;
                     self.pos += 1;
-                    // The input was validated as UTF-8 and we stopped on an
-                    // ASCII quote, so this slice is valid UTF-8.
-                    return Ok(String::from_utf8_lossy(s).into_owned());
+                    // The input is valid UTF-8 and both ends are ASCII
+                    // quotes, so the slice is on character boundaries.
+                    return Ok(match self.text.get(start..end) {
+                        Some(t) => t.to_owned(),
+                        None => String::from_utf8_lossy(&self.s[start..end]).into_owned(),
+                    });
                 }
                 b'\\' => break,
                 0..=0x1f => return Err(self.err("control character in string (escape it)")),

@@ -52,11 +52,8 @@ impl From<HookError> for Stop {
     }
 }
 
-fn obj(pairs: &[(&str, Value)]) -> Map {
-    pairs
-        .iter()
-        .map(|(k, v)| ((*k).to_owned(), v.clone()))
-        .collect()
+fn obj<const N: usize>(pairs: [(&str, Value); N]) -> Map {
+    pairs.into_iter().collect()
 }
 
 fn action_of(m: &Map) -> &str {
@@ -89,7 +86,7 @@ struct Run<'a> {
 
 impl<'a> Run<'a> {
     fn report(&self, dir: Dir, msg: &Map, hooks: &dyn Hooks) {
-        let data = obj(&[
+        let data = obj([
             ("direction", Value::from(dir.as_str())),
             ("msg", Value::Object(msg.clone())),
         ]);
@@ -101,11 +98,7 @@ impl<'a> Run<'a> {
     async fn send(&mut self, msg: Map, hooks: &dyn Hooks) -> Result<(), Stop> {
         if self.cfg.validate {
             self.spec
-                .validate_message(
-                    &Value::Object(msg.clone()),
-                    Some(self.ctx.role.outgoing()),
-                    None,
-                )
+                .validate_object(&msg, Some(self.ctx.role.outgoing()), None)
                 .map_err(|e| Stop::OwnInvalid(format!("{}: {e}", action_of(&msg))))?;
         }
         self.report(Dir::Sent, &msg, hooks);
@@ -147,11 +140,9 @@ impl<'a> Run<'a> {
 
     fn check_in(&self, m: &Map, hooks: &dyn Hooks) -> Result<(), Stop> {
         if self.cfg.validate
-            && let Err(e) = self.spec.validate_message(
-                &Value::Object(m.clone()),
-                Some(self.ctx.role.incoming()),
-                None,
-            )
+            && let Err(e) = self
+                .spec
+                .validate_object(m, Some(self.ctx.role.incoming()), None)
         {
             return Err(Stop::Invalid { error: e.0 });
         }
@@ -194,11 +185,11 @@ impl<'a> Run<'a> {
     }
 
     fn phase(&self, phase: &str, summary: &str) {
-        let last = obj(&[
+        let last = obj([
             ("summary", Value::from(summary)),
             ("structured", Value::Object(Map::new())),
         ]);
-        self.ctx.sink.snapshot(obj(&[
+        self.ctx.sink.snapshot(obj([
             ("phase", Value::from(phase)),
             ("last_event", Value::Object(last)),
         ]));
@@ -207,7 +198,7 @@ impl<'a> Run<'a> {
     /// The natural end of a flow.
     async fn finish(self, completed: bool, reason: &str, winner: Option<String>) -> SessionOutcome {
         self.tx.close().await;
-        let mut data = obj(&[
+        let mut data = obj([
             ("completed", Value::Bool(completed)),
             ("reason", Value::from(reason)),
         ]);
@@ -332,7 +323,7 @@ impl<'a> Run<'a> {
         {
             self.ctx.emit(
                 "human_decision_failed",
-                obj(&[
+                obj([
                     ("match_key", Value::from(match_key.as_str())),
                     ("match_value", match_value.clone()),
                     ("reason", Value::from(reason.as_str())),
@@ -343,7 +334,7 @@ impl<'a> Run<'a> {
         } else if let Some(HookError::DecisionFailed(d)) = hook_error {
             self.ctx.emit(
                 "human_decision_failed",
-                obj(&[
+                obj([
                     ("reason", Value::from("timeout")),
                     ("detail", Value::from(d.as_str())),
                 ]),
@@ -361,7 +352,7 @@ impl<'a> Run<'a> {
         self.tx.close().await;
         self.ctx.emit(
             "session_ended",
-            obj(&[
+            obj([
                 ("completed", Value::Bool(false)),
                 ("reason", Value::from(reason)),
                 ("error", Value::from(error.as_str())),
@@ -392,7 +383,7 @@ impl<'a> Run<'a> {
             candidates.extend(values.iter().cloned());
         }
         for reason in candidates {
-            let mut frame = obj(&[("action", Value::from("error"))]);
+            let mut frame = obj([("action", Value::from("error"))]);
             if let Some(r) = self.round {
                 frame.insert("round", Value::from(r as i64));
             }
@@ -438,7 +429,7 @@ pub(super) async fn run(
         received: 0,
         round: None,
     };
-    ctx.sink.snapshot(obj(&[
+    ctx.sink.snapshot(obj([
         ("phase", Value::from("waiting_peer")),
         ("role", Value::from(ctx.role.as_str())),
         ("protocol_id", Value::from(spec.protocol_id())),
@@ -667,7 +658,7 @@ async fn simultaneous_round(run: &mut Run<'_>, hooks: &mut dyn Hooks) -> Result<
                 let hash = commit::commit_hash(&value, &n);
                 let ri = Value::from(r as i64);
                 run.send(
-                    obj(&[
+                    obj([
                         ("action", "commit".into()),
                         ("round", ri.clone()),
                         ("hash", hash.into()),
@@ -677,7 +668,7 @@ async fn simultaneous_round(run: &mut Run<'_>, hooks: &mut dyn Hooks) -> Result<
                 .await?;
                 let guest_commit = run.expect("commit", Some(r), hooks).await?;
                 run.send(
-                    obj(&[
+                    obj([
                         ("action", "reveal".into()),
                         ("round", ri.clone()),
                         (field.as_str(), value.clone()),
@@ -700,7 +691,7 @@ async fn simultaneous_round(run: &mut Run<'_>, hooks: &mut dyn Hooks) -> Result<
                 if expected != committed {
                     ctx.emit(
                         "commit_mismatch_detected",
-                        obj(&[
+                        obj([
                             ("round", ri.clone()),
                             ("role", "guest".into()),
                             ("expected", expected.into()),
@@ -708,7 +699,7 @@ async fn simultaneous_round(run: &mut Run<'_>, hooks: &mut dyn Hooks) -> Result<
                         ]),
                         Some(format!("Commit mismatch in round {}", r + 1)),
                     );
-                    let frame = obj(&[
+                    let frame = obj([
                         ("action", "error".into()),
                         ("round", ri),
                         ("reason", "commit_mismatch".into()),
@@ -721,7 +712,7 @@ async fn simultaneous_round(run: &mut Run<'_>, hooks: &mut dyn Hooks) -> Result<
                     run.send(resp, hooks).await?;
                 }
                 if judged.completed || judged.abort {
-                    run.send_control(obj(&[("action", "end".into())]), hooks)
+                    run.send_control(obj([("action", "end".into())]), hooks)
                         .await?;
                     return Ok(Ending {
                         completed: judged.completed,
@@ -785,7 +776,7 @@ async fn simultaneous_round(run: &mut Run<'_>, hooks: &mut dyn Hooks) -> Result<
                 }
                 let ri = Value::from(r as i64);
                 run.send(
-                    obj(&[
+                    obj([
                         ("action", "commit".into()),
                         ("round", ri.clone()),
                         ("hash", hash.into()),
@@ -807,7 +798,7 @@ async fn simultaneous_round(run: &mut Run<'_>, hooks: &mut dyn Hooks) -> Result<
                 if expected != committed {
                     ctx.emit(
                         "commit_mismatch_detected",
-                        obj(&[
+                        obj([
                             ("round", ri),
                             ("role", "host".into()),
                             ("expected", expected.into()),
@@ -818,7 +809,7 @@ async fn simultaneous_round(run: &mut Run<'_>, hooks: &mut dyn Hooks) -> Result<
                     return Err(Stop::CommitMismatch);
                 }
                 run.send(
-                    obj(&[
+                    obj([
                         ("action", "reveal".into()),
                         ("round", ri.clone()),
                         (field.as_str(), value.clone()),
@@ -839,7 +830,7 @@ async fn simultaneous_round(run: &mut Run<'_>, hooks: &mut dyn Hooks) -> Result<
                                 _ => false,
                             };
                             (!same).then(|| {
-                                Value::Object(obj(&[
+                                Value::Object(obj([
                                     ("field", Value::from(*f)),
                                     ("expected", e.cloned().unwrap_or(Value::Null)),
                                     ("actual", a.cloned().unwrap_or(Value::Null)),
@@ -850,7 +841,7 @@ async fn simultaneous_round(run: &mut Run<'_>, hooks: &mut dyn Hooks) -> Result<
                     if !mismatches.is_empty() {
                         ctx.emit(
                             "balance_mismatch_detected",
-                            obj(&[
+                            obj([
                                 ("round", ri),
                                 ("role", "host".into()),
                                 ("mismatches", Value::Array(mismatches)),
@@ -940,15 +931,15 @@ async fn free(
     // The engine does the handshake itself; hooks are not consulted.
     match ctx.role {
         super::Role::Guest => {
-            run.send(obj(&[("action", "join".into())]), hooks).await?;
+            run.send(obj([("action", "join".into())]), hooks).await?;
             run.expect("ready", None, hooks).await?;
         }
         super::Role::Host => {
             run.expect("join", None, hooks).await?;
-            run.send(obj(&[("action", "ready".into())]), hooks).await?;
+            run.send(obj([("action", "ready".into())]), hooks).await?;
         }
     }
-    ctx.sink.snapshot(obj(&[("phase", "chatting".into())]));
+    ctx.sink.snapshot(obj([("phase", "chatting".into())]));
     let mut seq: i64 = 0;
     let mut source_open = true;
     loop {
@@ -957,13 +948,13 @@ async fn free(
                 match line {
                     None => source_open = false,
                     Some(text) if text.trim() == "/quit" => {
-                        run.send_control(obj(&[("action", "end".into())]), hooks).await?;
+                        run.send_control(obj([("action", "end".into())]), hooks).await?;
                         hooks.on_end(ctx).await;
                         return Ok(Ending { completed: true, reason: "completed", winner: None });
                     }
                     Some(text) => {
                         seq += 1;
-                        let frame = obj(&[("action", "chat".into()), ("text", text.into()), ("seq", Value::from(seq))]);
+                        let frame = obj([("action", "chat".into()), ("text", text.into()), ("seq", Value::from(seq))]);
                         run.send(frame.clone(), hooks).await?;
                         hooks.on_send(ctx, &frame).await;
                     }
@@ -979,14 +970,14 @@ async fn free(
                 }
                 // Free mode validates against direction "both"; an invalid
                 // frame is dropped and recorded, as the reference drops it.
-                match run.spec.validate_message(&Value::Object(m.clone()), Some("both"), None) {
+                match run.spec.validate_object(&m, Some("both"), None) {
                     Ok(()) => {
                         run.report(Dir::Received, &m, hooks);
                         hooks.on_message(ctx, &m).await;
                     }
                     Err(e) => ctx.emit(
                         "frame_dropped",
-                        obj(&[("error", Value::from(e.0.as_str())), ("msg", Value::Object(m))]),
+                        obj([("error", Value::from(e.0.as_str())), ("msg", Value::Object(m))]),
                         Some(format!("Dropped an invalid frame: {e}")),
                     ),
                 }

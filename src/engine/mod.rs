@@ -171,6 +171,31 @@ impl EventSink for MemorySink {
     }
 }
 
+/// Counts what it is given and keeps nothing (benchmarks, fire-and-forget runs).
+#[derive(Default)]
+pub struct CountingSink {
+    pub events: std::sync::atomic::AtomicU64,
+    pub snapshots: std::sync::atomic::AtomicU64,
+    pub details: std::sync::atomic::AtomicU64,
+}
+
+impl EventSink for CountingSink {
+    fn emit(&self, _event: Event) {
+        self.events
+            .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    }
+
+    fn snapshot(&self, _patch: Map) {
+        self.snapshots
+            .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    }
+
+    fn detail(&self, _record: Map) {
+        self.details
+            .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    }
+}
+
 /// The strategy object the automatic logic reads (strategy.json); the
 /// session runtime persists it, the engine only reads it.
 #[derive(Default)]

@@ -3,8 +3,8 @@
 //! tests and benchmarks use.
 
 use crate::engine::{
-    self, Channel, ChatSource, ControlMode, Ctx, Decider, EngineConfig, EventSink, Hooks,
-    MemorySink, Role, SessionOutcome, Strategy,
+    self, Channel, ChatSource, ControlMode, Ctx, Decider, EngineConfig, EventSink, Hooks, Role,
+    SessionOutcome, Strategy,
 };
 use crate::json::Map;
 use crate::spec::Spec;
@@ -23,8 +23,8 @@ pub struct Side {
 }
 
 impl Side {
-    /// An autonomous side with in-memory reporting.
-    pub fn auto(hooks: Box<dyn Hooks>, sink: Arc<MemorySink>) -> Side {
+    /// An autonomous side reporting to `sink`.
+    pub fn auto(hooks: Box<dyn Hooks>, sink: Arc<dyn EventSink>) -> Side {
         Side {
             hooks,
             control_mode: ControlMode::Autonomous,

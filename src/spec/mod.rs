@@ -183,6 +183,16 @@ impl Spec {
         let Value::Object(obj) = msg else {
             return Err(ValidationError("message must be a JSON object".into()));
         };
+        self.validate_object(obj, direction, message_name)
+    }
+
+    /// [`Spec::validate_message`] for a frame already known to be an object.
+    pub fn validate_object(
+        &self,
+        obj: &Map,
+        direction: Option<&str>,
+        message_name: Option<&str>,
+    ) -> Result<(), ValidationError> {
         let messages = self
             .messages
             .as_ref()
