@@ -8,8 +8,21 @@ use std::fs::{self, File, OpenOptions};
 use std::io::{self, Write};
 use std::path::Path;
 
-/// Atomically replaces `path` with `bytes`, creating parent directories.
+/// Atomically replaces `path` with `bytes`, creating parent directories,
+/// durably (the data and the rename reach the disk before this returns).
 pub fn write_atomic(path: &Path, bytes: &[u8]) -> io::Result<()> {
+    replace(path, bytes, true)
+}
+
+/// Atomically replaces `path` with `bytes` without waiting for the disk: a
+/// crash of the process still leaves the old or the new content; a power
+/// loss may lose the newest update. For files rewritten many times a second
+/// (snapshots) that can be rebuilt from the append-only logs.
+pub fn write_atomic_fast(path: &Path, bytes: &[u8]) -> io::Result<()> {
+    replace(path, bytes, false)
+}
+
+fn replace(path: &Path, bytes: &[u8], durable: bool) -> io::Result<()> {
     let dir = path
         .parent()
         .filter(|p| !p.as_os_str().is_empty())
@@ -20,11 +33,13 @@ pub fn write_atomic(path: &Path, bytes: &[u8]) -> io::Result<()> {
     let result = (|| {
         let mut f = OpenOptions::new().write(true).create_new(true).open(&tmp)?;
         f.write_all(bytes)?;
-        f.sync_all()?;
+        if durable {
+            f.sync_all()?;
+        }
         drop(f);
         fs::rename(&tmp, path)?;
         // Make the rename itself durable.
-        if let Ok(d) = File::open(dir) {
+        if durable && let Ok(d) = File::open(dir) {
             let _ = d.sync_all();
         }
         Ok(())

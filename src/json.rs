@@ -140,6 +140,11 @@ impl Map {
         self.entries.iter().map(|(_, v)| v)
     }
 
+    /// The members, by value, in insertion order.
+    pub fn into_entries(self) -> Vec<(String, Value)> {
+        self.entries
+    }
+
     pub(crate) fn entries(&self) -> &[(String, Value)] {
         &self.entries
     }
@@ -986,6 +991,12 @@ impl From<i64> for Value {
 impl From<i32> for Value {
     fn from(i: i32) -> Self {
         Value::Number(Number::Int(i64::from(i)))
+    }
+}
+
+impl From<u32> for Value {
+    fn from(u: u32) -> Self {
+        Value::Number(Number::Int(i64::from(u)))
     }
 }
 

@@ -18,4 +18,5 @@ pub mod paths;
 mod printable;
 pub mod protocols;
 pub mod services;
+pub mod session;
 pub mod spec;

@@ -6,6 +6,7 @@
 //! run (unreadable file, invalid JSON, unknown protocol, bad arguments).
 
 mod protocol;
+mod session_cmd;
 mod test_cmd;
 
 use anyhow::{Context, Result};
@@ -55,6 +56,14 @@ pub enum Command {
     /// client's error text (several problems joined by "; ") and exits 1
     /// when it does not.
     Validate(ValidateArgs),
+    /// Session state dirs: list, events, snapshot, details, strategy,
+    /// decide, abort, logs — for palaver's sessions and the reference
+    /// client's alike.
+    #[command(subcommand)]
+    Session(session_cmd::SessionCmd),
+    /// Runs a background session (started by `protocol test --daemon`).
+    #[command(name = "__daemon-run", hide = true)]
+    DaemonRun { job: String },
 }
 
 #[derive(Debug, Args)]
@@ -124,6 +133,8 @@ pub fn run(cli: Cli) -> Result<Outcome> {
         }
         Some(Command::Protocol(p)) => protocol::run(&ctx, p),
         Some(Command::Validate(v)) => protocol::validate(&ctx, v),
+        Some(Command::DaemonRun { job }) => test_cmd::daemon_run(&ctx, &job),
+        Some(Command::Session(cmd)) => session_cmd::run(&ctx, cmd),
     }
 }
 

@@ -196,21 +196,48 @@ impl EventSink for CountingSink {
     }
 }
 
-/// The strategy object the automatic logic reads (strategy.json); the
-/// session runtime persists it, the engine only reads it.
+/// Returns a new strategy object when its source changed since the last
+/// call (the session runtime watches strategy.json this way).
+pub type StrategyLoader = Box<dyn Fn() -> Option<Map> + Send + Sync>;
+
+/// The strategy object the automatic logic reads (strategy.json). The
+/// engine only reads it; the session runtime persists it and, through a
+/// loader, picks up changes other processes make.
 #[derive(Default)]
 pub struct Strategy {
     current: RwLock<Map>,
+    loader: Option<StrategyLoader>,
 }
 
 impl Strategy {
     pub fn new(initial: Map) -> Self {
         Strategy {
             current: RwLock::new(initial),
+            loader: None,
+        }
+    }
+
+    /// A strategy refreshed from `loader` whenever it reports a change.
+    pub fn with_loader(loader: StrategyLoader) -> Self {
+        let s = Strategy {
+            current: RwLock::new(Map::new()),
+            loader: Some(loader),
+        };
+        s.refresh();
+        s
+    }
+
+    fn refresh(&self) {
+        if let Some(load) = &self.loader
+            && let Some(m) = load()
+            && let Ok(mut c) = self.current.write()
+        {
+            *c = m;
         }
     }
 
     pub fn get(&self) -> Map {
+        self.refresh();
         self.current.read().map(|m| m.clone()).unwrap_or_default()
     }
 

@@ -3,3 +3,4 @@
 
 pub mod adversarial;
 pub mod local;
+pub mod run;

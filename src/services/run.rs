@@ -1,0 +1,179 @@
+//! Running a session side with its state dir: the files other processes
+//! (and the console) watch and steer, session.json's lifecycle, and the
+//! daemon path that runs a session in a background process.
+
+use crate::engine::{ControlMode, EngineConfig, Hooks, Role, SessionOutcome};
+use crate::json::{Map, Value};
+use crate::obj;
+use crate::services::local::Side;
+use crate::session::{DecisionBus, StateDir, StateSink, StrategyFile, files, update_session_file};
+use crate::spec::Spec;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+/// A side whose session is written to a state dir.
+pub struct StatefulSide {
+    pub dir: StateDir,
+    pub sink: Arc<StateSink>,
+    pub side: Side,
+}
+
+/// What session.json records about a run at its start.
+pub struct Launch<'a> {
+    pub spec: &'a Spec,
+    pub protocol_dir: Option<&'a Path>,
+    pub role: Role,
+    pub control_mode: ControlMode,
+    pub options: &'a Map,
+    pub pid: u32,
+    /// `starting` for a daemon not yet running, else `running`.
+    pub status: &'a str,
+}
+
+/// Writes the first session.json of a run.
+pub fn write_launch(dir: &StateDir, l: &Launch<'_>) -> std::io::Result<()> {
+    let Some(file) = dir.session_file() else {
+        return Ok(());
+    };
+    let parent = dir.parent.as_deref().unwrap_or(&dir.child);
+    update_session_file(
+        &file,
+        obj! {
+            "role" => l.role.as_str(), "status" => l.status,
+            "protocol_id" => l.spec.protocol_id(), "protocol_name" => l.spec.name().unwrap_or_default(),
+            "protocol_dir" => l.protocol_dir.map(|p| Value::from(p.display().to_string())).unwrap_or(Value::Null),
+            "state_dir" => parent.display().to_string(), "engine_state_dir" => dir.child.display().to_string(),
+            "local_control_mode" => l.control_mode.as_str(), "options" => l.options.clone(),
+            "started_at" => files::epoch_now(), "pid" => l.pid,
+        },
+    )
+    .map(|_| ())
+}
+
+/// Sets up a side that writes its session into `dir`.
+pub fn stateful_side(
+    dir: StateDir,
+    spec: &Spec,
+    hooks: Box<dyn Hooks>,
+    role: Role,
+    control_mode: ControlMode,
+    options: &Map,
+    seed: Option<u64>,
+) -> StatefulSide {
+    let sink = Arc::new(StateSink::new(dir.clone()));
+    let bus = Arc::new(DecisionBus::new(sink.clone(), role, options.clone(), spec));
+    let strategy = Arc::new(StrategyFile::in_dir(&dir.child).watched());
+    let side = Side {
+        hooks,
+        control_mode,
+        decider: bus,
+        strategy,
+        sink: sink.clone(),
+        chat: None,
+        seed,
+    };
+    StatefulSide { dir, sink, side }
+}
+
+/// Records how a run ended in session.json.
+pub fn write_end(dir: &StateDir, o: &SessionOutcome) -> std::io::Result<()> {
+    let Some(file) = dir.session_file() else {
+        return Ok(());
+    };
+    let mut patch = obj! {
+        "status" => if o.completed { "closed" } else { "aborted" },
+        "completed" => o.completed, "ended_at" => files::epoch_now(), "end_reason" => o.reason.as_str(),
+        "winner" => o.winner.as_deref().map(Value::from).unwrap_or(Value::Null),
+    };
+    if let Some(e) = &o.error {
+        patch.insert("error", Value::from(e.as_str()));
+    }
+    update_session_file(&file, patch).map(|_| ())
+}
+
+/// What a background session runs: one stateful side against a bot.
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
+pub struct DaemonJob {
+    /// Library alias/id, a protocol dir, or a spec.json.
+    pub protocol: String,
+    pub options: String,
+    pub role: Role,
+    pub control_mode: ControlMode,
+    pub seed: Option<u64>,
+    pub parent: PathBuf,
+    pub child: PathBuf,
+    pub data_dir: Option<PathBuf>,
+    pub peer_timeout: f64,
+    pub allow_skeleton_hooks: bool,
+}
+
+/// Reads the tail of daemon.err.log.
+pub fn err_excerpt(parent: &Path) -> String {
+    let Ok(bytes) = std::fs::read(parent.join("daemon.err.log")) else {
+        return String::new();
+    };
+    let start = bytes.len().saturating_sub(500);
+    String::from_utf8_lossy(&bytes[start..]).into_owned()
+}
+
+/// Is a process alive (and not a zombie)?
+pub fn pid_alive(pid: u32) -> bool {
+    if pid == 0 {
+        return false;
+    }
+    if let Ok(stat) = std::fs::read_to_string(format!("/proc/{pid}/stat")) {
+        // The state follows the command name in parentheses.
+        return stat
+            .rsplit_once(')')
+            .and_then(|(_, rest)| rest.split_whitespace().next())
+            .is_some_and(|s| s != "Z" && s != "X");
+    }
+    let Ok(p) = i32::try_from(pid) else {
+        return false;
+    };
+    nix::sys::signal::kill(nix::unistd::Pid::from_raw(p), None).is_ok()
+}
+
+/// `session list`'s liveness rule (the reference's): a session said to be
+/// starting or running whose process is gone becomes `crashed` (its error
+/// log shows a failure) or `stopped`, with a `daemon_died` event.
+pub fn check_daemon(parent: &Path) -> Option<Map> {
+    let file = parent.join("session.json");
+    let meta = files::read_json_object(&file)?;
+    let status = meta.get("status").and_then(Value::as_str).unwrap_or("");
+    let pid = meta.get("pid").and_then(Value::as_i64).unwrap_or(0);
+    if !matches!(status, "starting" | "running") || pid <= 0 || pid_alive(pid as u32) {
+        return Some(meta);
+    }
+    let excerpt = err_excerpt(parent);
+    let crashed = ["panicked", "Traceback", "Error", "error", "Exception"]
+        .iter()
+        .any(|k| excerpt.contains(k));
+    let new_status = if crashed { "crashed" } else { "stopped" };
+    let mut patch = obj! { "status" => new_status };
+    if !excerpt.is_empty() {
+        patch.insert("last_error_excerpt", Value::from(excerpt.as_str()));
+    }
+    let meta = update_session_file(&file, patch).ok()?;
+    let dir = StateDir {
+        parent: Some(parent.to_owned()),
+        child: parent.to_owned(),
+    };
+    StateSink::new(dir).event(
+        "daemon_died",
+        obj! {
+            "pid" => pid, "reason" => if crashed { "crashed_with_log" } else { "missing_no_log" },
+            "last_error_excerpt" => if excerpt.is_empty() { Value::Null } else { Value::from(excerpt) },
+        },
+        Some(format!("Daemon process {pid} died ({new_status})")),
+    );
+    Some(meta)
+}
+
+/// Default engine settings for a stateful run.
+pub fn engine_config(peer_timeout: f64) -> EngineConfig {
+    EngineConfig {
+        peer_timeout: Some(std::time::Duration::from_secs_f64(peer_timeout.max(0.01))),
+        ..Default::default()
+    }
+}

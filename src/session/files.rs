@@ -1,0 +1,323 @@
+//! The file primitives of a state dir, in the reference's formats:
+//! append-only `.jsonl` (one compact object per line, raw UTF-8), JSON
+//! documents replaced atomically (pretty, two-space indent), and ISO-8601
+//! UTC timestamps with microseconds (`2026-11-30T04:56:02.135642+00:00`).
+//!
+//! Appends go out as one `write` of the whole line on a file opened with
+//! `O_APPEND`, so lines from several processes never interleave; readers
+//! skip a torn or damaged line instead of failing.
+
+use crate::canonical;
+use crate::json::{self, Map, Value};
+use std::fs::OpenOptions;
+use std::io::{self, Read, Seek, SeekFrom, Write};
+use std::path::Path;
+use std::time::{SystemTime, UNIX_EPOCH};
+
+/// Now as Python's `datetime.now(timezone.utc).isoformat()`.
+pub fn iso_now() -> String {
+    iso_at(SystemTime::now())
+}
+
+/// A time as `YYYY-MM-DDTHH:MM:SS.ffffff+00:00` (UTC).
+pub fn iso_at(t: SystemTime) -> String {
+    let d = t.duration_since(UNIX_EPOCH).unwrap_or_default();
+    let secs = d.as_secs() as i64;
+    let micros = d.subsec_micros();
+    let (days, rem) = (secs.div_euclid(86_400), secs.rem_euclid(86_400));
+    let (y, m, day) = civil_from_days(days);
+    format!(
+        "{y:04}-{m:02}-{day:02}T{:02}:{:02}:{:02}.{micros:06}+00:00",
+        rem / 3600,
+        (rem % 3600) / 60,
+        rem % 60
+    )
+}
+
+/// Days since 1970-01-01 → (year, month, day), proleptic Gregorian.
+fn civil_from_days(z: i64) -> (i64, u32, u32) {
+    let z = z + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z.rem_euclid(146_097);
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let day = (doy - (153 * mp + 2) / 5 + 1) as u32;
+    let month = if mp < 10 { mp + 3 } else { mp - 9 } as u32;
+    let year = yoe + era * 400 + i64::from(month <= 2);
+    (year, month, day)
+}
+
+/// Seconds since the epoch, as a float (the reference's `time.time()`).
+pub fn epoch_now() -> f64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map(|d| d.as_secs_f64())
+        .unwrap_or(0.0)
+}
+
+/// Appends one compact JSON object as a line.
+pub fn append_line(path: &Path, v: &Value) -> io::Result<()> {
+    let mut line = canonical::to_string_ordered(v);
+    line.push('\n');
+    append_raw(path, line.as_bytes())
+}
+
+/// Appends bytes that already form whole lines, in one write.
+pub fn append_raw(path: &Path, bytes: &[u8]) -> io::Result<()> {
+    if let Some(dir) = path.parent() {
+        std::fs::create_dir_all(dir)?;
+    }
+    let mut f = OpenOptions::new().create(true).append(true).open(path)?;
+    if bytes.len() > 4096 {
+        // Long lines could be split over several writes; hold the advisory
+        // lock so another process cannot slip a line in between.
+        f.lock()?;
+        let r = f.write_all(bytes);
+        let _ = f.unlock();
+        return r;
+    }
+    f.write_all(bytes)
+}
+
+/// Every complete, parseable object line of a `.jsonl` file (missing file:
+/// none). A torn last line or a damaged line is skipped.
+pub fn read_jsonl(path: &Path) -> Vec<Map> {
+    let Ok(bytes) = std::fs::read(path) else {
+        return Vec::new();
+    };
+    parse_lines(&bytes).0
+}
+
+/// Parses complete lines; returns the objects and the length of the
+/// complete-line prefix consumed.
+pub fn parse_lines(bytes: &[u8]) -> (Vec<Map>, usize) {
+    let mut out = Vec::new();
+    let mut start = 0;
+    for (i, b) in bytes.iter().enumerate() {
+        if *b == b'\n' {
+            let line = &bytes[start..i];
+            if let Ok(Value::Object(m)) = json::parse_bytes(trim(line)) {
+                out.push(m);
+            }
+            start = i + 1;
+        }
+    }
+    (out, start)
+}
+
+fn trim(b: &[u8]) -> &[u8] {
+    let mut s = b;
+    while let [rest @ .., b'\r' | b' ' | b'\t'] = s {
+        s = rest;
+    }
+    s
+}
+
+/// Follows a `.jsonl` file from a byte offset: new complete lines since
+/// the last call.
+#[derive(Debug, Default)]
+pub struct Tail {
+    offset: u64,
+}
+
+impl Tail {
+    pub fn new() -> Tail {
+        Tail { offset: 0 }
+    }
+
+    /// Objects appended since the last call (complete lines only).
+    pub fn poll(&mut self, path: &Path) -> Vec<Map> {
+        let Ok(mut f) = std::fs::File::open(path) else {
+            return Vec::new();
+        };
+        let len = f.metadata().map(|m| m.len()).unwrap_or(0);
+        if len < self.offset {
+            // The file was replaced or truncated: start again.
+            self.offset = 0;
+        }
+        if len == self.offset || f.seek(SeekFrom::Start(self.offset)).is_err() {
+            return Vec::new();
+        }
+        let mut buf = Vec::with_capacity((len - self.offset) as usize);
+        if f.read_to_end(&mut buf).is_err() {
+            return Vec::new();
+        }
+        let (items, used) = parse_lines(&buf);
+        self.offset += used as u64;
+        items
+    }
+}
+
+/// Free-mode chat lines from an engine dir's `inbox.jsonl`
+/// (`{"text": …}` records appended by the console, a web UI, or a script).
+pub struct InboxChat {
+    path: std::path::PathBuf,
+    tail: Tail,
+    pending: std::collections::VecDeque<String>,
+}
+
+impl InboxChat {
+    pub fn new(child: &Path) -> InboxChat {
+        InboxChat {
+            path: child.join("inbox.jsonl"),
+            tail: Tail::new(),
+            pending: Default::default(),
+        }
+    }
+}
+
+#[async_trait::async_trait]
+impl crate::engine::ChatSource for InboxChat {
+    async fn next_line(&mut self) -> Option<String> {
+        loop {
+            if let Some(l) = self.pending.pop_front() {
+                return Some(l);
+            }
+            for rec in self.tail.poll(&self.path) {
+                if let Some(t) = rec.get("text").and_then(Value::as_str) {
+                    self.pending.push_back(t.to_owned());
+                }
+            }
+            if self.pending.is_empty() {
+                // Lines are buffered before this await, so a cancelled call loses nothing.
+                tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+            }
+        }
+    }
+}
+
+/// Reads a JSON object document; missing or damaged: None.
+pub fn read_json_object(path: &Path) -> Option<Map> {
+    let bytes = std::fs::read(path).ok()?;
+    json::parse_bytes(&bytes).ok()?.as_object().cloned()
+}
+
+/// Writes a JSON document atomically, pretty-printed like the reference
+/// (`indent=2`, raw UTF-8, keys in insertion order).
+pub fn write_json_atomic(path: &Path, v: &Value, durable: bool) -> io::Result<()> {
+    let mut text = pretty(v);
+    text.push('\n');
+    if durable {
+        crate::fsutil::write_atomic(path, text.as_bytes())
+    } else {
+        crate::fsutil::write_atomic_fast(path, text.as_bytes())
+    }
+}
+
+/// `json.dumps(v, ensure_ascii=False, indent=2)`: insertion order, `": "`.
+pub fn pretty(v: &Value) -> String {
+    fn go(v: &Value, depth: usize, out: &mut String) {
+        let pad = |n: usize, out: &mut String| {
+            out.push('\n');
+            for _ in 0..n {
+                out.push_str("  ");
+            }
+        };
+        match v {
+            Value::Array(a) if !a.is_empty() => {
+                out.push('[');
+                for (i, x) in a.iter().enumerate() {
+                    if i > 0 {
+                        out.push(',');
+                    }
+                    pad(depth + 1, out);
+                    go(x, depth + 1, out);
+                }
+                pad(depth, out);
+                out.push(']');
+            }
+            Value::Object(m) if !m.is_empty() => {
+                out.push('{');
+                for (i, (k, x)) in m.iter().enumerate() {
+                    if i > 0 {
+                        out.push(',');
+                    }
+                    pad(depth + 1, out);
+                    out.push_str(&canonical::to_string(&Value::from(k.as_str())));
+                    out.push_str(": ");
+                    go(x, depth + 1, out);
+                }
+                pad(depth, out);
+                out.push('}');
+            }
+            other => out.push_str(&canonical::to_string_ordered(other)),
+        }
+    }
+    let mut out = String::new();
+    go(v, 0, &mut out);
+    out
+}
+
+/// The reference's `_deep_merge`: objects merge recursively, anything else
+/// replaces. One difference: an empty object replaces (clears) the target,
+/// which is what the reference means by `update(timing={})` but does not do.
+pub fn deep_merge(base: &mut Map, patch: Map) {
+    for (k, v) in patch.into_entries() {
+        match (base.get_mut(&k), v) {
+            (Some(Value::Object(b)), Value::Object(p)) if !p.is_empty() => deep_merge(b, p),
+            (_, v) => {
+                base.insert(k, v);
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::time::Duration;
+
+    #[test]
+    fn iso_timestamps_match_python() {
+        let t = UNIX_EPOCH + Duration::from_micros(1_796_014_562_135_642);
+        assert_eq!(iso_at(t), "2026-11-30T04:56:02.135642+00:00");
+        assert_eq!(iso_at(UNIX_EPOCH), "1970-01-01T00:00:00.000000+00:00");
+        let leap = UNIX_EPOCH + Duration::from_secs(951_782_400); // 2000-02-29
+        assert_eq!(&iso_at(leap)[..10], "2000-02-29");
+    }
+
+    #[test]
+    fn torn_and_damaged_lines_are_skipped() {
+        let d = tempfile::tempdir().unwrap();
+        let p = d.path().join("e.jsonl");
+        append_line(&p, &json::parse_str(r#"{"a":1}"#).unwrap()).unwrap();
+        append_raw(&p, b"{not json}\n{\"b\":2}\n{\"c\":").unwrap();
+        let got = read_jsonl(&p);
+        assert_eq!(got.len(), 2);
+        let mut tail = Tail::new();
+        assert_eq!(tail.poll(&p).len(), 2);
+        append_raw(&p, b"3}\n").unwrap();
+        let more = tail.poll(&p);
+        assert_eq!(more.len(), 1);
+        assert_eq!(more[0].get("c").and_then(Value::as_i64), Some(3));
+    }
+
+    #[test]
+    fn pretty_matches_python_indent_2() {
+        let v = json::parse_str(r#"{"b":{"x":[1,{"y":"é"}],"e":{}},"a":[]}"#).unwrap();
+        assert_eq!(
+            pretty(&v),
+            "{\n  \"b\": {\n    \"x\": [\n      1,\n      {\n        \"y\": \"é\"\n      }\n    ],\n    \"e\": {}\n  },\n  \"a\": []\n}"
+        );
+    }
+
+    #[test]
+    fn deep_merge_like_the_reference() {
+        let mut base = json::parse_str(r#"{"a":{"x":1,"y":2},"b":1}"#)
+            .unwrap()
+            .as_object()
+            .unwrap()
+            .clone();
+        let patch = json::parse_str(r#"{"a":{"y":3},"b":{"z":1}}"#)
+            .unwrap()
+            .as_object()
+            .unwrap()
+            .clone();
+        deep_merge(&mut base, patch);
+        assert_eq!(
+            canonical::to_string_ordered(&Value::Object(base)),
+            r#"{"a":{"x":1,"y":3},"b":{"z":1}}"#
+        );
+    }
+}

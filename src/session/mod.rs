@@ -1,0 +1,13 @@
+//! The session runtime: what makes a running session observable and
+//! steerable from files — the reference's state dir layout and formats,
+//! the decision bus, strategy.json, session.json — plus an in-process
+//! broadcast of every write.
+
+pub mod decision;
+pub mod files;
+pub mod state;
+pub mod strategy;
+
+pub use decision::{DecisionBus, SubmitOptions, Submitted, submit};
+pub use state::{StateDir, StateSink, Update, update_session_file};
+pub use strategy::StrategyFile;

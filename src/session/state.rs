@@ -1,0 +1,274 @@
+//! Session state dirs in the reference's layout, and the sink that writes
+//! a running session into them.
+//!
+//! ```text
+//! <data>/sessions/<role>-<epoch_ms>/          parent: session.json, events.jsonl, daemon logs
+//!     <role>-<epoch_ms>/                      child (engine): snapshot.json, details.jsonl,
+//!                                             strategy.json, strategy_events.jsonl,
+//!                                             events.jsonl (decision events), decision/, inbox.jsonl
+//! ```
+//!
+//! Protocol and lifecycle events go to the parent's events.jsonl, decision
+//! and strategy events to the child's, as the reference splits them. Every
+//! write is mirrored on an in-process broadcast so a console in the same
+//! process never polls its own sessions.
+
+use super::files::{self, deep_merge, iso_now};
+use crate::engine::{Event, EventSink, Role};
+use crate::json::{Map, Value};
+use crate::obj;
+use std::io;
+use std::path::{Path, PathBuf};
+use std::sync::Mutex;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::{SystemTime, UNIX_EPOCH};
+use tokio::sync::broadcast;
+
+/// The two directories of a session.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct StateDir {
+    /// The launcher's directory (session.json, lifecycle events); absent for
+    /// a bare engine run.
+    pub parent: Option<PathBuf>,
+    /// The engine's directory.
+    pub child: PathBuf,
+}
+
+fn epoch_ms() -> u128 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map(|d| d.as_millis())
+        .unwrap_or(0)
+}
+
+/// A fresh `<role>-<epoch_ms>` directory under `root` (a later millisecond
+/// when the name is taken).
+fn fresh_dir(root: &Path, role: Role) -> io::Result<PathBuf> {
+    std::fs::create_dir_all(root)?;
+    let mut ms = epoch_ms();
+    loop {
+        let p = root.join(format!("{}-{ms}", role.as_str()));
+        match std::fs::create_dir(&p) {
+            Ok(()) => return Ok(p),
+            Err(e) if e.kind() == io::ErrorKind::AlreadyExists => ms += 1,
+            Err(e) => return Err(e),
+        }
+    }
+}
+
+impl StateDir {
+    /// A new session under `<data_dir>/sessions/`: parent and child.
+    pub fn create(data_dir: &Path, role: Role) -> io::Result<StateDir> {
+        let parent = fresh_dir(&data_dir.join("sessions"), role)?;
+        let child = fresh_dir(&parent, role)?;
+        Ok(StateDir {
+            parent: Some(parent),
+            child,
+        })
+    }
+
+    /// A bare engine dir under `root` (no parent).
+    pub fn create_bare(root: &Path, role: Role) -> io::Result<StateDir> {
+        Ok(StateDir {
+            parent: None,
+            child: fresh_dir(root, role)?,
+        })
+    }
+
+    /// Resolves a directory a user named: an engine dir (it has a snapshot
+    /// or details), or a parent (it has session.json) whose newest
+    /// `host-*`/`guest-*` child is the engine dir.
+    pub fn resolve(path: &Path) -> Option<StateDir> {
+        let has = |p: &Path, f: &str| p.join(f).exists();
+        if has(path, "snapshot.json") || has(path, "details.jsonl") || has(path, "decision") {
+            let parent = path
+                .parent()
+                .filter(|p| has(p, "session.json"))
+                .map(Path::to_path_buf);
+            return Some(StateDir {
+                parent,
+                child: path.to_owned(),
+            });
+        }
+        if has(path, "session.json") {
+            let child = newest_child(path).unwrap_or_else(|| path.to_owned());
+            return Some(StateDir {
+                parent: Some(path.to_owned()),
+                child,
+            });
+        }
+        None
+    }
+
+    /// Where lifecycle and protocol events go.
+    pub fn events_file(&self) -> PathBuf {
+        self.parent
+            .as_deref()
+            .unwrap_or(&self.child)
+            .join("events.jsonl")
+    }
+
+    /// Where decision and strategy events go.
+    pub fn decision_events_file(&self) -> PathBuf {
+        self.child.join("events.jsonl")
+    }
+
+    pub fn decision_dir(&self) -> PathBuf {
+        self.child.join("decision")
+    }
+
+    pub fn session_file(&self) -> Option<PathBuf> {
+        self.parent.as_ref().map(|p| p.join("session.json"))
+    }
+}
+
+fn newest_child(parent: &Path) -> Option<PathBuf> {
+    let mut kids: Vec<PathBuf> = std::fs::read_dir(parent)
+        .ok()?
+        .filter_map(|e| e.ok())
+        .map(|e| e.path())
+        .filter(|p| {
+            p.is_dir()
+                && p.file_name()
+                    .and_then(|n| n.to_str())
+                    .is_some_and(|n| n.starts_with("host-") || n.starts_with("guest-"))
+        })
+        .collect();
+    kids.sort();
+    kids.pop()
+}
+
+/// Event kinds the reference writes to the engine (child) dir.
+pub fn is_decision_event(kind: &str) -> bool {
+    kind == "strategy_applied"
+        || kind == "human_decision_failed"
+        || kind.starts_with("local_decision_")
+        || kind.starts_with("policy_")
+        || kind.starts_with("intent_")
+}
+
+/// One line written to the state dir, as the broadcast carries it.
+#[derive(Debug, Clone)]
+pub enum Update {
+    /// An events.jsonl line (`ts`, `type`, `data`, `summary`).
+    Event(Map),
+    /// The whole snapshot after a patch.
+    Snapshot(Map),
+    /// A details.jsonl line.
+    Detail(Map),
+}
+
+/// Writes a session into its state dir.
+pub struct StateSink {
+    pub dir: StateDir,
+    snapshot: Mutex<Map>,
+    tx: broadcast::Sender<Update>,
+    write_errors: AtomicU64,
+    last_error: Mutex<Option<String>>,
+}
+
+impl StateSink {
+    pub fn new(dir: StateDir) -> StateSink {
+        let snapshot =
+            files::read_json_object(&dir.child.join("snapshot.json")).unwrap_or_default();
+        let (tx, _) = broadcast::channel(1024);
+        StateSink {
+            dir,
+            snapshot: Mutex::new(snapshot),
+            tx,
+            write_errors: AtomicU64::new(0),
+            last_error: Mutex::new(None),
+        }
+    }
+
+    /// Live updates, as they are written.
+    pub fn subscribe(&self) -> broadcast::Receiver<Update> {
+        self.tx.subscribe()
+    }
+
+    /// The snapshot as last written.
+    pub fn snapshot_now(&self) -> Map {
+        self.snapshot.lock().map(|s| s.clone()).unwrap_or_default()
+    }
+
+    /// Write failures so far, and the last one.
+    pub fn write_errors(&self) -> (u64, Option<String>) {
+        (
+            self.write_errors.load(Ordering::Relaxed),
+            self.last_error.lock().ok().and_then(|e| e.clone()),
+        )
+    }
+
+    fn record(&self, r: io::Result<()>, what: &Path) {
+        if let Err(e) = r {
+            self.write_errors.fetch_add(1, Ordering::Relaxed);
+            if let Ok(mut l) = self.last_error.lock() {
+                *l = Some(format!("{}: {e}", what.display()));
+            }
+        }
+    }
+
+    /// Appends an event line (`data`/`summary` left out when empty).
+    pub fn event(&self, kind: &str, data: Map, summary: Option<String>) {
+        let mut line = obj! { "ts" => iso_now(), "type" => kind };
+        if !data.is_empty() {
+            line.insert("data", Value::Object(data));
+        }
+        if let Some(s) = summary.filter(|s| !s.is_empty()) {
+            line.insert("summary", Value::from(s));
+        }
+        let file = if is_decision_event(kind) {
+            self.dir.decision_events_file()
+        } else {
+            self.dir.events_file()
+        };
+        let v = Value::Object(line);
+        self.record(files::append_line(&file, &v), &file);
+        if let Value::Object(m) = v {
+            let _ = self.tx.send(Update::Event(m));
+        }
+    }
+}
+
+impl EventSink for StateSink {
+    fn emit(&self, e: Event) {
+        self.event(e.kind, e.data, e.summary);
+    }
+
+    fn snapshot(&self, patch: Map) {
+        let Ok(mut snap) = self.snapshot.lock() else {
+            return;
+        };
+        deep_merge(&mut snap, patch);
+        snap.insert("updated_at", Value::from(iso_now()));
+        let path = self.dir.child.join("snapshot.json");
+        let v = Value::Object(snap.clone());
+        drop(snap);
+        self.record(files::write_json_atomic(&path, &v, false), &path);
+        if let Value::Object(m) = v {
+            let _ = self.tx.send(Update::Snapshot(m));
+        }
+    }
+
+    fn detail(&self, mut record: Map) {
+        if !record.contains_key("ts") {
+            record.insert("ts", Value::from(iso_now()));
+        }
+        let path = self.dir.child.join("details.jsonl");
+        let v = Value::Object(record);
+        self.record(files::append_line(&path, &v), &path);
+        if let Value::Object(m) = v {
+            let _ = self.tx.send(Update::Detail(m));
+        }
+    }
+}
+
+/// session.json: read-modify-write, replaced atomically.
+pub fn update_session_file(path: &Path, patch: Map) -> io::Result<Map> {
+    let mut meta = files::read_json_object(path).unwrap_or_default();
+    for (k, v) in patch.into_entries() {
+        meta.insert(k, v);
+    }
+    files::write_json_atomic(path, &Value::Object(meta.clone()), true)?;
+    Ok(meta)
+}
