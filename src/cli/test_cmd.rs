@@ -387,6 +387,9 @@ fn stateful(
     };
     if args.daemon {
         use std::os::unix::process::CommandExt;
+        // session.json exists before the daemon does; each side then only
+        // updates its own fields under the file's lock.
+        launch("starting", 0)?;
         let out = std::fs::File::create(parent.join("daemon.out.log"))?;
         let err = std::fs::File::create(parent.join("daemon.err.log"))?;
         let mut cmd = std::process::Command::new(
@@ -404,7 +407,7 @@ fn stateful(
             .process_group(0)
             .spawn()
             .context("starting the session daemon")?;
-        launch("starting", child.id())?;
+        crate::session::update_session_file(&parent.join("session.json"), crate::obj! { "pid" => child.id() })?;
         #[derive(Serialize)]
         struct Out<'a> {
             status: &'a str,

@@ -306,7 +306,7 @@ impl DecisionBus {
             finalized_key(key, value),
             Value::Object(obj! { "reason" => reason, "ts" => mono_now(), "match_key" => key, "match_value" => value.clone() }),
         );
-        let _ = files::write_json_atomic(&path, &Value::Object(all), true);
+        let _ = files::write_json_atomic(&path, &Value::Object(all), false);
     }
 
     fn mark(&self, r: &mut Records, id: String, key: &str, value: &Value, reason: &str) {

@@ -263,8 +263,22 @@ impl EventSink for StateSink {
     }
 }
 
-/// session.json: read-modify-write, replaced atomically.
+/// session.json: read-modify-write, replaced atomically, under an advisory
+/// lock (`.session.lock`) so the launcher and the daemon never lose each
+/// other's updates.
 pub fn update_session_file(path: &Path, patch: Map) -> io::Result<Map> {
+    let lock_path = path.with_file_name(".session.lock");
+    if let Some(dir) = path.parent() {
+        std::fs::create_dir_all(dir)?;
+    }
+    let lock = std::fs::OpenOptions::new().create(true).truncate(false).write(true).open(&lock_path)?;
+    lock.lock()?;
+    let result = rmw(path, patch);
+    let _ = lock.unlock();
+    result
+}
+
+fn rmw(path: &Path, patch: Map) -> io::Result<Map> {
     let mut meta = files::read_json_object(path).unwrap_or_default();
     for (k, v) in patch.into_entries() {
         meta.insert(k, v);

@@ -1,0 +1,314 @@
+//! The session runtime: every control mode × when the decision arrives
+//! (before release, between release and deadline, never, illegal) on RPS
+//! and guess-number, with the decision written in-process and by a separate
+//! `palaver session decide` process; the decision bus's rules; the state
+//! files; and the commands on state dirs the reference client wrote.
+
+use palaver::engine::{ControlMode, Role, SessionOutcome};
+use palaver::json::{self, Map, Value};
+use palaver::library;
+use palaver::obj;
+use palaver::protocols::native_hooks_for_alias;
+use palaver::services::local::{Side, play};
+use palaver::services::run::{Launch, engine_config, stateful_side, write_end, write_launch};
+use palaver::session::{StateDir, SubmitOptions, files, submit};
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+#[derive(Debug, Clone, Copy, PartialEq)]
+enum When {
+    BeforeRelease,
+    AfterRelease,
+    Never,
+    Illegal,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq)]
+enum Via {
+    InProcess,
+    Cli,
+}
+
+fn palaver_bin() -> &'static str {
+    env!("CARGO_BIN_EXE_palaver")
+}
+
+fn decide_cli(child: &Path, body: &str) -> String {
+    let o = std::process::Command::new(palaver_bin())
+        .args(["session", "decide", child.to_str().unwrap(), "--decision", body])
+        .output()
+        .expect("run palaver session decide");
+    String::from_utf8_lossy(&o.stdout).into_owned()
+}
+
+/// Waits until the decision window `key=value` is open (state.json says so).
+async fn window_open(child: &Path, key: &str, value: i64) {
+    let state = child.join("decision/state.json");
+    let t0 = Instant::now();
+    loop {
+        if let Some(s) = files::read_json_object(&state)
+            && s.get("match_key").and_then(Value::as_str) == Some(key)
+            && s.get("match_value").and_then(Value::as_i64) == Some(value)
+        {
+            return;
+        }
+        assert!(t0.elapsed() < Duration::from_secs(10), "window {key}={value} never opened");
+        tokio::time::sleep(Duration::from_millis(5)).await;
+    }
+}
+
+struct Case {
+    alias: &'static str,
+    role: Role,
+    key: &'static str,
+    /// 0-based round for RPS, attempt 1 for guess-number.
+    value: i64,
+    options: &'static str,
+    legal: &'static str,
+    illegal: &'static str,
+    /// Strategy that makes the automatic value differ from `legal`.
+    strategy: &'static str,
+}
+
+const RPS: Case = Case {
+    alias: "rps-v1",
+    role: Role::Host,
+    key: "round",
+    value: 0,
+    options: r#"{"best_of":1,"termination":"fixed_rounds","min_think_seconds":1,"max_think_seconds":2}"#,
+    legal: r#"{"choice":"paper"}"#,
+    illegal: r#"{"choice":"lizard"}"#,
+    strategy: r#"{"mode":"fixed","fixed":"rock"}"#,
+};
+
+const GUESS: Case = Case {
+    alias: "guess-number-v1",
+    role: Role::Guest,
+    key: "attempt",
+    value: 1,
+    options: r#"{"range_min":1,"range_max":100,"max_attempts":1,"min_think_seconds":1,"max_think_seconds":2}"#,
+    legal: r#"{"number":77}"#,
+    illegal: r#"{"number":"seventy"}"#,
+    strategy: r#"{"mode":"fixed","number":13}"#,
+};
+
+fn obj_of(s: &str) -> Map {
+    json::parse_str(s).unwrap().as_object().unwrap().clone()
+}
+
+/// The value our side played, from its events.
+fn played(dir: &StateDir, alias: &str) -> Option<Value> {
+    let events = files::read_jsonl(&dir.events_file());
+    events.iter().find_map(|e| {
+        let d = e.get("data")?;
+        if d.get("direction")?.as_str()? != "sent" {
+            return None;
+        }
+        let m = d.get("msg")?;
+        match alias {
+            "rps-v1" if m.get("action")?.as_str()? == "reveal" => m.get("choice").cloned(),
+            "guess-number-v1" if m.get("action")?.as_str()? == "guess" => m.get("number").cloned(),
+            _ => None,
+        }
+    })
+}
+
+async fn run_case(c: &Case, mode: ControlMode, when: When, via: Via) -> (SessionOutcome, StateDir) {
+    let data = tempfile::tempdir().unwrap().keep();
+    let spec = library::bundled_spec(c.alias).unwrap();
+    let options = obj_of(c.options);
+    let dir = StateDir::create(&data, c.role).unwrap();
+    let ours = stateful_side(dir.clone(), spec, native_hooks_for_alias(c.alias).unwrap(), c.role, mode, &options, Some(5));
+    let launch = Launch { spec, protocol_dir: None, role: c.role, control_mode: mode, options: &options, pid: std::process::id(), status: "running" };
+    write_launch(&dir, &launch).unwrap();
+    palaver::session::StrategyFile::in_dir(&dir.child).set(obj_of(c.strategy), None).unwrap();
+    let mut bot = Side::auto(native_hooks_for_alias(c.alias).unwrap(), Arc::new(palaver::engine::CountingSink::default()));
+    bot.seed = Some(9);
+    let body = match when {
+        When::Illegal => c.illegal,
+        _ => c.legal,
+    };
+    let mut with_key = obj_of(body);
+    with_key.insert(c.key, Value::from(c.value));
+    let child = dir.child.clone();
+    let (key, value) = (c.key, c.value);
+    let submitter = async move {
+        let delay = match when {
+            When::Never => return,
+            When::BeforeRelease | When::Illegal => Duration::from_millis(200),
+            When::AfterRelease => Duration::from_millis(1300),
+        };
+        window_open(&child, key, value).await;
+        tokio::time::sleep(delay).await;
+        // A hybrid window closes after min_think: a later decision is refused.
+        let closed = mode == ControlMode::Hybrid && when == When::AfterRelease;
+        match via {
+            Via::InProcess => {
+                let r = submit(&child, with_key, &SubmitOptions { origin: "test".into(), ..Default::default() }).unwrap();
+                assert_eq!(r.ok, !closed, "{r:?}");
+            }
+            Via::Cli => {
+                let text = palaver::canonical::to_string_ordered(&Value::Object(with_key));
+                let out = tokio::task::spawn_blocking(move || decide_cli(&child, &text)).await.unwrap();
+                let expect = if closed { "decision_finalized" } else { "\"status\":\"ok\"" };
+                assert!(out.contains(expect), "{out}");
+            }
+        }
+    };
+    let cfg = engine_config(10.0);
+    let game = async {
+        match c.role {
+            Role::Host => play(spec, &options, &cfg, ours.side, bot).await.0,
+            Role::Guest => play(spec, &options, &cfg, bot, ours.side).await.1,
+        }
+    };
+    let submitter = async {
+        if mode != ControlMode::Autonomous {
+            submitter.await;
+        }
+    };
+    let (outcome, ()) = tokio::join!(game, submitter);
+    write_end(&dir, &outcome).unwrap();
+    (outcome, dir)
+}
+
+async fn matrix(c: &Case, via: Via) {
+    let legal: Value = obj_of(c.legal).into_entries().pop().unwrap().1;
+    let auto: Value = obj_of(c.strategy).into_entries().pop().unwrap().1;
+    for mode in ControlMode::ALL {
+        for when in [When::BeforeRelease, When::AfterRelease, When::Never, When::Illegal] {
+            if mode == ControlMode::Autonomous && when != When::BeforeRelease {
+                continue; // Autonomous never reads the bus: one run shows it.
+            }
+            let (o, dir) = run_case(c, mode, when, via).await;
+            let tag = format!("{} {mode:?} {when:?} {via:?}: {o:?}", c.alias);
+            match (mode, when) {
+                (ControlMode::Autonomous, _) => {
+                    assert!(o.completed, "{tag}");
+                    assert_eq!(played(&dir, c.alias), Some(auto.clone()), "{tag}");
+                }
+                (ControlMode::Hybrid, When::BeforeRelease) => {
+                    assert!(o.completed, "{tag}");
+                    assert_eq!(played(&dir, c.alias), Some(legal.clone()), "{tag}");
+                }
+                // Hybrid's window is min_think long: a decision after it
+                // closed, none, or an illegal one all leave the automatic value.
+                (ControlMode::Hybrid, _) => {
+                    assert!(o.completed, "{tag}");
+                    assert_eq!(played(&dir, c.alias), Some(auto.clone()), "{tag}");
+                }
+                (ControlMode::Human, When::BeforeRelease | When::AfterRelease) => {
+                    assert!(o.completed, "{tag}");
+                    assert_eq!(played(&dir, c.alias), Some(legal.clone()), "{tag}");
+                }
+                (ControlMode::Human, When::Never | When::Illegal) => {
+                    assert!(!o.completed, "{tag}");
+                    assert_eq!(o.reason, "human_decision_failed", "{tag}");
+                    let kinds: Vec<String> = files::read_jsonl(&dir.events_file())
+                        .iter()
+                        .chain(files::read_jsonl(&dir.decision_events_file()).iter())
+                        .filter_map(|e| e.get("type").map(Value::py_str))
+                        .collect();
+                    assert!(kinds.contains(&"human_decision_failed".to_string()), "{tag}: {kinds:?}");
+                    let meta = files::read_json_object(&dir.session_file().unwrap()).unwrap();
+                    assert_eq!(meta.get("status").and_then(Value::as_str), Some("aborted"), "{tag}");
+                }
+            }
+        }
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn control_modes_rps_in_process() {
+    matrix(&RPS, Via::InProcess).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn control_modes_guess_number_in_process() {
+    matrix(&GUESS, Via::InProcess).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn control_modes_rps_from_another_process() {
+    matrix(&RPS, Via::Cli).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn control_modes_guess_number_from_another_process() {
+    matrix(&GUESS, Via::Cli).await;
+}
+
+#[test]
+fn submissions_follow_the_gateway_rules() {
+    let d = tempfile::tempdir().unwrap();
+    let child = d.path().join("host-1");
+    std::fs::create_dir_all(child.join("decision")).unwrap();
+    let opts = SubmitOptions { origin: "cli".into(), ..Default::default() };
+    // No key and no open window: written as is.
+    let r = submit(&child, obj_of(r#"{"choice":"rock"}"#), &opts).unwrap();
+    assert!(r.ok && r.match_key.is_none());
+    // An open window binds a keyless decision to it, on disk.
+    files::write_json_atomic(&child.join("decision/state.json"), &Value::Object(obj! { "match_key" => "round", "match_value" => 4 }), false).unwrap();
+    let r = submit(&child, obj_of(r#"{"choice":"paper"}"#), &opts).unwrap();
+    assert_eq!((r.match_key.as_deref(), r.match_value.clone()), (Some("round"), Some(Value::from(4))));
+    let last = files::read_jsonl(&child.join("decision/decisions.jsonl")).pop().unwrap();
+    assert_eq!(last.get("round").and_then(Value::as_i64), Some(4));
+    assert!(last.get("_meta").and_then(|m| m.get("decision_id")).and_then(Value::as_str).unwrap().starts_with("dec_"));
+    // The body's own key wins over the open window.
+    let r = submit(&child, obj_of(r#"{"round":7,"choice":"rock"}"#), &opts).unwrap();
+    assert_eq!(r.match_value, Some(Value::from(7)));
+    // A finalized window refuses.
+    files::write_json_atomic(&child.join("decision/finalized.json"), &Value::Object(obj! { "round:7" => obj! { "reason" => "release" } }), false).unwrap();
+    let r = submit(&child, obj_of(r#"{"round":7,"choice":"rock"}"#), &opts).unwrap();
+    assert_eq!((r.ok, r.reason), (false, Some("decision_finalized")));
+    // Idempotency by agent and key.
+    let idem = SubmitOptions { origin: "web".into(), agent_id: Some("a1".into()), idempotency_key: Some("k".into()), require_match_key: false };
+    let first = submit(&child, obj_of(r#"{"round":8,"choice":"rock"}"#), &idem).unwrap();
+    let again = submit(&child, obj_of(r#"{"round":8,"choice":"rock"}"#), &idem).unwrap();
+    assert_eq!(again.reason, Some("duplicate_idempotency"));
+    assert_eq!(again.decision_id, first.decision_id);
+}
+
+fn reference_dir(name: &str) -> PathBuf {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/reference-state/rps-protocol-test");
+    std::fs::read_dir(&root).unwrap().map(|e| e.unwrap().path()).find(|p| p.file_name().unwrap().to_str().unwrap().starts_with(name)).unwrap()
+}
+
+fn cli(args: &[&str]) -> (i32, String) {
+    let o = std::process::Command::new(palaver_bin()).args(args).output().unwrap();
+    (o.status.code().unwrap_or(-1), String::from_utf8_lossy(&o.stdout).into_owned())
+}
+
+#[test]
+fn commands_read_state_dirs_the_reference_wrote() {
+    let host = reference_dir("host-");
+    let h = host.to_str().unwrap();
+    let (code, out) = cli(&["session", "snapshot", h]);
+    assert_eq!(code, 0);
+    assert!(out.contains("phase: game_over") && out.contains("protocol: Rock-Paper-Scissors"), "{out}");
+    let (_, out) = cli(&["session", "snapshot", h, "--json"]);
+    let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(v["score"]["guest"], 2);
+    let (_, out) = cli(&["session", "details", h]);
+    assert!(out.lines().next().unwrap().contains("R1: Paper vs Scissors -> guest (0-1)"), "{out}");
+    let (_, out) = cli(&["session", "events", h]);
+    assert!(out.contains("local_decision_fallback"), "{out}");
+    let (_, out) = cli(&["session", "events", h, "--json"]);
+    assert!(out.lines().all(|l| serde_json::from_str::<serde_json::Value>(l).is_ok()));
+    // Writing works too: a copy of the reference's dir accepts a strategy and a decision.
+    let d = tempfile::tempdir().unwrap();
+    let copy = d.path().join("host-1");
+    std::fs::create_dir_all(copy.join("decision")).unwrap();
+    for f in ["snapshot.json", "details.jsonl", "events.jsonl", "decision/state.json", "decision/finalized.json"] {
+        std::fs::copy(host.join(f), copy.join(f)).unwrap();
+    }
+    let c = copy.to_str().unwrap();
+    let (code, out) = cli(&["session", "strategy", c, "--merge", r#"{"mode":"fixed","fixed":"rock"}"#]);
+    assert_eq!(code, 0, "{out}");
+    assert_eq!(files::read_jsonl(&copy.join("strategy_events.jsonl")).len(), 1);
+    // Round 5 is already finalized in the reference's run: refused.
+    let (code, out) = cli(&["session", "decide", c, "--decision", r#"{"round":5,"choice":"rock"}"#]);
+    assert_eq!(code, 1, "{out}");
+    assert!(out.contains("decision_finalized"));
+}
