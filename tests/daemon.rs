@@ -25,7 +25,10 @@ fn start(data: &Path, args: &[&str]) -> Daemon {
     let mut all = vec!["--data-dir", data.to_str().unwrap(), "protocol", "test"];
     all.extend_from_slice(args);
     all.push("--daemon");
-    let o = Command::new(bin()).args(&all).output().expect("start daemon");
+    let o = Command::new(bin())
+        .args(&all)
+        .output()
+        .expect("start daemon");
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     let v = json::parse_bytes(&o.stdout).expect("daemon JSON");
     Daemon {
@@ -36,18 +39,31 @@ fn start(data: &Path, args: &[&str]) -> Daemon {
 }
 
 fn palaver(data: &Path, args: &[&str]) -> (i32, String) {
-    let o = Command::new(bin()).arg("--data-dir").arg(data).args(args).output().unwrap();
-    (o.status.code().unwrap_or(-1), String::from_utf8_lossy(&o.stdout).into_owned())
+    let o = Command::new(bin())
+        .arg("--data-dir")
+        .arg(data)
+        .args(args)
+        .output()
+        .unwrap();
+    (
+        o.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&o.stdout).into_owned(),
+    )
 }
 
 fn status(parent: &Path) -> String {
-    files::read_json_object(&parent.join("session.json")).and_then(|m| m.get("status").map(Value::py_str)).unwrap_or_default()
+    files::read_json_object(&parent.join("session.json"))
+        .and_then(|m| m.get("status").map(Value::py_str))
+        .unwrap_or_default()
 }
 
 fn wait_for(what: &str, mut f: impl FnMut() -> bool) {
     let t0 = Instant::now();
     while !f() {
-        assert!(t0.elapsed() < Duration::from_secs(20), "timed out waiting for {what}");
+        assert!(
+            t0.elapsed() < Duration::from_secs(20),
+            "timed out waiting for {what}"
+        );
         std::thread::sleep(Duration::from_millis(10));
     }
 }
@@ -67,14 +83,32 @@ fn assert_all_parse(dir: &Path) {
             if bytes.is_empty() {
                 continue;
             }
-            assert_eq!(bytes.last(), Some(&b'\n'), "{} ends with a torn line", p.display());
+            assert_eq!(
+                bytes.last(),
+                Some(&b'\n'),
+                "{} ends with a torn line",
+                p.display()
+            );
             for line in bytes.split(|b| *b == b'\n').filter(|l| !l.is_empty()) {
-                assert!(json::parse_bytes(line).is_ok(), "{}: bad line {}", p.display(), String::from_utf8_lossy(line));
+                assert!(
+                    json::parse_bytes(line).is_ok(),
+                    "{}: bad line {}",
+                    p.display(),
+                    String::from_utf8_lossy(line)
+                );
             }
         } else if name.ends_with(".json") {
-            assert!(json::parse_bytes(&bytes).is_ok(), "{} does not parse", p.display());
+            assert!(
+                json::parse_bytes(&bytes).is_ok(),
+                "{} does not parse",
+                p.display()
+            );
         } else {
-            assert!(name.ends_with(".log") || name.starts_with('.'), "unexpected file {}", p.display());
+            assert!(
+                name.ends_with(".log") || name.starts_with('.'),
+                "unexpected file {}",
+                p.display()
+            );
         }
     }
 }
@@ -90,12 +124,25 @@ fn sigkill_at_random_points_leaves_files_that_parse() {
         seed ^= seed << 17;
         let d = start(
             data.path(),
-            &["rps-v1", "--role", if i % 2 == 0 { "host" } else { "guest" }, "--control-mode", "hybrid", "--options", r#"{"best_of":999,"termination":"fixed_rounds"}"#],
+            &[
+                "rps-v1",
+                "--role",
+                if i % 2 == 0 { "host" } else { "guest" },
+                "--control-mode",
+                "hybrid",
+                "--options",
+                r#"{"best_of":999,"termination":"fixed_rounds"}"#,
+            ],
         );
         std::thread::sleep(Duration::from_millis(20 + seed % 250));
         let was = status(&d.parent);
-        let _ = nix::sys::signal::kill(nix::unistd::Pid::from_raw(d.pid), nix::sys::signal::Signal::SIGKILL);
-        wait_for("the daemon to die", || !palaver::services::run::pid_alive(d.pid as u32));
+        let _ = nix::sys::signal::kill(
+            nix::unistd::Pid::from_raw(d.pid),
+            nix::sys::signal::Signal::SIGKILL,
+        );
+        wait_for("the daemon to die", || {
+            !palaver::services::run::pid_alive(d.pid as u32)
+        });
         if was == "running" || was == "starting" {
             killed_running += 1;
         }
@@ -103,22 +150,53 @@ fn sigkill_at_random_points_leaves_files_that_parse() {
         let (code, out) = palaver(data.path(), &["session", "list", "--json"]);
         assert_eq!(code, 0);
         let rows = json::parse_str(&out).unwrap();
-        let row = rows.as_array().unwrap().iter().find(|r| r.get("dir").and_then(Value::as_str) == Some(d.parent.to_str().unwrap())).unwrap().clone();
-        let st = row.get("status").and_then(Value::as_str).unwrap().to_owned();
-        assert!(["stopped", "crashed", "closed"].contains(&st.as_str()), "after SIGKILL: {st}");
+        let row = rows
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|r| r.get("dir").and_then(Value::as_str) == Some(d.parent.to_str().unwrap()))
+            .unwrap()
+            .clone();
+        let st = row
+            .get("status")
+            .and_then(Value::as_str)
+            .unwrap()
+            .to_owned();
+        assert!(
+            ["stopped", "crashed", "closed"].contains(&st.as_str()),
+            "after SIGKILL: {st}"
+        );
         if st != "closed" {
             let events = files::read_jsonl(&d.parent.join("events.jsonl"));
-            assert!(events.iter().any(|e| e.get("type").and_then(Value::as_str) == Some("daemon_died")));
+            assert!(
+                events
+                    .iter()
+                    .any(|e| e.get("type").and_then(Value::as_str) == Some("daemon_died"))
+            );
         }
         assert_all_parse(&d.parent);
     }
-    assert!(killed_running >= 8, "only {killed_running} kills hit a running session");
+    assert!(
+        killed_running >= 8,
+        "only {killed_running} kills hit a running session"
+    );
 }
 
 #[test]
 fn events_follow_shows_frames_live_and_decide_reaches_the_daemon() {
     let data = tempfile::tempdir().unwrap();
-    let d = start(data.path(), &["rps-v1", "--role", "host", "--control-mode", "human", "--options", r#"{"best_of":1,"termination":"fixed_rounds","max_think_seconds":30}"#]);
+    let d = start(
+        data.path(),
+        &[
+            "rps-v1",
+            "--role",
+            "host",
+            "--control-mode",
+            "human",
+            "--options",
+            r#"{"best_of":1,"termination":"fixed_rounds","max_think_seconds":30}"#,
+        ],
+    );
     let mut follow = Command::new(bin())
         .args(["session", "events", d.parent.to_str().unwrap(), "--follow"])
         .stdout(Stdio::piped())
@@ -135,7 +213,16 @@ fn events_follow_shows_frames_live_and_decide_reaches_the_daemon() {
         }
     }
     let started = Instant::now();
-    let (code, out) = palaver(data.path(), &["session", "decide", d.parent.to_str().unwrap(), "--decision", r#"{"choice":"rock"}"#]);
+    let (code, out) = palaver(
+        data.path(),
+        &[
+            "session",
+            "decide",
+            d.parent.to_str().unwrap(),
+            "--decision",
+            r#"{"choice":"rock"}"#,
+        ],
+    );
     assert_eq!(code, 0, "{out}");
     // …and the frames that follow the decision stream in as they happen.
     for l in lines.by_ref() {
@@ -148,9 +235,15 @@ fn events_follow_shows_frames_live_and_decide_reaches_the_daemon() {
     let _ = follow.kill();
     let _ = follow.wait();
     assert!(started.elapsed() < Duration::from_secs(10));
-    assert!(seen.iter().any(|l| l.contains("received: join")), "{seen:?}");
+    assert!(
+        seen.iter().any(|l| l.contains("received: join")),
+        "{seen:?}"
+    );
     assert!(seen.iter().any(|l| l.contains("sent: reveal")), "{seen:?}");
-    assert!(seen.iter().any(|l| l.contains("local_decision_finalized")), "{seen:?}");
+    assert!(
+        seen.iter().any(|l| l.contains("local_decision_finalized")),
+        "{seen:?}"
+    );
     wait_for("the session to close", || status(&d.parent) == "closed");
     let _ = d.child;
 }
@@ -158,12 +251,36 @@ fn events_follow_shows_frames_live_and_decide_reaches_the_daemon() {
 #[test]
 fn abort_stops_a_waiting_daemon() {
     let data = tempfile::tempdir().unwrap();
-    let d = start(data.path(), &["rps-v1", "--role", "guest", "--control-mode", "human", "--options", r#"{"max_think_seconds":60}"#]);
-    wait_for("the window", || d.child.join("decision/state.json").exists());
-    let (code, out) = palaver(data.path(), &["session", "abort", d.parent.to_str().unwrap(), "--reason", "test_abort"]);
+    let d = start(
+        data.path(),
+        &[
+            "rps-v1",
+            "--role",
+            "guest",
+            "--control-mode",
+            "human",
+            "--options",
+            r#"{"max_think_seconds":60}"#,
+        ],
+    );
+    wait_for("the window", || {
+        d.child.join("decision/state.json").exists()
+    });
+    let (code, out) = palaver(
+        data.path(),
+        &[
+            "session",
+            "abort",
+            d.parent.to_str().unwrap(),
+            "--reason",
+            "test_abort",
+        ],
+    );
     assert_eq!(code, 0);
     assert!(out.contains("\"killed\":true"), "{out}");
-    wait_for("the daemon to stop", || !palaver::services::run::pid_alive(d.pid as u32));
+    wait_for("the daemon to stop", || {
+        !palaver::services::run::pid_alive(d.pid as u32)
+    });
     assert_eq!(status(&d.parent), "aborted");
     let (_, list) = palaver(data.path(), &["session", "list"]);
     assert!(list.contains("aborted"), "{list}");
@@ -172,32 +289,94 @@ fn abort_stops_a_waiting_daemon() {
 
 #[test]
 fn the_reference_cli_steers_a_palaver_session() {
-    let Some(py) = common::reference_python() else { return };
+    let Some(py) = common::reference_python() else {
+        return;
+    };
     let data = tempfile::tempdir().unwrap();
-    let d = start(data.path(), &["rps-v1", "--role", "host", "--control-mode", "human", "--options", r#"{"best_of":1,"termination":"fixed_rounds","max_think_seconds":30}"#]);
-    wait_for("the window", || d.child.join("decision/state.json").exists());
+    let d = start(
+        data.path(),
+        &[
+            "rps-v1",
+            "--role",
+            "host",
+            "--control-mode",
+            "human",
+            "--options",
+            r#"{"best_of":1,"termination":"fixed_rounds","max_think_seconds":30}"#,
+        ],
+    );
+    wait_for("the window", || {
+        d.child.join("decision/state.json").exists()
+    });
     // The reference's own `session decide` and `session snapshot` on palaver's files.
     let o = Command::new(&py)
-        .args(["-m", "aigenora", "session", "decide", "--state-dir", d.parent.to_str().unwrap(), "--decision", r#"{"round":0,"choice":"scissors"}"#])
+        .args([
+            "-m",
+            "aigenora",
+            "session",
+            "decide",
+            "--state-dir",
+            d.parent.to_str().unwrap(),
+            "--decision",
+            r#"{"round":0,"choice":"scissors"}"#,
+        ])
         .output()
         .unwrap();
-    assert!(o.status.success(), "{}{}", String::from_utf8_lossy(&o.stdout), String::from_utf8_lossy(&o.stderr));
+    assert!(
+        o.status.success(),
+        "{}{}",
+        String::from_utf8_lossy(&o.stdout),
+        String::from_utf8_lossy(&o.stderr)
+    );
     let t0 = Instant::now();
     while status(&d.parent) != "closed" {
         if t0.elapsed() > Duration::from_secs(15) {
-            let dump = Command::new("bash").args(["/tmp/dbg.sh", d.parent.to_str().unwrap()]).output().unwrap();
-            panic!("not closed: {}\n{}", String::from_utf8_lossy(&o.stdout), String::from_utf8_lossy(&dump.stdout));
+            let dump = Command::new("bash")
+                .args(["/tmp/dbg.sh", d.parent.to_str().unwrap()])
+                .output()
+                .unwrap();
+            panic!(
+                "not closed: {}\n{}",
+                String::from_utf8_lossy(&o.stdout),
+                String::from_utf8_lossy(&dump.stdout)
+            );
         }
         std::thread::sleep(Duration::from_millis(20));
     }
-    let o = Command::new(&py).args(["-m", "aigenora", "session", "snapshot", "--state-dir", d.parent.to_str().unwrap()]).output().unwrap();
+    let o = Command::new(&py)
+        .args([
+            "-m",
+            "aigenora",
+            "session",
+            "snapshot",
+            "--state-dir",
+            d.parent.to_str().unwrap(),
+        ])
+        .output()
+        .unwrap();
     let text = String::from_utf8_lossy(&o.stdout);
     assert!(text.contains("phase: game_over"), "{text}");
     let events = files::read_jsonl(&d.parent.join("events.jsonl"));
     let reveal = events
         .iter()
-        .find(|e| e.get("data").and_then(|d| d.get("msg")).and_then(|m| m.get("action")).and_then(Value::as_str) == Some("reveal")
-            && e.get("data").and_then(|d| d.get("direction")).and_then(Value::as_str) == Some("sent"))
+        .find(|e| {
+            e.get("data")
+                .and_then(|d| d.get("msg"))
+                .and_then(|m| m.get("action"))
+                .and_then(Value::as_str)
+                == Some("reveal")
+                && e.get("data")
+                    .and_then(|d| d.get("direction"))
+                    .and_then(Value::as_str)
+                    == Some("sent")
+        })
         .unwrap();
-    assert_eq!(reveal.get("data").and_then(|d| d.get("msg")).and_then(|m| m.get("choice")).and_then(Value::as_str), Some("scissors"));
+    assert_eq!(
+        reveal
+            .get("data")
+            .and_then(|d| d.get("msg"))
+            .and_then(|m| m.get("choice"))
+            .and_then(Value::as_str),
+        Some("scissors")
+    );
 }

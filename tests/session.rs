@@ -36,7 +36,13 @@ fn palaver_bin() -> &'static str {
 
 fn decide_cli(child: &Path, body: &str) -> String {
     let o = std::process::Command::new(palaver_bin())
-        .args(["session", "decide", child.to_str().unwrap(), "--decision", body])
+        .args([
+            "session",
+            "decide",
+            child.to_str().unwrap(),
+            "--decision",
+            body,
+        ])
         .output()
         .expect("run palaver session decide");
     String::from_utf8_lossy(&o.stdout).into_owned()
@@ -53,7 +59,10 @@ async fn window_open(child: &Path, key: &str, value: i64) {
         {
             return;
         }
-        assert!(t0.elapsed() < Duration::from_secs(10), "window {key}={value} never opened");
+        assert!(
+            t0.elapsed() < Duration::from_secs(10),
+            "window {key}={value} never opened"
+        );
         tokio::time::sleep(Duration::from_millis(5)).await;
     }
 }
@@ -119,11 +128,32 @@ async fn run_case(c: &Case, mode: ControlMode, when: When, via: Via) -> (Session
     let spec = library::bundled_spec(c.alias).unwrap();
     let options = obj_of(c.options);
     let dir = StateDir::create(&data, c.role).unwrap();
-    let ours = stateful_side(dir.clone(), spec, native_hooks_for_alias(c.alias).unwrap(), c.role, mode, &options, Some(5));
-    let launch = Launch { spec, protocol_dir: None, role: c.role, control_mode: mode, options: &options, pid: std::process::id(), status: "running" };
+    let ours = stateful_side(
+        dir.clone(),
+        spec,
+        native_hooks_for_alias(c.alias).unwrap(),
+        c.role,
+        mode,
+        &options,
+        Some(5),
+    );
+    let launch = Launch {
+        spec,
+        protocol_dir: None,
+        role: c.role,
+        control_mode: mode,
+        options: &options,
+        pid: std::process::id(),
+        status: "running",
+    };
     write_launch(&dir, &launch).unwrap();
-    palaver::session::StrategyFile::in_dir(&dir.child).set(obj_of(c.strategy), None).unwrap();
-    let mut bot = Side::auto(native_hooks_for_alias(c.alias).unwrap(), Arc::new(palaver::engine::CountingSink::default()));
+    palaver::session::StrategyFile::in_dir(&dir.child)
+        .set(obj_of(c.strategy), None)
+        .unwrap();
+    let mut bot = Side::auto(
+        native_hooks_for_alias(c.alias).unwrap(),
+        Arc::new(palaver::engine::CountingSink::default()),
+    );
     bot.seed = Some(9);
     let body = match when {
         When::Illegal => c.illegal,
@@ -134,25 +164,35 @@ async fn run_case(c: &Case, mode: ControlMode, when: When, via: Via) -> (Session
     let child = dir.child.clone();
     let (key, value) = (c.key, c.value);
     let submitter = async move {
-        let delay = match when {
-            When::Never => return,
-            When::BeforeRelease | When::Illegal => Duration::from_millis(200),
-            When::AfterRelease => Duration::from_millis(1300),
-        };
-        window_open(&child, key, value).await;
-        tokio::time::sleep(delay).await;
-        // A hybrid window closes after min_think: a later decision is refused.
-        let closed = mode == ControlMode::Hybrid && when == When::AfterRelease;
+        // When, relative to the window: hybrid's runs from its opening
+        // (release) to min_think later (deadline); human's releases after
+        // min_think and fails at max_think.
+        match (mode, when) {
+            (_, When::Never) => return,
+            // Hybrid "before release": on file before the window even opens.
+            (ControlMode::Hybrid, When::BeforeRelease) => {}
+            (ControlMode::Hybrid, When::AfterRelease) => {
+                window_open(&child, key, value).await;
+                tokio::time::sleep(Duration::from_millis(400)).await;
+            }
+            (_, When::BeforeRelease | When::Illegal) => {
+                window_open(&child, key, value).await;
+                tokio::time::sleep(Duration::from_millis(200)).await;
+            }
+            (_, When::AfterRelease) => {
+                window_open(&child, key, value).await;
+                tokio::time::sleep(Duration::from_millis(1300)).await;
+            }
+        }
         match via {
             Via::InProcess => {
                 let r = submit(&child, with_key, &SubmitOptions { origin: "test".into(), ..Default::default() }).unwrap();
-                assert_eq!(r.ok, !closed, "{r:?}");
+                assert!(r.ok, "{r:?}");
             }
             Via::Cli => {
                 let text = palaver::canonical::to_string_ordered(&Value::Object(with_key));
                 let out = tokio::task::spawn_blocking(move || decide_cli(&child, &text)).await.unwrap();
-                let expect = if closed { "decision_finalized" } else { "\"status\":\"ok\"" };
-                assert!(out.contains(expect), "{out}");
+                assert!(out.contains("\"status\":\"ok\""), "{out}");
             }
         }
     };
@@ -177,7 +217,12 @@ async fn matrix(c: &Case, via: Via) {
     let legal: Value = obj_of(c.legal).into_entries().pop().unwrap().1;
     let auto: Value = obj_of(c.strategy).into_entries().pop().unwrap().1;
     for mode in ControlMode::ALL {
-        for when in [When::BeforeRelease, When::AfterRelease, When::Never, When::Illegal] {
+        for when in [
+            When::BeforeRelease,
+            When::AfterRelease,
+            When::Never,
+            When::Illegal,
+        ] {
             if mode == ControlMode::Autonomous && when != When::BeforeRelease {
                 continue; // Autonomous never reads the bus: one run shows it.
             }
@@ -188,12 +233,11 @@ async fn matrix(c: &Case, via: Via) {
                     assert!(o.completed, "{tag}");
                     assert_eq!(played(&dir, c.alias), Some(auto.clone()), "{tag}");
                 }
-                (ControlMode::Hybrid, When::BeforeRelease) => {
+                (ControlMode::Hybrid, When::BeforeRelease | When::AfterRelease) => {
                     assert!(o.completed, "{tag}");
                     assert_eq!(played(&dir, c.alias), Some(legal.clone()), "{tag}");
                 }
-                // Hybrid's window is min_think long: a decision after it
-                // closed, none, or an illegal one all leave the automatic value.
+                // No decision, or an illegal one: the automatic value.
                 (ControlMode::Hybrid, _) => {
                     assert!(o.completed, "{tag}");
                     assert_eq!(played(&dir, c.alias), Some(auto.clone()), "{tag}");
@@ -210,9 +254,16 @@ async fn matrix(c: &Case, via: Via) {
                         .chain(files::read_jsonl(&dir.decision_events_file()).iter())
                         .filter_map(|e| e.get("type").map(Value::py_str))
                         .collect();
-                    assert!(kinds.contains(&"human_decision_failed".to_string()), "{tag}: {kinds:?}");
+                    assert!(
+                        kinds.contains(&"human_decision_failed".to_string()),
+                        "{tag}: {kinds:?}"
+                    );
                     let meta = files::read_json_object(&dir.session_file().unwrap()).unwrap();
-                    assert_eq!(meta.get("status").and_then(Value::as_str), Some("aborted"), "{tag}");
+                    assert_eq!(
+                        meta.get("status").and_then(Value::as_str),
+                        Some("aborted"),
+                        "{tag}"
+                    );
                 }
             }
         }
@@ -244,26 +295,55 @@ fn submissions_follow_the_gateway_rules() {
     let d = tempfile::tempdir().unwrap();
     let child = d.path().join("host-1");
     std::fs::create_dir_all(child.join("decision")).unwrap();
-    let opts = SubmitOptions { origin: "cli".into(), ..Default::default() };
+    let opts = SubmitOptions {
+        origin: "cli".into(),
+        ..Default::default()
+    };
     // No key and no open window: written as is.
     let r = submit(&child, obj_of(r#"{"choice":"rock"}"#), &opts).unwrap();
     assert!(r.ok && r.match_key.is_none());
     // An open window binds a keyless decision to it, on disk.
-    files::write_json_atomic(&child.join("decision/state.json"), &Value::Object(obj! { "match_key" => "round", "match_value" => 4 }), false).unwrap();
+    files::write_json_atomic(
+        &child.join("decision/state.json"),
+        &Value::Object(obj! { "match_key" => "round", "match_value" => 4 }),
+        false,
+    )
+    .unwrap();
     let r = submit(&child, obj_of(r#"{"choice":"paper"}"#), &opts).unwrap();
-    assert_eq!((r.match_key.as_deref(), r.match_value.clone()), (Some("round"), Some(Value::from(4))));
-    let last = files::read_jsonl(&child.join("decision/decisions.jsonl")).pop().unwrap();
+    assert_eq!(
+        (r.match_key.as_deref(), r.match_value.clone()),
+        (Some("round"), Some(Value::from(4)))
+    );
+    let last = files::read_jsonl(&child.join("decision/decisions.jsonl"))
+        .pop()
+        .unwrap();
     assert_eq!(last.get("round").and_then(Value::as_i64), Some(4));
-    assert!(last.get("_meta").and_then(|m| m.get("decision_id")).and_then(Value::as_str).unwrap().starts_with("dec_"));
+    assert!(
+        last.get("_meta")
+            .and_then(|m| m.get("decision_id"))
+            .and_then(Value::as_str)
+            .unwrap()
+            .starts_with("dec_")
+    );
     // The body's own key wins over the open window.
     let r = submit(&child, obj_of(r#"{"round":7,"choice":"rock"}"#), &opts).unwrap();
     assert_eq!(r.match_value, Some(Value::from(7)));
     // A finalized window refuses.
-    files::write_json_atomic(&child.join("decision/finalized.json"), &Value::Object(obj! { "round:7" => obj! { "reason" => "release" } }), false).unwrap();
+    files::write_json_atomic(
+        &child.join("decision/finalized.json"),
+        &Value::Object(obj! { "round:7" => obj! { "reason" => "release" } }),
+        false,
+    )
+    .unwrap();
     let r = submit(&child, obj_of(r#"{"round":7,"choice":"rock"}"#), &opts).unwrap();
     assert_eq!((r.ok, r.reason), (false, Some("decision_finalized")));
     // Idempotency by agent and key.
-    let idem = SubmitOptions { origin: "web".into(), agent_id: Some("a1".into()), idempotency_key: Some("k".into()), require_match_key: false };
+    let idem = SubmitOptions {
+        origin: "web".into(),
+        agent_id: Some("a1".into()),
+        idempotency_key: Some("k".into()),
+        require_match_key: false,
+    };
     let first = submit(&child, obj_of(r#"{"round":8,"choice":"rock"}"#), &idem).unwrap();
     let again = submit(&child, obj_of(r#"{"round":8,"choice":"rock"}"#), &idem).unwrap();
     assert_eq!(again.reason, Some("duplicate_idempotency"));
@@ -271,13 +351,24 @@ fn submissions_follow_the_gateway_rules() {
 }
 
 fn reference_dir(name: &str) -> PathBuf {
-    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/reference-state/rps-protocol-test");
-    std::fs::read_dir(&root).unwrap().map(|e| e.unwrap().path()).find(|p| p.file_name().unwrap().to_str().unwrap().starts_with(name)).unwrap()
+    let root =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/reference-state/rps-protocol-test");
+    std::fs::read_dir(&root)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .find(|p| p.file_name().unwrap().to_str().unwrap().starts_with(name))
+        .unwrap()
 }
 
 fn cli(args: &[&str]) -> (i32, String) {
-    let o = std::process::Command::new(palaver_bin()).args(args).output().unwrap();
-    (o.status.code().unwrap_or(-1), String::from_utf8_lossy(&o.stdout).into_owned())
+    let o = std::process::Command::new(palaver_bin())
+        .args(args)
+        .output()
+        .unwrap();
+    (
+        o.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&o.stdout).into_owned(),
+    )
 }
 
 #[test]
@@ -286,29 +377,62 @@ fn commands_read_state_dirs_the_reference_wrote() {
     let h = host.to_str().unwrap();
     let (code, out) = cli(&["session", "snapshot", h]);
     assert_eq!(code, 0);
-    assert!(out.contains("phase: game_over") && out.contains("protocol: Rock-Paper-Scissors"), "{out}");
+    assert!(
+        out.contains("phase: game_over") && out.contains("protocol: Rock-Paper-Scissors"),
+        "{out}"
+    );
     let (_, out) = cli(&["session", "snapshot", h, "--json"]);
     let v: serde_json::Value = serde_json::from_str(&out).unwrap();
     assert_eq!(v["score"]["guest"], 2);
     let (_, out) = cli(&["session", "details", h]);
-    assert!(out.lines().next().unwrap().contains("R1: Paper vs Scissors -> guest (0-1)"), "{out}");
+    assert!(
+        out.lines()
+            .next()
+            .unwrap()
+            .contains("R1: Paper vs Scissors -> guest (0-1)"),
+        "{out}"
+    );
     let (_, out) = cli(&["session", "events", h]);
     assert!(out.contains("local_decision_fallback"), "{out}");
     let (_, out) = cli(&["session", "events", h, "--json"]);
-    assert!(out.lines().all(|l| serde_json::from_str::<serde_json::Value>(l).is_ok()));
+    assert!(
+        out.lines()
+            .all(|l| serde_json::from_str::<serde_json::Value>(l).is_ok())
+    );
     // Writing works too: a copy of the reference's dir accepts a strategy and a decision.
     let d = tempfile::tempdir().unwrap();
     let copy = d.path().join("host-1");
     std::fs::create_dir_all(copy.join("decision")).unwrap();
-    for f in ["snapshot.json", "details.jsonl", "events.jsonl", "decision/state.json", "decision/finalized.json"] {
+    for f in [
+        "snapshot.json",
+        "details.jsonl",
+        "events.jsonl",
+        "decision/state.json",
+        "decision/finalized.json",
+    ] {
         std::fs::copy(host.join(f), copy.join(f)).unwrap();
     }
     let c = copy.to_str().unwrap();
-    let (code, out) = cli(&["session", "strategy", c, "--merge", r#"{"mode":"fixed","fixed":"rock"}"#]);
+    let (code, out) = cli(&[
+        "session",
+        "strategy",
+        c,
+        "--merge",
+        r#"{"mode":"fixed","fixed":"rock"}"#,
+    ]);
     assert_eq!(code, 0, "{out}");
-    assert_eq!(files::read_jsonl(&copy.join("strategy_events.jsonl")).len(), 1);
+    assert_eq!(
+        files::read_jsonl(&copy.join("strategy_events.jsonl")).len(),
+        1
+    );
     // Round 5 is already finalized in the reference's run: refused.
-    let (code, out) = cli(&["session", "decide", c, "--decision", r#"{"round":5,"choice":"rock"}"#]);
+    let (code, out) = cli(&[
+        "session",
+        "decide",
+        c,
+        "--decision",
+        r#"{"round":5,"choice":"rock"}"#,
+    ]);
     assert_eq!(code, 1, "{out}");
     assert!(out.contains("decision_finalized"));
 }

@@ -407,7 +407,10 @@ fn stateful(
             .process_group(0)
             .spawn()
             .context("starting the session daemon")?;
-        crate::session::update_session_file(&parent.join("session.json"), crate::obj! { "pid" => child.id() })?;
+        crate::session::update_session_file(
+            &parent.join("session.json"),
+            crate::obj! { "pid" => child.id() },
+        )?;
         #[derive(Serialize)]
         struct Out<'a> {
             status: &'a str,

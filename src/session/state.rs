@@ -161,6 +161,8 @@ pub enum Update {
 /// Writes a session into its state dir.
 pub struct StateSink {
     pub dir: StateDir,
+    /// Append handles kept open: one `write` per line, no open per line.
+    open: Mutex<Vec<(PathBuf, std::fs::File)>>,
     snapshot: Mutex<Map>,
     tx: broadcast::Sender<Update>,
     write_errors: AtomicU64,
@@ -174,6 +176,7 @@ impl StateSink {
         let (tx, _) = broadcast::channel(1024);
         StateSink {
             dir,
+            open: Mutex::new(Vec::new()),
             snapshot: Mutex::new(snapshot),
             tx,
             write_errors: AtomicU64::new(0),
@@ -208,6 +211,33 @@ impl StateSink {
         }
     }
 
+    /// Appends one line to a .jsonl file through a kept-open handle.
+    fn append(&self, path: &Path, v: &Value) -> io::Result<()> {
+        let mut line = crate::canonical::to_string_ordered(v);
+        line.push('\n');
+        if line.len() > 4096 {
+            // Long lines take the locked path so no other process can cut in.
+            return files::append_raw(path, line.as_bytes());
+        }
+        let mut open = self.open.lock().unwrap_or_else(|p| p.into_inner());
+        let idx = match open.iter().position(|(p, _)| p == path) {
+            Some(i) => i,
+            None => {
+                if let Some(d) = path.parent() {
+                    std::fs::create_dir_all(d)?;
+                }
+                let f = std::fs::OpenOptions::new()
+                    .create(true)
+                    .append(true)
+                    .open(path)?;
+                open.push((path.to_owned(), f));
+                open.len() - 1
+            }
+        };
+        use std::io::Write;
+        open[idx].1.write_all(line.as_bytes())
+    }
+
     /// Appends an event line (`data`/`summary` left out when empty).
     pub fn event(&self, kind: &str, data: Map, summary: Option<String>) {
         let mut line = obj! { "ts" => iso_now(), "type" => kind };
@@ -223,7 +253,7 @@ impl StateSink {
             self.dir.events_file()
         };
         let v = Value::Object(line);
-        self.record(files::append_line(&file, &v), &file);
+        self.record(self.append(&file, &v), &file);
         if let Value::Object(m) = v {
             let _ = self.tx.send(Update::Event(m));
         }
@@ -256,7 +286,7 @@ impl EventSink for StateSink {
         }
         let path = self.dir.child.join("details.jsonl");
         let v = Value::Object(record);
-        self.record(files::append_line(&path, &v), &path);
+        self.record(self.append(&path, &v), &path);
         if let Value::Object(m) = v {
             let _ = self.tx.send(Update::Detail(m));
         }
@@ -271,7 +301,11 @@ pub fn update_session_file(path: &Path, patch: Map) -> io::Result<Map> {
     if let Some(dir) = path.parent() {
         std::fs::create_dir_all(dir)?;
     }
-    let lock = std::fs::OpenOptions::new().create(true).truncate(false).write(true).open(&lock_path)?;
+    let lock = std::fs::OpenOptions::new()
+        .create(true)
+        .truncate(false)
+        .write(true)
+        .open(&lock_path)?;
     lock.lock()?;
     let result = rmw(path, patch);
     let _ = lock.unlock();
