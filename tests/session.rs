@@ -186,12 +186,22 @@ async fn run_case(c: &Case, mode: ControlMode, when: When, via: Via) -> (Session
         }
         match via {
             Via::InProcess => {
-                let r = submit(&child, with_key, &SubmitOptions { origin: "test".into(), ..Default::default() }).unwrap();
+                let r = submit(
+                    &child,
+                    with_key,
+                    &SubmitOptions {
+                        origin: "test".into(),
+                        ..Default::default()
+                    },
+                )
+                .unwrap();
                 assert!(r.ok, "{r:?}");
             }
             Via::Cli => {
                 let text = palaver::canonical::to_string_ordered(&Value::Object(with_key));
-                let out = tokio::task::spawn_blocking(move || decide_cli(&child, &text)).await.unwrap();
+                let out = tokio::task::spawn_blocking(move || decide_cli(&child, &text))
+                    .await
+                    .unwrap();
                 assert!(out.contains("\"status\":\"ok\""), "{out}");
             }
         }
