@@ -10,8 +10,10 @@
 
 pub mod canonical;
 pub mod cli;
+pub mod community;
 pub mod engine;
 pub mod fsutil;
+pub mod identity;
 pub mod json;
 pub mod library;
 pub mod paths;

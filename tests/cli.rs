@@ -286,3 +286,44 @@ fn no_arguments_prints_help() {
         r.out
     );
 }
+
+#[test]
+fn community_commands_say_what_is_missing() {
+    let dir = tempfile::tempdir().unwrap();
+    let no_server = Command::new(env!("CARGO_BIN_EXE_palaver"))
+        .args(["browse"])
+        .env("PALAVER_DATA_DIR", dir.path())
+        .env_remove("PALAVER_SERVER")
+        .output()
+        .unwrap();
+    assert_eq!(no_server.status.code(), Some(2));
+    assert!(
+        text(&no_server.stderr).contains("no community server: pass --server"),
+        "{}",
+        text(&no_server.stderr)
+    );
+
+    let r = run(&["--server", "http://127.0.0.1:1", "browse"]);
+    assert_eq!(r.code, 2);
+    assert!(
+        r.err.contains("no identity") || r.err.contains("key.json"),
+        "{}",
+        r.err
+    );
+
+    let init = palaver(&["init"], dir.path());
+    assert!(init.status.success(), "{}", text(&init.stderr));
+    let again = palaver(&["--json", "init"], dir.path());
+    assert!(
+        text(&again.stdout).contains("\"created\": false"),
+        "{}",
+        text(&again.stdout)
+    );
+    let down = palaver(&["--server", "http://127.0.0.1:1", "browse"], dir.path());
+    assert_eq!(down.status.code(), Some(2));
+    assert!(
+        text(&down.stderr).contains("cannot reach http://127.0.0.1:1"),
+        "{}",
+        text(&down.stderr)
+    );
+}

@@ -5,10 +5,12 @@
 //! that fails validation, a spec with lint errors); 2 the command could not
 //! run (unreadable file, invalid JSON, unknown protocol, bad arguments).
 
+mod community_cmd;
 mod protocol;
 mod session_cmd;
 mod test_cmd;
 
+use crate::json;
 use anyhow::{Context, Result};
 use clap::{Args, Parser, Subcommand};
 use std::io::Write;
@@ -41,6 +43,10 @@ pub struct Cli {
     #[arg(long, global = true)]
     pub json: bool,
 
+    /// Community server URL, e.g. http://127.0.0.1:8700.
+    #[arg(long, global = true, env = "PALAVER_SERVER", value_name = "URL")]
+    pub server: Option<String>,
+
     #[command(subcommand)]
     pub command: Option<Command>,
 }
@@ -61,9 +67,86 @@ pub enum Command {
     /// client's alike.
     #[command(subcommand)]
     Session(session_cmd::SessionCmd),
+    /// Create this machine's identity (an Ed25519 key in key.json, mode
+    /// 0600) and install the bundled protocols into the data dir.
+    Init {
+        /// Replace an existing key (the old identity is lost).
+        #[arg(long)]
+        force: bool,
+    },
+    /// Register this identity on the community server (solves the
+    /// server's proof-of-work challenge first).
+    Register {
+        /// Name other agents see.
+        #[arg(long)]
+        nickname: String,
+        /// One line about this agent.
+        #[arg(long, default_value = "")]
+        bio: String,
+    },
+    /// Run a community server: identities, protocols, invitations, signed
+    /// session proofs, feedback and ratings, stored in SQLite.
+    Serve(community_cmd::ServeArgs),
+    /// List open invitations on the community server.
+    Browse {
+        /// Only invitations for this protocol_id.
+        #[arg(long)]
+        protocol_id: Option<String>,
+        /// Only protocols of this type (e.g. game).
+        #[arg(long = "type")]
+        kind: Option<String>,
+        #[arg(long, default_value_t = 50)]
+        limit: usize,
+    },
+    /// Withdraw one of your invitations.
+    Cancel { post_id: String },
+    /// Record feedback on a session you took part in (e.g. what it was worth).
+    Feedback {
+        #[arg(long)]
+        session_id: String,
+        #[arg(long)]
+        amount: Option<f64>,
+        #[arg(long)]
+        currency: Option<String>,
+        #[arg(long)]
+        description: Option<String>,
+    },
+    /// Rate the other party of a session you took part in (1 to 5, once).
+    Rating {
+        #[arg(long)]
+        session_id: String,
+        #[arg(long, value_parser = clap::value_parser!(u8).range(1..=5))]
+        score: u8,
+        #[arg(long)]
+        comment: Option<String>,
+    },
+    /// Community server session records: get, status, transport.
+    #[command(subcommand)]
+    Remote(RemoteCmd),
     /// Runs a background session (started by `protocol test --daemon`).
     #[command(name = "__daemon-run", hide = true)]
     DaemonRun { job: String },
+}
+
+#[derive(Debug, Subcommand)]
+pub enum RemoteCmd {
+    /// Print the server's record of a session.
+    Get { session_id: String },
+    /// Close a session record: closed, failed or cancelled (once; a
+    /// terminal session answers 409).
+    Status { session_id: String, status: String },
+    /// Report who won; the server marks the session disputed when the two
+    /// parties disagree.
+    Result {
+        session_id: String,
+        /// host, guest or draw.
+        winner: String,
+    },
+    /// Print a session's transport record (where the peers meet).
+    Transport { session_id: String },
+    /// Publish a new iroh ticket for a session, signed with a transport
+    /// binding (for a host whose address changed).
+    TransportSet { session_id: String, ticket: String },
 }
 
 #[derive(Debug, Args)]
@@ -122,6 +205,7 @@ pub fn run(cli: Cli) -> Result<Outcome> {
     let ctx = Ctx {
         data_dir: cli.data_dir,
         json: cli.json,
+        server: cli.server,
     };
     match cli.command {
         None => {
@@ -135,6 +219,57 @@ pub fn run(cli: Cli) -> Result<Outcome> {
         Some(Command::Validate(v)) => protocol::validate(&ctx, v),
         Some(Command::DaemonRun { job }) => test_cmd::daemon_run(&ctx, &job),
         Some(Command::Session(cmd)) => session_cmd::run(&ctx, cmd),
+        Some(Command::Init { force }) => community_cmd::init(&ctx, force),
+        Some(Command::Register { nickname, bio }) => community_cmd::register(&ctx, &nickname, &bio),
+        Some(Command::Serve(a)) => community_cmd::serve(&ctx, a),
+        Some(Command::Browse {
+            protocol_id,
+            kind,
+            limit,
+        }) => community_cmd::browse(&ctx, protocol_id, kind, limit),
+        Some(Command::Cancel { post_id }) => community_cmd::cancel(&ctx, &post_id),
+        Some(Command::Feedback {
+            session_id,
+            amount,
+            currency,
+            description,
+        }) => {
+            let mut body = crate::obj! { "session_id" => session_id };
+            if let Some(a) = amount {
+                body.insert("amount", json::Value::from(a));
+            }
+            if let Some(c) = currency {
+                body.insert("currency", json::Value::from(c));
+            }
+            if let Some(d) = description {
+                body.insert("description", json::Value::from(d));
+            }
+            community_cmd::call(
+                &ctx,
+                "POST",
+                "/api/v1/feedback",
+                Some(json::Value::Object(body)),
+                &[200, 201],
+            )
+        }
+        Some(Command::Rating {
+            session_id,
+            score,
+            comment,
+        }) => {
+            let mut body = crate::obj! { "session_id" => session_id, "score" => i64::from(score) };
+            if let Some(c) = comment {
+                body.insert("comment", json::Value::from(c));
+            }
+            community_cmd::call(
+                &ctx,
+                "POST",
+                "/api/v1/ratings",
+                Some(json::Value::Object(body)),
+                &[200, 201],
+            )
+        }
+        Some(Command::Remote(r)) => community_cmd::remote(&ctx, r),
     }
 }
 
@@ -142,6 +277,7 @@ pub fn run(cli: Cli) -> Result<Outcome> {
 pub struct Ctx {
     pub data_dir: Option<PathBuf>,
     pub json: bool,
+    pub server: Option<String>,
 }
 
 impl Ctx {

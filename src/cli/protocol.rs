@@ -66,6 +66,12 @@ pub enum ProtocolCmd {
         /// Alias (e.g. rps-v1) or protocol_id.
         protocol: String,
     },
+    /// Publish a protocol on the community server (needs `palaver register`
+    /// first). Registering the same contract again is not an error.
+    Register {
+        /// spec.json, a directory holding one, or a library alias / protocol_id.
+        spec: String,
+    },
 }
 
 pub fn run(ctx: &Ctx, cmd: ProtocolCmd) -> Result<Outcome> {
@@ -77,6 +83,10 @@ pub fn run(ctx: &Ctx, cmd: ProtocolCmd) -> Result<Outcome> {
         ProtocolCmd::Path { protocol } => path(ctx, &protocol),
         ProtocolCmd::Test(args) => super::test_cmd::run(ctx, args),
         ProtocolCmd::Scaffold { spec, dir, force } => scaffold(ctx, &spec, &dir, force),
+        ProtocolCmd::Register { spec } => {
+            let (label, text) = spec_source(ctx, &spec)?;
+            super::community_cmd::protocol_register(ctx, &text, &label)
+        }
     }
 }
 

@@ -1,0 +1,340 @@
+//! `palaver init`, `register`, `serve`, `browse`, `cancel`, `feedback`,
+//! `rating`, `protocol register` and the server-side `session` commands.
+
+use super::{Ctx, Outcome};
+use crate::community::{Client, Config, SqliteStore};
+use crate::identity::KeyPair;
+use crate::json::Value;
+use anyhow::{Context, Result, anyhow};
+use clap::Args;
+use serde::Serialize;
+use std::io::Write;
+use std::path::PathBuf;
+
+#[derive(Debug, Args)]
+pub struct ServeArgs {
+    /// Address to listen on.
+    #[arg(long, default_value = "127.0.0.1:8700")]
+    pub bind: String,
+    /// SQLite database file (default: community.sqlite in the data dir).
+    #[arg(long)]
+    pub db: Option<PathBuf>,
+    /// Registration proof of work, in leading zero bytes (1 ≈ 256 hashes).
+    #[arg(long, default_value_t = 1)]
+    pub difficulty: u32,
+    /// Requests per second allowed per key (0: no limit).
+    #[arg(long, default_value_t = 20.0)]
+    pub rate_limit: f64,
+    /// Invitation time to live in seconds (hosts renew them).
+    #[arg(long, default_value_t = 300.0)]
+    pub invitation_ttl: f64,
+}
+
+pub fn runtime() -> Result<tokio::runtime::Runtime> {
+    Ok(tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()?)
+}
+
+/// The server URL: --server, PALAVER_SERVER, or an error that says how to get one.
+pub fn server_url(ctx: &Ctx) -> Result<String> {
+    ctx.server.clone().filter(|s| !s.is_empty()).ok_or_else(|| {
+        anyhow!("no community server: pass --server http://HOST:PORT or set PALAVER_SERVER (to run one here: palaver serve)")
+    })
+}
+
+pub fn client(ctx: &Ctx) -> Result<Client> {
+    let url = server_url(ctx)?;
+    let keys = KeyPair::load(&ctx.data_dir()?)?;
+    Ok(Client::new(&url, keys)?)
+}
+
+fn print(
+    ctx: &Ctx,
+    human: impl FnOnce(&mut dyn Write) -> std::io::Result<()>,
+    v: &Value,
+) -> Result<()> {
+    if ctx.json {
+        ctx.print_json(v)?;
+    } else {
+        human(&mut std::io::stdout().lock())?;
+    }
+    Ok(())
+}
+
+pub fn init(ctx: &Ctx, force: bool) -> Result<Outcome> {
+    let dir = ctx.data_dir()?;
+    let (kp, created) = KeyPair::init(&dir, force)?;
+    let root = crate::library::install_bundled(&dir)?;
+    #[derive(Serialize)]
+    struct Out<'a> {
+        public_key: &'a str,
+        created: bool,
+        data_dir: &'a std::path::Path,
+        protocols: &'a std::path::Path,
+    }
+    if ctx.json {
+        ctx.print_json(&Out {
+            public_key: &kp.public_key,
+            created,
+            data_dir: &dir,
+            protocols: &root,
+        })?;
+    } else {
+        let mut out = std::io::stdout().lock();
+        writeln!(
+            out,
+            "{} identity in {}",
+            if created {
+                "Created an"
+            } else {
+                "Using the existing"
+            },
+            dir.display()
+        )?;
+        writeln!(out, "public_key: {}", kp.public_key)?;
+        writeln!(
+            out,
+            "protocols: {} bundled protocols in {}",
+            crate::library::BUNDLED_SPECS.len(),
+            root.display()
+        )?;
+    }
+    Ok(Outcome::Ok)
+}
+
+pub fn register(ctx: &Ctx, nickname: &str, bio: &str) -> Result<Outcome> {
+    let c = client(ctx)?;
+    let (status, v) = runtime()?.block_on(c.register(nickname, bio))?;
+    print(
+        ctx,
+        |out| match status {
+            409 => writeln!(out, "Already registered ({}).", c.keys().public_key),
+            _ => writeln!(out, "Registered {nickname} ({}).", c.keys().public_key),
+        },
+        &v,
+    )?;
+    Ok(Outcome::Ok)
+}
+
+pub fn serve(ctx: &Ctx, a: ServeArgs) -> Result<Outcome> {
+    let db = match a.db {
+        Some(p) => p,
+        None => ctx.data_dir()?.join("community.sqlite"),
+    };
+    let store = SqliteStore::open(&db).with_context(|| format!("opening {}", db.display()))?;
+    let cfg = Config {
+        difficulty: a.difficulty,
+        invitation_ttl: a.invitation_ttl,
+        max_active_invitations: 3,
+        rate_limit: a.rate_limit,
+    };
+    runtime()?.block_on(async move {
+        let listener = tokio::net::TcpListener::bind(&a.bind)
+            .await
+            .with_context(|| format!("binding {}", a.bind))?;
+        eprintln!(
+            "palaver community server on http://{} (database {})",
+            listener.local_addr()?,
+            db.display()
+        );
+        crate::community::serve(listener, Box::new(store), cfg).await?;
+        Ok::<_, anyhow::Error>(())
+    })?;
+    Ok(Outcome::Ok)
+}
+
+pub fn protocol_register(ctx: &Ctx, text: &str, label: &str) -> Result<Outcome> {
+    let spec = crate::spec::Spec::from_json_str(text).with_context(|| label.to_owned())?;
+    let s = |k: &str| spec.get(k).and_then(Value::as_str).map(str::to_owned);
+    let body = Value::Object(crate::obj! {
+        "protocol_id" => spec.protocol_id(),
+        "name" => s("name").unwrap_or_else(|| spec.protocol_id().to_owned()),
+        "description" => s("description").unwrap_or_default(),
+        "type" => s("type").unwrap_or_else(|| "protocol".into()),
+        "spec_json" => Value::Object(spec.doc().clone()),
+    });
+    let c = client(ctx)?;
+    let (status, v) = runtime()?.block_on(c.raw("POST", "/api/v1/protocols", Some(&body)))?;
+    match status {
+        200 | 201 | 409 => {
+            print(
+                ctx,
+                |out| {
+                    writeln!(
+                        out,
+                        "{} {}",
+                        if status == 409 {
+                            "Already registered:"
+                        } else {
+                            "Registered"
+                        },
+                        spec.protocol_id()
+                    )
+                },
+                &v,
+            )?;
+            Ok(Outcome::Ok)
+        }
+        _ => Err(anyhow!(
+            "POST /api/v1/protocols failed: HTTP {status}: {}",
+            v.get("message").map(Value::py_str).unwrap_or_default()
+        )),
+    }
+}
+
+fn encode(s: &str) -> String {
+    s.bytes()
+        .map(|b| {
+            if b.is_ascii_alphanumeric() || b"-_.~".contains(&b) {
+                (b as char).to_string()
+            } else {
+                format!("%{b:02X}")
+            }
+        })
+        .collect()
+}
+
+pub fn browse(
+    ctx: &Ctx,
+    protocol_id: Option<String>,
+    kind: Option<String>,
+    limit: usize,
+) -> Result<Outcome> {
+    let mut q = vec![format!("limit={limit}")];
+    if let Some(p) = protocol_id {
+        q.insert(0, format!("protocol_id={}", encode(&p)));
+    }
+    if let Some(t) = kind {
+        q.push(format!("type={}", encode(&t)));
+    }
+    let path = format!("/api/v1/invitations?{}", q.join("&"));
+    let c = client(ctx)?;
+    let v = runtime()?.block_on(c.call("GET", &path, None, &[200]))?;
+    let list = v
+        .get("results")
+        .and_then(Value::as_array)
+        .cloned()
+        .or_else(|| v.as_array().cloned())
+        .unwrap_or_default();
+    print(
+        ctx,
+        |out| {
+            if list.is_empty() {
+                return writeln!(out, "No open invitations.");
+            }
+            for inv in &list {
+                let g = |k: &str| inv.get(k).map(Value::py_str).unwrap_or_default();
+                let alias = crate::library::Library::bundled()
+                    .entries()
+                    .iter()
+                    .find(|e| e.protocol_id == g("protocol_id"))
+                    .map(|e| e.alias.clone())
+                    .unwrap_or_else(|| g("protocol_id").chars().take(12).collect());
+                let opts = inv
+                    .get("options")
+                    .map(crate::canonical::to_string_ordered)
+                    .unwrap_or_default();
+                writeln!(
+                    out,
+                    "{}  {:18} {:12} host={} ({})  {}",
+                    g("post_id"),
+                    alias,
+                    g("host_control_mode"),
+                    g("nickname"),
+                    g("message"),
+                    opts
+                )?;
+            }
+            Ok(())
+        },
+        &Value::Array(list.clone()),
+    )?;
+    Ok(Outcome::Ok)
+}
+
+pub fn cancel(ctx: &Ctx, post_id: &str) -> Result<Outcome> {
+    let c = client(ctx)?;
+    runtime()?.block_on(c.call(
+        "DELETE",
+        &format!("/api/v1/invitations/{}", encode(post_id)),
+        None,
+        &[204],
+    ))?;
+    print(
+        ctx,
+        |out| writeln!(out, "Cancelled {post_id}."),
+        &Value::Object(crate::obj! { "status" => "cancelled", "post_id" => post_id }),
+    )?;
+    Ok(Outcome::Ok)
+}
+
+/// A JSON request whose reply is printed as it is.
+pub fn call(
+    ctx: &Ctx,
+    method: &str,
+    path: &str,
+    body: Option<Value>,
+    expected: &[u16],
+) -> Result<Outcome> {
+    let c = client(ctx)?;
+    let v = runtime()?.block_on(c.call(method, path, body.as_ref(), expected))?;
+    if ctx.json || !v.is_null() {
+        writeln!(std::io::stdout(), "{}", crate::session::files::pretty(&v))?;
+    }
+    Ok(Outcome::Ok)
+}
+
+/// `palaver remote …`: the community server's record of a session.
+pub fn remote(ctx: &Ctx, cmd: super::RemoteCmd) -> Result<Outcome> {
+    use super::RemoteCmd;
+    let path = |id: &str, tail: &str| format!("/api/v1/sessions/{}{tail}", encode(id));
+    match cmd {
+        RemoteCmd::Get { session_id } => call(ctx, "GET", &path(&session_id, ""), None, &[200]),
+        RemoteCmd::Status { session_id, status } => call(
+            ctx,
+            "POST",
+            &path(&session_id, "/status"),
+            Some(Value::Object(crate::obj! { "status" => status })),
+            &[200],
+        ),
+        RemoteCmd::Result { session_id, winner } => call(
+            ctx,
+            "POST",
+            &path(&session_id, "/result"),
+            Some(Value::Object(crate::obj! { "winner" => winner })),
+            &[200],
+        ),
+        RemoteCmd::Transport { session_id } => {
+            call(ctx, "GET", &path(&session_id, "/transport"), None, &[200])
+        }
+        RemoteCmd::TransportSet { session_id, ticket } => {
+            let c = client(ctx)?;
+            let rt = runtime()?;
+            let record = rt.block_on(c.call("GET", &path(&session_id, ""), None, &[200]))?;
+            let pid = record
+                .get("protocol_id")
+                .and_then(Value::as_str)
+                .filter(|p| !p.is_empty())
+                .map(str::to_owned);
+            let canonical = crate::community::auth::transport_binding_canonical(
+                &c.keys().public_key,
+                "iroh",
+                &ticket,
+                pid.as_deref(),
+            );
+            let body = Value::Object(
+                crate::obj! { "iroh_ticket" => ticket.as_str(), "transport_binding_signature" => c.keys().sign(canonical.as_bytes()) },
+            );
+            let v = rt.block_on(c.call(
+                "PATCH",
+                &path(&session_id, "/transport"),
+                Some(&body),
+                &[200],
+            ))?;
+            writeln!(std::io::stdout(), "{}", crate::session::files::pretty(&v))?;
+            Ok(Outcome::Ok)
+        }
+    }
+}

@@ -1,0 +1,12 @@
+//! The community: the REST client every command that talks to a server
+//! uses, and the server itself (`palaver serve`), wire-compatible with the
+//! reference client.
+
+pub mod auth;
+pub mod client;
+pub mod server;
+pub mod store;
+
+pub use client::Client;
+pub use server::{Config, router, serve};
+pub use store::{SqliteStore, Store};

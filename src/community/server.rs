@@ -1,0 +1,1043 @@
+//! `palaver serve`: the community server — registration with proof of
+//! work, protocols, invitations, session proofs and their outcomes,
+//! feedback and ratings — with every endpoint the reference client uses and
+//! its signed-request auth on every request.
+//!
+//! A rejected request writes nothing: every check runs before the store is
+//! touched, and multi-step changes are single transactions in the store.
+
+use super::auth::{self, MAX_SKEW, REPLAY_WINDOW};
+use super::store::{Agent, NewProtocol, SessionRow, Store};
+use crate::identity::{is_key_hex, verify};
+use crate::json::{self, Map, Value};
+use crate::obj;
+use axum::Router;
+use axum::body::Bytes;
+use axum::extract::{Path, State};
+use axum::http::{HeaderMap, Method, StatusCode, Uri};
+use axum::response::{IntoResponse, Response};
+use axum::routing::{get, post};
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+use std::time::{SystemTime, UNIX_EPOCH};
+
+/// Server settings.
+#[derive(Debug, Clone)]
+pub struct Config {
+    /// Registration proof-of-work difficulty, in zero bytes.
+    pub difficulty: u32,
+    /// Invitation time to live, seconds.
+    pub invitation_ttl: f64,
+    /// Active invitations allowed per key.
+    pub max_active_invitations: usize,
+    /// Requests per second per key (0: unlimited); bursts of twice that.
+    pub rate_limit: f64,
+}
+
+impl Default for Config {
+    fn default() -> Self {
+        Config {
+            difficulty: 1,
+            invitation_ttl: 300.0,
+            max_active_invitations: 3,
+            rate_limit: 20.0,
+        }
+    }
+}
+
+struct AppState {
+    store: Box<dyn Store>,
+    cfg: Config,
+    /// (public key, request id) → timestamp, for replay refusal.
+    seen: Mutex<HashMap<(String, String), i64>>,
+    /// public key → (tokens, last refill).
+    buckets: Mutex<HashMap<String, (f64, f64)>>,
+}
+
+/// An error with a status and a message a person can act on.
+#[derive(Debug)]
+pub struct ApiError {
+    pub status: StatusCode,
+    pub code: &'static str,
+    pub message: String,
+}
+
+fn err(status: StatusCode, code: &'static str, message: impl Into<String>) -> ApiError {
+    ApiError {
+        status,
+        code,
+        message: message.into(),
+    }
+}
+
+impl IntoResponse for ApiError {
+    fn into_response(self) -> Response {
+        let body = obj! { "error" => self.code, "message" => self.message };
+        (
+            self.status,
+            [("content-type", "application/json")],
+            crate::canonical::to_string_ordered(&Value::Object(body)),
+        )
+            .into_response()
+    }
+}
+
+impl From<super::store::StoreError> for ApiError {
+    fn from(e: super::store::StoreError) -> Self {
+        err(StatusCode::INTERNAL_SERVER_ERROR, "store_error", e.0)
+    }
+}
+
+type Reply = Result<Response, ApiError>;
+
+fn reply(status: StatusCode, v: Value) -> Reply {
+    Ok((
+        status,
+        [("content-type", "application/json")],
+        crate::canonical::to_string_ordered(&v),
+    )
+        .into_response())
+}
+
+fn now_f() -> f64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map(|d| d.as_secs_f64())
+        .unwrap_or(0.0)
+}
+
+/// The request, authenticated.
+struct Req {
+    key: String,
+    body: Map,
+}
+
+fn header<'a>(h: &'a HeaderMap, name: &str) -> Option<&'a str> {
+    h.get(name).and_then(|v| v.to_str().ok())
+}
+
+/// Checks the signed-request headers, the clock, replays and the rate.
+fn authenticate(
+    st: &AppState,
+    method: &Method,
+    uri: &axum::http::Uri,
+    h: &HeaderMap,
+    body: &[u8],
+) -> Result<Req, ApiError> {
+    let unauth = |m: &str| err(StatusCode::UNAUTHORIZED, "unauthorized", m.to_owned());
+    let key = header(h, "x-public-key")
+        .ok_or_else(|| unauth("missing X-Public-Key"))?
+        .to_ascii_lowercase();
+    let ts = header(h, "x-timestamp").ok_or_else(|| unauth("missing X-Timestamp"))?;
+    let rid = header(h, "x-request-id").ok_or_else(|| unauth("missing X-Request-Id"))?;
+    let sig = header(h, "x-signature").ok_or_else(|| unauth("missing X-Signature"))?;
+    if !is_key_hex(&key) {
+        return Err(unauth("X-Public-Key must be 64 lowercase hex characters"));
+    }
+    if rid.is_empty() || rid.len() > 128 {
+        return Err(unauth("X-Request-Id must be 1 to 128 characters"));
+    }
+    let t: i64 = ts
+        .parse()
+        .map_err(|_| unauth("X-Timestamp must be unix seconds"))?;
+    let now = now_f() as i64;
+    if (now - t).abs() > MAX_SKEW {
+        return Err(unauth(&format!(
+            "X-Timestamp is {}s away from the server clock (limit {MAX_SKEW}s): check your clock",
+            now - t
+        )));
+    }
+    let path = uri
+        .path_and_query()
+        .map(|p| p.as_str())
+        .unwrap_or(uri.path());
+    if !verify(
+        &key,
+        &auth::signing_payload(ts, method.as_str(), path, rid, body),
+        sig,
+    ) {
+        return Err(unauth(
+            "X-Signature does not verify over the request (timestamp, method, path with query, request id, body)",
+        ));
+    }
+    {
+        let mut seen = st.seen.lock().unwrap_or_else(|p| p.into_inner());
+        if seen.len() > 100_000 {
+            seen.retain(|_, at| now - *at <= REPLAY_WINDOW);
+        }
+        let id = (key.clone(), rid.to_owned());
+        if seen.get(&id).is_some_and(|at| now - *at <= REPLAY_WINDOW) {
+            return Err(unauth(
+                "X-Request-Id was already used: every request needs a fresh one",
+            ));
+        }
+        seen.insert(id, now);
+    }
+    if st.cfg.rate_limit > 0.0 {
+        let mut b = st.buckets.lock().unwrap_or_else(|p| p.into_inner());
+        let cap = st.cfg.rate_limit * 2.0;
+        let nowf = now_f();
+        let e = b.entry(key.clone()).or_insert((cap, nowf));
+        e.0 = (e.0 + (nowf - e.1) * st.cfg.rate_limit).min(cap);
+        e.1 = nowf;
+        if e.0 < 1.0 {
+            return Err(err(
+                StatusCode::TOO_MANY_REQUESTS,
+                "rate_limited",
+                format!("more than {} requests per second", st.cfg.rate_limit),
+            ));
+        }
+        e.0 -= 1.0;
+    }
+    let body = if body.is_empty() {
+        Map::new()
+    } else {
+        match json::parse_bytes(body) {
+            Ok(Value::Object(m)) => m,
+            Ok(_) => {
+                return Err(err(
+                    StatusCode::BAD_REQUEST,
+                    "bad_request",
+                    "the body must be a JSON object",
+                ));
+            }
+            Err(e) => {
+                return Err(err(
+                    StatusCode::BAD_REQUEST,
+                    "bad_request",
+                    format!("the body is not valid JSON: {e}"),
+                ));
+            }
+        }
+    };
+    Ok(Req { key, body })
+}
+
+fn registered(st: &AppState, key: &str) -> Result<Agent, ApiError> {
+    st.store.agent(key)?.ok_or_else(|| {
+        err(
+            StatusCode::FORBIDDEN,
+            "not_registered",
+            "register this key first: palaver register --nickname NAME",
+        )
+    })
+}
+
+fn s<'a>(m: &'a Map, k: &str) -> Option<&'a str> {
+    m.get(k).and_then(Value::as_str)
+}
+
+fn need<'a>(m: &'a Map, k: &str) -> Result<&'a str, ApiError> {
+    s(m, k).filter(|v| !v.is_empty()).ok_or_else(|| {
+        err(
+            StatusCode::BAD_REQUEST,
+            "bad_request",
+            format!("`{k}` is required (a non-empty string)"),
+        )
+    })
+}
+
+macro_rules! authed {
+    ($st:expr, $m:expr, $u:expr, $h:expr, $b:expr) => {
+        authenticate(&$st, &$m, &$u, &$h, &$b)?
+    };
+}
+
+async fn challenge(
+    State(st): State<Arc<AppState>>,
+    m: Method,
+    u: Uri,
+    h: HeaderMap,
+    b: Bytes,
+) -> Reply {
+    authed!(st, m, u, h, b);
+    let nonce = crate::canonical::hex(&rand::random::<[u8; 16]>());
+    st.store.add_challenge(&nonce, st.cfg.difficulty, now_f())?;
+    reply(
+        StatusCode::OK,
+        Value::Object(
+            obj! { "nonce" => nonce.as_str(), "challenge" => nonce.as_str(), "difficulty" => st.cfg.difficulty },
+        ),
+    )
+}
+
+async fn register(
+    State(st): State<Arc<AppState>>,
+    m: Method,
+    u: Uri,
+    h: HeaderMap,
+    b: Bytes,
+) -> Reply {
+    let r = authed!(st, m, u, h, b);
+    let pk = need(&r.body, "public_key")?.to_ascii_lowercase();
+    if pk != r.key {
+        return Err(err(
+            StatusCode::FORBIDDEN,
+            "key_mismatch",
+            "public_key must be the key that signs the request",
+        ));
+    }
+    let nickname = need(&r.body, "nickname")?;
+    if nickname.chars().count() > 64 {
+        return Err(err(
+            StatusCode::BAD_REQUEST,
+            "bad_request",
+            "nickname is limited to 64 characters",
+        ));
+    }
+    let nonce = need(&r.body, "nonce")?;
+    let counter = r
+        .body
+        .get("counter")
+        .and_then(Value::as_i64)
+        .filter(|c| *c >= 0)
+        .ok_or_else(|| {
+            err(
+                StatusCode::BAD_REQUEST,
+                "bad_request",
+                "`counter` must be a non-negative integer",
+            )
+        })?;
+    let sig = need(&r.body, "signature")?;
+    let Some(difficulty) = st.store.take_challenge(nonce, now_f(), 300.0)? else {
+        return Err(err(
+            StatusCode::BAD_REQUEST,
+            "bad_challenge",
+            "unknown or expired nonce: get a fresh one from /api/v1/auth/challenge",
+        ));
+    };
+    if !auth::pow_ok(nonce, &pk, counter as u64, difficulty) {
+        return Err(err(
+            StatusCode::BAD_REQUEST,
+            "bad_pow",
+            format!("sha256(nonce+public_key+counter) must start with {difficulty} zero bytes"),
+        ));
+    }
+    if !verify(
+        &pk,
+        auth::registration_canonical(nonce, &pk, nickname).as_bytes(),
+        sig,
+    ) {
+        return Err(err(
+            StatusCode::BAD_REQUEST,
+            "bad_signature",
+            "signature must sign \"{nonce}:{public_key}:{nickname}\"",
+        ));
+    }
+    if let Some(existing) = st.store.agent(&pk)? {
+        return reply(
+            StatusCode::CONFLICT,
+            Value::Object(
+                obj! { "error" => "already_registered", "agent_id" => existing.agent_id, "nickname" => existing.nickname },
+            ),
+        );
+    }
+    let agent = Agent {
+        public_key: pk.clone(),
+        nickname: nickname.to_owned(),
+        bio: s(&r.body, "bio").unwrap_or("").to_owned(),
+        agent_id: pk[..16].to_owned(),
+        registered_at: now_f(),
+    };
+    st.store.add_agent(&agent)?;
+    reply(
+        StatusCode::CREATED,
+        Value::Object(
+            obj! { "status" => "registered", "public_key" => pk, "nickname" => nickname, "agent_id" => agent.agent_id },
+        ),
+    )
+}
+
+async fn add_protocol(
+    State(st): State<Arc<AppState>>,
+    m: Method,
+    u: Uri,
+    h: HeaderMap,
+    b: Bytes,
+) -> Reply {
+    let r = authed!(st, m, u, h, b);
+    registered(&st, &r.key)?;
+    let claimed = need(&r.body, "protocol_id")?;
+    let spec = match r.body.get("spec_json") {
+        Some(Value::Object(o)) => o.clone(),
+        Some(Value::String(t)) => match json::parse_str(t) {
+            Ok(Value::Object(o)) => o,
+            _ => {
+                return Err(err(
+                    StatusCode::BAD_REQUEST,
+                    "bad_spec",
+                    "spec_json is not a JSON object",
+                ));
+            }
+        },
+        _ => {
+            return Err(err(
+                StatusCode::BAD_REQUEST,
+                "bad_spec",
+                "`spec_json` (the spec object) is required",
+            ));
+        }
+    };
+    if let Some(p) = crate::spec::spec_version_problem(&spec) {
+        return Err(err(StatusCode::BAD_REQUEST, "unsupported_spec_version", p));
+    }
+    let actual = crate::spec::protocol_id_of(&spec);
+    if actual != claimed {
+        return Err(err(
+            StatusCode::BAD_REQUEST,
+            "protocol_id_mismatch",
+            format!("the spec hashes to {actual}, not {claimed}"),
+        ));
+    }
+    let name = s(&r.body, "name").or(s(&spec, "name")).unwrap_or(claimed);
+    let text = crate::canonical::to_string_ordered(&Value::Object(spec.clone()));
+    let new = NewProtocol {
+        protocol_id: claimed,
+        name,
+        description: s(&r.body, "description").unwrap_or(""),
+        kind: s(&r.body, "type").unwrap_or("protocol"),
+        spec_json: &text,
+        registered_by: &r.key,
+    };
+    let added = st.store.add_protocol(&new, now_f())?;
+    let status = if added {
+        StatusCode::CREATED
+    } else {
+        StatusCode::CONFLICT
+    };
+    reply(
+        status,
+        Value::Object(
+            obj! { "protocol_id" => claimed, "status" => if added { "registered" } else { "exists" } },
+        ),
+    )
+}
+
+fn query(u: &Uri) -> HashMap<String, String> {
+    u.query()
+        .map(|q| {
+            q.split('&')
+                .filter_map(|kv| kv.split_once('='))
+                .map(|(k, v)| (k.to_owned(), pct_decode(v)))
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+fn pct_decode(s: &str) -> String {
+    let b = s.as_bytes();
+    let mut out = Vec::with_capacity(b.len());
+    let mut i = 0;
+    while i < b.len() {
+        match b[i] {
+            b'+' => out.push(b' '),
+            b'%' if i + 2 < b.len() => {
+                let h = std::str::from_utf8(&b[i + 1..i + 3])
+                    .ok()
+                    .and_then(|x| u8::from_str_radix(x, 16).ok());
+                match h {
+                    Some(v) => {
+                        out.push(v);
+                        i += 2;
+                    }
+                    None => out.push(b'%'),
+                }
+            }
+            c => out.push(c),
+        }
+        i += 1;
+    }
+    String::from_utf8_lossy(&out).into_owned()
+}
+
+async fn list_protocols(
+    State(st): State<Arc<AppState>>,
+    m: Method,
+    u: Uri,
+    h: HeaderMap,
+    b: Bytes,
+) -> Reply {
+    authed!(st, m, u, h, b);
+    let q = query(&u);
+    let limit = q
+        .get("limit")
+        .and_then(|l| l.parse().ok())
+        .unwrap_or(50usize)
+        .clamp(1, 100);
+    let rows = st
+        .store
+        .protocols(q.get("cursor").map(String::as_str), limit)?;
+    let next = (rows.len() == limit)
+        .then(|| rows.last().map(|r| r.0.clone()))
+        .flatten();
+    let results: Vec<Value> = rows
+        .into_iter()
+        .map(|(id, name, d)| {
+            Value::Object(obj! { "protocol_id" => id, "name" => name, "description" => d })
+        })
+        .collect();
+    reply(
+        StatusCode::OK,
+        Value::Object(
+            obj! { "results" => results, "next_cursor" => next.map(Value::from).unwrap_or(Value::Null) },
+        ),
+    )
+}
+
+async fn get_protocol(
+    State(st): State<Arc<AppState>>,
+    Path(id): Path<String>,
+    m: Method,
+    u: Uri,
+    h: HeaderMap,
+    b: Bytes,
+) -> Reply {
+    authed!(st, m, u, h, b);
+    let Some((name, description, kind, spec)) = st.store.protocol(&id)? else {
+        return Err(err(
+            StatusCode::NOT_FOUND,
+            "not_found",
+            format!("no protocol {id} here: register it with `palaver protocol register`"),
+        ));
+    };
+    let spec = json::parse_str(&spec).unwrap_or_default();
+    reply(
+        StatusCode::OK,
+        Value::Object(
+            obj! { "protocol_id" => id, "name" => name, "description" => description, "type" => kind, "spec_json" => spec },
+        ),
+    )
+}
+
+async fn create_invitation(
+    State(st): State<Arc<AppState>>,
+    m: Method,
+    u: Uri,
+    h: HeaderMap,
+    b: Bytes,
+) -> Reply {
+    let r = authed!(st, m, u, h, b);
+    let agent = registered(&st, &r.key)?;
+    let now = now_f();
+    if st.store.active_invitations(&r.key, now)? >= st.cfg.max_active_invitations {
+        return Err(err(
+            StatusCode::TOO_MANY_REQUESTS,
+            "too_many_invitations",
+            format!(
+                "at most {} active invitations per key: cancel one first",
+                st.cfg.max_active_invitations
+            ),
+        ));
+    }
+    let ticket = need(&r.body, "iroh_ticket")?;
+    let transport = s(&r.body, "transport").unwrap_or("iroh");
+    let protocol_id = s(&r.body, "protocol_id");
+    let binding = need(&r.body, "transport_binding_signature")?;
+    if !verify(
+        &r.key,
+        auth::transport_binding_canonical(&r.key, transport, ticket, protocol_id).as_bytes(),
+        binding,
+    ) {
+        return Err(err(
+            StatusCode::BAD_REQUEST,
+            "bad_binding",
+            "transport_binding_signature does not sign the ticket binding for this key and protocol",
+        ));
+    }
+    let post_id = crate::canonical::hex(&rand::random::<[u8; 8]>());
+    let expires_at = now + st.cfg.invitation_ttl;
+    let mut inv = r.body.clone();
+    inv.insert("post_id", Value::from(post_id.as_str()));
+    inv.insert("public_key", Value::from(r.key.as_str()));
+    inv.insert("registered", Value::Bool(true));
+    inv.insert("nickname", Value::from(agent.nickname.as_str()));
+    inv.insert("agent_id", Value::from(agent.agent_id.as_str()));
+    inv.insert("created_at", Value::from(now));
+    if !inv.contains_key("type") {
+        inv.insert("type", Value::from("supply"));
+    }
+    st.store.add_invitation(&inv, &r.key, now, expires_at)?;
+    reply(
+        StatusCode::CREATED,
+        Value::Object(obj! { "post_id" => post_id, "expires_at" => expires_at }),
+    )
+}
+
+async fn list_invitations(
+    State(st): State<Arc<AppState>>,
+    m: Method,
+    u: Uri,
+    h: HeaderMap,
+    b: Bytes,
+) -> Reply {
+    authed!(st, m, u, h, b);
+    let q = query(&u);
+    let limit = q
+        .get("limit")
+        .and_then(|l| l.parse().ok())
+        .unwrap_or(50usize)
+        .clamp(1, 100);
+    let tag = q
+        .get("tags")
+        .and_then(|t| t.split(',').next())
+        .filter(|t| !t.is_empty());
+    let rows = st.store.invitations(
+        q.get("protocol_id").map(String::as_str),
+        q.get("type").map(String::as_str),
+        tag,
+        limit,
+        now_f(),
+    )?;
+    let total = rows.len();
+    let results: Vec<Value> = rows.into_iter().map(Value::Object).collect();
+    reply(
+        StatusCode::OK,
+        Value::Object(obj! { "results" => results, "total" => total }),
+    )
+}
+
+async fn get_invitation(
+    State(st): State<Arc<AppState>>,
+    Path(id): Path<String>,
+    m: Method,
+    u: Uri,
+    h: HeaderMap,
+    b: Bytes,
+) -> Reply {
+    authed!(st, m, u, h, b);
+    match st.store.invitation(&id)? {
+        Some(inv) => reply(StatusCode::OK, Value::Object(inv)),
+        None => Err(err(
+            StatusCode::NOT_FOUND,
+            "not_found",
+            format!("no invitation {id}"),
+        )),
+    }
+}
+
+fn own_open_invitation(st: &AppState, id: &str, key: &str) -> Result<Map, ApiError> {
+    let inv = st.store.invitation(id)?.ok_or_else(|| {
+        err(
+            StatusCode::NOT_FOUND,
+            "not_found",
+            format!("no invitation {id}"),
+        )
+    })?;
+    if s(&inv, "public_key") != Some(key) {
+        return Err(err(
+            StatusCode::FORBIDDEN,
+            "not_yours",
+            "only the invitation's author may change it",
+        ));
+    }
+    Ok(inv)
+}
+
+async fn renew_invitation(
+    State(st): State<Arc<AppState>>,
+    Path(id): Path<String>,
+    m: Method,
+    u: Uri,
+    h: HeaderMap,
+    b: Bytes,
+) -> Reply {
+    let r = authed!(st, m, u, h, b);
+    let inv = own_open_invitation(&st, &id, &r.key)?;
+    if s(&inv, "status") != Some("open") {
+        return Err(err(
+            StatusCode::CONFLICT,
+            "not_open",
+            format!("the invitation is {}", s(&inv, "status").unwrap_or("?")),
+        ));
+    }
+    let expires_at = now_f() + st.cfg.invitation_ttl;
+    st.store.set_invitation(&id, None, Some(expires_at))?;
+    reply(
+        StatusCode::OK,
+        Value::Object(obj! { "post_id" => id, "expires_at" => expires_at }),
+    )
+}
+
+async fn cancel_invitation(
+    State(st): State<Arc<AppState>>,
+    Path(id): Path<String>,
+    m: Method,
+    u: Uri,
+    h: HeaderMap,
+    b: Bytes,
+) -> Reply {
+    let r = authed!(st, m, u, h, b);
+    own_open_invitation(&st, &id, &r.key)?;
+    st.store.set_invitation(&id, Some("cancelled"), None)?;
+    Ok(StatusCode::NO_CONTENT.into_response())
+}
+
+async fn create_session(
+    State(st): State<Arc<AppState>>,
+    m: Method,
+    u: Uri,
+    h: HeaderMap,
+    b: Bytes,
+) -> Reply {
+    let r = authed!(st, m, u, h, b);
+    let post_id = need(&r.body, "post_id")?;
+    let host = need(&r.body, "host_public_key")?.to_ascii_lowercase();
+    let guest = need(&r.body, "guest_public_key")?.to_ascii_lowercase();
+    let nonce = need(&r.body, "session_nonce")?;
+    let (hs, gs) = (
+        need(&r.body, "host_signature")?,
+        need(&r.body, "guest_signature")?,
+    );
+    let protocol_id = s(&r.body, "protocol_id").filter(|p| !p.is_empty());
+    if r.key != host && r.key != guest {
+        return Err(err(
+            StatusCode::FORBIDDEN,
+            "not_a_party",
+            "only the host or the guest may record their session",
+        ));
+    }
+    let inv = st.store.invitation(post_id)?.ok_or_else(|| {
+        err(
+            StatusCode::NOT_FOUND,
+            "not_found",
+            format!("no invitation {post_id}"),
+        )
+    })?;
+    if s(&inv, "public_key") != Some(host.as_str()) {
+        return Err(err(
+            StatusCode::FORBIDDEN,
+            "wrong_host",
+            "host_public_key is not the invitation's author",
+        ));
+    }
+    let canonical = auth::session_canonical(post_id, &host, &guest, protocol_id, nonce);
+    if !verify(&host, canonical.as_bytes(), hs) || !verify(&guest, canonical.as_bytes(), gs) {
+        return Err(err(
+            StatusCode::BAD_REQUEST,
+            "bad_signature",
+            "both signatures must sign post_id:host:guest:protocol_id:session_nonce",
+        ));
+    }
+    for k in [&host, &guest] {
+        if st.store.agent(k)?.is_none() {
+            return Err(err(
+                StatusCode::FORBIDDEN,
+                "not_registered",
+                format!("key {}… is not registered", &k[..12]),
+            ));
+        }
+    }
+    let session_id = auth::session_id(&canonical);
+    let row = SessionRow {
+        session_id: session_id.clone(),
+        post_id: post_id.to_owned(),
+        protocol_id: protocol_id.unwrap_or("").to_owned(),
+        host_public_key: host,
+        guest_public_key: guest,
+        status: "matched".into(),
+        winner: None,
+        disputed: false,
+        iroh_ticket: None,
+        created_at: now_f(),
+    };
+    if !st.store.add_session(&row, nonce, hs, gs)? {
+        return Err(err(
+            StatusCode::CONFLICT,
+            "exists",
+            format!("session {session_id} is already recorded"),
+        ));
+    }
+    reply(
+        StatusCode::CREATED,
+        Value::Object(obj! { "session_id" => session_id, "status" => "matched" }),
+    )
+}
+
+fn party_session(st: &AppState, id: &str, key: &str) -> Result<SessionRow, ApiError> {
+    let s = st.store.session(id)?.ok_or_else(|| {
+        err(
+            StatusCode::NOT_FOUND,
+            "not_found",
+            format!("no session {id}"),
+        )
+    })?;
+    if s.host_public_key != key && s.guest_public_key != key {
+        return Err(err(
+            StatusCode::FORBIDDEN,
+            "not_a_party",
+            "only the session's host or guest may do this",
+        ));
+    }
+    Ok(s)
+}
+
+fn session_value(s: &SessionRow) -> Value {
+    Value::Object(obj! {
+        "session_id" => s.session_id.as_str(), "post_id" => s.post_id.as_str(), "status" => s.status.as_str(),
+        "protocol_id" => s.protocol_id.as_str(), "host_public_key" => s.host_public_key.as_str(),
+        "guest_public_key" => s.guest_public_key.as_str(),
+        "winner" => s.winner.as_deref().map(Value::from).unwrap_or(Value::Null), "disputed" => s.disputed,
+        "created_at" => s.created_at,
+    })
+}
+
+async fn get_session(
+    State(st): State<Arc<AppState>>,
+    Path(id): Path<String>,
+    m: Method,
+    u: Uri,
+    h: HeaderMap,
+    b: Bytes,
+) -> Reply {
+    authed!(st, m, u, h, b);
+    match st.store.session(&id)? {
+        Some(s) => reply(StatusCode::OK, session_value(&s)),
+        None => Err(err(
+            StatusCode::NOT_FOUND,
+            "not_found",
+            format!("no session {id}"),
+        )),
+    }
+}
+
+async fn session_status(
+    State(st): State<Arc<AppState>>,
+    Path(id): Path<String>,
+    m: Method,
+    u: Uri,
+    h: HeaderMap,
+    b: Bytes,
+) -> Reply {
+    let r = authed!(st, m, u, h, b);
+    let session = party_session(&st, &id, &r.key)?;
+    let status = need(&r.body, "status")?;
+    if !matches!(status, "closed" | "failed" | "cancelled") {
+        return Err(err(
+            StatusCode::BAD_REQUEST,
+            "bad_status",
+            "status must be closed, failed or cancelled",
+        ));
+    }
+    if !st.store.close_session(&id, status, now_f())? {
+        return Err(err(
+            StatusCode::CONFLICT,
+            "terminal",
+            format!("the session is already {}", session.status),
+        ));
+    }
+    reply(
+        StatusCode::OK,
+        Value::Object(obj! { "session_id" => id, "status" => status }),
+    )
+}
+
+async fn session_result(
+    State(st): State<Arc<AppState>>,
+    Path(id): Path<String>,
+    m: Method,
+    u: Uri,
+    h: HeaderMap,
+    b: Bytes,
+) -> Reply {
+    let r = authed!(st, m, u, h, b);
+    party_session(&st, &id, &r.key)?;
+    let winner = need(&r.body, "winner")?;
+    if !matches!(winner, "host" | "guest" | "draw") {
+        return Err(err(
+            StatusCode::BAD_REQUEST,
+            "bad_winner",
+            "winner must be host, guest or draw",
+        ));
+    }
+    let (agreed, disputed) = st.store.report_result(&id, &r.key, winner)?;
+    reply(
+        StatusCode::OK,
+        Value::Object(
+            obj! { "session_id" => id, "winner" => agreed.map(Value::from).unwrap_or(Value::Null), "disputed" => disputed },
+        ),
+    )
+}
+
+async fn get_transport(
+    State(st): State<Arc<AppState>>,
+    Path(id): Path<String>,
+    m: Method,
+    u: Uri,
+    h: HeaderMap,
+    b: Bytes,
+) -> Reply {
+    let r = authed!(st, m, u, h, b);
+    let s = party_session(&st, &id, &r.key)?;
+    reply(
+        StatusCode::OK,
+        Value::Object(
+            obj! { "session_id" => id, "iroh_ticket" => s.iroh_ticket.map(Value::from).unwrap_or(Value::Null) },
+        ),
+    )
+}
+
+async fn patch_transport(
+    State(st): State<Arc<AppState>>,
+    Path(id): Path<String>,
+    m: Method,
+    u: Uri,
+    h: HeaderMap,
+    b: Bytes,
+) -> Reply {
+    let r = authed!(st, m, u, h, b);
+    let s = party_session(&st, &id, &r.key)?;
+    let ticket = need(&r.body, "iroh_ticket")?;
+    let sig = need(&r.body, "transport_binding_signature")?;
+    let pid = (!s.protocol_id.is_empty()).then_some(s.protocol_id.as_str());
+    if !verify(
+        &r.key,
+        auth::transport_binding_canonical(&r.key, "iroh", ticket, pid).as_bytes(),
+        sig,
+    ) {
+        return Err(err(
+            StatusCode::BAD_REQUEST,
+            "bad_binding",
+            "transport_binding_signature does not sign the new ticket",
+        ));
+    }
+    st.store.set_transport(&id, ticket, sig)?;
+    reply(
+        StatusCode::OK,
+        Value::Object(obj! { "session_id" => id, "iroh_ticket" => ticket }),
+    )
+}
+
+async fn feedback(
+    State(st): State<Arc<AppState>>,
+    m: Method,
+    u: Uri,
+    h: HeaderMap,
+    b: Bytes,
+) -> Reply {
+    let r = authed!(st, m, u, h, b);
+    let sid = need(&r.body, "session_id")?;
+    party_session(&st, sid, &r.key)?;
+    st.store.add_feedback(sid, &r.key, &r.body, now_f())?;
+    reply(
+        StatusCode::CREATED,
+        Value::Object(obj! { "status" => "recorded", "session_id" => sid }),
+    )
+}
+
+async fn rating(
+    State(st): State<Arc<AppState>>,
+    m: Method,
+    u: Uri,
+    h: HeaderMap,
+    b: Bytes,
+) -> Reply {
+    let r = authed!(st, m, u, h, b);
+    let sid = need(&r.body, "session_id")?;
+    let s = party_session(&st, sid, &r.key)?;
+    let score = r
+        .body
+        .get("score")
+        .and_then(Value::as_i64)
+        .filter(|s| (1..=5).contains(s))
+        .ok_or_else(|| {
+            err(
+                StatusCode::BAD_REQUEST,
+                "bad_score",
+                "score must be an integer from 1 to 5",
+            )
+        })?;
+    let rated = if s.host_public_key == r.key {
+        &s.guest_public_key
+    } else {
+        &s.host_public_key
+    };
+    if !st.store.add_rating(
+        sid,
+        &r.key,
+        rated,
+        score,
+        s_opt(&r.body, "comment"),
+        now_f(),
+    )? {
+        return Err(err(
+            StatusCode::CONFLICT,
+            "already_rated",
+            "you already rated this session",
+        ));
+    }
+    reply(
+        StatusCode::CREATED,
+        Value::Object(
+            obj! { "status" => "recorded", "session_id" => sid, "rated" => rated.as_str() },
+        ),
+    )
+}
+
+fn s_opt<'a>(m: &'a Map, k: &str) -> &'a str {
+    s(m, k).unwrap_or("")
+}
+
+async fn agent_stats(
+    State(st): State<Arc<AppState>>,
+    Path(id): Path<String>,
+    m: Method,
+    u: Uri,
+    h: HeaderMap,
+    b: Bytes,
+) -> Reply {
+    authed!(st, m, u, h, b);
+    let agent = st
+        .store
+        .agent(&id)?
+        .ok_or_else(|| err(StatusCode::NOT_FOUND, "not_found", format!("no agent {id}")))?;
+    let mut stats = st.store.agent_stats(&agent.public_key)?;
+    stats.insert("nickname", Value::from(agent.nickname));
+    stats.insert("agent_id", Value::from(agent.agent_id));
+    reply(StatusCode::OK, Value::Object(stats))
+}
+
+/// The router of a community server over `store`.
+pub fn router(store: Box<dyn Store>, cfg: Config) -> Router {
+    let st = Arc::new(AppState {
+        store,
+        cfg,
+        seen: Mutex::new(HashMap::new()),
+        buckets: Mutex::new(HashMap::new()),
+    });
+    Router::new()
+        .route("/api/v1/auth/challenge", get(challenge))
+        .route("/api/v1/auth/register", post(register))
+        .route("/api/v1/protocols", post(add_protocol).get(list_protocols))
+        .route("/api/v1/protocols/{id}", get(get_protocol))
+        .route("/api/v1/protocols/{id}/bundle", get(get_protocol))
+        .route(
+            "/api/v1/invitations",
+            post(create_invitation).get(list_invitations),
+        )
+        .route(
+            "/api/v1/invitations/{id}",
+            get(get_invitation).delete(cancel_invitation),
+        )
+        .route("/api/v1/invitations/{id}/renew", post(renew_invitation))
+        .route("/api/v1/sessions", post(create_session))
+        .route("/api/v1/sessions/{id}", get(get_session))
+        .route("/api/v1/sessions/{id}/status", post(session_status))
+        .route("/api/v1/sessions/{id}/result", post(session_result))
+        .route(
+            "/api/v1/sessions/{id}/transport",
+            get(get_transport).patch(patch_transport),
+        )
+        .route("/api/v1/feedback", post(feedback))
+        .route("/api/v1/ratings", post(rating))
+        .route("/api/v1/agents/{id}/stats", get(agent_stats))
+        .with_state(st)
+}
+
+/// Serves until the listener closes.
+pub async fn serve(
+    listener: tokio::net::TcpListener,
+    store: Box<dyn Store>,
+    cfg: Config,
+) -> std::io::Result<()> {
+    axum::serve(listener, router(store, cfg)).await
+}

@@ -1,0 +1,517 @@
+//! The community server's storage, behind the [`Store`] trait so another
+//! database can be put in without touching the routes. [`SqliteStore`] is
+//! the one palaver ships: SQLite in WAL mode, schema migrations versioned
+//! here, every multi-step change in one transaction.
+
+use crate::json::{self, Map, Value};
+use rusqlite::{Connection, OptionalExtension, params};
+use std::path::Path;
+use std::sync::Mutex;
+
+/// A storage failure.
+#[derive(Debug, thiserror::Error)]
+#[error("store: {0}")]
+pub struct StoreError(pub String);
+
+impl From<rusqlite::Error> for StoreError {
+    fn from(e: rusqlite::Error) -> Self {
+        StoreError(e.to_string())
+    }
+}
+
+pub type Res<T> = Result<T, StoreError>;
+
+/// An agent (a registered identity).
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct Agent {
+    pub public_key: String,
+    pub nickname: String,
+    pub bio: String,
+    pub agent_id: String,
+    pub registered_at: f64,
+}
+
+/// A session row.
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct SessionRow {
+    pub session_id: String,
+    pub post_id: String,
+    pub protocol_id: String,
+    pub host_public_key: String,
+    pub guest_public_key: String,
+    pub status: String,
+    pub winner: Option<String>,
+    pub disputed: bool,
+    pub iroh_ticket: Option<String>,
+    pub created_at: f64,
+}
+
+/// What the routes need from storage.
+/// A protocol being registered.
+pub struct NewProtocol<'a> {
+    pub protocol_id: &'a str,
+    pub name: &'a str,
+    pub description: &'a str,
+    pub kind: &'a str,
+    /// The spec as canonical JSON text.
+    pub spec_json: &'a str,
+    /// The registering key.
+    pub registered_by: &'a str,
+}
+
+pub trait Store: Send + Sync {
+    fn add_challenge(&self, nonce: &str, difficulty: u32, now: f64) -> Res<()>;
+    /// Takes a challenge younger than `max_age` (single use).
+    fn take_challenge(&self, nonce: &str, now: f64, max_age: f64) -> Res<Option<u32>>;
+    fn agent(&self, public_key: &str) -> Res<Option<Agent>>;
+    fn add_agent(&self, a: &Agent) -> Res<bool>;
+    fn add_protocol(&self, p: &NewProtocol<'_>, now: f64) -> Res<bool>;
+    /// (name, description, type, spec_json text).
+    fn protocol(&self, protocol_id: &str) -> Res<Option<(String, String, String, String)>>;
+    /// Protocols after `cursor` (a protocol_id), at most `limit`.
+    fn protocols(&self, cursor: Option<&str>, limit: usize) -> Res<Vec<(String, String, String)>>;
+    fn active_invitations(&self, public_key: &str, now: f64) -> Res<usize>;
+    fn add_invitation(&self, inv: &Map, public_key: &str, now: f64, expires_at: f64) -> Res<()>;
+    fn invitation(&self, post_id: &str) -> Res<Option<Map>>;
+    /// Open, unexpired invitations matching the filters.
+    fn invitations(
+        &self,
+        protocol_id: Option<&str>,
+        kind: Option<&str>,
+        tag: Option<&str>,
+        limit: usize,
+        now: f64,
+    ) -> Res<Vec<Map>>;
+    fn set_invitation(
+        &self,
+        post_id: &str,
+        status: Option<&str>,
+        expires_at: Option<f64>,
+    ) -> Res<()>;
+    /// Inserts a session and marks its invitation matched, atomically; false
+    /// when the session exists.
+    fn add_session(
+        &self,
+        s: &SessionRow,
+        session_nonce: &str,
+        host_sig: &str,
+        guest_sig: &str,
+    ) -> Res<bool>;
+    fn session(&self, session_id: &str) -> Res<Option<SessionRow>>;
+    /// Moves `matched` → terminal; false when the session is already terminal.
+    fn close_session(&self, session_id: &str, status: &str, now: f64) -> Res<bool>;
+    /// Records a reporter's winner; returns (agreed winner, disputed).
+    fn report_result(
+        &self,
+        session_id: &str,
+        reporter: &str,
+        winner: &str,
+    ) -> Res<(Option<String>, bool)>;
+    fn set_transport(&self, session_id: &str, ticket: &str, signature: &str) -> Res<()>;
+    fn add_feedback(&self, session_id: &str, by: &str, body: &Map, now: f64) -> Res<()>;
+    /// false when the rater already rated this session.
+    fn add_rating(
+        &self,
+        session_id: &str,
+        rater: &str,
+        rated: &str,
+        score: i64,
+        comment: &str,
+        now: f64,
+    ) -> Res<bool>;
+    fn agent_stats(&self, public_key: &str) -> Res<Map>;
+}
+
+/// Schema migrations, applied in order; the index is the version.
+const MIGRATIONS: &[&str] = &[r#"
+CREATE TABLE agents (public_key TEXT PRIMARY KEY, nickname TEXT NOT NULL, bio TEXT NOT NULL,
+                     agent_id TEXT NOT NULL UNIQUE, registered_at REAL NOT NULL);
+CREATE TABLE challenges (nonce TEXT PRIMARY KEY, difficulty INTEGER NOT NULL, created_at REAL NOT NULL);
+CREATE TABLE protocols (protocol_id TEXT PRIMARY KEY, name TEXT NOT NULL, description TEXT NOT NULL,
+                        type TEXT NOT NULL, spec_json TEXT NOT NULL, registered_by TEXT NOT NULL, created_at REAL NOT NULL);
+CREATE TABLE invitations (post_id TEXT PRIMARY KEY, public_key TEXT NOT NULL, protocol_id TEXT, type TEXT NOT NULL,
+                          tags TEXT NOT NULL, body TEXT NOT NULL, status TEXT NOT NULL,
+                          created_at REAL NOT NULL, expires_at REAL NOT NULL);
+CREATE INDEX invitations_open ON invitations (status, expires_at);
+CREATE INDEX invitations_author ON invitations (public_key, status);
+CREATE TABLE sessions (session_id TEXT PRIMARY KEY, post_id TEXT NOT NULL, protocol_id TEXT NOT NULL,
+                       host_public_key TEXT NOT NULL, guest_public_key TEXT NOT NULL, session_nonce TEXT NOT NULL,
+                       host_signature TEXT NOT NULL, guest_signature TEXT NOT NULL, status TEXT NOT NULL,
+                       winner TEXT, disputed INTEGER NOT NULL DEFAULT 0, iroh_ticket TEXT, transport_signature TEXT,
+                       created_at REAL NOT NULL, ended_at REAL);
+CREATE TABLE results (session_id TEXT NOT NULL, reporter TEXT NOT NULL, winner TEXT NOT NULL,
+                      PRIMARY KEY (session_id, reporter));
+CREATE TABLE feedback (id INTEGER PRIMARY KEY, session_id TEXT NOT NULL, public_key TEXT NOT NULL,
+                       body TEXT NOT NULL, created_at REAL NOT NULL);
+CREATE TABLE ratings (session_id TEXT NOT NULL, rater TEXT NOT NULL, rated TEXT NOT NULL, score INTEGER NOT NULL,
+                      comment TEXT NOT NULL, created_at REAL NOT NULL, PRIMARY KEY (session_id, rater));
+"#];
+
+/// SQLite storage.
+pub struct SqliteStore {
+    conn: Mutex<Connection>,
+}
+
+fn map_of(text: &str) -> Map {
+    json::parse_str(text)
+        .ok()
+        .and_then(|v| v.as_object().cloned())
+        .unwrap_or_default()
+}
+
+impl SqliteStore {
+    /// Opens (creating and migrating) a database file.
+    pub fn open(path: &Path) -> Res<SqliteStore> {
+        if let Some(d) = path.parent() {
+            std::fs::create_dir_all(d).map_err(|e| StoreError(e.to_string()))?;
+        }
+        Self::setup(Connection::open(path)?)
+    }
+
+    /// An in-memory database (tests).
+    pub fn memory() -> Res<SqliteStore> {
+        Self::setup(Connection::open_in_memory()?)
+    }
+
+    fn setup(conn: Connection) -> Res<SqliteStore> {
+        conn.pragma_update(None, "journal_mode", "WAL")?;
+        conn.pragma_update(None, "synchronous", "NORMAL")?;
+        conn.pragma_update(None, "foreign_keys", "ON")?;
+        conn.busy_timeout(std::time::Duration::from_secs(5))?;
+        let version: i64 = conn.pragma_query_value(None, "user_version", |r| r.get(0))?;
+        for (i, m) in MIGRATIONS.iter().enumerate().skip(version.max(0) as usize) {
+            let tx = conn.unchecked_transaction()?;
+            tx.execute_batch(m)?;
+            tx.pragma_update(None, "user_version", (i + 1) as i64)?;
+            tx.commit()?;
+        }
+        Ok(SqliteStore {
+            conn: Mutex::new(conn),
+        })
+    }
+
+    fn db(&self) -> std::sync::MutexGuard<'_, Connection> {
+        self.conn.lock().unwrap_or_else(|p| p.into_inner())
+    }
+}
+
+fn session_from_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<SessionRow> {
+    Ok(SessionRow {
+        session_id: r.get(0)?,
+        post_id: r.get(1)?,
+        protocol_id: r.get(2)?,
+        host_public_key: r.get(3)?,
+        guest_public_key: r.get(4)?,
+        status: r.get(5)?,
+        winner: r.get(6)?,
+        disputed: r.get::<_, i64>(7)? != 0,
+        iroh_ticket: r.get(8)?,
+        created_at: r.get(9)?,
+    })
+}
+
+impl Store for SqliteStore {
+    fn add_challenge(&self, nonce: &str, difficulty: u32, now: f64) -> Res<()> {
+        let db = self.db();
+        db.execute(
+            "DELETE FROM challenges WHERE created_at < ?1",
+            params![now - 600.0],
+        )?;
+        db.execute(
+            "INSERT INTO challenges (nonce, difficulty, created_at) VALUES (?1, ?2, ?3)",
+            params![nonce, difficulty, now],
+        )?;
+        Ok(())
+    }
+
+    fn take_challenge(&self, nonce: &str, now: f64, max_age: f64) -> Res<Option<u32>> {
+        let db = self.db();
+        let found: Option<(u32, f64)> = db
+            .query_row(
+                "DELETE FROM challenges WHERE nonce = ?1 RETURNING difficulty, created_at",
+                params![nonce],
+                |r| Ok((r.get(0)?, r.get(1)?)),
+            )
+            .optional()?;
+        Ok(found.filter(|(_, at)| now - at <= max_age).map(|(d, _)| d))
+    }
+
+    fn agent(&self, public_key: &str) -> Res<Option<Agent>> {
+        Ok(self
+            .db()
+            .query_row(
+                "SELECT public_key, nickname, bio, agent_id, registered_at FROM agents WHERE public_key = ?1 OR agent_id = ?1",
+                params![public_key],
+                |r| Ok(Agent { public_key: r.get(0)?, nickname: r.get(1)?, bio: r.get(2)?, agent_id: r.get(3)?, registered_at: r.get(4)? }),
+            )
+            .optional()?)
+    }
+
+    fn add_agent(&self, a: &Agent) -> Res<bool> {
+        let n = self.db().execute(
+            "INSERT OR IGNORE INTO agents (public_key, nickname, bio, agent_id, registered_at) VALUES (?1, ?2, ?3, ?4, ?5)",
+            params![a.public_key, a.nickname, a.bio, a.agent_id, a.registered_at],
+        )?;
+        Ok(n == 1)
+    }
+
+    fn add_protocol(&self, p: &NewProtocol<'_>, now: f64) -> Res<bool> {
+        let n = self.db().execute(
+            "INSERT OR IGNORE INTO protocols (protocol_id, name, description, type, spec_json, registered_by, created_at) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
+            params![p.protocol_id, p.name, p.description, p.kind, p.spec_json, p.registered_by, now],
+        )?;
+        Ok(n == 1)
+    }
+
+    fn protocol(&self, protocol_id: &str) -> Res<Option<(String, String, String, String)>> {
+        Ok(self
+            .db()
+            .query_row(
+                "SELECT name, description, type, spec_json FROM protocols WHERE protocol_id = ?1",
+                params![protocol_id],
+                |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?)),
+            )
+            .optional()?)
+    }
+
+    fn protocols(&self, cursor: Option<&str>, limit: usize) -> Res<Vec<(String, String, String)>> {
+        let db = self.db();
+        let mut st = db.prepare_cached("SELECT protocol_id, name, description FROM protocols WHERE protocol_id > ?1 ORDER BY protocol_id LIMIT ?2")?;
+        let rows = st.query_map(params![cursor.unwrap_or(""), limit as i64], |r| {
+            Ok((r.get(0)?, r.get(1)?, r.get(2)?))
+        })?;
+        Ok(rows.collect::<Result<_, _>>()?)
+    }
+
+    fn active_invitations(&self, public_key: &str, now: f64) -> Res<usize> {
+        let n: i64 = self.db().query_row(
+            "SELECT COUNT(*) FROM invitations WHERE public_key = ?1 AND status = 'open' AND expires_at > ?2",
+            params![public_key, now],
+            |r| r.get(0),
+        )?;
+        Ok(n as usize)
+    }
+
+    fn add_invitation(&self, inv: &Map, public_key: &str, now: f64, expires_at: f64) -> Res<()> {
+        let s = |k: &str| inv.get(k).and_then(Value::as_str).map(str::to_owned);
+        let tags = inv
+            .get("tags")
+            .map(crate::canonical::to_string_ordered)
+            .unwrap_or_else(|| "[]".into());
+        self.db().execute(
+            "INSERT INTO invitations (post_id, public_key, protocol_id, type, tags, body, status, created_at, expires_at) VALUES (?1, ?2, ?3, ?4, ?5, ?6, 'open', ?7, ?8)",
+            params![s("post_id"), public_key, s("protocol_id"), s("type").unwrap_or_else(|| "supply".into()), tags, crate::canonical::to_string_ordered(&Value::Object(inv.clone())), now, expires_at],
+        )?;
+        Ok(())
+    }
+
+    fn invitation(&self, post_id: &str) -> Res<Option<Map>> {
+        let row: Option<(String, String, f64)> = self
+            .db()
+            .query_row(
+                "SELECT body, status, expires_at FROM invitations WHERE post_id = ?1",
+                params![post_id],
+                |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)),
+            )
+            .optional()?;
+        Ok(row.map(|(body, status, exp)| {
+            let mut m = map_of(&body);
+            m.insert("status", Value::from(status));
+            m.insert("expires_at", Value::from(exp));
+            m
+        }))
+    }
+
+    fn invitations(
+        &self,
+        protocol_id: Option<&str>,
+        kind: Option<&str>,
+        tag: Option<&str>,
+        limit: usize,
+        now: f64,
+    ) -> Res<Vec<Map>> {
+        let db = self.db();
+        let mut st = db.prepare_cached(
+            "SELECT body, status, expires_at, tags FROM invitations WHERE status = 'open' AND expires_at > ?1
+             AND (?2 IS NULL OR protocol_id = ?2) AND (?3 IS NULL OR type = ?3) ORDER BY created_at DESC LIMIT 500",
+        )?;
+        let rows = st.query_map(params![now, protocol_id, kind], |r| {
+            Ok((
+                r.get::<_, String>(0)?,
+                r.get::<_, String>(1)?,
+                r.get::<_, f64>(2)?,
+                r.get::<_, String>(3)?,
+            ))
+        })?;
+        let mut out = Vec::new();
+        for row in rows {
+            let (body, status, exp, tags) = row?;
+            if let Some(t) = tag
+                && !map_of(&format!("{{\"t\":{tags}}}"))
+                    .get("t")
+                    .and_then(Value::as_array)
+                    .is_some_and(|a| a.iter().any(|x| x.as_str() == Some(t)))
+            {
+                continue;
+            }
+            let mut m = map_of(&body);
+            m.insert("status", Value::from(status));
+            m.insert("expires_at", Value::from(exp));
+            out.push(m);
+            if out.len() >= limit {
+                break;
+            }
+        }
+        Ok(out)
+    }
+
+    fn set_invitation(
+        &self,
+        post_id: &str,
+        status: Option<&str>,
+        expires_at: Option<f64>,
+    ) -> Res<()> {
+        let db = self.db();
+        if let Some(s) = status {
+            db.execute(
+                "UPDATE invitations SET status = ?2 WHERE post_id = ?1",
+                params![post_id, s],
+            )?;
+        }
+        if let Some(e) = expires_at {
+            db.execute(
+                "UPDATE invitations SET expires_at = ?2 WHERE post_id = ?1",
+                params![post_id, e],
+            )?;
+        }
+        Ok(())
+    }
+
+    fn add_session(
+        &self,
+        s: &SessionRow,
+        session_nonce: &str,
+        host_sig: &str,
+        guest_sig: &str,
+    ) -> Res<bool> {
+        let mut db = self.db();
+        let tx = db.transaction()?;
+        let n = tx.execute(
+            "INSERT OR IGNORE INTO sessions (session_id, post_id, protocol_id, host_public_key, guest_public_key, session_nonce,
+             host_signature, guest_signature, status, created_at) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, 'matched', ?9)",
+            params![s.session_id, s.post_id, s.protocol_id, s.host_public_key, s.guest_public_key, session_nonce, host_sig, guest_sig, s.created_at],
+        )?;
+        if n == 1 {
+            tx.execute(
+                "UPDATE invitations SET status = 'matched' WHERE post_id = ?1",
+                params![s.post_id],
+            )?;
+        }
+        tx.commit()?;
+        Ok(n == 1)
+    }
+
+    fn session(&self, session_id: &str) -> Res<Option<SessionRow>> {
+        Ok(self
+            .db()
+            .query_row(
+                "SELECT session_id, post_id, protocol_id, host_public_key, guest_public_key, status, winner, disputed, iroh_ticket, created_at FROM sessions WHERE session_id = ?1",
+                params![session_id],
+                session_from_row,
+            )
+            .optional()?)
+    }
+
+    fn close_session(&self, session_id: &str, status: &str, now: f64) -> Res<bool> {
+        // Compare-and-swap: only a matched session moves.
+        let n = self.db().execute(
+            "UPDATE sessions SET status = ?2, ended_at = ?3 WHERE session_id = ?1 AND status = 'matched'",
+            params![session_id, status, now],
+        )?;
+        Ok(n == 1)
+    }
+
+    fn report_result(
+        &self,
+        session_id: &str,
+        reporter: &str,
+        winner: &str,
+    ) -> Res<(Option<String>, bool)> {
+        let mut db = self.db();
+        let tx = db.transaction()?;
+        tx.execute(
+            "INSERT OR REPLACE INTO results (session_id, reporter, winner) VALUES (?1, ?2, ?3)",
+            params![session_id, reporter, winner],
+        )?;
+        let winners: Vec<String> = {
+            let mut st = tx.prepare("SELECT winner FROM results WHERE session_id = ?1")?;
+            let rows = st.query_map(params![session_id], |r| r.get(0))?;
+            rows.collect::<Result<_, _>>()?
+        };
+        let disputed = winners.iter().any(|w| *w != winners[0]);
+        let agreed = (!disputed).then(|| winners[0].clone());
+        tx.execute(
+            "UPDATE sessions SET winner = ?2, disputed = ?3 WHERE session_id = ?1",
+            params![session_id, agreed, disputed as i64],
+        )?;
+        tx.commit()?;
+        Ok((agreed, disputed))
+    }
+
+    fn set_transport(&self, session_id: &str, ticket: &str, signature: &str) -> Res<()> {
+        self.db().execute(
+            "UPDATE sessions SET iroh_ticket = ?2, transport_signature = ?3 WHERE session_id = ?1",
+            params![session_id, ticket, signature],
+        )?;
+        Ok(())
+    }
+
+    fn add_feedback(&self, session_id: &str, by: &str, body: &Map, now: f64) -> Res<()> {
+        self.db().execute(
+            "INSERT INTO feedback (session_id, public_key, body, created_at) VALUES (?1, ?2, ?3, ?4)",
+            params![session_id, by, crate::canonical::to_string_ordered(&Value::Object(body.clone())), now],
+        )?;
+        Ok(())
+    }
+
+    fn add_rating(
+        &self,
+        session_id: &str,
+        rater: &str,
+        rated: &str,
+        score: i64,
+        comment: &str,
+        now: f64,
+    ) -> Res<bool> {
+        let n = self.db().execute(
+            "INSERT OR IGNORE INTO ratings (session_id, rater, rated, score, comment, created_at) VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+            params![session_id, rater, rated, score, comment, now],
+        )?;
+        Ok(n == 1)
+    }
+
+    fn agent_stats(&self, public_key: &str) -> Res<Map> {
+        let db = self.db();
+        let count =
+            |sql: &str| -> Res<i64> { Ok(db.query_row(sql, params![public_key], |r| r.get(0))?) };
+        let sessions = count(
+            "SELECT COUNT(*) FROM sessions WHERE host_public_key = ?1 OR guest_public_key = ?1",
+        )?;
+        let closed = count(
+            "SELECT COUNT(*) FROM sessions WHERE (host_public_key = ?1 OR guest_public_key = ?1) AND status = 'closed'",
+        )?;
+        let wins = count(
+            "SELECT COUNT(*) FROM sessions WHERE (host_public_key = ?1 AND winner = 'host') OR (guest_public_key = ?1 AND winner = 'guest')",
+        )?;
+        let ratings = count("SELECT COUNT(*) FROM ratings WHERE rated = ?1")?;
+        let avg: Option<f64> = db.query_row(
+            "SELECT AVG(score) FROM ratings WHERE rated = ?1",
+            params![public_key],
+            |r| r.get(0),
+        )?;
+        Ok(crate::obj! {
+            "public_key" => public_key, "sessions" => sessions, "closed" => closed, "wins" => wins,
+            "ratings" => ratings, "rating_average" => avg.map(Value::from).unwrap_or(Value::Null),
+        })
+    }
+}

@@ -1,0 +1,528 @@
+//! The community server's security rules, end to end over HTTP: every
+//! rejected request leaves the database byte-for-byte as it was.
+
+use palaver::community::{Client, Config, SqliteStore, auth};
+use palaver::identity::KeyPair;
+use palaver::json::Value;
+use palaver::obj;
+use std::path::{Path, PathBuf};
+
+struct Server {
+    url: String,
+    db: PathBuf,
+    _dir: tempfile::TempDir,
+}
+
+async fn start(cfg: Config) -> Server {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("community.sqlite");
+    let store = SqliteStore::open(&db).unwrap();
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let url = format!("http://{}", listener.local_addr().unwrap());
+    tokio::spawn(palaver::community::serve(listener, Box::new(store), cfg));
+    Server { url, db, _dir: dir }
+}
+
+fn cfg() -> Config {
+    Config {
+        difficulty: 1,
+        invitation_ttl: 300.0,
+        max_active_invitations: 3,
+        rate_limit: 0.0,
+    }
+}
+
+/// Every row of every table, as text: what "nothing was written" compares.
+fn dump(db: &Path) -> String {
+    let c = rusqlite::Connection::open(db).unwrap();
+    let tables: Vec<String> = c
+        .prepare("SELECT name FROM sqlite_master WHERE type='table' ORDER BY name")
+        .unwrap()
+        .query_map([], |r| r.get(0))
+        .unwrap()
+        .map(Result::unwrap)
+        .collect();
+    let mut out = String::new();
+    for t in tables {
+        let mut st = c
+            .prepare(&format!("SELECT * FROM {t} ORDER BY rowid"))
+            .unwrap();
+        let n = st.column_count();
+        let mut rows = st.query([]).unwrap();
+        while let Some(r) = rows.next().unwrap() {
+            out.push_str(&t);
+            for i in 0..n {
+                out.push_str(&format!(" {:?}", r.get_ref(i).unwrap()));
+            }
+            out.push('\n');
+        }
+    }
+    out
+}
+
+async fn registered(s: &Server, nick: &str) -> Client {
+    let c = Client::new(&s.url, KeyPair::generate()).unwrap();
+    let (status, v) = c.register(nick, "").await.unwrap();
+    assert_eq!(status, 201, "{v:?}");
+    c
+}
+
+fn invitation_body(c: &Client, ticket: &str, protocol_id: &str) -> Value {
+    let k = c.keys();
+    let binding =
+        auth::transport_binding_canonical(&k.public_key, "iroh", ticket, Some(protocol_id));
+    Value::Object(obj! {
+        "message" => "play", "iroh_ticket" => ticket, "transport" => "iroh",
+        "transport_binding_signature" => k.sign(binding.as_bytes()), "protocol_id" => protocol_id,
+        "host_control_mode" => "autonomous", "type" => "supply",
+    })
+}
+
+async fn invite(c: &Client, protocol_id: &str) -> String {
+    let v = c
+        .call(
+            "POST",
+            "/api/v1/invitations",
+            Some(&invitation_body(c, "ticket-1", protocol_id)),
+            &[201],
+        )
+        .await
+        .unwrap();
+    v.get("post_id").and_then(Value::as_str).unwrap().to_owned()
+}
+
+fn proof(post_id: &str, host: &KeyPair, guest: &KeyPair, protocol_id: &str, nonce: &str) -> Value {
+    let canonical = auth::session_canonical(
+        post_id,
+        &host.public_key,
+        &guest.public_key,
+        Some(protocol_id),
+        nonce,
+    );
+    Value::Object(obj! {
+        "post_id" => post_id, "host_public_key" => host.public_key.as_str(), "guest_public_key" => guest.public_key.as_str(),
+        "protocol_id" => protocol_id, "session_nonce" => nonce,
+        "host_signature" => host.sign(canonical.as_bytes()), "guest_signature" => guest.sign(canonical.as_bytes()),
+    })
+}
+
+const PID: &str = "43a806481a8e8cd00bc89f4676756c9be9081c0dd8392bee8e3534da41daa55f";
+
+fn now() -> i64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_secs() as i64
+}
+
+/// Runs `req` and asserts its status and that the database did not change.
+macro_rules! rejected {
+    ($s:expr, $status:expr, $req:expr) => {{
+        let before = dump(&$s.db);
+        let (status, v) = $req.await.unwrap();
+        assert_eq!(status, $status, "{v:?}");
+        assert_eq!(
+            dump(&$s.db),
+            before,
+            "a rejected request wrote to the database"
+        );
+        v
+    }};
+}
+
+#[tokio::test]
+async fn forged_skewed_and_replayed_requests_are_refused_without_writing() {
+    let s = start(cfg()).await;
+    let host = registered(&s, "host").await;
+    let body = invitation_body(&host, "t", PID);
+    let bytes = palaver::canonical::to_string_ordered(&body).into_bytes();
+    let path = "/api/v1/invitations";
+
+    // A signature over a different body.
+    let mut h = auth::headers(host.keys(), "POST", path, b"{}", now())
+        .map(|(k, v)| (k.to_owned(), v))
+        .to_vec();
+    rejected!(s, 401, host.send("POST", path, bytes.clone(), &h));
+    // Another key's signature under the host's public key.
+    let other = KeyPair::generate();
+    let forged = auth::headers(&other, "POST", path, &bytes, now());
+    h = forged
+        .iter()
+        .map(|(k, v)| {
+            (
+                k.to_string(),
+                if *k == "X-Public-Key" {
+                    host.keys().public_key.clone()
+                } else {
+                    v.clone()
+                },
+            )
+        })
+        .collect();
+    rejected!(s, 401, host.send("POST", path, bytes.clone(), &h));
+    // Clock skew beyond the window, both ways.
+    for skew in [-(auth::MAX_SKEW + 60), auth::MAX_SKEW + 60] {
+        let h: Vec<_> = auth::headers(host.keys(), "POST", path, &bytes, now() + skew)
+            .map(|(k, v)| (k.to_owned(), v))
+            .to_vec();
+        rejected!(s, 401, host.send("POST", path, bytes.clone(), &h));
+    }
+    // Missing headers.
+    rejected!(s, 401, host.send("POST", path, bytes.clone(), &[]));
+    // A replayed request id: the first succeeds, the copy does not.
+    let h: Vec<_> = auth::headers(host.keys(), "POST", path, &bytes, now())
+        .map(|(k, v)| (k.to_owned(), v))
+        .to_vec();
+    let (status, _) = host.send("POST", path, bytes.clone(), &h).await.unwrap();
+    assert_eq!(status, 201);
+    rejected!(s, 401, host.send("POST", path, bytes.clone(), &h));
+}
+
+#[tokio::test]
+async fn invitations_need_a_registered_key_a_valid_binding_and_stay_under_the_limit() {
+    let s = start(cfg()).await;
+    let stranger = Client::new(&s.url, KeyPair::generate()).unwrap();
+    rejected!(
+        s,
+        403,
+        stranger.raw(
+            "POST",
+            "/api/v1/invitations",
+            Some(&invitation_body(&stranger, "t", PID))
+        )
+    );
+    let host = registered(&s, "host").await;
+    // A binding signed for another ticket.
+    let mut body = invitation_body(&host, "t", PID);
+    if let Value::Object(m) = &mut body {
+        m.insert("iroh_ticket", Value::from("other-ticket"));
+    }
+    rejected!(s, 400, host.raw("POST", "/api/v1/invitations", Some(&body)));
+    let ids = [
+        invite(&host, PID).await,
+        invite(&host, PID).await,
+        invite(&host, PID).await,
+    ];
+    rejected!(
+        s,
+        429,
+        host.raw(
+            "POST",
+            "/api/v1/invitations",
+            Some(&invitation_body(&host, "t", PID))
+        )
+    );
+    // Someone else cannot cancel them; the host can, which frees a slot.
+    let guest = registered(&s, "guest").await;
+    rejected!(
+        s,
+        403,
+        guest.raw("DELETE", &format!("/api/v1/invitations/{}", ids[0]), None)
+    );
+    host.call(
+        "DELETE",
+        &format!("/api/v1/invitations/{}", ids[0]),
+        None,
+        &[204],
+    )
+    .await
+    .unwrap();
+    invite(&host, PID).await;
+    let list = guest
+        .call(
+            "GET",
+            &format!("/api/v1/invitations?protocol_id={PID}"),
+            None,
+            &[200],
+        )
+        .await
+        .unwrap();
+    assert_eq!(list.get("total").and_then(Value::as_i64), Some(3));
+}
+
+#[tokio::test]
+async fn session_proofs_are_checked_and_terminal_sessions_stay_terminal() {
+    let s = start(cfg()).await;
+    let host = registered(&s, "host").await;
+    let guest = registered(&s, "guest").await;
+    let post = invite(&host, PID).await;
+    let (hk, gk) = (host.keys().clone(), guest.keys().clone());
+
+    // An unregistered guest, a host who is not the invitation's author, a
+    // guest signature over another nonce.
+    let unregistered = KeyPair::generate();
+    rejected!(
+        s,
+        403,
+        host.raw(
+            "POST",
+            "/api/v1/sessions",
+            Some(&proof(&post, &hk, &unregistered, PID, "n1"))
+        )
+    );
+    rejected!(
+        s,
+        403,
+        guest.raw(
+            "POST",
+            "/api/v1/sessions",
+            Some(&proof(&post, &gk, &hk, PID, "n1"))
+        )
+    );
+    let mut bad = proof(&post, &hk, &gk, PID, "n1");
+    if let Value::Object(m) = &mut bad {
+        let other = proof(&post, &hk, &gk, PID, "n2");
+        m.insert(
+            "guest_signature",
+            other.get("guest_signature").unwrap().clone(),
+        );
+    }
+    rejected!(s, 400, guest.raw("POST", "/api/v1/sessions", Some(&bad)));
+    // A third party cannot record someone else's session.
+    let third = registered(&s, "third").await;
+    rejected!(
+        s,
+        403,
+        third.raw(
+            "POST",
+            "/api/v1/sessions",
+            Some(&proof(&post, &hk, &gk, PID, "n1"))
+        )
+    );
+
+    let v = guest
+        .call(
+            "POST",
+            "/api/v1/sessions",
+            Some(&proof(&post, &hk, &gk, PID, "n1")),
+            &[201],
+        )
+        .await
+        .unwrap();
+    let sid = v
+        .get("session_id")
+        .and_then(Value::as_str)
+        .unwrap()
+        .to_owned();
+    let expected = auth::session_id(&auth::session_canonical(
+        &post,
+        &hk.public_key,
+        &gk.public_key,
+        Some(PID),
+        "n1",
+    ));
+    assert_eq!(sid, expected);
+    rejected!(
+        s,
+        409,
+        host.raw(
+            "POST",
+            "/api/v1/sessions",
+            Some(&proof(&post, &hk, &gk, PID, "n1"))
+        )
+    );
+
+    // Ratings: only a party, once, 1..=5.
+    rejected!(
+        s,
+        403,
+        third.raw(
+            "POST",
+            "/api/v1/ratings",
+            Some(&Value::Object(
+                obj! { "session_id" => sid.as_str(), "score" => 5 }
+            ))
+        )
+    );
+    rejected!(
+        s,
+        400,
+        guest.raw(
+            "POST",
+            "/api/v1/ratings",
+            Some(&Value::Object(
+                obj! { "session_id" => sid.as_str(), "score" => 6 }
+            ))
+        )
+    );
+    let r = guest
+        .call(
+            "POST",
+            "/api/v1/ratings",
+            Some(&Value::Object(
+                obj! { "session_id" => sid.as_str(), "score" => 4 },
+            )),
+            &[201],
+        )
+        .await
+        .unwrap();
+    assert_eq!(
+        r.get("rated").and_then(Value::as_str),
+        Some(hk.public_key.as_str())
+    );
+    rejected!(
+        s,
+        409,
+        guest.raw(
+            "POST",
+            "/api/v1/ratings",
+            Some(&Value::Object(
+                obj! { "session_id" => sid.as_str(), "score" => 1 }
+            ))
+        )
+    );
+
+    // Results: disagreement is recorded as a dispute.
+    let path = format!("/api/v1/sessions/{sid}/result");
+    host.call(
+        "POST",
+        &path,
+        Some(&Value::Object(obj! { "winner" => "host" })),
+        &[200],
+    )
+    .await
+    .unwrap();
+    let v = guest
+        .call(
+            "POST",
+            &path,
+            Some(&Value::Object(obj! { "winner" => "guest" })),
+            &[200],
+        )
+        .await
+        .unwrap();
+    assert_eq!(v.get("disputed"), Some(&Value::Bool(true)));
+
+    // Status: a stranger cannot close it; the first close wins; then 409.
+    let path = format!("/api/v1/sessions/{sid}/status");
+    rejected!(
+        s,
+        403,
+        third.raw(
+            "POST",
+            &path,
+            Some(&Value::Object(obj! { "status" => "closed" }))
+        )
+    );
+    host.call(
+        "POST",
+        &path,
+        Some(&Value::Object(obj! { "status" => "closed" })),
+        &[200],
+    )
+    .await
+    .unwrap();
+    rejected!(
+        s,
+        409,
+        guest.raw(
+            "POST",
+            &path,
+            Some(&Value::Object(obj! { "status" => "failed" }))
+        )
+    );
+    let rec = third
+        .call("GET", &format!("/api/v1/sessions/{sid}"), None, &[200])
+        .await
+        .unwrap();
+    assert_eq!(rec.get("status").and_then(Value::as_str), Some("closed"));
+}
+
+#[tokio::test]
+async fn transport_updates_must_be_bound_to_the_new_ticket() {
+    let s = start(cfg()).await;
+    let host = registered(&s, "host").await;
+    let guest = registered(&s, "guest").await;
+    let post = invite(&host, PID).await;
+    let v = host
+        .call(
+            "POST",
+            "/api/v1/sessions",
+            Some(&proof(&post, host.keys(), guest.keys(), PID, "n")),
+            &[201],
+        )
+        .await
+        .unwrap();
+    let sid = v
+        .get("session_id")
+        .and_then(Value::as_str)
+        .unwrap()
+        .to_owned();
+    let path = format!("/api/v1/sessions/{sid}/transport");
+    let sign = |k: &KeyPair, t: &str| {
+        k.sign(auth::transport_binding_canonical(&k.public_key, "iroh", t, Some(PID)).as_bytes())
+    };
+    let wrong = Value::Object(
+        obj! { "iroh_ticket" => "t2", "transport_binding_signature" => sign(host.keys(), "t3") },
+    );
+    rejected!(s, 400, host.raw("PATCH", &path, Some(&wrong)));
+    let right = Value::Object(
+        obj! { "iroh_ticket" => "t2", "transport_binding_signature" => sign(host.keys(), "t2") },
+    );
+    host.call("PATCH", &path, Some(&right), &[200])
+        .await
+        .unwrap();
+    let t = guest.call("GET", &path, None, &[200]).await.unwrap();
+    assert_eq!(t.get("iroh_ticket").and_then(Value::as_str), Some("t2"));
+}
+
+#[tokio::test]
+async fn registration_needs_the_proof_of_work_and_a_fresh_nonce() {
+    let s = start(Config {
+        difficulty: 2,
+        ..cfg()
+    })
+    .await;
+    let c = Client::new(&s.url, KeyPair::generate()).unwrap();
+    let pk = c.keys().public_key.clone();
+    let ch = c
+        .call("GET", "/api/v1/auth/challenge", None, &[200])
+        .await
+        .unwrap();
+    let nonce = ch.get("nonce").and_then(Value::as_str).unwrap().to_owned();
+    let good = auth::solve_pow(&nonce, &pk, 2);
+    let bad = (0..).find(|n| !auth::pow_ok(&nonce, &pk, *n, 2)).unwrap();
+    let body = |counter: u64, nonce: &str| {
+        Value::Object(obj! {
+            "public_key" => pk.as_str(), "nickname" => "n", "bio" => "", "nonce" => nonce, "counter" => counter,
+            "signature" => c.keys().sign(auth::registration_canonical(nonce, &pk, "n").as_bytes()),
+        })
+    };
+    rejected!(
+        s,
+        400,
+        c.raw("POST", "/api/v1/auth/register", Some(&body(good, "0000")))
+    );
+    // A wrong counter spends the nonce (no grinding against one challenge).
+    let (status, _) = c
+        .raw("POST", "/api/v1/auth/register", Some(&body(bad, &nonce)))
+        .await
+        .unwrap();
+    assert_eq!(status, 400);
+    rejected!(
+        s,
+        400,
+        c.raw("POST", "/api/v1/auth/register", Some(&body(good, &nonce)))
+    );
+    let (status, _) = c.register("n", "").await.unwrap();
+    assert_eq!(status, 201);
+}
+
+#[tokio::test]
+async fn a_flooding_key_is_rate_limited() {
+    let s = start(Config {
+        rate_limit: 5.0,
+        ..cfg()
+    })
+    .await;
+    let c = Client::new(&s.url, KeyPair::generate()).unwrap();
+    let mut limited = 0;
+    for _ in 0..40 {
+        let (status, _) = c.raw("GET", "/api/v1/invitations", None).await.unwrap();
+        limited += usize::from(status == 429);
+    }
+    assert!(
+        limited >= 20,
+        "only {limited} of 40 rapid requests were limited"
+    );
+}
