@@ -16,6 +16,7 @@ pub mod fsutil;
 pub mod identity;
 pub mod json;
 pub mod library;
+pub mod net;
 pub mod paths;
 mod printable;
 pub mod protocols;

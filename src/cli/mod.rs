@@ -6,6 +6,7 @@
 //! run (unreadable file, invalid JSON, unknown protocol, bad arguments).
 
 mod community_cmd;
+mod p2p_cmd;
 mod protocol;
 mod session_cmd;
 mod test_cmd;
@@ -120,6 +121,12 @@ pub enum Command {
         #[arg(long)]
         comment: Option<String>,
     },
+    /// Host a session: publish an invitation on the community server, wait
+    /// for a guest over iroh, prove the session, play it.
+    Host(p2p_cmd::HostArgs),
+    /// Join an invitation from `palaver browse`: dial the host over iroh,
+    /// check and countersign its session proof, play.
+    Join(p2p_cmd::JoinArgs),
     /// Community server session records: get, status, transport.
     #[command(subcommand)]
     Remote(RemoteCmd),
@@ -270,6 +277,8 @@ pub fn run(cli: Cli) -> Result<Outcome> {
             )
         }
         Some(Command::Remote(r)) => community_cmd::remote(&ctx, r),
+        Some(Command::Host(a)) => p2p_cmd::host(&ctx, a),
+        Some(Command::Join(a)) => p2p_cmd::join(&ctx, a),
     }
 }
 

@@ -58,7 +58,7 @@ pub struct TestArgs {
 }
 
 /// The spec and a way to make fresh hooks for each side.
-pub(super) struct Subject {
+pub struct Subject {
     pub spec: Spec,
     pub name: String,
     make: Box<dyn Fn() -> Result<Box<dyn Hooks>>>,
@@ -72,7 +72,7 @@ impl Subject {
 
 /// Resolves a protocol argument to a spec and its hooks: native hooks for
 /// the bundled protocols, a hooks program for a protocol directory.
-pub(super) fn subject(ctx: &Ctx, arg: &str, allow_skeleton: bool) -> Result<Subject> {
+pub fn subject(ctx: &Ctx, arg: &str, allow_skeleton: bool) -> Result<Subject> {
     let p = Path::new(arg);
     if p.is_dir() {
         // A directory's own hooks program wins; without one, a bundled

@@ -86,3 +86,27 @@ pub async fn play(
         engine::run(spec, guest.hooks.as_mut(), gc, &gctx, cfg),
     )
 }
+
+/// Plays one side against a remote peer over `channel` to the end of the
+/// session (P2P host and join).
+pub async fn play_remote(
+    spec: &Spec,
+    options: &Map,
+    cfg: &EngineConfig,
+    mut side: Side,
+    role: Role,
+    channel: Channel,
+) -> SessionOutcome {
+    let ctx = side.ctx(role, options);
+    if spec.flow_mode() == "free" {
+        let mut no_lines =
+            engine::ScriptedChat::new(Vec::<String>::new(), std::time::Duration::ZERO);
+        let mut src = side.chat.take();
+        let s: &mut dyn ChatSource = match src.as_deref_mut() {
+            Some(s) => s,
+            None => &mut no_lines,
+        };
+        return engine::run_free(spec, side.hooks.as_mut(), channel, &ctx, cfg, s).await;
+    }
+    engine::run(spec, side.hooks.as_mut(), channel, &ctx, cfg).await
+}

@@ -1,0 +1,148 @@
+//! palaver against palaver over iroh on loopback, introduced by `palaver
+//! serve`: the real binaries end to end, and a peer that breaks the
+//! handshake, which ends the host's attempt with a reason instead of a crash.
+
+use palaver::engine::ControlMode;
+use palaver::identity::KeyPair;
+use palaver::json::Value;
+use palaver::net::{self, Reach, handshake};
+use std::io::{BufRead, BufReader};
+use std::net::{Ipv4Addr, SocketAddrV4};
+use std::process::{Command, Stdio};
+use std::time::Duration;
+
+const BIN: &str = env!("CARGO_BIN_EXE_palaver");
+
+#[test]
+fn palaver_hosts_and_palaver_joins_over_iroh() {
+    let tmp = tempfile::tempdir().unwrap();
+    let mut serve = Command::new(BIN)
+        .args(["serve", "--bind", "127.0.0.1:0", "--db"])
+        .arg(tmp.path().join("db.sqlite"))
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut line = String::new();
+    BufReader::new(serve.stderr.take().unwrap())
+        .read_line(&mut line)
+        .unwrap();
+    let url = line
+        .split_whitespace()
+        .find(|w| w.starts_with("http://"))
+        .unwrap()
+        .to_owned();
+    let cmd = |who: &str| {
+        let mut c = Command::new(BIN);
+        c.arg("--data-dir")
+            .arg(tmp.path().join(who))
+            .arg("--server")
+            .arg(&url);
+        c
+    };
+    for who in ["h", "g"] {
+        assert!(cmd(who).arg("init").output().unwrap().status.success());
+        assert!(
+            cmd(who)
+                .args(["register", "--nickname", who])
+                .output()
+                .unwrap()
+                .status
+                .success()
+        );
+    }
+    let mut host = cmd("h")
+        .args([
+            "host",
+            "rps-v1",
+            "--direct",
+            "--control-mode",
+            "autonomous",
+            "--options",
+            r#"{"best_of":5}"#,
+        ])
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut out = BufReader::new(host.stdout.take().unwrap());
+    let post = loop {
+        let mut l = String::new();
+        assert!(out.read_line(&mut l).unwrap() > 0, "host ended early");
+        if let Some(p) = l.trim().strip_prefix("post_id: ") {
+            break p.to_owned();
+        }
+    };
+    let join = cmd("g")
+        .args([
+            "--json",
+            "join",
+            &post,
+            "--direct",
+            "--control-mode",
+            "autonomous",
+        ])
+        .output()
+        .unwrap();
+    assert!(
+        join.status.success(),
+        "{}",
+        String::from_utf8_lossy(&join.stderr)
+    );
+    let j = palaver::json::parse_str(&String::from_utf8_lossy(&join.stdout)).unwrap();
+    let mut rest = String::new();
+    std::io::Read::read_to_string(&mut out, &mut rest).unwrap();
+    assert!(host.wait().unwrap().success(), "{rest}");
+    let winner = j
+        .get("outcome")
+        .and_then(|o| o.get("winner"))
+        .and_then(Value::as_str)
+        .unwrap_or("none")
+        .to_owned();
+    assert!(
+        rest.contains(&format!("completed: completed, winner: {winner}")),
+        "host said {rest}, guest said {j:?}"
+    );
+    let sid = j.get("session_id").and_then(Value::as_str).unwrap();
+    let rec = cmd("g")
+        .args(["--json", "remote", "get", sid])
+        .output()
+        .unwrap();
+    let rec = palaver::json::parse_str(&String::from_utf8_lossy(&rec.stdout)).unwrap();
+    assert_eq!(rec.get("status").and_then(Value::as_str), Some("closed"));
+    assert_eq!(rec.get("disputed"), Some(&Value::Bool(false)));
+    let _ = serve.kill();
+    let _ = serve.wait();
+}
+
+#[tokio::test]
+async fn a_guest_that_breaks_the_handshake_is_refused_with_a_reason() {
+    let lo = Some(SocketAddrV4::new(Ipv4Addr::LOCALHOST, 0));
+    let host_ep = net::bind(Reach::Direct, lo).await.unwrap();
+    let guest_ep = net::bind(Reach::Direct, lo).await.unwrap();
+    let ticket = net::ticket(&host_ep).await;
+    let keys = KeyPair::generate();
+    let pid = "ab".repeat(32);
+    let host = async {
+        let (_link, mut ch) = net::accept(&host_ep, Duration::from_secs(10))
+            .await
+            .unwrap();
+        handshake::host(&mut ch, &keys, "post", &pid, ControlMode::Autonomous).await
+    };
+    let guest = async {
+        let (link, ch) = net::connect(&guest_ep, &ticket).await.unwrap();
+        // A business frame where the session init belongs.
+        ch.tx
+            .send(&Value::Object(palaver::obj! { "action" => "join" }))
+            .await
+            .unwrap();
+        (link, ch)
+    };
+    let (h, _g) = tokio::join!(host, guest);
+    match h {
+        Err(handshake::HandshakeError::Bad {
+            frame: "_session_init",
+            ..
+        }) => {}
+        other => panic!("expected a refused init, got {other:?}"),
+    }
+    assert!(net::parse_ticket("nodenotaticket").is_err());
+}

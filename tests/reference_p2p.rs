@@ -1,0 +1,490 @@
+//! Sessions over iroh between palaver and the reference client (aigenora
+//! 0.1.4 with iroh 0.35, a Python process), introduced by `palaver serve`:
+//! palaver hosts and the reference joins, the reference hosts and palaver
+//! joins, for rps-v1, guess-number-v1 and human-chat-v1 — and the reference
+//! alone, `host --daemon` and `join --daemon`, against palaver's server.
+//! Both sides must complete, and the server must hold one closed session
+//! whose winner both sides reported.
+
+mod common;
+
+use palaver::json::{self, Value};
+use std::io::{BufRead, BufReader, Write};
+use std::path::{Path, PathBuf};
+use std::process::{Child, ChildStdout, Command, Output, Stdio};
+use std::time::{Duration, Instant};
+
+const BIN: &str = env!("CARGO_BIN_EXE_palaver");
+
+struct Kill(Child);
+impl Drop for Kill {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+struct World {
+    py: String,
+    url: String,
+    db: PathBuf,
+    pal: PathBuf,
+    refd: PathBuf,
+    tmp: tempfile::TempDir,
+    _serve: Kill,
+}
+
+fn ok(o: Output, what: &str) -> String {
+    let out = String::from_utf8_lossy(&o.stdout).into_owned();
+    assert!(
+        o.status.success(),
+        "{what} failed ({:?}): {out}\n{}",
+        o.status,
+        String::from_utf8_lossy(&o.stderr)
+    );
+    out
+}
+
+impl World {
+    fn new() -> Option<World> {
+        let py = common::reference_python()?;
+        let tmp = tempfile::tempdir().unwrap();
+        let db = tmp.path().join("community.sqlite");
+        let mut child = Command::new(BIN)
+            .args([
+                "serve",
+                "--bind",
+                "127.0.0.1:0",
+                "--rate-limit",
+                "0",
+                "--db",
+            ])
+            .arg(&db)
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let mut line = String::new();
+        BufReader::new(child.stderr.take().unwrap())
+            .read_line(&mut line)
+            .unwrap();
+        let url = line
+            .split_whitespace()
+            .find(|w| w.starts_with("http://"))
+            .expect("serve prints its URL")
+            .to_owned();
+        let w = World {
+            py,
+            url,
+            db,
+            pal: tmp.path().join("palaver"),
+            refd: tmp.path().join("reference"),
+            tmp,
+            _serve: Kill(child),
+        };
+        ok(
+            w.palaver(&w.pal, &["init"]).output().unwrap(),
+            "palaver init",
+        );
+        ok(
+            w.palaver(&w.pal, &["register", "--nickname", "pal"])
+                .output()
+                .unwrap(),
+            "palaver register",
+        );
+        w.reference_identity(&w.refd, "ref");
+        Some(w)
+    }
+
+    fn reference_identity(&self, dir: &Path, nick: &str) {
+        ok(
+            Command::new(&self.py)
+                .args(["-m", "aigenora", "init", "--data-dir"])
+                .arg(dir)
+                .output()
+                .unwrap(),
+            "aigenora init",
+        );
+        ok(
+            self.aigenora(dir, &["register", "--nickname", nick])
+                .output()
+                .unwrap(),
+            "aigenora register",
+        );
+    }
+
+    fn palaver(&self, dir: &Path, args: &[&str]) -> Command {
+        let mut c = Command::new(BIN);
+        c.arg("--data-dir")
+            .arg(dir)
+            .arg("--server")
+            .arg(&self.url)
+            .args(args);
+        c
+    }
+
+    fn aigenora(&self, dir: &Path, args: &[&str]) -> Command {
+        let mut c = Command::new(&self.py);
+        c.args(["-m", "aigenora"])
+            .args(args)
+            .arg("--server")
+            .arg(&self.url)
+            .arg("--data-dir")
+            .arg(dir);
+        c
+    }
+
+    /// The protocol's directory in the reference's own library.
+    fn ref_protocol_dir(&self, dir: &Path, alias: &str) -> String {
+        ok(
+            self.palaver(dir, &["protocol", "path", alias])
+                .output()
+                .unwrap(),
+            "protocol path",
+        )
+        .trim()
+        .to_owned()
+    }
+
+    /// (status, winner, number of winner reports) of the one session of `post_id`.
+    fn server_record(&self, post_id: &str) -> Option<(String, Option<String>, i64)> {
+        let c = rusqlite::Connection::open(&self.db).unwrap();
+        c.query_row(
+            "SELECT status, winner, (SELECT COUNT(*) FROM results r WHERE r.session_id = s.session_id) FROM sessions s WHERE post_id = ?1",
+            [post_id],
+            |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)),
+        )
+        .ok()
+    }
+
+    /// Waits until the server's record of the session is settled: closed,
+    /// with a report from each side when it is a game.
+    fn settled(&self, post_id: &str, reports: i64) -> (String, Option<String>, i64) {
+        let start = Instant::now();
+        loop {
+            let rec = self.server_record(post_id);
+            if let Some(r) = &rec
+                && r.0 == "closed"
+                && r.2 >= reports
+            {
+                return r.clone();
+            }
+            assert!(
+                start.elapsed() < Duration::from_secs(60),
+                "session of {post_id} never settled: {rec:?}"
+            );
+            std::thread::sleep(Duration::from_millis(200));
+        }
+    }
+}
+
+/// Reads lines until one starts with `prefix`; returns its rest.
+fn read_until(out: &mut BufReader<ChildStdout>, prefix: &str, seen: &mut String) -> String {
+    loop {
+        let mut line = String::new();
+        let n = out.read_line(&mut line).unwrap();
+        assert!(
+            n > 0,
+            "the process ended before printing {prefix:?}; it printed:\n{seen}"
+        );
+        seen.push_str(&line);
+        if let Some(rest) = line.trim().strip_prefix(prefix) {
+            return rest.trim().to_owned();
+        }
+    }
+}
+
+fn finish(child: Child, mut out: BufReader<ChildStdout>, mut seen: String, what: &str) -> String {
+    let mut k = Kill(child);
+    let start = Instant::now();
+    loop {
+        if let Some(status) = k.0.try_wait().unwrap() {
+            let mut rest = String::new();
+            std::io::Read::read_to_string(&mut out, &mut rest).unwrap();
+            seen.push_str(&rest);
+            assert!(status.success(), "{what} exited with {status}:\n{seen}");
+            return seen;
+        }
+        assert!(
+            start.elapsed() < Duration::from_secs(90),
+            "{what} did not finish:\n{seen}"
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    }
+}
+
+fn game_winner(palaver_out: &str) -> String {
+    let line = palaver_out
+        .lines()
+        .find(|l| l.starts_with("completed: completed"))
+        .unwrap_or_else(|| panic!("palaver did not complete:\n{palaver_out}"));
+    line.rsplit("winner: ").next().unwrap().trim().to_owned()
+}
+
+fn chat_lines(dir: &Path) -> Vec<String> {
+    let events = std::fs::read_to_string(dir.join("events.jsonl")).unwrap_or_default();
+    events
+        .lines()
+        .filter_map(|l| json::parse_str(l).ok())
+        .filter_map(|e| {
+            e.get("data")?
+                .get("msg")?
+                .get("text")
+                .and_then(Value::as_str)
+                .map(str::to_owned)
+        })
+        .collect()
+}
+
+/// palaver hosts; the reference joins (stdin feeds its chat lines).
+fn palaver_hosts(w: &World, alias: &str, options: Option<&str>, ref_stdin: &str) {
+    let mut args = vec![
+        "host",
+        alias,
+        "--direct",
+        "--control-mode",
+        "autonomous",
+        "--invitation-ttl-minutes",
+        "120",
+    ];
+    if let Some(o) = options {
+        args.extend(["--options", o]);
+    }
+    let mut host = w
+        .palaver(&w.pal, &args)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::inherit())
+        .spawn()
+        .unwrap();
+    let mut out = BufReader::new(host.stdout.take().unwrap());
+    let mut seen = String::new();
+    let post = read_until(&mut out, "post_id:", &mut seen);
+    let state = {
+        let mut join = w
+            .aigenora(
+                &w.refd,
+                &["join", &post, "--control-mode", "autonomous", "--no-web"],
+            )
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let mut stdin = join.stdin.take().unwrap();
+        let script = ref_stdin.to_owned();
+        let feeder = std::thread::spawn(move || {
+            for l in script.lines() {
+                std::thread::sleep(Duration::from_millis(1500));
+                let _ = writeln!(stdin, "{l}");
+            }
+        });
+        let state = read_until(&mut out, "session state:", &mut seen);
+        let o = join.wait_with_output().unwrap();
+        feeder.join().unwrap();
+        let ref_out = ok(o, &format!("aigenora join {alias}"));
+        assert!(ref_out.contains("done"), "{ref_out}");
+        state
+    };
+    let seen = finish(host, out, seen, &format!("palaver host {alias}"));
+    let parent = PathBuf::from(state.split_whitespace().next().unwrap());
+    check(w, alias, &post, &seen, &parent);
+}
+
+/// The reference hosts; palaver joins (its inbox feeds the chat lines).
+fn reference_hosts(w: &World, alias: &str, options: Option<&str>, palaver_inbox: &[&str]) {
+    let dir = w.ref_protocol_dir(&w.refd, alias);
+    let mut args = vec![
+        "host",
+        "--protocol-dir",
+        &dir,
+        "--control-mode",
+        "autonomous",
+        "--no-web",
+    ];
+    if let Some(o) = options {
+        args.extend(["--options", o]);
+    }
+    let mut host = w
+        .aigenora(&w.refd, &args)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut hout = BufReader::new(host.stdout.take().unwrap());
+    let mut hseen = String::new();
+    let post = read_until(&mut hout, "post_id:", &mut hseen);
+    let mut join = w
+        .palaver(
+            &w.pal,
+            &["join", &post, "--direct", "--control-mode", "autonomous"],
+        )
+        .stdout(Stdio::piped())
+        .stderr(Stdio::inherit())
+        .spawn()
+        .unwrap();
+    let mut jout = BufReader::new(join.stdout.take().unwrap());
+    let mut jseen = String::new();
+    let state = read_until(&mut jout, "session state:", &mut jseen);
+    let parent = PathBuf::from(state.split_whitespace().next().unwrap());
+    if !palaver_inbox.is_empty() {
+        let engine = std::fs::read_dir(&parent)
+            .unwrap()
+            .filter_map(Result::ok)
+            .map(|e| e.path())
+            .find(|p| p.is_dir())
+            .unwrap();
+        for l in palaver_inbox {
+            std::thread::sleep(Duration::from_millis(1000));
+            let mut f = std::fs::OpenOptions::new()
+                .create(true)
+                .append(true)
+                .open(engine.join("inbox.jsonl"))
+                .unwrap();
+            writeln!(
+                f,
+                "{}",
+                palaver::canonical::to_string_ordered(&Value::Object(
+                    palaver::obj! { "text" => *l }
+                ))
+            )
+            .unwrap();
+        }
+    }
+    let jseen = finish(join, jout, jseen, &format!("palaver join {alias}"));
+    let hseen = finish(host, hout, hseen, &format!("aigenora host {alias}"));
+    assert!(hseen.contains("done"), "{hseen}");
+    check(w, alias, &post, &jseen, &parent);
+    if alias == "human-chat-v1" {
+        assert!(
+            hseen.contains("hello from palaver"),
+            "the reference never showed palaver's line:\n{hseen}"
+        );
+    }
+}
+
+fn check(w: &World, alias: &str, post: &str, palaver_out: &str, parent: &Path) {
+    if alias == "human-chat-v1" {
+        assert!(
+            palaver_out.contains("completed: completed"),
+            "{palaver_out}"
+        );
+        let (status, winner, _) = w.settled(post, 0);
+        assert_eq!((status.as_str(), winner), ("closed", None));
+        let lines = chat_lines(parent);
+        assert!(
+            lines.iter().any(|l| l.contains("hello")),
+            "no chat line crossed: {lines:?}"
+        );
+    } else {
+        let winner = game_winner(palaver_out);
+        // Both sides report; the server holds one agreed winner.
+        let (status, server_winner, reports) = w.settled(post, 2);
+        assert_eq!(status, "closed");
+        assert_eq!(reports, 2);
+        assert_eq!(
+            server_winner.as_deref(),
+            Some(winner.as_str()),
+            "the two sides disagree about the winner"
+        );
+    }
+}
+
+const RPS: Option<&str> = Some(r#"{"best_of":3}"#);
+
+#[test]
+fn rps_palaver_hosts_reference_joins() {
+    let Some(w) = World::new() else { return };
+    palaver_hosts(&w, "rps-v1", RPS, "");
+}
+
+#[test]
+fn rps_reference_hosts_palaver_joins() {
+    let Some(w) = World::new() else { return };
+    reference_hosts(&w, "rps-v1", RPS, &[]);
+}
+
+#[test]
+fn guess_number_palaver_hosts_reference_joins() {
+    let Some(w) = World::new() else { return };
+    palaver_hosts(&w, "guess-number-v1", None, "");
+}
+
+#[test]
+fn guess_number_reference_hosts_palaver_joins() {
+    let Some(w) = World::new() else { return };
+    reference_hosts(&w, "guess-number-v1", None, &[]);
+}
+
+#[test]
+fn chat_palaver_hosts_reference_joins() {
+    let Some(w) = World::new() else { return };
+    palaver_hosts(&w, "human-chat-v1", None, "hello from the reference\n/quit");
+}
+
+#[test]
+fn chat_reference_hosts_palaver_joins() {
+    let Some(w) = World::new() else { return };
+    reference_hosts(&w, "human-chat-v1", None, &["hello from palaver", "/quit"]);
+}
+
+/// The reference on both ends, daemons and all, with palaver as its server.
+#[test]
+fn reference_daemons_meet_on_palaver_serve() {
+    let Some(w) = World::new() else { return };
+    let guest = w.tmp.path().join("reference-guest");
+    w.reference_identity(&guest, "ref-guest");
+    let dir = w.ref_protocol_dir(&w.refd, "rps-v1");
+    let out = ok(
+        w.aigenora(
+            &w.refd,
+            &[
+                "host",
+                "--protocol-dir",
+                &dir,
+                "--control-mode",
+                "autonomous",
+                "--no-web",
+                "--daemon",
+                "--options",
+                r#"{"best_of":3}"#,
+            ],
+        )
+        .output()
+        .unwrap(),
+        "aigenora host --daemon",
+    );
+    let started = json::parse_str(out.lines().rev().find(|l| l.starts_with('{')).unwrap()).unwrap();
+    let post = started
+        .get("post_id")
+        .and_then(Value::as_str)
+        .unwrap()
+        .to_owned();
+    let listed = ok(
+        w.aigenora(&guest, &["browse"]).output().unwrap(),
+        "aigenora browse",
+    );
+    assert!(listed.contains(&post), "{listed}");
+    ok(
+        w.aigenora(
+            &guest,
+            &[
+                "join",
+                &post,
+                "--control-mode",
+                "autonomous",
+                "--no-web",
+                "--daemon",
+            ],
+        )
+        .output()
+        .unwrap(),
+        "aigenora join --daemon",
+    );
+    let (status, winner, reports) = w.settled(&post, 2);
+    assert_eq!(status, "closed");
+    assert_eq!(reports, 2);
+    assert!(
+        matches!(winner.as_deref(), Some("host" | "guest" | "draw")),
+        "{winner:?}"
+    );
+}
