@@ -146,3 +146,33 @@ async fn a_guest_that_breaks_the_handshake_is_refused_with_a_reason() {
     }
     assert!(net::parse_ticket("nodenotaticket").is_err());
 }
+
+#[tokio::test]
+async fn heartbeats_report_a_silent_peer_and_its_return() {
+    let (a, mut b) = palaver::engine::Channel::memory_pair();
+    let a = a.pumped();
+    let seen = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+    let log = seen.clone();
+    let beat = net::heartbeat(
+        a.tx.clone(),
+        a.rx.liveness.clone(),
+        Duration::from_millis(20),
+        Duration::from_millis(100),
+        move |kind, _| log.lock().unwrap().push(kind),
+    );
+    // The peer sees pings but stays silent: unresponsive.
+    let ping = b.rx.recv_raw().await.unwrap();
+    assert!(ping.contains("\"_sys\":\"ping\""), "{ping}");
+    tokio::time::sleep(Duration::from_millis(250)).await;
+    assert_eq!(seen.lock().unwrap().as_slice(), ["peer_unresponsive"]);
+    // It speaks again: resumed.
+    b.tx.send(&Value::Object(palaver::obj! { "action" => "move" }))
+        .await
+        .unwrap();
+    tokio::time::sleep(Duration::from_millis(100)).await;
+    assert_eq!(
+        seen.lock().unwrap().as_slice(),
+        ["peer_unresponsive", "peer_resumed"]
+    );
+    beat.abort();
+}

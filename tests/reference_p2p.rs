@@ -303,6 +303,11 @@ fn reference_hosts(w: &World, alias: &str, options: Option<&str>, palaver_inbox:
     if let Some(o) = options {
         args.extend(["--options", o]);
     }
+    // RPS runs slowly enough for heartbeats to cross both ways mid-session.
+    let beats = alias == "rps-v1";
+    if beats {
+        args.extend(["--pace", "0.6", "--heartbeat-interval", "0.2"]);
+    }
     let mut host = w
         .aigenora(&w.refd, &args)
         .stdin(Stdio::null())
@@ -316,7 +321,17 @@ fn reference_hosts(w: &World, alias: &str, options: Option<&str>, palaver_inbox:
     let mut join = w
         .palaver(
             &w.pal,
-            &["join", &post, "--direct", "--control-mode", "autonomous"],
+            &[
+                "join",
+                &post,
+                "--direct",
+                "--control-mode",
+                "autonomous",
+                "--heartbeat-interval",
+                "0.2",
+                "--heartbeat-timeout",
+                "0.45",
+            ],
         )
         .stdout(Stdio::piped())
         .stderr(Stdio::inherit())
@@ -354,6 +369,13 @@ fn reference_hosts(w: &World, alias: &str, options: Option<&str>, palaver_inbox:
     let hseen = finish(host, hout, hseen, &format!("aigenora host {alias}"));
     assert!(hseen.contains("done"), "{hseen}");
     check(w, alias, &post, &jseen, &parent);
+    if beats {
+        let events = std::fs::read_to_string(parent.join("events.jsonl")).unwrap();
+        assert!(
+            !events.contains("peer_unresponsive"),
+            "pongs did not come back: {events}"
+        );
+    }
     if alias == "human-chat-v1" {
         assert!(
             hseen.contains("hello from palaver"),

@@ -36,6 +36,13 @@ pub struct PeerArgs {
     /// Give up on a silent peer after this many seconds.
     #[arg(long, default_value_t = 300.0, value_name = "SECONDS")]
     pub peer_timeout: f64,
+    /// Seconds between heartbeat pings after the handshake (0: none).
+    #[arg(long, default_value_t = 10.0, value_name = "SECONDS")]
+    pub heartbeat_interval: f64,
+    /// Seconds of silence before the peer is reported unresponsive (it is
+    /// not dropped for it; see --peer-timeout).
+    #[arg(long, default_value_t = 30.0, value_name = "SECONDS")]
+    pub heartbeat_timeout: f64,
     /// Run hooks programs even if they are the untouched scaffold skeleton.
     #[arg(long)]
     pub allow_skeleton_hooks: bool,
@@ -298,7 +305,33 @@ async fn play(
         ours.side.chat = Some(Box::new(crate::session::files::InboxChat::new(&dir.child)));
     }
     let cfg = run::engine_config(peer.peer_timeout);
+    // Heartbeats run for turn-based modes only: in free mode the reference
+    // has no heartbeat layer and would show the pings as chat noise.
+    let beat = (peer.heartbeat_interval > 0.0 && subj.spec.flow_mode() != "free").then(|| {
+        let sink = ours.sink.clone();
+        let timeout = if peer.heartbeat_timeout > 0.0 {
+            peer.heartbeat_timeout
+        } else {
+            3.0 * peer.heartbeat_interval
+        };
+        net::heartbeat(
+            ch.tx.clone(),
+            ch.rx.liveness.clone(),
+            Duration::from_secs_f64(peer.heartbeat_interval),
+            Duration::from_secs_f64(timeout),
+            move |kind, data| {
+                let summary = match kind {
+                    "peer_unresponsive" => "The peer has gone silent",
+                    _ => "The peer is back",
+                };
+                sink.event(kind, data, Some(summary.to_owned()));
+            },
+        )
+    });
     let outcome = local::play_remote(&subj.spec, options, &cfg, ours.side, role, ch).await;
+    if let Some(b) = beat {
+        b.abort();
+    }
     run::write_end(&dir, &outcome)?;
     Ok(outcome)
 }

@@ -12,6 +12,7 @@ use crate::canonical;
 use crate::json::{self, Map, Value};
 use async_trait::async_trait;
 use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
 use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt, BufReader};
 use tokio::sync::mpsc;
 
@@ -77,21 +78,108 @@ impl Sender {
     }
 }
 
+/// When the peer was last heard from, shared between a channel's receiver
+/// and whoever watches the peer's health (heartbeats).
+#[derive(Debug)]
+pub struct Liveness {
+    start: std::time::Instant,
+    last_ms: AtomicU64,
+    pongs: AtomicU64,
+}
+
+impl Default for Liveness {
+    fn default() -> Self {
+        Liveness {
+            start: std::time::Instant::now(),
+            last_ms: AtomicU64::new(0),
+            pongs: AtomicU64::new(0),
+        }
+    }
+}
+
+impl Liveness {
+    /// Marks the peer as heard from now.
+    pub fn touch(&self) {
+        self.last_ms
+            .store(self.start.elapsed().as_millis() as u64, Ordering::Relaxed);
+    }
+
+    /// How long the peer has been silent.
+    pub fn silent_for(&self) -> std::time::Duration {
+        let now = self.start.elapsed().as_millis() as u64;
+        std::time::Duration::from_millis(now.saturating_sub(self.last_ms.load(Ordering::Relaxed)))
+    }
+
+    /// Heartbeat pongs received.
+    pub fn pongs(&self) -> u64 {
+        self.pongs.load(Ordering::Relaxed)
+    }
+}
+
 /// The receiving half of a channel.
 pub struct Receiver {
     rx: Box<dyn LineRx>,
     /// Heartbeat pongs go back through this.
     pong: Sender,
-    /// Pongs received (probe ids), for round-trip bookkeeping.
-    pub pongs_seen: u64,
+    /// When the peer last sent anything.
+    pub liveness: Arc<Liveness>,
+}
+
+/// Answers a `_sys` frame: a ping with a 1–64 character probe id gets its
+/// pong, a pong is counted, anything else is dropped.
+async fn answer_sys(m: &Map, pong: &Sender, live: &Liveness) {
+    let kind = m.get("_sys").and_then(Value::as_str);
+    if kind == Some("ping")
+        && let Some(Value::String(probe)) = m.get("probe_id")
+        && (1..=64).contains(&probe.chars().count())
+    {
+        let reply: Map = [
+            ("_sys", Value::from("pong")),
+            ("probe_id", Value::from(probe.as_str())),
+        ]
+        .into_iter()
+        .collect();
+        // A failed pong surfaces on the next business send.
+        let _ = pong.send(&Value::Object(reply)).await;
+    } else if kind == Some("pong") {
+        live.pongs.fetch_add(1, Ordering::Relaxed);
+    }
+}
+
+/// A line that is a `_sys` frame, parsed; None for anything else.
+fn sys_frame(line: &str) -> Option<Map> {
+    if !line.contains("\"_sys\"") || line.len() > MAX_FRAME_BYTES {
+        return None;
+    }
+    match json::parse_str(line) {
+        Ok(Value::Object(m)) if m.contains_key("_sys") => Some(m),
+        _ => None,
+    }
+}
+
+/// The receiving end of a pumped channel.
+struct PumpRx(mpsc::UnboundedReceiver<Result<String, ChannelError>>);
+
+#[async_trait]
+impl LineRx for PumpRx {
+    async fn recv_line(&mut self) -> Result<String, ChannelError> {
+        self.0.recv().await.unwrap_or(Err(ChannelError::Closed))
+    }
 }
 
 impl Receiver {
+    /// The next raw line, `_sys` frames included and left unanswered (for
+    /// tests that play a misbehaving or silent peer).
+    pub async fn recv_raw(&mut self) -> Result<String, ChannelError> {
+        self.rx.recv_line().await
+    }
+
     /// The next business frame: `_sys` pings are answered with a pong and
     /// other `_sys` frames dropped before the caller sees anything.
     pub async fn recv(&mut self) -> Result<Map, ChannelError> {
         loop {
             let line = self.rx.recv_line().await?;
+            self.liveness.touch();
             if line.len() > MAX_FRAME_BYTES {
                 return Err(ChannelError::Oversized(line.len()));
             }
@@ -102,26 +190,10 @@ impl Receiver {
                     v.type_name()
                 )));
             };
-            match m.get("_sys") {
-                None => return Ok(m),
-                Some(kind) => {
-                    if kind.as_str() == Some("ping")
-                        && let Some(Value::String(probe)) = m.get("probe_id")
-                        && (1..=64).contains(&probe.chars().count())
-                    {
-                        let pong: Map = [
-                            ("_sys", Value::from("pong")),
-                            ("probe_id", Value::from(probe.as_str())),
-                        ]
-                        .into_iter()
-                        .collect();
-                        // A failed pong surfaces on the next business send.
-                        let _ = self.pong.send(&Value::Object(pong)).await;
-                    } else if kind.as_str() == Some("pong") {
-                        self.pongs_seen += 1;
-                    }
-                }
+            if !m.contains_key("_sys") {
+                return Ok(m);
             }
+            answer_sys(&m, &self.pong, &self.liveness).await;
         }
     }
 }
@@ -140,7 +212,7 @@ impl Channel {
             rx: Receiver {
                 rx,
                 pong: tx.clone(),
-                pongs_seen: 0,
+                liveness: Arc::new(Liveness::default()),
             },
             tx,
         }
@@ -157,6 +229,50 @@ impl Channel {
 }
 
 impl Channel {
+    /// Reads the peer continuously in a background task (needs a tokio
+    /// runtime): heartbeat pings are answered and liveness kept up to date
+    /// even while the engine is not reading, e.g. while a human thinks.
+    /// Business lines queue up for [`Receiver::recv`] unchanged.
+    pub fn pumped(self) -> Channel {
+        let Channel { tx, rx } = self;
+        let Receiver {
+            mut rx,
+            pong,
+            liveness,
+        } = rx;
+        let (lines, queue) = mpsc::unbounded_channel();
+        let (p, live) = (pong.clone(), liveness.clone());
+        tokio::spawn(async move {
+            loop {
+                match rx.recv_line().await {
+                    Ok(line) => {
+                        live.touch();
+                        match sys_frame(&line) {
+                            Some(m) => answer_sys(&m, &p, &live).await,
+                            None => {
+                                if lines.send(Ok(line)).is_err() {
+                                    return;
+                                }
+                            }
+                        }
+                    }
+                    Err(e) => {
+                        let _ = lines.send(Err(e));
+                        return;
+                    }
+                }
+            }
+        });
+        Channel {
+            tx,
+            rx: Receiver {
+                rx: Box::new(PumpRx(queue)),
+                pong,
+                liveness,
+            },
+        }
+    }
+
     /// A channel over a byte stream pair (TCP, a QUIC bi-stream, pipes):
     /// lines end with `\n`, empty lines are skipped, a line over the limit
     /// is refused.
@@ -325,6 +441,28 @@ mod tests {
         assert_eq!(got.get("t").and_then(Value::as_str), Some("a\nb"));
         x.tx.close().await;
         assert_eq!(y.rx.recv().await.unwrap_err(), ChannelError::Closed);
+    }
+
+    #[tokio::test]
+    async fn a_pumped_channel_answers_pings_while_nobody_reads() {
+        let (a, mut b) = Channel::memory_pair();
+        let a = a.pumped();
+        b.tx.send_raw(r#"{"_sys":"ping","probe_id":"p-1","ts":1.0}"#.into())
+            .await
+            .unwrap();
+        b.tx.send_raw(r#"{"_sys":"pong","probe_id":"q-1"}"#.into())
+            .await
+            .unwrap();
+        b.tx.send_raw(r#"{"action":"move"}"#.into()).await.unwrap();
+        // The engine side has not called recv, yet the pong is already there.
+        let pong = b.rx.rx.recv_line().await.unwrap();
+        assert_eq!(pong, r#"{"_sys":"pong","probe_id":"p-1"}"#);
+        let mut a = a;
+        let got = a.rx.recv().await.unwrap();
+        assert_eq!(got.get("action").and_then(Value::as_str), Some("move"));
+        assert_eq!(a.rx.liveness.pongs(), 1);
+        b.tx.close().await;
+        assert_eq!(a.rx.recv().await.unwrap_err(), ChannelError::Closed);
     }
 
     #[tokio::test]

@@ -16,7 +16,7 @@ mod flows;
 pub mod hooks;
 pub mod scaffold;
 
-pub use channel::{Channel, ChannelError};
+pub use channel::{Channel, ChannelError, Liveness, Sender};
 pub use decide::{
     AutoDecider, ControlMode, Decided, Decider, DecisionError, ScriptedDecider, Window,
 };

@@ -195,7 +195,7 @@ pub async fn accept(ep: &Endpoint, wait: Duration) -> Result<(Link, Channel), Ne
                 .await
                 .map_err(|e| NetError::Accept(e.to_string()))?;
             let (link, send) = Link::new(conn, send);
-            return Ok((link, Channel::from_stream(recv, send)));
+            return Ok((link, Channel::from_stream(recv, send).pumped()));
         }
     };
     tokio::time::timeout(wait, fut)
@@ -217,7 +217,54 @@ pub async fn connect(ep: &Endpoint, ticket: &str) -> Result<(Link, Channel), Net
         .map_err(|e| err(format!("{e:#}")))?;
     let (send, recv) = conn.open_bi().await.map_err(|e| err(e.to_string()))?;
     let (link, send) = Link::new(conn, send);
-    Ok((link, Channel::from_stream(recv, send)))
+    Ok((link, Channel::from_stream(recv, send).pumped()))
+}
+
+/// Sends `_sys` pings every `interval` after the handshake and reports a
+/// peer silent for `timeout` (`peer_unresponsive`) and its return
+/// (`peer_resumed`) through `emit`. Like the reference, silence never ends
+/// the session by itself. Stops when the channel is closed; abort it when
+/// the session ends.
+pub fn heartbeat(
+    tx: crate::engine::Sender,
+    live: std::sync::Arc<crate::engine::Liveness>,
+    interval: Duration,
+    timeout: Duration,
+    emit: impl Fn(&'static str, crate::json::Map) + Send + 'static,
+) -> tokio::task::JoinHandle<()> {
+    tokio::spawn(async move {
+        let tag = crate::canonical::hex(&rand::random::<[u8; 4]>());
+        let check = interval
+            .min(Duration::from_secs(1))
+            .max(Duration::from_millis(5));
+        let (mut seq, mut down, mut since_ping) = (0u64, false, Duration::ZERO);
+        loop {
+            tokio::time::sleep(check).await;
+            since_ping += check;
+            if since_ping >= interval {
+                since_ping = Duration::ZERO;
+                seq += 1;
+                let ping = crate::obj! { "_sys" => "ping", "probe_id" => format!("{tag}-{seq:x}"), "ts" => crate::session::files::epoch_now() };
+                if tx.send(&crate::json::Value::Object(ping)).await.is_err() {
+                    return;
+                }
+            }
+            let silent = live.silent_for();
+            if !down && silent >= timeout {
+                down = true;
+                emit(
+                    "peer_unresponsive",
+                    crate::obj! { "silent_seconds" => silent.as_secs_f64(), "pongs" => live.pongs() as i64 },
+                );
+            } else if down && silent < timeout {
+                down = false;
+                emit(
+                    "peer_resumed",
+                    crate::obj! { "pongs" => live.pongs() as i64 },
+                );
+            }
+        }
+    })
 }
 
 fn tracing_like(msg: &str) {
