@@ -50,7 +50,8 @@ fn palaver_hosts_and_palaver_joins_over_iroh() {
                 .success()
         );
     }
-    let mut host = cmd("h")
+    // The host runs in the background and says where.
+    let started = cmd("h")
         .args([
             "host",
             "rps-v1",
@@ -59,18 +60,26 @@ fn palaver_hosts_and_palaver_joins_over_iroh() {
             "autonomous",
             "--options",
             r#"{"best_of":5}"#,
+            "--daemon",
         ])
-        .stdout(Stdio::piped())
-        .spawn()
+        .output()
         .unwrap();
-    let mut out = BufReader::new(host.stdout.take().unwrap());
-    let post = loop {
-        let mut l = String::new();
-        assert!(out.read_line(&mut l).unwrap() > 0, "host ended early");
-        if let Some(p) = l.trim().strip_prefix("post_id: ") {
-            break p.to_owned();
-        }
-    };
+    assert!(
+        started.status.success(),
+        "{}",
+        String::from_utf8_lossy(&started.stderr)
+    );
+    let started = palaver::json::parse_str(&String::from_utf8_lossy(&started.stdout)).unwrap();
+    let post = started
+        .get("post_id")
+        .and_then(Value::as_str)
+        .unwrap()
+        .to_owned();
+    let out_log = started
+        .get("out_log")
+        .and_then(Value::as_str)
+        .unwrap()
+        .to_owned();
     let join = cmd("g")
         .args([
             "--json",
@@ -88,15 +97,20 @@ fn palaver_hosts_and_palaver_joins_over_iroh() {
         String::from_utf8_lossy(&join.stderr)
     );
     let j = palaver::json::parse_str(&String::from_utf8_lossy(&join.stdout)).unwrap();
-    let mut rest = String::new();
-    std::io::Read::read_to_string(&mut out, &mut rest).unwrap();
-    assert!(host.wait().unwrap().success(), "{rest}");
     let winner = j
         .get("outcome")
         .and_then(|o| o.get("winner"))
         .and_then(Value::as_str)
         .unwrap_or("none")
         .to_owned();
+    let start = std::time::Instant::now();
+    let rest = loop {
+        let text = std::fs::read_to_string(&out_log).unwrap_or_default();
+        if text.contains("completed: ") || start.elapsed() > Duration::from_secs(30) {
+            break text;
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    };
     assert!(
         rest.contains(&format!("completed: completed, winner: {winner}")),
         "host said {rest}, guest said {j:?}"

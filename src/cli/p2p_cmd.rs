@@ -36,6 +36,11 @@ pub struct PeerArgs {
     /// Give up on a silent peer after this many seconds.
     #[arg(long, default_value_t = 300.0, value_name = "SECONDS")]
     pub peer_timeout: f64,
+    /// Run in the background: print where it runs as JSON once the
+    /// invitation is up (host) or the session is proven (join), and return.
+    /// Its output goes to sessions/daemons/ in the data dir.
+    #[arg(long)]
+    pub daemon: bool,
     /// Seconds between heartbeat pings after the handshake (0: none).
     #[arg(long, default_value_t = 10.0, value_name = "SECONDS")]
     pub heartbeat_interval: f64,
@@ -105,6 +110,9 @@ fn say(ctx: &Ctx, line: &str) {
 }
 
 pub fn host(ctx: &Ctx, a: HostArgs) -> Result<Outcome> {
+    if a.peer.daemon {
+        return daemonize(ctx, "host", &["post_id:"]);
+    }
     let mode: ControlMode = a.peer.control_mode.parse().map_err(anyhow::Error::msg)?;
     let protocol = a
         .protocol
@@ -178,6 +186,9 @@ pub fn host(ctx: &Ctx, a: HostArgs) -> Result<Outcome> {
 }
 
 pub fn join(ctx: &Ctx, a: JoinArgs) -> Result<Outcome> {
+    if a.peer.daemon {
+        return daemonize(ctx, "guest", &["session_id:", "session state:"]);
+    }
     let mode: ControlMode = a.peer.control_mode.parse().map_err(anyhow::Error::msg)?;
     let c = client(ctx)?;
     let rt = runtime()?;
@@ -225,6 +236,92 @@ pub fn join(ctx: &Ctx, a: JoinArgs) -> Result<Outcome> {
         ep.close().await;
         report(ctx, &outcome, &est.session_id)
     })
+}
+
+/// Starts this same command without `--daemon` in its own process group,
+/// waits until its output shows every line in `wait_for`, and prints those
+/// values with the pid and log paths.
+fn daemonize(ctx: &Ctx, role: &str, wait_for: &[&str]) -> Result<Outcome> {
+    use std::os::unix::process::CommandExt;
+    let logs = ctx.data_dir()?.join("sessions").join("daemons");
+    std::fs::create_dir_all(&logs).with_context(|| format!("creating {}", logs.display()))?;
+    let stamp = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_millis())
+        .unwrap_or(0);
+    let (out_log, err_log) = (
+        logs.join(format!("{role}-{stamp}.out.log")),
+        logs.join(format!("{role}-{stamp}.err.log")),
+    );
+    let args: Vec<std::ffi::OsString> = std::env::args_os()
+        .skip(1)
+        .filter(|a| a != "--daemon")
+        .collect();
+    let mut child =
+        std::process::Command::new(std::env::current_exe().context("locating the palaver binary")?)
+            .args(&args)
+            .stdin(std::process::Stdio::null())
+            .stdout(std::fs::File::create(&out_log)?)
+            .stderr(std::fs::File::create(&err_log)?)
+            .process_group(0)
+            .spawn()
+            .context("starting the background session")?;
+    let start = std::time::Instant::now();
+    let mut found: Vec<(String, String)> = Vec::new();
+    while found.len() < wait_for.len() {
+        let text = format!(
+            "{}\n{}",
+            std::fs::read_to_string(&out_log).unwrap_or_default(),
+            std::fs::read_to_string(&err_log).unwrap_or_default()
+        );
+        found = wait_for
+            .iter()
+            .filter_map(|p| {
+                text.lines().find_map(|l| l.strip_prefix(p)).map(|v| {
+                    (
+                        if *p == "session state:" {
+                            "state_dir".to_owned()
+                        } else {
+                            p.trim_end_matches(':').to_owned()
+                        },
+                        v.split_whitespace().next().unwrap_or("").to_owned(),
+                    )
+                })
+            })
+            .collect();
+        if let Some(status) = child.try_wait()? {
+            if found.len() < wait_for.len() {
+                let tail: String = std::fs::read_to_string(&err_log)
+                    .unwrap_or_default()
+                    .lines()
+                    .rev()
+                    .take(5)
+                    .collect::<Vec<_>>()
+                    .into_iter()
+                    .rev()
+                    .collect::<Vec<_>>()
+                    .join("\n");
+                bail!("the background {role} stopped ({status}) before it was ready:\n{tail}");
+            }
+            break;
+        }
+        if start.elapsed() > Duration::from_secs(120) {
+            bail!(
+                "the background {role} (pid {}) was not ready after 120 s; see {}",
+                child.id(),
+                err_log.display()
+            );
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let mut out = obj! { "status" => "started", "role" => role, "pid" => child.id() };
+    for (k, v) in found {
+        out.insert(k, Value::from(v));
+    }
+    out.insert("out_log", Value::from(out_log.display().to_string()));
+    out.insert("err_log", Value::from(err_log.display().to_string()));
+    ctx.print_json(&Value::Object(out))?;
+    Ok(Outcome::Ok)
 }
 
 fn server(ctx: &Ctx) -> Result<String> {
