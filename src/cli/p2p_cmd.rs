@@ -481,19 +481,7 @@ fn report(ctx: &Ctx, o: &SessionOutcome, session_id: &str) -> Result<Outcome> {
             outcome: o,
         })?;
     } else {
-        say(
-            ctx,
-            &format!(
-                "{}: {}{}, winner: {}",
-                if o.completed { "completed" } else { "failed" },
-                o.reason,
-                o.error
-                    .as_deref()
-                    .map(|e| format!(" ({e})"))
-                    .unwrap_or_default(),
-                o.winner.as_deref().unwrap_or("none")
-            ),
-        );
+        say(ctx, &super::test_cmd::outcome_line(o));
     }
     Ok(if o.completed {
         Outcome::Ok

@@ -484,6 +484,20 @@ async fn play_stateful(
     Ok(mine)
 }
 
+/// One line saying how a session ended: `completed: completed, winner: host`.
+pub fn outcome_line(o: &SessionOutcome) -> String {
+    format!(
+        "{}: {}{}, winner: {}",
+        if o.completed { "completed" } else { "failed" },
+        o.reason,
+        o.error
+            .as_deref()
+            .map(|e| format!(" ({e})"))
+            .unwrap_or_default(),
+        o.winner.as_deref().unwrap_or("none")
+    )
+}
+
 fn report_stateful(ctx: &Ctx, dir: &StateDir, o: &SessionOutcome) -> Result<Outcome> {
     if ctx.json {
         #[derive(Serialize)]
@@ -496,18 +510,7 @@ fn report_stateful(ctx: &Ctx, dir: &StateDir, o: &SessionOutcome) -> Result<Outc
             state_dir: dir.parent.as_deref().unwrap_or(&dir.child),
         })?;
     } else {
-        let mut out = std::io::stdout().lock();
-        writeln!(
-            out,
-            "{}: {}{}, winner: {}",
-            if o.completed { "completed" } else { "failed" },
-            o.reason,
-            o.error
-                .as_deref()
-                .map(|e| format!(" ({e})"))
-                .unwrap_or_default(),
-            o.winner.as_deref().unwrap_or("none")
-        )?;
+        writeln!(std::io::stdout().lock(), "{}", outcome_line(o))?;
     }
     Ok(if o.completed {
         Outcome::Ok
