@@ -117,12 +117,30 @@ fn palaver_hosts_and_palaver_joins_over_iroh() {
     );
     let sid = j.get("session_id").and_then(Value::as_str).unwrap();
     let rec = cmd("g")
-        .args(["--json", "remote", "get", sid])
+        .args(["--json", "session", "get", sid])
         .output()
         .unwrap();
     let rec = palaver::json::parse_str(&String::from_utf8_lossy(&rec.stdout)).unwrap();
     assert_eq!(rec.get("status").and_then(Value::as_str), Some("closed"));
     assert_eq!(rec.get("disputed"), Some(&Value::Bool(false)));
+    let t = cmd("h")
+        .args(["session", "transport-update", sid, "node-new-ticket"])
+        .output()
+        .unwrap();
+    assert!(t.status.success(), "{}", String::from_utf8_lossy(&t.stderr));
+    let t = cmd("g")
+        .args(["--json", "session", "transport-get", sid])
+        .output()
+        .unwrap();
+    assert!(
+        String::from_utf8_lossy(&t.stdout).contains("node-new-ticket"),
+        "{t:?}"
+    );
+    let r = cmd("g")
+        .args(["session", "status", sid, "failed"])
+        .output()
+        .unwrap();
+    assert!(String::from_utf8_lossy(&r.stderr).contains("409"), "{r:?}");
     let _ = serve.kill();
     let _ = serve.wait();
 }

@@ -170,8 +170,8 @@ fn reference_client_against_palaver_serve() {
         ],
     );
     let rec = json::parse_str(&ok(
-        palaver(&p, &url, &["--json", "remote", "get", &sid]),
-        "remote get",
+        palaver(&p, &url, &["--json", "session", "get", &sid]),
+        "session get",
     ))
     .unwrap();
     assert_eq!(
@@ -185,7 +185,7 @@ fn reference_client_against_palaver_serve() {
         peer(&py, &["close", &url, r.to_str().unwrap(), &sid, "closed"]),
         "200"
     );
-    let o = palaver(&p, &url, &["remote", "status", &sid, "failed"]);
+    let o = palaver(&p, &url, &["session", "status", &sid, "failed"]);
     assert!(
         !o.status.success() && String::from_utf8_lossy(&o.stderr).contains("409"),
         "{o:?}"

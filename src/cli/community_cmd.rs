@@ -286,9 +286,19 @@ pub fn call(
     Ok(Outcome::Ok)
 }
 
-/// `palaver remote …`: the community server's record of a session.
-pub fn remote(ctx: &Ctx, cmd: super::RemoteCmd) -> Result<Outcome> {
-    use super::RemoteCmd;
+/// What `palaver session get|status|result|transport-get|transport-update`
+/// asks of the community server.
+pub enum Remote {
+    Get { session_id: String },
+    Status { session_id: String, status: String },
+    Result { session_id: String, winner: String },
+    Transport { session_id: String },
+    TransportSet { session_id: String, ticket: String },
+}
+
+/// The community server's record of a session.
+pub fn remote(ctx: &Ctx, cmd: Remote) -> Result<Outcome> {
+    use Remote as RemoteCmd;
     let path = |id: &str, tail: &str| format!("/api/v1/sessions/{}{tail}", encode(id));
     match cmd {
         RemoteCmd::Get { session_id } => call(ctx, "GET", &path(&session_id, ""), None, &[200]),

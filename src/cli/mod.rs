@@ -63,9 +63,10 @@ pub enum Command {
     /// client's error text (several problems joined by "; ") and exits 1
     /// when it does not.
     Validate(ValidateArgs),
-    /// Session state dirs: list, events, snapshot, details, strategy,
-    /// decide, abort, logs — for palaver's sessions and the reference
-    /// client's alike.
+    /// Sessions: state dirs (list, events, snapshot, details, strategy,
+    /// decide, abort, logs — palaver's and the reference client's alike)
+    /// and the community server's records (get, status, result,
+    /// transport-get, transport-update).
     #[command(subcommand)]
     Session(session_cmd::SessionCmd),
     /// Create this machine's identity (an Ed25519 key in key.json, mode
@@ -127,33 +128,9 @@ pub enum Command {
     /// Join an invitation from `palaver browse`: dial the host over iroh,
     /// check and countersign its session proof, play.
     Join(p2p_cmd::JoinArgs),
-    /// Community server session records: get, status, transport.
-    #[command(subcommand)]
-    Remote(RemoteCmd),
     /// Runs a background session (started by `protocol test --daemon`).
     #[command(name = "__daemon-run", hide = true)]
     DaemonRun { job: String },
-}
-
-#[derive(Debug, Subcommand)]
-pub enum RemoteCmd {
-    /// Print the server's record of a session.
-    Get { session_id: String },
-    /// Close a session record: closed, failed or cancelled (once; a
-    /// terminal session answers 409).
-    Status { session_id: String, status: String },
-    /// Report who won; the server marks the session disputed when the two
-    /// parties disagree.
-    Result {
-        session_id: String,
-        /// host, guest or draw.
-        winner: String,
-    },
-    /// Print a session's transport record (where the peers meet).
-    Transport { session_id: String },
-    /// Publish a new iroh ticket for a session, signed with a transport
-    /// binding (for a host whose address changed).
-    TransportSet { session_id: String, ticket: String },
 }
 
 #[derive(Debug, Args)]
@@ -276,7 +253,6 @@ pub fn run(cli: Cli) -> Result<Outcome> {
                 &[200, 201],
             )
         }
-        Some(Command::Remote(r)) => community_cmd::remote(&ctx, r),
         Some(Command::Host(a)) => p2p_cmd::host(&ctx, a),
         Some(Command::Join(a)) => p2p_cmd::join(&ctx, a),
     }

@@ -91,6 +91,19 @@ pub enum SessionCmd {
         #[arg(long, default_value_t = 50)]
         tail: usize,
     },
+    /// The community server's record of a session (by session_id).
+    Get { session_id: String },
+    /// Close a session record on the server: closed, failed or cancelled
+    /// (once; a terminal session answers 409).
+    Status { session_id: String, status: String },
+    /// Report a session's winner to the server (host, guest or draw); two
+    /// different reports mark it disputed.
+    Result { session_id: String, winner: String },
+    /// A session's transport record on the server (its iroh ticket).
+    TransportGet { session_id: String },
+    /// Publish a new iroh ticket for a session, signed with a transport
+    /// binding (for a host whose address changed).
+    TransportUpdate { session_id: String, ticket: String },
 }
 
 fn sessions_root(ctx: &Ctx) -> Result<PathBuf> {
@@ -256,6 +269,25 @@ pub fn run(ctx: &Ctx, cmd: SessionCmd) -> Result<Outcome> {
         ),
         SessionCmd::Abort { target, reason } => abort(ctx, &resolve(ctx, &target)?, &reason),
         SessionCmd::Logs { target, out, tail } => logs(&resolve(ctx, &target)?, out, tail),
+        SessionCmd::Get { session_id } => {
+            super::community_cmd::remote(ctx, super::community_cmd::Remote::Get { session_id })
+        }
+        SessionCmd::Status { session_id, status } => super::community_cmd::remote(
+            ctx,
+            super::community_cmd::Remote::Status { session_id, status },
+        ),
+        SessionCmd::Result { session_id, winner } => super::community_cmd::remote(
+            ctx,
+            super::community_cmd::Remote::Result { session_id, winner },
+        ),
+        SessionCmd::TransportGet { session_id } => super::community_cmd::remote(
+            ctx,
+            super::community_cmd::Remote::Transport { session_id },
+        ),
+        SessionCmd::TransportUpdate { session_id, ticket } => super::community_cmd::remote(
+            ctx,
+            super::community_cmd::Remote::TransportSet { session_id, ticket },
+        ),
     }
 }
 
