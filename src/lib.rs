@@ -11,6 +11,7 @@
 pub mod canonical;
 pub mod cli;
 pub mod community;
+pub mod config;
 pub mod engine;
 pub mod fsutil;
 pub mod identity;

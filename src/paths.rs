@@ -28,3 +28,15 @@ pub fn data_dir(explicit: Option<PathBuf>) -> Result<PathBuf, NoDataDir> {
         .map(|d| d.data_dir().to_path_buf())
         .ok_or(NoDataDir)
 }
+
+/// Environment variable that overrides the config dir.
+pub const CONFIG_DIR_ENV: &str = "PALAVER_CONFIG_DIR";
+
+/// The config dir (`config.toml`): `PALAVER_CONFIG_DIR`, else the
+/// platform's config directory (`~/.config/palaver` on Linux).
+pub fn config_dir() -> Option<PathBuf> {
+    if let Some(p) = std::env::var_os(CONFIG_DIR_ENV).filter(|p| !p.is_empty()) {
+        return Some(PathBuf::from(p));
+    }
+    directories::ProjectDirs::from("", "", "palaver").map(|d| d.config_dir().to_path_buf())
+}

@@ -293,6 +293,7 @@ fn community_commands_say_what_is_missing() {
     let no_server = Command::new(env!("CARGO_BIN_EXE_palaver"))
         .args(["browse"])
         .env("PALAVER_DATA_DIR", dir.path())
+        .env("PALAVER_CONFIG_DIR", dir.path().join("config"))
         .env_remove("PALAVER_SERVER")
         .output()
         .unwrap();

@@ -37,10 +37,14 @@ pub fn runtime() -> Result<tokio::runtime::Runtime> {
         .build()?)
 }
 
-/// The server URL: --server, PALAVER_SERVER, or an error that says how to get one.
+/// The server URL: --server, PALAVER_SERVER, `server` in config.toml, or an
+/// error that says how to get one.
 pub fn server_url(ctx: &Ctx) -> Result<String> {
-    ctx.server.clone().filter(|s| !s.is_empty()).ok_or_else(|| {
-        anyhow!("no community server: pass --server http://HOST:PORT or set PALAVER_SERVER (to run one here: palaver serve)")
+    if let Some(s) = ctx.server.clone().filter(|s| !s.is_empty()) {
+        return Ok(s);
+    }
+    crate::config::Config::load()?.server.ok_or_else(|| {
+        anyhow!("no community server: pass --server http://HOST:PORT, set PALAVER_SERVER, or put server = \"…\" in config.toml (to run one here: palaver serve)")
     })
 }
 
