@@ -80,6 +80,28 @@ fn palaver_hosts_and_palaver_joins_over_iroh() {
         .and_then(Value::as_str)
         .unwrap()
         .to_owned();
+    // A guest that breaks the handshake is turned away; the host keeps waiting.
+    tokio::runtime::Runtime::new().unwrap().block_on(async {
+        let c = palaver::community::Client::new(&url, KeyPair::generate()).unwrap();
+        let inv = c
+            .call("GET", &format!("/api/v1/invitations/{post}"), None, &[200])
+            .await
+            .unwrap();
+        let ticket = inv.get("iroh_ticket").and_then(Value::as_str).unwrap();
+        let ep = net::bind(
+            Reach::Direct,
+            Some(SocketAddrV4::new(Ipv4Addr::LOCALHOST, 0)),
+        )
+        .await
+        .unwrap();
+        let (link, ch) = net::connect(&ep, ticket).await.unwrap();
+        ch.tx
+            .send(&Value::Object(palaver::obj! { "action" => "join" }))
+            .await
+            .unwrap();
+        let _ = tokio::time::timeout(Duration::from_secs(5), link.conn.closed()).await;
+        ep.close().await;
+    });
     let join = cmd("g")
         .args([
             "--json",
@@ -114,6 +136,12 @@ fn palaver_hosts_and_palaver_joins_over_iroh() {
     assert!(
         rest.contains(&format!("completed: completed, winner: {winner}")),
         "host said {rest}, guest said {j:?}"
+    );
+    let err_log = started.get("err_log").and_then(Value::as_str).unwrap();
+    let turned = std::fs::read_to_string(err_log).unwrap();
+    assert!(
+        turned.contains("turned a guest away: bad _session_init frame"),
+        "{turned}"
     );
     let sid = j.get("session_id").and_then(Value::as_str).unwrap();
     let rec = cmd("g")

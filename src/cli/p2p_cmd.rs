@@ -158,22 +158,30 @@ pub fn host(ctx: &Ctx, a: HostArgs) -> Result<Outcome> {
                 }
             })
         };
-        let accepted = net::accept(&ep, Duration::from_secs_f64((a.invitation_ttl_minutes * 60.0).max(1.0))).await;
+        // A guest that fails the handshake is turned away with its reason;
+        // the invitation stays up for the next one until the time is spent.
+        let deadline = tokio::time::Instant::now() + Duration::from_secs_f64((a.invitation_ttl_minutes * 60.0).max(1.0));
+        let accepted = loop {
+            let left = deadline.saturating_duration_since(tokio::time::Instant::now());
+            let (link, mut ch) = match net::accept(&ep, left.max(Duration::from_millis(1))).await {
+                Ok(x) => x,
+                Err(e) => break Err(e),
+            };
+            match handshake::host(&mut ch, &keys, &post_id, &pid, mode).await {
+                Ok(est) => break Ok((link, ch, est)),
+                Err(e) => {
+                    eprintln!("palaver: turned a guest away: {e}");
+                    link.conn.close(1u32.into(), b"handshake failed");
+                }
+            }
+        };
         renew.abort();
-        let (link, mut ch) = match accepted {
+        let (link, ch, est) = match accepted {
             Ok(x) => x,
             Err(e) => {
                 let _ = c.call("DELETE", &format!("/api/v1/invitations/{post_id}"), None, &[204, 404]).await;
                 ep.close().await;
-                return Err(anyhow::Error::new(e).context("no session"));
-            }
-        };
-        let est = handshake::host(&mut ch, &keys, &post_id, &pid, mode).await;
-        let est = match est {
-            Ok(e) => e,
-            Err(e) => {
-                ep.close().await;
-                return Err(anyhow::Error::new(e).context("the session handshake failed (the invitation stays open until it expires)"));
+                return Err(anyhow::Error::new(e).context("no session (the invitation is cancelled)"));
             }
         };
         say(ctx, &format!("session_id: {}", est.session_id));
