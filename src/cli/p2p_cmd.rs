@@ -203,6 +203,9 @@ pub fn join(ctx: &Ctx, a: JoinArgs) -> Result<Outcome> {
     let _guard = rt.enter();
     rt.block_on(async {
         let inv = c.call("GET", &format!("/api/v1/invitations/{}", a.post_id), None, &[200]).await?;
+        if let Some(status) = s(&inv, "status").filter(|st| *st != "open") {
+            bail!("invitation {} is {status}: pick an open one from `palaver browse`", a.post_id);
+        }
         let host_pk = s(&inv, "public_key").ok_or_else(|| anyhow!("invitation {} names no host key", a.post_id))?.to_owned();
         let pid = s(&inv, "protocol_id").ok_or_else(|| anyhow!("invitation {} names no protocol", a.post_id))?.to_owned();
         let ticket = s(&inv, "iroh_ticket").ok_or_else(|| anyhow!("invitation {} has no iroh ticket", a.post_id))?.to_owned();
