@@ -526,3 +526,18 @@ async fn a_flooding_key_is_rate_limited() {
         "only {limited} of 40 rapid requests were limited"
     );
 }
+
+#[tokio::test]
+async fn an_oversized_body_is_refused_before_anything_else() {
+    let s = start(cfg()).await;
+    let host = registered(&s, "host").await;
+    let big = vec![b' '; 9 * 1024 * 1024];
+    let h: Vec<_> = auth::headers(host.keys(), "POST", "/api/v1/protocols", &big, now())
+        .map(|(k, v)| (k.to_owned(), v))
+        .to_vec();
+    rejected!(
+        s,
+        413,
+        host.send("POST", "/api/v1/protocols", big.clone(), &h)
+    );
+}

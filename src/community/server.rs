@@ -12,7 +12,6 @@ use crate::identity::{is_key_hex, verify};
 use crate::json::{self, Map, Value};
 use crate::obj;
 use axum::Router;
-use axum::body::Bytes;
 use axum::extract::{Path, State};
 use axum::http::{HeaderMap, Method, StatusCode, Uri};
 use axum::response::{IntoResponse, Response};
@@ -107,9 +106,32 @@ fn now_f() -> f64 {
 }
 
 /// The request, authenticated.
+/// A request that passed the signed-request checks, as a handler argument.
 struct Req {
     key: String,
     body: Map,
+}
+
+/// Largest request body accepted (a spec bundle fits many times over).
+const MAX_BODY: usize = 8 * 1024 * 1024;
+
+impl axum::extract::FromRequest<Arc<AppState>> for Req {
+    type Rejection = ApiError;
+
+    async fn from_request(
+        req: axum::extract::Request,
+        st: &Arc<AppState>,
+    ) -> Result<Req, ApiError> {
+        let (parts, body) = req.into_parts();
+        let bytes = axum::body::to_bytes(body, MAX_BODY).await.map_err(|_| {
+            err(
+                StatusCode::PAYLOAD_TOO_LARGE,
+                "too_large",
+                format!("request bodies are limited to {MAX_BODY} bytes"),
+            )
+        })?;
+        authenticate(st, &parts.method, &parts.uri, &parts.headers, &bytes)
+    }
 }
 
 fn header<'a>(h: &'a HeaderMap, name: &str) -> Option<&'a str> {
@@ -237,20 +259,7 @@ fn need<'a>(m: &'a Map, k: &str) -> Result<&'a str, ApiError> {
     })
 }
 
-macro_rules! authed {
-    ($st:expr, $m:expr, $u:expr, $h:expr, $b:expr) => {
-        authenticate(&$st, &$m, &$u, &$h, &$b)?
-    };
-}
-
-async fn challenge(
-    State(st): State<Arc<AppState>>,
-    m: Method,
-    u: Uri,
-    h: HeaderMap,
-    b: Bytes,
-) -> Reply {
-    authed!(st, m, u, h, b);
+async fn challenge(State(st): State<Arc<AppState>>, _: Req) -> Reply {
     let nonce = crate::canonical::hex(&rand::random::<[u8; 16]>());
     st.store.add_challenge(&nonce, st.cfg.difficulty, now_f())?;
     reply(
@@ -261,14 +270,7 @@ async fn challenge(
     )
 }
 
-async fn register(
-    State(st): State<Arc<AppState>>,
-    m: Method,
-    u: Uri,
-    h: HeaderMap,
-    b: Bytes,
-) -> Reply {
-    let r = authed!(st, m, u, h, b);
+async fn register(State(st): State<Arc<AppState>>, r: Req) -> Reply {
     let pk = need(&r.body, "public_key")?.to_ascii_lowercase();
     if pk != r.key {
         return Err(err(
@@ -348,14 +350,7 @@ async fn register(
     )
 }
 
-async fn add_protocol(
-    State(st): State<Arc<AppState>>,
-    m: Method,
-    u: Uri,
-    h: HeaderMap,
-    b: Bytes,
-) -> Reply {
-    let r = authed!(st, m, u, h, b);
+async fn add_protocol(State(st): State<Arc<AppState>>, r: Req) -> Reply {
     registered(&st, &r.key)?;
     let claimed = need(&r.body, "protocol_id")?;
     let spec = match r.body.get("spec_json") {
@@ -450,14 +445,7 @@ fn pct_decode(s: &str) -> String {
     String::from_utf8_lossy(&out).into_owned()
 }
 
-async fn list_protocols(
-    State(st): State<Arc<AppState>>,
-    m: Method,
-    u: Uri,
-    h: HeaderMap,
-    b: Bytes,
-) -> Reply {
-    authed!(st, m, u, h, b);
+async fn list_protocols(State(st): State<Arc<AppState>>, u: Uri, _: Req) -> Reply {
     let q = query(&u);
     let limit = q
         .get("limit")
@@ -484,15 +472,7 @@ async fn list_protocols(
     )
 }
 
-async fn get_protocol(
-    State(st): State<Arc<AppState>>,
-    Path(id): Path<String>,
-    m: Method,
-    u: Uri,
-    h: HeaderMap,
-    b: Bytes,
-) -> Reply {
-    authed!(st, m, u, h, b);
+async fn get_protocol(State(st): State<Arc<AppState>>, Path(id): Path<String>, _: Req) -> Reply {
     let Some((name, description, kind, spec)) = st.store.protocol(&id)? else {
         return Err(err(
             StatusCode::NOT_FOUND,
@@ -509,14 +489,7 @@ async fn get_protocol(
     )
 }
 
-async fn create_invitation(
-    State(st): State<Arc<AppState>>,
-    m: Method,
-    u: Uri,
-    h: HeaderMap,
-    b: Bytes,
-) -> Reply {
-    let r = authed!(st, m, u, h, b);
+async fn create_invitation(State(st): State<Arc<AppState>>, r: Req) -> Reply {
     let agent = registered(&st, &r.key)?;
     let now = now_f();
     if st.store.active_invitations(&r.key, now)? >= st.cfg.max_active_invitations {
@@ -563,14 +536,7 @@ async fn create_invitation(
     )
 }
 
-async fn list_invitations(
-    State(st): State<Arc<AppState>>,
-    m: Method,
-    u: Uri,
-    h: HeaderMap,
-    b: Bytes,
-) -> Reply {
-    authed!(st, m, u, h, b);
+async fn list_invitations(State(st): State<Arc<AppState>>, u: Uri, _: Req) -> Reply {
     let q = query(&u);
     let limit = q
         .get("limit")
@@ -596,15 +562,7 @@ async fn list_invitations(
     )
 }
 
-async fn get_invitation(
-    State(st): State<Arc<AppState>>,
-    Path(id): Path<String>,
-    m: Method,
-    u: Uri,
-    h: HeaderMap,
-    b: Bytes,
-) -> Reply {
-    authed!(st, m, u, h, b);
+async fn get_invitation(State(st): State<Arc<AppState>>, Path(id): Path<String>, _: Req) -> Reply {
     match st.store.invitation(&id)? {
         Some(inv) => reply(StatusCode::OK, Value::Object(inv)),
         None => Err(err(
@@ -636,12 +594,8 @@ fn own_open_invitation(st: &AppState, id: &str, key: &str) -> Result<Map, ApiErr
 async fn renew_invitation(
     State(st): State<Arc<AppState>>,
     Path(id): Path<String>,
-    m: Method,
-    u: Uri,
-    h: HeaderMap,
-    b: Bytes,
+    r: Req,
 ) -> Reply {
-    let r = authed!(st, m, u, h, b);
     let inv = own_open_invitation(&st, &id, &r.key)?;
     if s(&inv, "status") != Some("open") {
         return Err(err(
@@ -661,25 +615,14 @@ async fn renew_invitation(
 async fn cancel_invitation(
     State(st): State<Arc<AppState>>,
     Path(id): Path<String>,
-    m: Method,
-    u: Uri,
-    h: HeaderMap,
-    b: Bytes,
+    r: Req,
 ) -> Reply {
-    let r = authed!(st, m, u, h, b);
     own_open_invitation(&st, &id, &r.key)?;
     st.store.set_invitation(&id, Some("cancelled"), None)?;
     Ok(StatusCode::NO_CONTENT.into_response())
 }
 
-async fn create_session(
-    State(st): State<Arc<AppState>>,
-    m: Method,
-    u: Uri,
-    h: HeaderMap,
-    b: Bytes,
-) -> Reply {
-    let r = authed!(st, m, u, h, b);
+async fn create_session(State(st): State<Arc<AppState>>, r: Req) -> Reply {
     let post_id = need(&r.body, "post_id")?;
     let host = need(&r.body, "host_public_key")?.to_ascii_lowercase();
     let guest = need(&r.body, "guest_public_key")?.to_ascii_lowercase();
@@ -781,15 +724,7 @@ fn session_value(s: &SessionRow) -> Value {
     })
 }
 
-async fn get_session(
-    State(st): State<Arc<AppState>>,
-    Path(id): Path<String>,
-    m: Method,
-    u: Uri,
-    h: HeaderMap,
-    b: Bytes,
-) -> Reply {
-    authed!(st, m, u, h, b);
+async fn get_session(State(st): State<Arc<AppState>>, Path(id): Path<String>, _: Req) -> Reply {
     match st.store.session(&id)? {
         Some(s) => reply(StatusCode::OK, session_value(&s)),
         None => Err(err(
@@ -800,15 +735,7 @@ async fn get_session(
     }
 }
 
-async fn session_status(
-    State(st): State<Arc<AppState>>,
-    Path(id): Path<String>,
-    m: Method,
-    u: Uri,
-    h: HeaderMap,
-    b: Bytes,
-) -> Reply {
-    let r = authed!(st, m, u, h, b);
+async fn session_status(State(st): State<Arc<AppState>>, Path(id): Path<String>, r: Req) -> Reply {
     let session = party_session(&st, &id, &r.key)?;
     let status = need(&r.body, "status")?;
     if !matches!(status, "closed" | "failed" | "cancelled") {
@@ -831,15 +758,7 @@ async fn session_status(
     )
 }
 
-async fn session_result(
-    State(st): State<Arc<AppState>>,
-    Path(id): Path<String>,
-    m: Method,
-    u: Uri,
-    h: HeaderMap,
-    b: Bytes,
-) -> Reply {
-    let r = authed!(st, m, u, h, b);
+async fn session_result(State(st): State<Arc<AppState>>, Path(id): Path<String>, r: Req) -> Reply {
     party_session(&st, &id, &r.key)?;
     let winner = need(&r.body, "winner")?;
     if !matches!(winner, "host" | "guest" | "draw") {
@@ -858,15 +777,7 @@ async fn session_result(
     )
 }
 
-async fn get_transport(
-    State(st): State<Arc<AppState>>,
-    Path(id): Path<String>,
-    m: Method,
-    u: Uri,
-    h: HeaderMap,
-    b: Bytes,
-) -> Reply {
-    let r = authed!(st, m, u, h, b);
+async fn get_transport(State(st): State<Arc<AppState>>, Path(id): Path<String>, r: Req) -> Reply {
     let s = party_session(&st, &id, &r.key)?;
     reply(
         StatusCode::OK,
@@ -876,15 +787,7 @@ async fn get_transport(
     )
 }
 
-async fn patch_transport(
-    State(st): State<Arc<AppState>>,
-    Path(id): Path<String>,
-    m: Method,
-    u: Uri,
-    h: HeaderMap,
-    b: Bytes,
-) -> Reply {
-    let r = authed!(st, m, u, h, b);
+async fn patch_transport(State(st): State<Arc<AppState>>, Path(id): Path<String>, r: Req) -> Reply {
     let s = party_session(&st, &id, &r.key)?;
     let ticket = need(&r.body, "iroh_ticket")?;
     let sig = need(&r.body, "transport_binding_signature")?;
@@ -907,14 +810,7 @@ async fn patch_transport(
     )
 }
 
-async fn feedback(
-    State(st): State<Arc<AppState>>,
-    m: Method,
-    u: Uri,
-    h: HeaderMap,
-    b: Bytes,
-) -> Reply {
-    let r = authed!(st, m, u, h, b);
+async fn feedback(State(st): State<Arc<AppState>>, r: Req) -> Reply {
     let sid = need(&r.body, "session_id")?;
     party_session(&st, sid, &r.key)?;
     st.store.add_feedback(sid, &r.key, &r.body, now_f())?;
@@ -924,14 +820,7 @@ async fn feedback(
     )
 }
 
-async fn rating(
-    State(st): State<Arc<AppState>>,
-    m: Method,
-    u: Uri,
-    h: HeaderMap,
-    b: Bytes,
-) -> Reply {
-    let r = authed!(st, m, u, h, b);
+async fn rating(State(st): State<Arc<AppState>>, r: Req) -> Reply {
     let sid = need(&r.body, "session_id")?;
     let s = party_session(&st, sid, &r.key)?;
     let score = r
@@ -977,15 +866,7 @@ fn s_opt<'a>(m: &'a Map, k: &str) -> &'a str {
     s(m, k).unwrap_or("")
 }
 
-async fn agent_stats(
-    State(st): State<Arc<AppState>>,
-    Path(id): Path<String>,
-    m: Method,
-    u: Uri,
-    h: HeaderMap,
-    b: Bytes,
-) -> Reply {
-    authed!(st, m, u, h, b);
+async fn agent_stats(State(st): State<Arc<AppState>>, Path(id): Path<String>, _: Req) -> Reply {
     let agent = st
         .store
         .agent(&id)?
