@@ -236,3 +236,69 @@ async fn heartbeats_report_a_silent_peer_and_its_return() {
     );
     beat.abort();
 }
+
+#[test]
+fn an_interrupted_host_cancels_its_invitation() {
+    let tmp = tempfile::tempdir().unwrap();
+    let mut serve = Command::new(BIN)
+        .args(["serve", "--bind", "127.0.0.1:0", "--db"])
+        .arg(tmp.path().join("db.sqlite"))
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut line = String::new();
+    BufReader::new(serve.stderr.take().unwrap())
+        .read_line(&mut line)
+        .unwrap();
+    let url = line
+        .split_whitespace()
+        .find(|w| w.starts_with("http://"))
+        .unwrap()
+        .to_owned();
+    let cmd = || {
+        let mut c = Command::new(BIN);
+        c.arg("--data-dir")
+            .arg(tmp.path().join("h"))
+            .arg("--server")
+            .arg(&url);
+        c
+    };
+    assert!(cmd().arg("init").output().unwrap().status.success());
+    assert!(
+        cmd()
+            .args(["register", "--nickname", "h"])
+            .output()
+            .unwrap()
+            .status
+            .success()
+    );
+    let mut host = cmd()
+        .args(["host", "guess-number-v1", "--direct"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut out = BufReader::new(host.stdout.take().unwrap());
+    let mut l = String::new();
+    out.read_line(&mut l).unwrap();
+    assert!(l.starts_with("post_id: "), "{l}");
+    nix::sys::signal::kill(
+        nix::unistd::Pid::from_raw(host.id() as i32),
+        nix::sys::signal::Signal::SIGINT,
+    )
+    .unwrap();
+    let o = host.wait_with_output().unwrap();
+    assert_eq!(o.status.code(), Some(2));
+    assert!(
+        String::from_utf8_lossy(&o.stderr).contains("interrupted"),
+        "{o:?}"
+    );
+    let listed = cmd().args(["--json", "browse"]).output().unwrap();
+    assert_eq!(
+        String::from_utf8_lossy(&listed.stdout).trim(),
+        "[]",
+        "the invitation is still listed"
+    );
+    let _ = serve.kill();
+    let _ = serve.wait();
+}

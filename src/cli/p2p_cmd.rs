@@ -140,6 +140,9 @@ pub fn host(ctx: &Ctx, a: HostArgs) -> Result<Outcome> {
         if !options.is_empty() {
             body.insert("options", Value::Object(options.clone()));
         }
+        // Listen for Ctrl-C before the invitation exists, so an interrupt
+        // always finds the handler that cancels it.
+        let mut sigint = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::interrupt()).context("listening for Ctrl-C")?;
         let inv = c.call("POST", "/api/v1/invitations", Some(&Value::Object(body)), &[201]).await?;
         let post_id = s(&inv, "post_id").ok_or_else(|| anyhow!("the server's invitation reply has no post_id"))?.to_owned();
         say(ctx, &format!("post_id: {post_id}"));
@@ -163,7 +166,11 @@ pub fn host(ctx: &Ctx, a: HostArgs) -> Result<Outcome> {
         let deadline = tokio::time::Instant::now() + Duration::from_secs_f64((a.invitation_ttl_minutes * 60.0).max(1.0));
         let accepted = loop {
             let left = deadline.saturating_duration_since(tokio::time::Instant::now());
-            let (link, mut ch) = match net::accept(&ep, left.max(Duration::from_millis(1))).await {
+            let accepted = tokio::select! {
+                a = net::accept(&ep, left.max(Duration::from_millis(1))) => a.map_err(anyhow::Error::new),
+                _ = sigint.recv() => Err(anyhow!("interrupted")),
+            };
+            let (link, mut ch) = match accepted {
                 Ok(x) => x,
                 Err(e) => break Err(e),
             };
@@ -181,7 +188,7 @@ pub fn host(ctx: &Ctx, a: HostArgs) -> Result<Outcome> {
             Err(e) => {
                 let _ = c.call("DELETE", &format!("/api/v1/invitations/{post_id}"), None, &[204, 404]).await;
                 ep.close().await;
-                return Err(anyhow::Error::new(e).context("no session (the invitation is cancelled)"));
+                return Err(e.context("no session (the invitation is cancelled)"));
             }
         };
         say(ctx, &format!("session_id: {}", est.session_id));
