@@ -11,26 +11,14 @@ use std::net::{Ipv4Addr, SocketAddrV4};
 use std::process::{Command, Stdio};
 use std::time::Duration;
 
+mod common;
+
 const BIN: &str = env!("CARGO_BIN_EXE_palaver");
 
 #[test]
 fn palaver_hosts_and_palaver_joins_over_iroh() {
     let tmp = tempfile::tempdir().unwrap();
-    let mut serve = Command::new(BIN)
-        .args(["serve", "--bind", "127.0.0.1:0", "--db"])
-        .arg(tmp.path().join("db.sqlite"))
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut line = String::new();
-    BufReader::new(serve.stderr.take().unwrap())
-        .read_line(&mut line)
-        .unwrap();
-    let url = line
-        .split_whitespace()
-        .find(|w| w.starts_with("http://"))
-        .unwrap()
-        .to_owned();
+    let (_serve, url) = common::palaver_serve(&tmp.path().join("db.sqlite"), &[]);
     let cmd = |who: &str| {
         let mut c = Command::new(BIN);
         c.arg("--data-dir")
@@ -169,8 +157,6 @@ fn palaver_hosts_and_palaver_joins_over_iroh() {
         .output()
         .unwrap();
     assert!(String::from_utf8_lossy(&r.stderr).contains("409"), "{r:?}");
-    let _ = serve.kill();
-    let _ = serve.wait();
 }
 
 #[tokio::test]
@@ -240,21 +226,7 @@ async fn heartbeats_report_a_silent_peer_and_its_return() {
 #[test]
 fn an_interrupted_host_cancels_its_invitation() {
     let tmp = tempfile::tempdir().unwrap();
-    let mut serve = Command::new(BIN)
-        .args(["serve", "--bind", "127.0.0.1:0", "--db"])
-        .arg(tmp.path().join("db.sqlite"))
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut line = String::new();
-    BufReader::new(serve.stderr.take().unwrap())
-        .read_line(&mut line)
-        .unwrap();
-    let url = line
-        .split_whitespace()
-        .find(|w| w.starts_with("http://"))
-        .unwrap()
-        .to_owned();
+    let (_serve, url) = common::palaver_serve(&tmp.path().join("db.sqlite"), &[]);
     let cmd = || {
         let mut c = Command::new(BIN);
         c.arg("--data-dir")
@@ -299,6 +271,4 @@ fn an_interrupted_host_cancels_its_invitation() {
         "[]",
         "the invitation is still listed"
     );
-    let _ = serve.kill();
-    let _ = serve.wait();
 }

@@ -7,19 +7,10 @@
 mod common;
 
 use palaver::json::{self, Value};
-use std::io::{BufRead, BufReader};
 use std::path::Path;
-use std::process::{Child, Command, Output, Stdio};
+use std::process::{Command, Output};
 
 const BIN: &str = env!("CARGO_BIN_EXE_palaver");
-
-struct Serve(Child);
-impl Drop for Serve {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
-}
 
 fn ok(o: Output, what: &str) -> String {
     let out = String::from_utf8_lossy(&o.stdout).into_owned();
@@ -69,29 +60,8 @@ fn reference_client_against_palaver_serve() {
     let tmp = tempfile::tempdir().unwrap();
     let (r, p) = (tmp.path().join("reference"), tmp.path().join("palaver"));
 
-    let mut child = Command::new(BIN)
-        .args([
-            "serve",
-            "--bind",
-            "127.0.0.1:0",
-            "--difficulty",
-            "1",
-            "--db",
-        ])
-        .arg(tmp.path().join("community.sqlite"))
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut line = String::new();
-    BufReader::new(child.stderr.take().unwrap())
-        .read_line(&mut line)
-        .unwrap();
-    let _serve = Serve(child);
-    let url = line
-        .split_whitespace()
-        .find(|w| w.starts_with("http://"))
-        .expect("serve prints its URL")
-        .to_owned();
+    let (_serve, url) =
+        common::palaver_serve(&tmp.path().join("community.sqlite"), &["--difficulty", "1"]);
 
     // Identities: the reference's own init/register, palaver's likewise.
     ok(aigenora(&py, &r, &url, &["init"]), "aigenora init");

@@ -31,7 +31,7 @@ struct World {
     pal: PathBuf,
     refd: PathBuf,
     tmp: tempfile::TempDir,
-    _serve: Kill,
+    _serve: common::Serve,
 }
 
 fn ok(o: Output, what: &str) -> String {
@@ -50,28 +50,7 @@ impl World {
         let py = common::reference_python()?;
         let tmp = tempfile::tempdir().unwrap();
         let db = tmp.path().join("community.sqlite");
-        let mut child = Command::new(BIN)
-            .args([
-                "serve",
-                "--bind",
-                "127.0.0.1:0",
-                "--rate-limit",
-                "0",
-                "--db",
-            ])
-            .arg(&db)
-            .stderr(Stdio::piped())
-            .spawn()
-            .unwrap();
-        let mut line = String::new();
-        BufReader::new(child.stderr.take().unwrap())
-            .read_line(&mut line)
-            .unwrap();
-        let url = line
-            .split_whitespace()
-            .find(|w| w.starts_with("http://"))
-            .expect("serve prints its URL")
-            .to_owned();
+        let (serve, url) = common::palaver_serve(&db, &["--rate-limit", "0"]);
         let w = World {
             py,
             url,
@@ -79,7 +58,7 @@ impl World {
             pal: tmp.path().join("palaver"),
             refd: tmp.path().join("reference"),
             tmp,
-            _serve: Kill(child),
+            _serve: serve,
         };
         ok(
             w.palaver(&w.pal, &["init"]).output().unwrap(),

@@ -70,3 +70,37 @@ pub fn reference_python() -> Option<String> {
         }
     }
 }
+
+/// A `palaver serve` process, killed when dropped.
+pub struct Serve(pub std::process::Child);
+
+impl Drop for Serve {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+/// Starts `palaver serve` on a free loopback port with its database at
+/// `db` (and any `extra` flags); returns the process and the URL it prints.
+pub fn palaver_serve(db: &std::path::Path, extra: &[&str]) -> (Serve, String) {
+    use std::io::BufRead;
+    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_palaver"))
+        .args(["serve", "--bind", "127.0.0.1:0"])
+        .args(extra)
+        .arg("--db")
+        .arg(db)
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("start palaver serve");
+    let mut line = String::new();
+    std::io::BufReader::new(child.stderr.take().expect("stderr"))
+        .read_line(&mut line)
+        .expect("read the serve banner");
+    let url = line
+        .split_whitespace()
+        .find(|w| w.starts_with("http://"))
+        .unwrap_or_else(|| panic!("serve printed no URL: {line}"))
+        .to_owned();
+    (Serve(child), url)
+}
