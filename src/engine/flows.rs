@@ -52,6 +52,40 @@ impl From<HookError> for Stop {
     }
 }
 
+/// The value a peer revealed in round `r` when it matches the hash it
+/// committed; otherwise records `commit_mismatch_detected` (naming the
+/// cheating `role`) and returns None.
+fn opened(
+    ctx: &Ctx,
+    commit_frame: &Map,
+    reveal: &Map,
+    field: &str,
+    r: u64,
+    role: &str,
+) -> Option<Value> {
+    let value = reveal.get(field).cloned().unwrap_or(Value::Null);
+    let nonce = reveal.get("nonce").map(Value::py_str).unwrap_or_default();
+    let committed = commit_frame
+        .get("hash")
+        .map(Value::py_str)
+        .unwrap_or_default();
+    let expected = commit::commit_hash(&value, &nonce);
+    if expected == committed {
+        return Some(value);
+    }
+    ctx.emit(
+        "commit_mismatch_detected",
+        obj([
+            ("round", Value::from(r as i64)),
+            ("role", role.into()),
+            ("expected", expected.into()),
+            ("actual", committed.into()),
+        ]),
+        Some(format!("Commit mismatch in round {}", r + 1)),
+    );
+    None
+}
+
 fn obj<const N: usize>(pairs: [(&str, Value); N]) -> Map {
     pairs.into_iter().collect()
 }
@@ -678,27 +712,9 @@ async fn simultaneous_round(run: &mut Run<'_>, hooks: &mut dyn Hooks) -> Result<
                 )
                 .await?;
                 let guest_reveal = run.expect("reveal", Some(r), hooks).await?;
-                let guest_value = guest_reveal.get(&field).cloned().unwrap_or(Value::Null);
-                let guest_nonce = guest_reveal
-                    .get("nonce")
-                    .map(Value::py_str)
-                    .unwrap_or_default();
-                let committed = guest_commit
-                    .get("hash")
-                    .map(Value::py_str)
-                    .unwrap_or_default();
-                let expected = commit::commit_hash(&guest_value, &guest_nonce);
-                if expected != committed {
-                    ctx.emit(
-                        "commit_mismatch_detected",
-                        obj([
-                            ("round", ri.clone()),
-                            ("role", "guest".into()),
-                            ("expected", expected.into()),
-                            ("actual", committed.into()),
-                        ]),
-                        Some(format!("Commit mismatch in round {}", r + 1)),
-                    );
+                let Some(guest_value) =
+                    opened(ctx, &guest_commit, &guest_reveal, &field, r, "guest")
+                else {
                     let frame = obj([
                         ("action", "error".into()),
                         ("round", ri),
@@ -706,7 +722,7 @@ async fn simultaneous_round(run: &mut Run<'_>, hooks: &mut dyn Hooks) -> Result<
                     ]);
                     let _ = run.send_control(frame, hooks).await;
                     return Err(Stop::CommitMismatch);
-                }
+                };
                 let judged = hooks.round_judge(ctx, r, &value, &guest_value).await?;
                 if let Some(resp) = judged.response.clone() {
                     run.send(resp, hooks).await?;
@@ -785,29 +801,10 @@ async fn simultaneous_round(run: &mut Run<'_>, hooks: &mut dyn Hooks) -> Result<
                 )
                 .await?;
                 let host_reveal = run.expect("reveal", Some(r), hooks).await?;
-                let host_value = host_reveal.get(&field).cloned().unwrap_or(Value::Null);
-                let host_nonce = host_reveal
-                    .get("nonce")
-                    .map(Value::py_str)
-                    .unwrap_or_default();
-                let committed = host_commit
-                    .get("hash")
-                    .map(Value::py_str)
-                    .unwrap_or_default();
-                let expected = commit::commit_hash(&host_value, &host_nonce);
-                if expected != committed {
-                    ctx.emit(
-                        "commit_mismatch_detected",
-                        obj([
-                            ("round", ri),
-                            ("role", "host".into()),
-                            ("expected", expected.into()),
-                            ("actual", committed.into()),
-                        ]),
-                        Some(format!("Commit mismatch in round {}", r + 1)),
-                    );
+                let Some(host_value) = opened(ctx, &host_commit, &host_reveal, &field, r, "host")
+                else {
                     return Err(Stop::CommitMismatch);
-                }
+                };
                 run.send(
                     obj([
                         ("action", "reveal".into()),
