@@ -151,7 +151,7 @@ pub fn host(ctx: &Ctx, a: HostArgs) -> Result<Outcome> {
         // Keep the invitation alive while waiting.
         let renew = {
             let path = format!("/api/v1/invitations/{post_id}/renew");
-            let c2 = Client::new(&server(ctx)?, keys.clone())?;
+            let c2 = c.clone();
             tokio::spawn(async move {
                 loop {
                     tokio::time::sleep(Duration::from_secs(120)).await;
@@ -340,10 +340,6 @@ fn daemonize(ctx: &Ctx, role: &str, wait_for: &[&str]) -> Result<Outcome> {
     out.insert("err_log", Value::from(err_log.display().to_string()));
     ctx.print_json(&Value::Object(out))?;
     Ok(Outcome::Ok)
-}
-
-fn server(ctx: &Ctx) -> Result<String> {
-    super::community_cmd::server_url(ctx)
 }
 
 fn options_of(subj: &Subject, raw: Option<&str>) -> Result<Map> {

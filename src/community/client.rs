@@ -32,7 +32,8 @@ pub enum ClientError {
     BadUrl(String),
 }
 
-/// A signed client for one server and identity.
+/// A signed client for one server and identity (cheap to clone).
+#[derive(Clone)]
 pub struct Client {
     base: String,
     keys: KeyPair,

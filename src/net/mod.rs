@@ -181,12 +181,12 @@ pub async fn accept(ep: &Endpoint, wait: Duration) -> Result<(Link, Channel), Ne
                 Ok(connecting) => match connecting.await {
                     Ok(c) => c,
                     Err(e) => {
-                        tracing_like(&format!("a connection attempt failed: {e}"));
+                        eprintln!("palaver: a connection attempt failed: {e}");
                         continue;
                     }
                 },
                 Err(e) => {
-                    tracing_like(&format!("a connection attempt was refused: {e}"));
+                    eprintln!("palaver: a connection attempt was refused: {e}");
                     continue;
                 }
             };
@@ -265,8 +265,4 @@ pub fn heartbeat(
             }
         }
     })
-}
-
-fn tracing_like(msg: &str) {
-    eprintln!("palaver: {msg}");
 }
