@@ -138,7 +138,7 @@ impl ChatSource for ScriptedChat {
 
 /// A protocol's behaviour for one side of a session.
 #[async_trait]
-pub trait Hooks: Send {
+pub trait Hooks: Send + Sync {
     /// Control modes this protocol supports.
     fn supported_control_modes(&self) -> &'static [ControlMode] {
         &ControlMode::ALL
