@@ -3,4 +3,5 @@
 
 pub mod adversarial;
 pub mod local;
+pub mod remote;
 pub mod run;
