@@ -4,9 +4,11 @@
 
 pub mod auth;
 pub mod client;
+pub mod embedded;
 pub mod server;
 pub mod store;
 
-pub use client::Client;
+pub use client::{Client, ClientError};
+pub use embedded::{ensure_registered, start_embedded};
 pub use server::{Config, router, serve};
 pub use store::{SqliteStore, Store};
