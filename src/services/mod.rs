@@ -2,6 +2,7 @@
 //! control modes into sessions. No UI, no command-line parsing.
 
 pub mod adversarial;
+pub mod house;
 pub mod local;
 pub mod remote;
 pub mod run;

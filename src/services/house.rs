@@ -1,0 +1,418 @@
+//! The "house": an agent of the console's embedded community that always
+//! has one open invitation per game, plays whoever joins autonomously, and
+//! in human-chat-v1 greets its guest and answers every line.
+
+use super::remote::{self, HostPlan, PeerOpts, Progress, RemoteError};
+use crate::community::Client;
+use crate::engine::{ChatSource, ControlMode, Dir, Event, EventSink};
+use crate::json::{Map, Value};
+use crate::spec::Spec;
+use std::sync::Arc;
+use std::time::Duration;
+use tokio::sync::mpsc;
+use tokio::time::Instant;
+
+/// The games the house offers in the console's embedded community.
+pub const HOUSE_GAMES: [&str; 7] = [
+    "rps-v1",
+    "coin-flip-v1",
+    "guess-number-v1",
+    "gomoku-v1",
+    "connect4-v1",
+    "reversi-v1",
+    "human-chat-v1",
+];
+
+/// Seconds a guest may think per move in the house's games (the specs'
+/// default of 3 is for bots; a person needs longer).
+pub const HUMAN_THINK_SECONDS: i64 = 30;
+
+/// The house ends a chat nobody has written in for this long.
+pub const CHAT_IDLE_LIMIT: Duration = Duration::from_secs(600);
+
+/// How long one invitation waits before the house opens a fresh one.
+const INVITATION_TTL: Duration = Duration::from_secs(30 * 60);
+
+/// Longest pause after a failed session before the next invitation.
+const MAX_BACKOFF: Duration = Duration::from_secs(60);
+
+/// The house's invitation options for a game: the library's default
+/// profile for `alias` and the defaults its spec's parameters declare, with
+/// [`HUMAN_THINK_SECONDS`] where the spec has a `max_think_seconds`
+/// parameter.
+pub fn house_options(alias: &str, spec: &Spec) -> Map {
+    let lib = crate::library::Library::bundled();
+    let mut options = lib
+        .entries()
+        .iter()
+        .find(|e| e.alias == alias && e.protocol_id == spec.protocol_id())
+        .and_then(|e| {
+            let profile = e.default_profile.as_deref()?;
+            e.profiles
+                .get(profile)?
+                .get("options")?
+                .as_object()
+                .cloned()
+        })
+        .unwrap_or_default();
+    if let Some(params) = spec.get("parameters").and_then(Value::as_object) {
+        for (k, p) in params.iter() {
+            if let Some(d) = p.get("default")
+                && !options.contains_key(k.as_str())
+            {
+                options.insert(k.clone(), d.clone());
+            }
+        }
+        if params.contains_key("max_think_seconds") {
+            options.insert("max_think_seconds", Value::from(HUMAN_THINK_SECONDS));
+        }
+    }
+    options
+}
+
+/// Runs the house for `games` (bundled aliases with native hooks): one task
+/// per game, each keeping one invitation open, hosting whoever joins, and
+/// opening the next invitation when a session ends (after a short pause
+/// when it failed). Never returns while any game can be offered; what
+/// happens is reported per alias through `progress`.
+pub async fn run_house(
+    client: Client,
+    games: &[&str],
+    peer: PeerOpts,
+    progress: impl Fn(&str, Progress) + Send + Sync + 'static,
+) {
+    let progress: Arc<dyn Fn(&str, Progress) + Send + Sync> = Arc::new(progress);
+    let mut tasks = tokio::task::JoinSet::new();
+    for alias in games {
+        let Some(spec) = crate::library::bundled_spec(alias) else {
+            progress(
+                alias,
+                Progress::Warning(format!("{alias} is not a bundled protocol: not offered")),
+            );
+            continue;
+        };
+        if crate::protocols::native_hooks(spec).is_none() {
+            progress(
+                alias,
+                Progress::Warning(format!("{alias} has no native hooks: not offered")),
+            );
+            continue;
+        }
+        tasks.spawn(offer(
+            client.clone(),
+            (*alias).to_owned(),
+            spec,
+            peer.clone(),
+            progress.clone(),
+        ));
+    }
+    while tasks.join_next().await.is_some() {}
+}
+
+/// Keeps one game on offer, forever.
+async fn offer(
+    client: Client,
+    alias: String,
+    spec: &'static Spec,
+    peer: PeerOpts,
+    progress: Arc<dyn Fn(&str, Progress) + Send + Sync>,
+) {
+    let mut backoff = Duration::from_secs(1);
+    loop {
+        // Each session in its own task: a panic in one is a failed session,
+        // not the end of the offer.
+        let session = tokio::spawn(host_once(
+            client.clone(),
+            alias.clone(),
+            spec,
+            peer.clone(),
+            progress.clone(),
+        ));
+        let failure = match session.await {
+            Ok(Ok(_)) | Ok(Err(RemoteError::NoGuest(_))) => None,
+            Ok(Err(e)) => Some(e.to_string()),
+            Err(e) => Some(format!("the session task failed: {e}")),
+        };
+        match failure {
+            None => backoff = Duration::from_secs(1),
+            Some(why) => {
+                progress(
+                    &alias,
+                    Progress::Warning(format!(
+                        "{why} (next invitation in {} s)",
+                        backoff.as_secs()
+                    )),
+                );
+                tokio::time::sleep(backoff).await;
+                backoff = (backoff * 2).min(MAX_BACKOFF);
+            }
+        }
+    }
+}
+
+/// One invitation and the session that comes of it.
+async fn host_once(
+    client: Client,
+    alias: String,
+    spec: &'static Spec,
+    peer: PeerOpts,
+    progress: Arc<dyn Fn(&str, Progress) + Send + Sync>,
+) -> Result<remote::Finished, RemoteError> {
+    let hooks = crate::protocols::native_hooks(spec)
+        .ok_or_else(|| RemoteError::Protocol(format!("{alias} has no native hooks")))?;
+    let options = house_options(&alias, spec);
+    let name = hooks.host_metadata().display_name;
+    let name = if name.is_empty() {
+        spec.name().unwrap_or(&alias).to_owned()
+    } else {
+        name
+    };
+    let (chat, observer) = if spec.flow_mode() == "free" {
+        let (tx, rx) = mpsc::unbounded_channel();
+        (
+            Some(Box::new(HouseChat::new(rx, CHAT_IDLE_LIMIT)) as Box<dyn ChatSource>),
+            Some(Arc::new(ChatTap { lines: tx }) as Arc<dyn EventSink>),
+        )
+    } else {
+        (None, None)
+    };
+    let plan = HostPlan {
+        spec: spec.clone(),
+        hooks,
+        message: format!("House {name}: join to play"),
+        options,
+        mode: ControlMode::Autonomous,
+        ttl: INVITATION_TTL,
+        peer,
+        data_dir: None,
+        chat,
+        observer,
+    };
+    let report = |p: Progress| progress(&alias, p);
+    remote::host(&client, plan, &report, std::future::pending()).await
+}
+
+/// Passes the text of every chat line the peer sends to the house's
+/// [`HouseChat`].
+pub struct ChatTap {
+    pub lines: mpsc::UnboundedSender<String>,
+}
+
+impl EventSink for ChatTap {
+    fn emit(&self, event: Event) {
+        if event.kind != "protocol_message"
+            || event.data.get("direction").and_then(Value::as_str) != Some(Dir::Received.as_str())
+        {
+            return;
+        }
+        let Some(msg) = event.data.get("msg") else {
+            return;
+        };
+        if msg.get("action").and_then(Value::as_str) == Some("chat")
+            && let Some(text) = msg.get("text").and_then(Value::as_str)
+        {
+            let _ = self.lines.send(text.to_owned());
+        }
+    }
+
+    fn snapshot(&self, _patch: Map) {}
+
+    fn detail(&self, _record: Map) {}
+}
+
+/// The house's side of a chat: a greeting, then one short reply to each
+/// line the guest sends (fed in by a [`ChatTap`]). It leaves only after
+/// `idle` without a line from the guest, with a goodbye.
+pub struct HouseChat {
+    incoming: mpsc::UnboundedReceiver<String>,
+    idle: Duration,
+    last_heard: Instant,
+    greeted: bool,
+    said_goodbye: bool,
+    replies: usize,
+}
+
+impl HouseChat {
+    pub fn new(incoming: mpsc::UnboundedReceiver<String>, idle: Duration) -> HouseChat {
+        HouseChat {
+            incoming,
+            idle,
+            last_heard: Instant::now(),
+            greeted: false,
+            said_goodbye: false,
+            replies: 0,
+        }
+    }
+}
+
+#[async_trait::async_trait]
+impl ChatSource for HouseChat {
+    async fn next_line(&mut self) -> Option<String> {
+        if !self.greeted {
+            self.greeted = true;
+            self.last_heard = Instant::now();
+            return Some(GREETING.to_owned());
+        }
+        if self.said_goodbye {
+            return Some("/quit".to_owned());
+        }
+        // Cancel-safe: state changes only once a branch has completed.
+        tokio::select! {
+            line = self.incoming.recv() => {
+                let text = line?;
+                self.last_heard = Instant::now();
+                self.replies += 1;
+                Some(reply(&text, self.replies))
+            }
+            _ = tokio::time::sleep_until(self.last_heard + self.idle) => {
+                self.said_goodbye = true;
+                let quiet = match self.idle.as_secs() / 60 {
+                    0 => "a while".to_owned(),
+                    1 => "a minute".to_owned(),
+                    m => format!("{m} minutes"),
+                };
+                Some(format!(
+                    "Nobody has written for {quiet}, so I'm closing this chat. Come back any time!"
+                ))
+            }
+        }
+    }
+}
+
+const GREETING: &str = "Hello, I'm the house. Say anything you like; type /quit when you're done.";
+
+/// A short answer to `text`, the `n`-th of this chat (1-based); varies with
+/// what was said and with `n`.
+pub fn reply(text: &str, n: usize) -> String {
+    let t = text.trim().to_lowercase();
+    let words: Vec<&str> = t
+        .split(|c: char| !c.is_alphanumeric() && c != '\'')
+        .filter(|w| !w.is_empty())
+        .collect();
+    let has = |w: &[&str]| words.iter().any(|x| w.contains(x));
+    let pick = |options: &[&str]| options[(n + t.len()) % options.len()].to_owned();
+    if t.is_empty() {
+        return pick(&["Still there?", "I'm listening.", "Go on."]);
+    }
+    if has(&["bye", "goodbye", "farewell", "cya"]) || t.contains("see you") {
+        return pick(&[
+            "Goodbye! Type /quit whenever you want to leave.",
+            "See you! /quit ends the chat on your side.",
+        ]);
+    }
+    if has(&["thanks", "thank", "thx", "ty"]) {
+        return pick(&["You're welcome!", "Any time.", "Glad to help."]);
+    }
+    if t.contains("how are you") || t.contains("how's it going") {
+        return pick(&[
+            "I'm fine, thanks for asking. And you?",
+            "All good here: seven games on offer and a chat. How about you?",
+        ]);
+    }
+    if has(&[
+        "hi",
+        "hello",
+        "hey",
+        "hiya",
+        "greetings",
+        "morning",
+        "evening",
+    ]) {
+        return pick(&[
+            "Hi there! What's on your mind?",
+            "Hello! Nice to meet you.",
+            "Hey! Fancy a game after this?",
+        ]);
+    }
+    if has(&[
+        "game", "games", "play", "rps", "gomoku", "reversi", "connect4",
+    ]) {
+        return pick(&[
+            "I host Rock-Paper-Scissors, Coin Flip, Guess Number, Gomoku, Connect Four and Reversi: join one from the list.",
+            "Pick any of my games from the invitations list; I play them all.",
+        ]);
+    }
+    if t.ends_with('?') {
+        return pick(&[
+            "Good question. What do you think?",
+            "Hard to say. Why do you ask?",
+            "I'd guess yes, but I'm only the house.",
+            "Maybe! Tell me more about it.",
+        ]);
+    }
+    let snippet: String = text.trim().chars().take(40).collect();
+    let ellipsis = if text.trim().chars().count() > 40 {
+        "…"
+    } else {
+        ""
+    };
+    match (n + words.len()) % 5 {
+        0 => format!("\"{snippet}{ellipsis}\": interesting, tell me more."),
+        1 => "I see. Go on.".to_owned(),
+        2 => "Ha, nice.".to_owned(),
+        3 => format!("Noted: \"{snippet}{ellipsis}\". What else?"),
+        _ => "That makes sense.".to_owned(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn replies_vary_and_stay_short() {
+        let a = reply("hello", 1);
+        let b = reply("what time is it?", 2);
+        let c = reply("I like turtles", 3);
+        let d = reply("I like turtles", 4);
+        assert!(a.starts_with("H"), "{a}");
+        assert_ne!(b, c);
+        assert_ne!(c, d);
+        for r in [a, b, c, d, reply(&"x".repeat(500), 5)] {
+            assert!(r.chars().count() < 200, "{r}");
+            assert_ne!(r.trim(), "/quit");
+        }
+    }
+
+    #[test]
+    fn house_options_give_people_time_to_think() {
+        for alias in HOUSE_GAMES {
+            let spec = crate::library::bundled_spec(alias).unwrap();
+            let o = house_options(alias, spec);
+            spec.validate_options(&Value::Object(o.clone()))
+                .unwrap_or_else(|e| panic!("{alias}: {e}"));
+            let has_param = spec
+                .get("parameters")
+                .and_then(|p| p.get("max_think_seconds"))
+                .is_some();
+            assert_eq!(
+                o.get("max_think_seconds").and_then(Value::as_i64),
+                has_param.then_some(HUMAN_THINK_SECONDS),
+                "{alias}"
+            );
+        }
+    }
+
+    #[tokio::test]
+    async fn the_house_chat_greets_answers_and_leaves_only_when_idle() {
+        assert_eq!(CHAT_IDLE_LIMIT, Duration::from_secs(600));
+        let idle = Duration::from_millis(400);
+        let (tx, rx) = mpsc::unbounded_channel();
+        let mut chat = HouseChat::new(rx, idle);
+        assert_eq!(chat.next_line().await.as_deref(), Some(GREETING));
+        tx.send("hello".into()).unwrap();
+        let r = chat.next_line().await.unwrap();
+        assert!(!r.is_empty() && r != "/quit", "{r}");
+        // A quiet guest, but not for the whole limit: the house keeps waiting.
+        let waited = tokio::time::timeout(idle / 2, chat.next_line()).await;
+        assert!(waited.is_err(), "left early: {waited:?}");
+        tx.send("still here".into()).unwrap();
+        assert_ne!(chat.next_line().await.as_deref(), Some("/quit"));
+        // Idle for the whole limit: a goodbye, then /quit.
+        let t0 = Instant::now();
+        let bye = chat.next_line().await.unwrap();
+        assert!(t0.elapsed() >= idle / 2, "{:?}", t0.elapsed());
+        assert!(bye.contains("closing"), "{bye}");
+        assert_eq!(chat.next_line().await.as_deref(), Some("/quit"));
+    }
+}
