@@ -284,7 +284,11 @@ async fn host_on<C: Future<Output = ()>>(
 
     let waited = {
         let wait = async {
-            let deadline = tokio::time::Instant::now() + ttl.max(Duration::from_secs(1));
+            let now = tokio::time::Instant::now();
+            // A ttl beyond any clock's range waits (practically) forever.
+            let deadline = now
+                .checked_add(ttl.max(Duration::from_secs(1)))
+                .unwrap_or(now + Duration::from_secs(100 * 365 * 24 * 3600));
             loop {
                 let left = deadline.saturating_duration_since(tokio::time::Instant::now());
                 let (link, mut ch) = match net::accept(ep, left.max(Duration::from_millis(1))).await
