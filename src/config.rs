@@ -26,6 +26,11 @@ pub enum ConfigError {
 pub struct Config {
     /// Community server URL.
     pub server: Option<String>,
+    /// Console theme: a built-in (default, light, mono) or
+    /// `<config dir>/themes/<name>.toml`.
+    pub theme: Option<String>,
+    /// The nickname this identity registers with.
+    pub nickname: Option<String>,
 }
 
 impl Config {
@@ -37,19 +42,21 @@ impl Config {
                 path: path.to_owned(),
                 msg: e.to_string(),
             })?;
-        let server = match table.get("server") {
-            None => None,
-            Some(toml::Value::String(s)) if s.is_empty() => None,
-            Some(toml::Value::String(s)) => Some(s.clone()),
-            Some(_) => {
-                return Err(ConfigError::Type {
-                    path: path.to_owned(),
-                    key: "server",
-                    want: "a string such as \"http://127.0.0.1:8700\"",
-                });
-            }
+        let text_key = |key: &'static str, want: &'static str| match table.get(key) {
+            None => Ok(None),
+            Some(toml::Value::String(s)) if s.is_empty() => Ok(None),
+            Some(toml::Value::String(s)) => Ok(Some(s.clone())),
+            Some(_) => Err(ConfigError::Type {
+                path: path.to_owned(),
+                key,
+                want,
+            }),
         };
-        Ok(Config { server })
+        Ok(Config {
+            server: text_key("server", "a string such as \"http://127.0.0.1:8700\"")?,
+            theme: text_key("theme", "a theme name such as \"default\" or \"light\"")?,
+            nickname: text_key("nickname", "a string")?,
+        })
     }
 
     /// `<config dir>/config.toml`, or the embedded defaults without one.

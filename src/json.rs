@@ -261,6 +261,17 @@ impl Value {
         }
     }
 
+    /// The value as an `f64` if it is a JSON number (integers converted;
+    /// big integers approximately).
+    pub fn as_f64(&self) -> Option<f64> {
+        match self {
+            Value::Number(Number::Int(i)) => Some(*i as f64),
+            Value::Number(Number::Float(f)) => Some(*f),
+            Value::Number(Number::BigInt(s)) => s.parse().ok(),
+            _ => None,
+        }
+    }
+
     /// Python's `isinstance(v, int) and not isinstance(v, bool)`.
     pub fn is_integer(&self) -> bool {
         matches!(self, Value::Number(Number::Int(_) | Number::BigInt(_)))

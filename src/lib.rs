@@ -24,3 +24,4 @@ pub mod protocols;
 pub mod services;
 pub mod session;
 pub mod spec;
+pub mod tui;

@@ -54,6 +54,11 @@ pub struct Cli {
 
 #[derive(Debug, Subcommand)]
 pub enum Command {
+    /// The terminal console (also what `palaver` alone opens): invitations,
+    /// sessions, the live feed, snapshot and score, strategy editor and
+    /// decision prompt. Without a community server configured it starts an
+    /// embedded one on loopback with a house agent hosting the bundled games.
+    Console(ConsoleArgs),
     /// Protocol contracts: hash, lint, list, show, locate.
     #[command(subcommand)]
     Protocol(protocol::ProtocolCmd),
@@ -192,13 +197,8 @@ pub fn run(cli: Cli) -> Result<Outcome> {
         server: cli.server,
     };
     match cli.command {
-        None => {
-            use clap::CommandFactory;
-            let mut cmd = Cli::command();
-            let mut out = std::io::stdout().lock();
-            write!(out, "{}", cmd.render_help())?;
-            Ok(Outcome::Ok)
-        }
+        None => console(&ctx, ConsoleArgs::default()),
+        Some(Command::Console(a)) => console(&ctx, a),
         Some(Command::Protocol(p)) => protocol::run(&ctx, p),
         Some(Command::Validate(v)) => protocol::validate(&ctx, v),
         Some(Command::DaemonRun { job }) => test_cmd::daemon_run(&ctx, &job),
@@ -256,6 +256,47 @@ pub fn run(cli: Cli) -> Result<Outcome> {
         Some(Command::Host(a)) => p2p_cmd::host(&ctx, a),
         Some(Command::Join(a)) => p2p_cmd::join(&ctx, a),
     }
+}
+
+#[derive(Debug, Default, clap::Args)]
+pub struct ConsoleArgs {
+    /// Don't run the house agent on the embedded community.
+    #[arg(long)]
+    pub no_house: bool,
+    /// Attach this session state dir at start (palaver's, a daemon's, or
+    /// the reference client's).
+    #[arg(long, value_name = "DIR")]
+    pub attach: Vec<PathBuf>,
+    /// Theme: default, light, mono, or <config dir>/themes/<name>.toml.
+    #[arg(long, env = "PALAVER_THEME", value_name = "NAME")]
+    pub theme: Option<String>,
+    /// Nickname to register with (default: config.toml's, else $USER).
+    #[arg(long, value_name = "NAME")]
+    pub nickname: Option<String>,
+}
+
+fn console(ctx: &Ctx, a: ConsoleArgs) -> Result<Outcome> {
+    let cfg = crate::config::Config::load()?;
+    let data_dir = ctx.data_dir()?;
+    let server = ctx
+        .server
+        .clone()
+        .filter(|s| !s.is_empty())
+        .or(cfg.server.clone());
+    let nickname = a
+        .nickname
+        .or(cfg.nickname.clone())
+        .or_else(|| std::env::var("USER").ok().filter(|u| !u.is_empty()))
+        .unwrap_or_else(|| "player".to_owned());
+    crate::tui::run(crate::tui::ConsoleOptions {
+        data_dir,
+        server,
+        house: !a.no_house,
+        theme: a.theme.or(cfg.theme),
+        nickname,
+        attach: a.attach,
+    })?;
+    Ok(Outcome::Ok)
 }
 
 /// Options shared by every command.

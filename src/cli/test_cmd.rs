@@ -486,16 +486,7 @@ async fn play_stateful(
 
 /// One line saying how a session ended: `completed: completed, winner: host`.
 pub fn outcome_line(o: &SessionOutcome) -> String {
-    format!(
-        "{}: {}{}, winner: {}",
-        if o.completed { "completed" } else { "failed" },
-        o.reason,
-        o.error
-            .as_deref()
-            .map(|e| format!(" ({e})"))
-            .unwrap_or_default(),
-        o.winner.as_deref().unwrap_or("none")
-    )
+    o.line()
 }
 
 fn report_stateful(ctx: &Ctx, dir: &StateDir, o: &SessionOutcome) -> Result<Outcome> {

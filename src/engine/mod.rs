@@ -392,6 +392,26 @@ pub struct SessionOutcome {
     pub frames_received: u64,
 }
 
+impl SessionOutcome {
+    /// One line for people: `completed: completed, winner: host`.
+    pub fn line(&self) -> String {
+        format!(
+            "{}: {}{}, winner: {}",
+            if self.completed {
+                "completed"
+            } else {
+                "failed"
+            },
+            self.reason,
+            self.error
+                .as_deref()
+                .map(|e| format!(" ({e})"))
+                .unwrap_or_default(),
+            self.winner.as_deref().unwrap_or("none")
+        )
+    }
+}
+
 /// How to run one side.
 #[derive(Debug, Clone)]
 pub struct EngineConfig {

@@ -82,7 +82,8 @@ pub struct SubmitOptions {
     pub require_match_key: bool,
 }
 
-fn finalized_key(match_key: &str, match_value: &Value) -> String {
+/// The key of a closed window in finalized.json.
+pub fn finalized_key(match_key: &str, match_value: &Value) -> String {
     format!("{match_key}:{}", match_value.py_str())
 }
 

@@ -1,0 +1,195 @@
+//! The one message type of the console. Keys become actions through the
+//! keymap; background tasks report with actions; `App::update` is the only
+//! place state changes.
+
+use super::data::{Invitation, SessionRow};
+use super::watch::WatchUpdate;
+use crossterm::event::KeyEvent;
+use std::path::PathBuf;
+
+#[derive(Debug, Clone, PartialEq)]
+pub enum Action {
+    // ---- bindable (named in keymap files; see `BINDABLE`) ----
+    Quit,
+    Help,
+    FocusNext,
+    FocusPrev,
+    Up,
+    Down,
+    Left,
+    Right,
+    PageUp,
+    PageDown,
+    Top,
+    Bottom,
+    /// Enter on a list row: join the invitation / attach the session.
+    Activate,
+    /// Close the dialog or overlay on top.
+    Back,
+    Search,
+    SearchNext,
+    /// Cycle the feed filter (all → protocol only → lifecycle only).
+    Filter,
+    RawToggle,
+    FoldToggle,
+    Strategy,
+    HostNew,
+    CycleMode,
+    CancelInvitation,
+    Refresh,
+    /// Pick the n-th legal choice (1-based) in the decision prompt.
+    Choose(u8),
+    Submit,
+    Save,
+    Merge,
+    Preset,
+    // ---- text input ----
+    /// A key for the focused text field (search, number, chat, editor, form).
+    Input(KeyEvent),
+    Paste(String),
+    // ---- time and terminal ----
+    Tick,
+    Resize(u16, u16),
+    // ---- reports from background tasks ----
+    /// The community is reachable (URL, embedded?, our nickname).
+    CommunityReady {
+        url: String,
+        embedded: bool,
+        nickname: String,
+    },
+    Invitations(Result<Vec<Invitation>, String>),
+    Sessions(Vec<SessionRow>),
+    /// New data from the watched session (generation, update).
+    Watch(u64, WatchUpdate),
+    /// Progress of a host/join task, shown in the status line.
+    Progress(String),
+    /// A session this console started has a state dir: attach to it.
+    Attach(PathBuf),
+    /// A background task ended: Ok(summary) or Err(error text).
+    TaskDone(Result<String, String>),
+    /// A decision was submitted: Ok(status line) or Err(why not).
+    Submitted(Result<String, String>),
+    /// The strategy editor's save/merge finished.
+    Saved(Result<String, String>),
+}
+
+/// Bindable actions with their keymap names and help texts, in help order.
+pub const BINDABLE: &[(&str, &str)] = &[
+    (
+        "quit",
+        "quit palaver (sessions run by other processes go on)",
+    ),
+    ("help", "show or hide this help"),
+    ("focus_next", "focus the next pane"),
+    ("focus_prev", "focus the previous pane"),
+    ("up", "move up / scroll back"),
+    ("down", "move down / scroll on"),
+    ("left", "move left (board cursor, choices, options)"),
+    ("right", "move right"),
+    ("page_up", "scroll a page back"),
+    ("page_down", "scroll a page on"),
+    ("top", "go to the first row"),
+    ("bottom", "go to the last row (the feed follows new events)"),
+    ("activate", "join the invitation / attach the session"),
+    ("back", "close the dialog, prompt focus or overlay"),
+    ("search", "search the list or the feed"),
+    ("search_next", "jump to the next search match"),
+    ("filter", "feed: all → protocol messages → lifecycle"),
+    ("raw_toggle", "feed: summaries ↔ raw JSON"),
+    ("fold_toggle", "feed: fold or unfold _sys noise"),
+    ("strategy", "edit the focused session's strategy.json"),
+    ("host_new", "host a new invitation"),
+    ("cycle_mode", "cycle the control mode in a dialog"),
+    ("cancel_invitation", "cancel your selected invitation"),
+    ("refresh", "refresh invitations and sessions now"),
+    ("choose_1", "decision prompt: choice 1"),
+    ("choose_2", "decision prompt: choice 2"),
+    ("choose_3", "decision prompt: choice 3"),
+    ("choose_4", "decision prompt: choice 4"),
+    ("choose_5", "decision prompt: choice 5"),
+    ("choose_6", "decision prompt: choice 6"),
+    ("choose_7", "decision prompt: choice 7"),
+    ("choose_8", "decision prompt: choice 8"),
+    ("choose_9", "decision prompt: choice 9"),
+    ("submit", "submit the decision / confirm the dialog"),
+    ("save", "strategy editor: save (replace strategy.json)"),
+    ("merge", "strategy editor: deep-merge into strategy.json"),
+    ("preset", "strategy editor: next preset for this protocol"),
+];
+
+impl Action {
+    /// The bindable action named `name` in a keymap file.
+    pub fn from_name(name: &str) -> Option<Action> {
+        Some(match name {
+            "quit" => Action::Quit,
+            "help" => Action::Help,
+            "focus_next" => Action::FocusNext,
+            "focus_prev" => Action::FocusPrev,
+            "up" => Action::Up,
+            "down" => Action::Down,
+            "left" => Action::Left,
+            "right" => Action::Right,
+            "page_up" => Action::PageUp,
+            "page_down" => Action::PageDown,
+            "top" => Action::Top,
+            "bottom" => Action::Bottom,
+            "activate" => Action::Activate,
+            "back" => Action::Back,
+            "search" => Action::Search,
+            "search_next" => Action::SearchNext,
+            "filter" => Action::Filter,
+            "raw_toggle" => Action::RawToggle,
+            "fold_toggle" => Action::FoldToggle,
+            "strategy" => Action::Strategy,
+            "host_new" => Action::HostNew,
+            "cycle_mode" => Action::CycleMode,
+            "cancel_invitation" => Action::CancelInvitation,
+            "refresh" => Action::Refresh,
+            "submit" => Action::Submit,
+            "save" => Action::Save,
+            "merge" => Action::Merge,
+            "preset" => Action::Preset,
+            _ => {
+                let n: u8 = name.strip_prefix("choose_")?.parse().ok()?;
+                if !(1..=9).contains(&n) {
+                    return None;
+                }
+                Action::Choose(n)
+            }
+        })
+    }
+
+    /// The keymap name of a bindable action.
+    pub fn name(&self) -> Option<&'static str> {
+        Some(match self {
+            Action::Choose(n) => {
+                BINDABLE
+                    .iter()
+                    .find(|(k, _)| k.strip_prefix("choose_") == Some(&n.to_string()))?
+                    .0
+            }
+            other => {
+                BINDABLE
+                    .iter()
+                    .find(|(k, _)| Action::from_name(k).as_ref() == Some(other))?
+                    .0
+            }
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_bindable_name_round_trips() {
+        for (name, help) in BINDABLE {
+            let a = Action::from_name(name).unwrap_or_else(|| panic!("{name}"));
+            assert_eq!(a.name(), Some(*name));
+            assert!(!help.is_empty());
+        }
+        assert_eq!(Action::from_name("choose_0"), None);
+        assert_eq!(Action::from_name("launch_missiles"), None);
+    }
+}

@@ -1,0 +1,431 @@
+//! The keymap is data: `assets/keymap.toml` compiled in, overridden key by
+//! key from `<config dir>/keymap.toml`. The help overlay and the status-bar
+//! hints are generated from it.
+
+use super::action::{Action, BINDABLE};
+use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
+use std::collections::BTreeMap;
+
+/// The built-in keymap.
+pub const DEFAULT: &str = include_str!("../../assets/keymap.toml");
+
+/// Where a key is being pressed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Context {
+    Global,
+    List,
+    Feed,
+    Prompt,
+    Dialog,
+    Editor,
+    Text,
+}
+
+impl Context {
+    pub const ALL: [Context; 7] = [
+        Context::Global,
+        Context::List,
+        Context::Feed,
+        Context::Prompt,
+        Context::Dialog,
+        Context::Editor,
+        Context::Text,
+    ];
+    pub fn name(self) -> &'static str {
+        match self {
+            Context::Global => "global",
+            Context::List => "list",
+            Context::Feed => "feed",
+            Context::Prompt => "prompt",
+            Context::Dialog => "dialog",
+            Context::Editor => "editor",
+            Context::Text => "text",
+        }
+    }
+    /// Contexts where unbound printable keys are text, so [global] is not
+    /// consulted for them.
+    pub fn takes_text(self) -> bool {
+        matches!(self, Context::Editor | Context::Text | Context::Dialog)
+    }
+}
+
+#[derive(Debug, thiserror::Error, PartialEq)]
+pub enum KeymapError {
+    #[error("{origin}: {msg}")]
+    Invalid { origin: String, msg: String },
+}
+
+/// A key as written in keymap files.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct Key {
+    pub code: KeyCodeOrd,
+    pub ctrl: bool,
+    pub alt: bool,
+}
+
+/// `KeyCode` restricted to what keymaps name, ordered for display.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum KeyCodeOrd {
+    Char(char),
+    F(u8),
+    Named(&'static str),
+}
+
+const NAMED: [&str; 14] = [
+    "enter",
+    "esc",
+    "tab",
+    "backtab",
+    "space",
+    "up",
+    "down",
+    "left",
+    "right",
+    "pageup",
+    "pagedown",
+    "home",
+    "end",
+    "backspace",
+];
+
+impl Key {
+    /// Parses `q`, `?`, `ctrl-c`, `alt-x`, `shift-tab`, `f1`, `pageup`…
+    pub fn parse(s: &str) -> Option<Key> {
+        let mut ctrl = false;
+        let mut alt = false;
+        let mut rest = s;
+        let mut shift = false;
+        loop {
+            if let Some(r) = rest.strip_prefix("ctrl-") {
+                ctrl = true;
+                rest = r;
+            } else if let Some(r) = rest.strip_prefix("alt-") {
+                alt = true;
+                rest = r;
+            } else if let Some(r) = rest.strip_prefix("shift-") {
+                shift = true;
+                rest = r;
+            } else {
+                break;
+            }
+        }
+        let mut chars = rest.chars();
+        let code = match (chars.next(), chars.next()) {
+            (Some(c), None) => KeyCodeOrd::Char(if shift { c.to_ascii_uppercase() } else { c }),
+            _ => {
+                let lower = rest.to_ascii_lowercase();
+                if shift && lower == "tab" {
+                    KeyCodeOrd::Named("backtab")
+                } else if let Some(n) = lower.strip_prefix('f').and_then(|n| n.parse::<u8>().ok()) {
+                    if !(1..=12).contains(&n) {
+                        return None;
+                    }
+                    KeyCodeOrd::F(n)
+                } else if lower == "delete" || lower == "del" {
+                    KeyCodeOrd::Named("delete")
+                } else {
+                    KeyCodeOrd::Named(NAMED.iter().find(|n| **n == lower)?)
+                }
+            }
+        };
+        let code = match code {
+            KeyCodeOrd::Char(' ') => KeyCodeOrd::Named("space"),
+            c => c,
+        };
+        Some(Key { code, ctrl, alt })
+    }
+
+    /// The key of a terminal event (`None` for keys keymaps cannot name).
+    pub fn of(ev: &KeyEvent) -> Option<Key> {
+        let ctrl = ev.modifiers.contains(KeyModifiers::CONTROL);
+        let alt = ev.modifiers.contains(KeyModifiers::ALT);
+        let code = match ev.code {
+            KeyCode::Char(' ') => KeyCodeOrd::Named("space"),
+            KeyCode::Char(c) => KeyCodeOrd::Char(if ctrl { c.to_ascii_lowercase() } else { c }),
+            KeyCode::F(n) => KeyCodeOrd::F(n),
+            KeyCode::Enter => KeyCodeOrd::Named("enter"),
+            KeyCode::Esc => KeyCodeOrd::Named("esc"),
+            KeyCode::Tab => KeyCodeOrd::Named("tab"),
+            KeyCode::BackTab => KeyCodeOrd::Named("backtab"),
+            KeyCode::Up => KeyCodeOrd::Named("up"),
+            KeyCode::Down => KeyCodeOrd::Named("down"),
+            KeyCode::Left => KeyCodeOrd::Named("left"),
+            KeyCode::Right => KeyCodeOrd::Named("right"),
+            KeyCode::PageUp => KeyCodeOrd::Named("pageup"),
+            KeyCode::PageDown => KeyCodeOrd::Named("pagedown"),
+            KeyCode::Home => KeyCodeOrd::Named("home"),
+            KeyCode::End => KeyCodeOrd::Named("end"),
+            KeyCode::Backspace => KeyCodeOrd::Named("backspace"),
+            KeyCode::Delete => KeyCodeOrd::Named("delete"),
+            _ => return None,
+        };
+        Some(Key { code, ctrl, alt })
+    }
+
+    /// The key as the help shows it.
+    pub fn label(&self) -> String {
+        let base = match self.code {
+            KeyCodeOrd::Char(c) => c.to_string(),
+            KeyCodeOrd::F(n) => format!("F{n}"),
+            KeyCodeOrd::Named("pageup") => "PgUp".into(),
+            KeyCodeOrd::Named("pagedown") => "PgDn".into(),
+            KeyCodeOrd::Named("backtab") => "S-Tab".into(),
+            KeyCodeOrd::Named("up") => "↑".into(),
+            KeyCodeOrd::Named("down") => "↓".into(),
+            KeyCodeOrd::Named("left") => "←".into(),
+            KeyCodeOrd::Named("right") => "→".into(),
+            KeyCodeOrd::Named(n) => {
+                let mut s = n.to_owned();
+                if let Some(f) = s.get_mut(0..1) {
+                    f.make_ascii_uppercase();
+                }
+                s
+            }
+        };
+        match (self.ctrl, self.alt) {
+            (true, _) => format!("C-{base}"),
+            (_, true) => format!("M-{base}"),
+            _ => base,
+        }
+    }
+}
+
+/// Context → key → action.
+#[derive(Debug, Clone)]
+pub struct Keymap {
+    map: BTreeMap<Context, BTreeMap<Key, Action>>,
+}
+
+type Raw = BTreeMap<String, BTreeMap<String, String>>;
+
+impl Keymap {
+    /// The built-in keymap.
+    pub fn builtin() -> Keymap {
+        Keymap::parse(DEFAULT, "built-in keymap").expect("the built-in keymap parses")
+    }
+
+    /// Parses a whole keymap.
+    pub fn parse(text: &str, origin: &str) -> Result<Keymap, KeymapError> {
+        let mut k = Keymap {
+            map: BTreeMap::new(),
+        };
+        k.overlay(text, origin)?;
+        Ok(k)
+    }
+
+    /// The built-in keymap with a user file's bindings on top.
+    pub fn with_user(text: &str, origin: &str) -> Result<Keymap, KeymapError> {
+        let mut k = Keymap::builtin();
+        k.overlay(text, origin)?;
+        Ok(k)
+    }
+
+    fn overlay(&mut self, text: &str, origin: &str) -> Result<(), KeymapError> {
+        let bad = |msg: String| KeymapError::Invalid {
+            origin: origin.to_owned(),
+            msg,
+        };
+        let raw: Raw = toml::from_str(text).map_err(|e| bad(e.to_string()))?;
+        for (ctx_name, binds) in raw {
+            let ctx = Context::ALL
+                .into_iter()
+                .find(|c| c.name() == ctx_name)
+                .ok_or_else(|| {
+                    bad(format!(
+                        "unknown context [{ctx_name}] (known: {})",
+                        Context::ALL.map(Context::name).join(", ")
+                    ))
+                })?;
+            let table = self.map.entry(ctx).or_default();
+            for (key, action) in binds {
+                let k = Key::parse(&key)
+                    .ok_or_else(|| bad(format!("[{ctx_name}] {key:?} is not a key")))?;
+                if action == "none" {
+                    table.remove(&k);
+                    continue;
+                }
+                let a = Action::from_name(&action).ok_or_else(|| {
+                    bad(format!(
+                        "[{ctx_name}] {key:?} = {action:?}: unknown action (known: {})",
+                        BINDABLE.iter().map(|b| b.0).collect::<Vec<_>>().join(", ")
+                    ))
+                })?;
+                table.insert(k, a);
+            }
+        }
+        Ok(())
+    }
+
+    /// The action of `ev` in `ctx`, falling back to [global] unless the
+    /// context takes text and the key is a plain character.
+    pub fn lookup(&self, ctx: Context, ev: &KeyEvent) -> Option<Action> {
+        let key = Key::of(ev)?;
+        if let Some(a) = self.map.get(&ctx).and_then(|t| t.get(&key)) {
+            return Some(a.clone());
+        }
+        let plain_char = matches!(key.code, KeyCodeOrd::Char(_) | KeyCodeOrd::Named("space"))
+            && !key.ctrl
+            && !key.alt;
+        if ctx.takes_text() && (plain_char || matches!(key.code, KeyCodeOrd::Named("backspace"))) {
+            return None;
+        }
+        if ctx == Context::Editor && !key.ctrl {
+            // The editor owns every unbound key except control chords.
+            return None;
+        }
+        self.map
+            .get(&Context::Global)
+            .and_then(|t| t.get(&key))
+            .cloned()
+    }
+
+    /// Bindings of a context as (keys, action name, help), grouped by action
+    /// in help order.
+    pub fn bindings(&self, ctx: Context) -> Vec<(String, &'static str, &'static str)> {
+        let Some(t) = self.map.get(&ctx) else {
+            return Vec::new();
+        };
+        let mut out = Vec::new();
+        for (name, help) in BINDABLE {
+            let keys: Vec<String> = t
+                .iter()
+                .filter(|(_, a)| a.name() == Some(*name))
+                .map(|(k, _)| k.label())
+                .collect();
+            if !keys.is_empty() {
+                out.push((keys.join("/"), *name, *help));
+            }
+        }
+        out
+    }
+
+    /// The first key bound to `action` in `ctx` or [global], for hints.
+    pub fn key_for(&self, ctx: Context, action: &Action) -> Option<String> {
+        for c in [ctx, Context::Global] {
+            if let Some(t) = self.map.get(&c)
+                && let Some((k, _)) = t.iter().find(|(_, a)| *a == action)
+            {
+                return Some(k.label());
+            }
+        }
+        None
+    }
+
+    /// A status-bar hint line: "key action" pairs for `actions`.
+    pub fn hints(&self, ctx: Context, actions: &[Action]) -> Vec<(String, &'static str)> {
+        actions
+            .iter()
+            .filter_map(|a| {
+                let k = self.key_for(ctx, a)?;
+                let name = a.name()?;
+                Some((k, short(name)))
+            })
+            .collect()
+    }
+}
+
+/// A one-word label of an action for the status bar.
+fn short(name: &str) -> &'static str {
+    match name {
+        "quit" => "quit",
+        "help" => "help",
+        "focus_next" => "pane",
+        "activate" => "open",
+        "host_new" => "host",
+        "strategy" => "strategy",
+        "search" => "search",
+        "filter" => "filter",
+        "raw_toggle" => "raw",
+        "fold_toggle" => "fold",
+        "submit" => "submit",
+        "back" => "close",
+        "save" => "save",
+        "merge" => "merge",
+        "preset" => "preset",
+        "cycle_mode" => "mode",
+        "cancel_invitation" => "cancel",
+        "left" => "choose",
+        _ => "…",
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn ev(c: KeyCode, m: KeyModifiers) -> KeyEvent {
+        KeyEvent::new(c, m)
+    }
+
+    #[test]
+    fn the_builtin_keymap_parses_and_resolves_by_context() {
+        let k = Keymap::builtin();
+        let q = ev(KeyCode::Char('q'), KeyModifiers::NONE);
+        assert_eq!(k.lookup(Context::List, &q), Some(Action::Quit));
+        // In a text field a plain q is text, not quit.
+        assert_eq!(k.lookup(Context::Text, &q), None);
+        assert_eq!(k.lookup(Context::Editor, &q), None);
+        let cc = ev(KeyCode::Char('c'), KeyModifiers::CONTROL);
+        assert_eq!(k.lookup(Context::Editor, &cc), Some(Action::Quit));
+        let two = ev(KeyCode::Char('2'), KeyModifiers::NONE);
+        assert_eq!(k.lookup(Context::Prompt, &two), Some(Action::Choose(2)));
+        assert_eq!(
+            k.lookup(Context::Feed, &ev(KeyCode::Enter, KeyModifiers::NONE)),
+            None
+        );
+    }
+
+    #[test]
+    fn a_user_file_rebinds_and_unbinds() {
+        let k = Keymap::with_user(
+            "[global]\n\"q\" = \"none\"\n\"ctrl-q\" = \"quit\"\n[feed]\n\"shift-r\" = \"raw_toggle\"\n",
+            "test",
+        )
+        .unwrap();
+        assert_eq!(
+            k.lookup(Context::Feed, &ev(KeyCode::Char('q'), KeyModifiers::NONE)),
+            None
+        );
+        assert_eq!(
+            k.lookup(
+                Context::Feed,
+                &ev(KeyCode::Char('q'), KeyModifiers::CONTROL)
+            ),
+            Some(Action::Quit)
+        );
+        assert_eq!(
+            k.lookup(Context::Feed, &ev(KeyCode::Char('R'), KeyModifiers::SHIFT)),
+            Some(Action::RawToggle)
+        );
+    }
+
+    #[test]
+    fn bad_keymaps_say_what_and_where() {
+        let e = Keymap::with_user("[global]\n\"q\" = \"explode\"\n", "km.toml")
+            .unwrap_err()
+            .to_string();
+        assert!(e.starts_with("km.toml:") && e.contains("explode"), "{e}");
+        let e = Keymap::with_user("[nowhere]\n\"q\" = \"quit\"\n", "km.toml")
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("unknown context [nowhere]"), "{e}");
+        let e = Keymap::with_user("[global]\n\"hyper-q\" = \"quit\"\n", "km.toml")
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("is not a key"), "{e}");
+    }
+
+    #[test]
+    fn help_lists_every_binding_of_a_context() {
+        let k = Keymap::builtin();
+        let b = k.bindings(Context::Feed);
+        assert!(
+            b.iter()
+                .any(|(keys, name, _)| *name == "top" && keys.contains('g'))
+        );
+        assert_eq!(
+            k.key_for(Context::List, &Action::HostNew).as_deref(),
+            Some("n")
+        );
+    }
+}

@@ -1,0 +1,320 @@
+//! The terminal console (`palaver` with no command): panes for invitations,
+//! sessions, the live feed, snapshot and score, the strategy editor and the
+//! decision prompt, over the engine running in-process.
+//!
+//! Shape: one [`action::Action`] enum; keys become actions through the
+//! [`keymap`] (data, TOML); [`app::App::update`] is the only place state
+//! changes; slow work runs in [`tasks`] that report back with actions;
+//! panes draw from `&self`. [`Headless`] drives the same app without a
+//! terminal (tests, benchmarks).
+
+pub mod action;
+pub mod app;
+pub mod data;
+pub mod keymap;
+pub mod panes;
+pub mod tasks;
+pub mod theme;
+pub mod watch;
+
+use action::Action;
+use app::{App, Settings};
+use crossterm::event::{Event, EventStream, KeyEventKind};
+use futures_util::StreamExt;
+use keymap::Keymap;
+use ratatui::Terminal;
+use ratatui::backend::TestBackend;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+use theme::Theme;
+use tokio::sync::mpsc::{UnboundedReceiver, UnboundedSender, unbounded_channel};
+
+/// Redraw and refresh cadence of the console.
+pub const TICK: Duration = Duration::from_millis(100);
+
+#[derive(Debug, thiserror::Error)]
+pub enum TuiError {
+    #[error(transparent)]
+    Theme(#[from] theme::ThemeError),
+    #[error(transparent)]
+    Keymap(#[from] keymap::KeymapError),
+    #[error(
+        "the console needs a terminal (stdin and stdout must be a tty); see `palaver --help` for the commands"
+    )]
+    NoTerminal,
+    #[error("terminal: {0}")]
+    Io(#[from] std::io::Error),
+}
+
+/// What the console starts with.
+#[derive(Debug, Clone)]
+pub struct ConsoleOptions {
+    pub data_dir: PathBuf,
+    /// `None`: the embedded community (and its house agent).
+    pub server: Option<String>,
+    pub house: bool,
+    pub theme: Option<String>,
+    pub nickname: String,
+    /// Sessions to attach at start (the last one is shown).
+    pub attach: Vec<PathBuf>,
+}
+
+/// Loads the keymap and theme: built-ins, with the user's files from the
+/// config dir (`keymap.toml`, `themes/<name>.toml`) on top.
+pub fn load_settings(
+    data_dir: &Path,
+    theme_name: Option<&str>,
+    config_dir: Option<&Path>,
+) -> Result<Settings, TuiError> {
+    let keymap = match config_dir.map(|d| d.join("keymap.toml")) {
+        Some(p) if p.is_file() => {
+            let text = std::fs::read_to_string(&p)?;
+            Keymap::with_user(&text, &p.display().to_string())?
+        }
+        _ => Keymap::builtin(),
+    };
+    let theme = Theme::load(
+        theme_name.unwrap_or("default"),
+        config_dir.map(|d| d.join("themes")).as_deref(),
+    )?;
+    let me = crate::identity::KeyPair::load(data_dir)
+        .map(|k| k.public_key)
+        .unwrap_or_default();
+    Ok(Settings {
+        data_dir: data_dir.to_owned(),
+        keymap,
+        theme,
+        me,
+    })
+}
+
+/// Appends one line to the console's log file (never the screen).
+pub struct Log(Option<std::fs::File>);
+
+impl Log {
+    pub fn open(data_dir: &Path) -> Log {
+        let _ = std::fs::create_dir_all(data_dir);
+        Log(std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(data_dir.join("console.log"))
+            .ok())
+    }
+    pub fn line(&mut self, msg: &str) {
+        if let Some(f) = &mut self.0 {
+            let _ = writeln!(f, "{} {msg}", crate::session::files::iso_now());
+        }
+    }
+    /// Logs what is worth keeping of an action.
+    pub fn action(&mut self, a: &Action) {
+        match a {
+            Action::Progress(p) => self.line(p),
+            Action::TaskDone(Ok(s)) | Action::Submitted(Ok(s)) | Action::Saved(Ok(s)) => {
+                self.line(s)
+            }
+            Action::TaskDone(Err(e)) | Action::Submitted(Err(e)) | Action::Saved(Err(e)) => {
+                self.line(&format!("error: {e}"))
+            }
+            Action::Invitations(Err(e)) => self.line(&format!("community: {e}")),
+            Action::CommunityReady { url, embedded, .. } => {
+                self.line(&format!("community ready at {url} (embedded: {embedded})"))
+            }
+            Action::Attach(p) => self.line(&format!("attached {}", p.display())),
+            _ => {}
+        }
+    }
+}
+
+/// Restores the terminal when dropped, so every exit path (errors, `?`,
+/// panics unwinding through `run`) leaves a usable terminal.
+struct Restore;
+
+impl Drop for Restore {
+    fn drop(&mut self) {
+        let _ = crossterm::execute!(std::io::stdout(), crossterm::event::DisableBracketedPaste);
+        ratatui::restore();
+    }
+}
+
+/// Runs the console until the user quits.
+pub fn run(opts: ConsoleOptions) -> Result<(), TuiError> {
+    use std::io::IsTerminal;
+    if !std::io::stdout().is_terminal() || !std::io::stdin().is_terminal() {
+        return Err(TuiError::NoTerminal);
+    }
+    let config_dir = crate::paths::config_dir();
+    let settings = load_settings(&opts.data_dir, opts.theme.as_deref(), config_dir.as_deref())?;
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()?;
+    rt.block_on(run_loop(opts, settings))
+}
+
+async fn run_loop(opts: ConsoleOptions, settings: Settings) -> Result<(), TuiError> {
+    let mut log = Log::open(&opts.data_dir);
+    log.line("console started");
+    let (tx, mut rx) = unbounded_channel();
+    let mut app = App::new(settings, tx.clone());
+    // ratatui::init installs a panic hook that restores the terminal first.
+    let mut terminal = ratatui::init();
+    let _restore = Restore;
+    let _ = crossterm::execute!(std::io::stdout(), crossterm::event::EnableBracketedPaste);
+    if let Ok(sz) = terminal.size() {
+        app.size = (sz.width, sz.height);
+    }
+    for p in &opts.attach {
+        app.attach(p);
+    }
+    // The first frame comes before any slow work.
+    terminal.draw(|f| app.render(f))?;
+    let community = tasks::start_community(
+        tasks::Startup {
+            data_dir: opts.data_dir.clone(),
+            server: opts.server.clone(),
+            nickname: opts.nickname.clone(),
+            house: opts.house,
+        },
+        tx.clone(),
+    );
+    let mut events = EventStream::new();
+    let mut tick = tokio::time::interval(TICK);
+    let mut term = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())?;
+    let mut hup = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::hangup())?;
+    while !app.quit {
+        tokio::select! {
+            ev = events.next() => match ev {
+                Some(Ok(Event::Key(k))) if k.kind != KeyEventKind::Release => {
+                    if let Some(a) = app.key_action(k) {
+                        app.update(a);
+                    }
+                }
+                Some(Ok(Event::Paste(s))) => app.update(Action::Paste(s)),
+                Some(Ok(Event::Resize(w, h))) => app.update(Action::Resize(w, h)),
+                Some(Ok(_)) => {}
+                Some(Err(e)) => return Err(e.into()),
+                None => app.update(Action::Quit),
+            },
+            Some(a) = rx.recv() => {
+                log.action(&a);
+                app.update(a);
+                // Coalesce a burst of reports into one frame.
+                while let Ok(a) = rx.try_recv() {
+                    log.action(&a);
+                    app.update(a);
+                }
+            }
+            _ = tick.tick() => app.update(Action::Tick),
+            _ = term.recv() => app.update(Action::Quit),
+            _ = hup.recv() => app.update(Action::Quit),
+        }
+        terminal.draw(|f| app.render(f))?;
+    }
+    // Sessions this console runs are cancelled; give them a moment to end
+    // cleanly and record why.
+    let until = tokio::time::Instant::now() + Duration::from_secs(3);
+    while app.running_tasks > 0 {
+        match tokio::time::timeout_at(until, rx.recv()).await {
+            Ok(Some(a)) => {
+                log.action(&a);
+                app.update(a);
+            }
+            _ => break,
+        }
+    }
+    community.abort();
+    log.line("console stopped");
+    Ok(())
+}
+
+/// The console without a terminal: feed actions and keys, let the tasks
+/// report, draw into a `TestBackend`.
+pub struct Headless {
+    pub app: App,
+    pub tx: UnboundedSender<Action>,
+    rx: UnboundedReceiver<Action>,
+    pub terminal: Terminal<TestBackend>,
+    community: Option<tokio::task::JoinHandle<()>>,
+}
+
+impl Headless {
+    /// A console on `settings`, `width`×`height` cells. Needs a tokio runtime.
+    pub fn new(settings: Settings, width: u16, height: u16) -> Headless {
+        let (tx, rx) = unbounded_channel();
+        let mut app = App::new(settings, tx.clone());
+        app.size = (width, height);
+        Headless {
+            app,
+            tx,
+            rx,
+            terminal: Terminal::new(TestBackend::new(width, height)).expect("a test backend"),
+            community: None,
+        }
+    }
+
+    /// Starts the community as the console does.
+    pub fn start_community(&mut self, s: tasks::Startup) {
+        self.community = Some(tasks::start_community(s, self.tx.clone()));
+    }
+
+    pub fn update(&mut self, a: Action) {
+        self.app.update(a);
+    }
+
+    /// A key through the keymap, as the terminal loop does.
+    pub fn key(&mut self, k: crossterm::event::KeyEvent) {
+        if let Some(a) = self.app.key_action(k) {
+            self.app.update(a);
+        }
+    }
+
+    /// Applies every report that has arrived.
+    pub fn drain(&mut self) {
+        while let Ok(a) = self.rx.try_recv() {
+            self.app.update(a);
+        }
+    }
+
+    /// Pumps reports and ticks until `done` holds or `timeout` passes.
+    pub async fn until(&mut self, timeout: Duration, mut done: impl FnMut(&App) -> bool) -> bool {
+        let end = tokio::time::Instant::now() + timeout;
+        loop {
+            self.drain();
+            if done(&self.app) {
+                return true;
+            }
+            if tokio::time::Instant::now() >= end {
+                return false;
+            }
+            tokio::select! {
+                Some(a) = self.rx.recv() => self.app.update(a),
+                _ = tokio::time::sleep(Duration::from_millis(20)) => self.app.update(Action::Tick),
+            }
+        }
+    }
+
+    /// Draws a frame and returns it as text (one line per row).
+    pub fn screen(&mut self) -> String {
+        let app = &self.app;
+        self.terminal.draw(|f| app.render(f)).expect("drawing");
+        let buf = self.terminal.backend().buffer();
+        let mut out = String::new();
+        for y in 0..buf.area.height {
+            for x in 0..buf.area.width {
+                out.push_str(buf[(x, y)].symbol());
+            }
+            out.push('\n');
+        }
+        out
+    }
+}
+
+impl Drop for Headless {
+    fn drop(&mut self) {
+        let _ = self.app.cancel.send(true);
+        if let Some(c) = self.community.take() {
+            c.abort();
+        }
+    }
+}

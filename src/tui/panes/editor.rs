@@ -1,0 +1,222 @@
+//! The strategy editor: strategy.json in a text area, checked as JSON as
+//! you type, with presets from the protocol's strategy shapes. Saving
+//! replaces the file (set); merging deep-merges into it. Both go through
+//! `StrategyFile`, so strategy_events.jsonl records them.
+
+use crate::json::{Map, Value};
+use crate::obj;
+use crate::tui::theme::Theme;
+use ratatui::Frame;
+use ratatui::layout::Rect;
+use ratatui::text::{Line, Span};
+use ratatui::widgets::{Block, Borders, Clear, Paragraph};
+use ratatui_textarea::TextArea;
+use std::path::PathBuf;
+
+pub struct Editor {
+    pub child: PathBuf,
+    pub area: TextArea<'static>,
+    pub presets: Vec<(String, Map)>,
+    pub preset_ix: Option<usize>,
+    /// The parse result of the current text.
+    pub parsed: Result<Map, String>,
+    pub note: Option<(bool, String)>,
+}
+
+impl std::fmt::Debug for Editor {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Editor")
+            .field("child", &self.child)
+            .field("text", &self.text())
+            .finish()
+    }
+}
+
+/// Presets for a protocol from its decision schema (the shapes its
+/// strategy logic reads; see the runtime reference §4.4).
+pub fn presets(schema: Option<&Map>) -> Vec<(String, Map)> {
+    let mut out: Vec<(String, Map)> = Vec::new();
+    let Some(sc) = schema else {
+        return out;
+    };
+    let choices: Vec<Value> = sc
+        .get("choices")
+        .and_then(Value::as_array)
+        .cloned()
+        .unwrap_or_default();
+    if sc.get("board") == Some(&Value::Bool(true)) {
+        out.push(("default play".into(), Map::new()));
+        out.push(("random moves".into(), obj! { "mode" => "random" }));
+    } else if sc.get("numeric") == Some(&Value::Bool(true)) {
+        let field = sc
+            .get("value_field")
+            .and_then(Value::as_str)
+            .unwrap_or("number");
+        if field == "number" {
+            out.push(("bisect".into(), obj! { "mode" => "bisect" }));
+        }
+        out.push(("fixed".into(), obj! { "mode" => "fixed", field => 1 }));
+        out.push((
+            "sequence".into(),
+            obj! { "mode" => "seq", "sequence" => vec![Value::from(1), Value::from(2), Value::from(3)] },
+        ));
+    } else if !choices.is_empty() {
+        let field = sc
+            .get("strategy_field")
+            .and_then(Value::as_str)
+            .unwrap_or("fixed")
+            .to_owned();
+        for c in &choices {
+            out.push((
+                format!("always {}", c.py_str()),
+                obj! { "mode" => "fixed", field.as_str() => c.clone() },
+            ));
+        }
+        out.push(("random".into(), obj! { "mode" => "random" }));
+        out.push((
+            "sequence".into(),
+            obj! { "mode" => "seq", "sequence" => Value::Array(choices.clone()) },
+        ));
+        for p in [
+            "mirror_previous_opponent",
+            "counter_previous_opponent",
+            "repeat_own_previous",
+        ] {
+            out.push((
+                p.replace('_', " "),
+                obj! { "mode" => "policy", "policy" => p },
+            ));
+        }
+    }
+    out
+}
+
+impl Editor {
+    pub fn new(child: PathBuf, current: &Map, presets: Vec<(String, Map)>) -> Editor {
+        let text = crate::session::files::pretty(&Value::Object(current.clone()));
+        let mut e = Editor {
+            child,
+            area: TextArea::from(text.lines().map(str::to_owned).collect::<Vec<_>>()),
+            presets,
+            preset_ix: None,
+            parsed: Ok(current.clone()),
+            note: None,
+        };
+        e.reparse();
+        e
+    }
+
+    pub fn text(&self) -> String {
+        self.area.lines().join("\n")
+    }
+
+    pub fn reparse(&mut self) {
+        let t = self.text();
+        self.parsed = match crate::json::parse_str(&t) {
+            Ok(Value::Object(m)) => Ok(m),
+            Ok(_) => Err("strategy.json must be a JSON object".into()),
+            Err(e) => Err(e.to_string()),
+        };
+    }
+
+    pub fn input(&mut self, key: crossterm::event::KeyEvent) {
+        self.area.input(key);
+        self.reparse();
+        self.note = None;
+    }
+
+    pub fn paste(&mut self, s: &str) {
+        self.area.insert_str(s);
+        self.reparse();
+    }
+
+    /// Replaces the text with the next preset.
+    pub fn next_preset(&mut self) {
+        if self.presets.is_empty() {
+            self.note = Some((false, "this protocol has no strategy presets".into()));
+            return;
+        }
+        let i = self
+            .preset_ix
+            .map(|i| (i + 1) % self.presets.len())
+            .unwrap_or(0);
+        self.preset_ix = Some(i);
+        let text = crate::session::files::pretty(&Value::Object(self.presets[i].1.clone()));
+        self.area = TextArea::from(text.lines().map(str::to_owned).collect::<Vec<_>>());
+        self.reparse();
+        self.note = Some((true, format!("preset: {}", self.presets[i].0)));
+    }
+
+    pub fn draw(&self, f: &mut Frame, area: Rect, theme: &Theme) {
+        let r = super::dialogs::centered(area, 80, area.height.saturating_sub(2));
+        f.render_widget(Clear, r);
+        let b = Block::default()
+            .borders(Borders::ALL)
+            .border_style(theme.border(true))
+            .title(Span::styled(" Strategy (strategy.json) ", theme.title()));
+        let inner = b.inner(r);
+        f.render_widget(b, r);
+        if inner.height < 3 {
+            return;
+        }
+        let text_area = Rect {
+            height: inner.height - 2,
+            ..inner
+        };
+        f.render_widget(&self.area, text_area);
+        let status = match (&self.parsed, &self.note) {
+            (Err(e), _) => Line::from(Span::styled(format!("✗ {e}"), theme.fg("error"))),
+            (Ok(_), Some((ok, n))) => Line::from(Span::styled(
+                n.clone(),
+                if *ok {
+                    theme.fg("ok")
+                } else {
+                    theme.fg("error")
+                },
+            )),
+            (Ok(_), None) => Line::from(Span::styled("✓ valid JSON", theme.fg("ok"))),
+        };
+        let hints = Line::from(Span::styled(
+            "C-s save (replace) · C-g merge · C-p next preset · Esc close",
+            theme.muted(),
+        ));
+        f.render_widget(
+            Paragraph::new(vec![status, hints]),
+            Rect {
+                y: inner.y + inner.height - 2,
+                height: 2,
+                ..inner
+            },
+        );
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn rps_presets_follow_the_reference_shapes() {
+        let schema = crate::protocols::native_hooks_for_alias("rps-v1")
+            .unwrap()
+            .decision_schema();
+        let p = presets(schema.as_ref());
+        let paper = p.iter().find(|(n, _)| n == "always paper").unwrap();
+        assert_eq!(
+            crate::canonical::to_string_ordered(&Value::Object(paper.1.clone())),
+            r#"{"fixed":"paper","mode":"fixed"}"#
+        );
+        assert!(p.iter().any(|(_, m)| m.get("policy").is_some()));
+    }
+
+    #[test]
+    fn the_editor_checks_json_as_you_type() {
+        use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
+        let mut e = Editor::new(PathBuf::from("/nowhere"), &Map::new(), vec![]);
+        assert!(e.parsed.is_ok());
+        e.input(KeyEvent::new(KeyCode::Char('x'), KeyModifiers::NONE));
+        assert!(e.parsed.is_err());
+        e.next_preset();
+        assert!(e.note.as_ref().is_some_and(|n| !n.0));
+    }
+}

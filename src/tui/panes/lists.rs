@@ -1,0 +1,202 @@
+//! The two lists on the left: open invitations of the community and the
+//! sessions in the data dir. Both filter by a search query.
+
+use crate::tui::data::{Invitation, SessionRow, age};
+use crate::tui::theme::Theme;
+use ratatui::Frame;
+use ratatui::layout::Rect;
+use ratatui::text::{Line, Span};
+use ratatui::widgets::{Block, Borders, List, ListItem, ListState};
+
+/// A list's selection and search query.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Cursor {
+    pub selected: usize,
+    pub query: String,
+}
+
+impl Cursor {
+    pub fn up(&mut self, n: usize) {
+        self.selected = self.selected.saturating_sub(n);
+    }
+    pub fn down(&mut self, n: usize, len: usize) {
+        self.selected = (self.selected + n).min(len.saturating_sub(1));
+    }
+    pub fn clamp(&mut self, len: usize) {
+        self.selected = self.selected.min(len.saturating_sub(1));
+    }
+}
+
+fn matches(q: &str, hay: &[&str]) -> bool {
+    q.is_empty() || {
+        let q = q.to_lowercase();
+        hay.iter().any(|h| h.to_lowercase().contains(&q))
+    }
+}
+
+/// Invitations the query lets through.
+pub fn filter_invitations<'a>(all: &'a [Invitation], q: &str) -> Vec<&'a Invitation> {
+    all.iter()
+        .filter(|i| {
+            matches(
+                q,
+                &[
+                    &i.alias,
+                    &i.protocol_name,
+                    &i.nickname,
+                    &i.message,
+                    &i.host_control_mode,
+                ],
+            )
+        })
+        .collect()
+}
+
+/// Sessions the query lets through.
+pub fn filter_sessions<'a>(all: &'a [SessionRow], q: &str) -> Vec<&'a SessionRow> {
+    all.iter()
+        .filter(|s| {
+            matches(
+                q,
+                &[
+                    &s.protocol,
+                    &s.status,
+                    &s.role,
+                    &s.control_mode,
+                    &s.dir.to_string_lossy(),
+                ],
+            )
+        })
+        .collect()
+}
+
+fn block<'a>(title: String, theme: &Theme, focused: bool, q: &str) -> Block<'a> {
+    let mut b = Block::default()
+        .borders(Borders::ALL)
+        .border_style(theme.border(focused))
+        .title(Span::styled(title, theme.title()));
+    if !q.is_empty() {
+        b = b.title_bottom(Line::from(Span::styled(format!(" /{q} "), theme.accent())));
+    }
+    b
+}
+
+#[allow(clippy::too_many_arguments)]
+pub fn draw_invitations(
+    f: &mut Frame,
+    area: Rect,
+    theme: &Theme,
+    focused: bool,
+    all: &[Invitation],
+    cur: &Cursor,
+    me: &str,
+    now: f64,
+    status: &str,
+) {
+    let shown = filter_invitations(all, &cur.query);
+    let title = format!(" Invitations ({}) ", shown.len());
+    let b = block(title, theme, focused, &cur.query);
+    if shown.is_empty() {
+        let inner = b.inner(area);
+        f.render_widget(b, area);
+        let msg = if status.is_empty() {
+            "No open invitations. Press n to host one."
+        } else {
+            status
+        };
+        f.render_widget(
+            ratatui::widgets::Paragraph::new(Span::styled(msg.to_owned(), theme.muted()))
+                .wrap(ratatui::widgets::Wrap { trim: true }),
+            inner,
+        );
+        return;
+    }
+    let w = area.width.saturating_sub(2) as usize;
+    let items: Vec<ListItem> = shown
+        .iter()
+        .map(|i| {
+            let mine = !me.is_empty() && i.public_key == me;
+            let head = format!(
+                "{}{:<16} {:<10} {:>4}",
+                if mine { "★" } else { " " },
+                i.alias,
+                i.nickname.chars().take(10).collect::<String>(),
+                age(now - i.created_at)
+            );
+            let mut lines = vec![Line::from(Span::styled(head, theme.text()))];
+            if w >= 40 {
+                let detail = format!("  {} · {}", i.host_control_mode, i.options_line());
+                lines.push(Line::from(Span::styled(
+                    detail.chars().take(w).collect::<String>(),
+                    theme.muted(),
+                )));
+            }
+            ListItem::new(lines)
+        })
+        .collect();
+    let mut st = ListState::default().with_selected(Some(cur.selected.min(shown.len() - 1)));
+    f.render_stateful_widget(
+        List::new(items).block(b).highlight_style(theme.selected()),
+        area,
+        &mut st,
+    );
+}
+
+pub fn draw_sessions(
+    f: &mut Frame,
+    area: Rect,
+    theme: &Theme,
+    focused: bool,
+    all: &[SessionRow],
+    cur: &Cursor,
+    attached: Option<&std::path::Path>,
+    now: f64,
+) {
+    let shown = filter_sessions(all, &cur.query);
+    let title = format!(" Sessions ({}) ", shown.len());
+    let b = block(title, theme, focused, &cur.query);
+    if shown.is_empty() {
+        let inner = b.inner(area);
+        f.render_widget(b, area);
+        f.render_widget(
+            ratatui::widgets::Paragraph::new(Span::styled(
+                "No sessions in the data dir yet.",
+                theme.muted(),
+            )),
+            inner,
+        );
+        return;
+    }
+    let items: Vec<ListItem> = shown
+        .iter()
+        .map(|s| {
+            let mark = if attached == Some(s.dir.as_path()) {
+                "▶"
+            } else {
+                " "
+            };
+            let status_style = match s.status.as_str() {
+                "running" | "starting" => theme.fg("ok"),
+                "closed" => theme.muted(),
+                _ => theme.fg("warn"),
+            };
+            let proto: String = s.protocol.chars().take(14).collect();
+            Line::from(vec![
+                Span::styled(format!("{mark}{proto:<14} "), theme.text()),
+                Span::styled(
+                    format!("{:<5} ", s.role),
+                    theme.fg(if s.role == "host" { "host" } else { "guest" }),
+                ),
+                Span::styled(format!("{:<8}", s.status), status_style),
+                Span::styled(format!(" {:>4}", age(now - s.started_at)), theme.muted()),
+            ])
+            .into()
+        })
+        .collect();
+    let mut st = ListState::default().with_selected(Some(cur.selected.min(shown.len() - 1)));
+    f.render_stateful_widget(
+        List::new(items).block(b).highlight_style(theme.selected()),
+        area,
+        &mut st,
+    );
+}

@@ -1,0 +1,9 @@
+//! The console's panes and dialogs, one module each; every one draws from
+//! `&self` (or plain data) and never changes state while drawing.
+
+pub mod dialogs;
+pub mod editor;
+pub mod feed;
+pub mod lists;
+pub mod prompt;
+pub mod snapshot;

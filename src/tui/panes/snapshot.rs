@@ -1,0 +1,286 @@
+//! Snapshot and score of the focused session: phase, role, round, score,
+//! control modes, last event, the decision countdown; boards drawn as
+//! boards and hero-duel as bars.
+
+use crate::json::{Map, Value};
+use crate::session::decision::mono_now;
+use crate::tui::theme::Theme;
+use crate::tui::watch::OpenWindow;
+use ratatui::Frame;
+use ratatui::layout::Rect;
+use ratatui::style::Modifier;
+use ratatui::text::{Line, Span};
+use ratatui::widgets::{Block, Borders, Paragraph};
+
+/// What the pane shows of one session.
+pub struct View<'a> {
+    pub snapshot: &'a Map,
+    pub session: &'a Map,
+    pub window: Option<&'a OpenWindow>,
+    /// The prompt's board cursor (row, col) while deciding a move.
+    pub cursor: Option<(usize, usize, bool)>,
+}
+
+fn get<'a>(m: &'a Map, k: &str) -> Option<&'a Value> {
+    m.get(k).filter(|v| !v.is_null())
+}
+
+fn text(m: &Map, k: &str) -> Option<String> {
+    get(m, k).map(Value::py_str).filter(|s| !s.is_empty())
+}
+
+/// The board of a board-game snapshot: rows of cell strings.
+pub fn board_of(snap: &Map) -> Option<Vec<Vec<String>>> {
+    let rows = snap.get("board")?.as_array()?;
+    Some(
+        rows.iter()
+            .map(|r| {
+                r.as_array()
+                    .map(|cells| cells.iter().map(Value::py_str).collect())
+                    .unwrap_or_default()
+            })
+            .collect(),
+    )
+}
+
+impl View<'_> {
+    /// Lines of the summary block (also used by the tmux/README captures).
+    pub fn summary_lines(&self, theme: &Theme) -> Vec<Line<'static>> {
+        let (snap, sess) = (self.snapshot, self.session);
+        let mut lines = Vec::new();
+        let kv = |k: &str, v: String, style| {
+            Line::from(vec![
+                Span::styled(format!("{k:<8}"), theme.muted()),
+                Span::styled(v, style),
+            ])
+        };
+        let proto = text(snap, "protocol_name")
+            .or_else(|| text(sess, "protocol_name"))
+            .unwrap_or_else(|| "?".into());
+        let phase = text(snap, "phase")
+            .unwrap_or_else(|| text(sess, "status").unwrap_or_else(|| "waiting".into()));
+        let role = text(snap, "role")
+            .or_else(|| text(sess, "role"))
+            .unwrap_or_else(|| "?".into());
+        lines.push(kv(
+            "game",
+            proto,
+            theme.accent().add_modifier(Modifier::BOLD),
+        ));
+        let mut phase_line = phase.clone();
+        if let Some(r) = text(snap, "round") {
+            phase_line.push_str(&format!(" · round {r}"));
+            if let Some(b) = text(snap, "best_of") {
+                phase_line.push_str(&format!(" of {b}"));
+            }
+        } else if let Some(a) = text(snap, "attempts") {
+            phase_line.push_str(&format!(" · {a} attempts"));
+        } else if let Some(t) = text(snap, "turn") {
+            phase_line.push_str(&format!(" · turn {t}"));
+        }
+        let phase_style = if phase == "game_over" {
+            theme.fg("ok").add_modifier(Modifier::BOLD)
+        } else {
+            theme.text()
+        };
+        lines.push(kv("phase", phase_line, phase_style));
+        let local = text(sess, "local_control_mode")
+            .or_else(|| text(snap, "control_mode"))
+            .unwrap_or_else(|| "?".into());
+        let peer = text(sess, "peer_control_mode").unwrap_or_else(|| "?".into());
+        let coach = if local == "hybrid" { " (coaching)" } else { "" };
+        lines.push(kv(
+            "you",
+            format!("{role} · {local}{coach} · peer {peer}"),
+            theme.fg(if role == "host" { "host" } else { "guest" }),
+        ));
+        if let Some(score) = get(snap, "score").and_then(Value::as_object) {
+            let h = score.get("host").map(Value::py_str).unwrap_or_default();
+            let g = score.get("guest").map(Value::py_str).unwrap_or_default();
+            lines.push(Line::from(vec![
+                Span::styled(format!("{:<8}", "score"), theme.muted()),
+                Span::styled(
+                    format!("host {h}"),
+                    theme.fg("host").add_modifier(Modifier::BOLD),
+                ),
+                Span::styled(" : ", theme.muted()),
+                Span::styled(
+                    format!("guest {g}"),
+                    theme.fg("guest").add_modifier(Modifier::BOLD),
+                ),
+            ]));
+        } else if let (Some(b), Some(w)) = (text(snap, "black"), text(snap, "white")) {
+            lines.push(kv("discs", format!("black {b} · white {w}"), theme.text()));
+        }
+        if let Some(w) = text(sess, "winner")
+            .or_else(|| text(snap, "winner"))
+            .filter(|w| w != "none")
+        {
+            if phase == "game_over" || text(sess, "status").as_deref() == Some("closed") {
+                let you = if w == role { " (you)" } else { "" };
+                lines.push(kv(
+                    "winner",
+                    format!("{w}{you}"),
+                    theme.fg("ok").add_modifier(Modifier::BOLD),
+                ));
+            }
+        }
+        if let Some(ev) = get(snap, "last_event")
+            .and_then(Value::as_object)
+            .and_then(|e| text(e, "summary"))
+        {
+            lines.push(kv("last", ev, theme.text()));
+        }
+        if let Some(w) = self.window {
+            let now = mono_now();
+            let release = (w.release_at - now).max(0.0);
+            let deadline = (w.deadline_at - now).max(0.0);
+            let t = match w.mode.as_str() {
+                "hybrid" => format!(
+                    "{} {} open · default in {release:.0}s",
+                    w.match_key,
+                    w.match_value.py_str()
+                ),
+                _ => format!(
+                    "{} {} open · deadline in {deadline:.0}s",
+                    w.match_key,
+                    w.match_value.py_str()
+                ),
+            };
+            lines.push(kv("window", t, theme.fg("warn")));
+        }
+        if let Some(st) = text(sess, "status")
+            && st != "running"
+            && st != "starting"
+        {
+            let reason = text(sess, "end_reason").unwrap_or_default();
+            lines.push(kv("session", format!("{st} {reason}"), theme.muted()));
+        }
+        lines
+    }
+
+    fn bars(&self, theme: &Theme, width: usize) -> Vec<Line<'static>> {
+        let snap = self.snapshot;
+        let mut out = Vec::new();
+        let (Some(hp), Some(max)) = (
+            get(snap, "hp").and_then(Value::as_object),
+            get(snap, "hp_max").and_then(Value::as_object),
+        ) else {
+            return out;
+        };
+        let heroes = get(snap, "heroes").and_then(Value::as_object);
+        for side in ["host", "guest"] {
+            let v = hp.get(side).and_then(Value::as_f64).unwrap_or(0.0);
+            let m = max
+                .get(side)
+                .and_then(Value::as_f64)
+                .unwrap_or(1.0)
+                .max(1.0);
+            let name = heroes
+                .and_then(|h| h.get(side))
+                .map(Value::py_str)
+                .unwrap_or_default();
+            let room = width.saturating_sub(24).max(4);
+            let filled = ((v / m) * room as f64).round().clamp(0.0, room as f64) as usize;
+            out.push(Line::from(vec![
+                Span::styled(format!("{side:<6}{name:<8}"), theme.fg(side)),
+                Span::styled("█".repeat(filled), theme.fg(side)),
+                Span::styled("░".repeat(room - filled), theme.muted()),
+                Span::styled(format!(" {v:.0}/{m:.0}"), theme.text()),
+            ]));
+        }
+        out
+    }
+
+    fn board(&self, theme: &Theme) -> Vec<Line<'static>> {
+        let Some(board) = board_of(self.snapshot) else {
+            return Vec::new();
+        };
+        let last = get(self.snapshot, "last_move").and_then(Value::as_object);
+        let last = last.map(|m| {
+            (
+                m.get("row").and_then(Value::as_i64).unwrap_or(-1),
+                m.get("col").and_then(Value::as_i64).unwrap_or(-1),
+            )
+        });
+        let cols = board.first().map(Vec::len).unwrap_or(0);
+        let mut out = Vec::new();
+        let mut head = vec![Span::styled("   ", theme.muted())];
+        for c in 0..cols {
+            head.push(Span::styled(format!("{:>2}", c % 100), theme.muted()));
+        }
+        out.push(Line::from(head));
+        for (r, row) in board.iter().enumerate() {
+            let mut spans = vec![Span::styled(format!("{r:>2} "), theme.muted())];
+            for (c, cell) in row.iter().enumerate() {
+                let glyph = match cell.as_str() {
+                    "" => "·",
+                    "B" | "R" => "●",
+                    _ => "○",
+                };
+                let mut style = match cell.as_str() {
+                    "" => theme.fg("board"),
+                    "B" | "R" => theme.fg("guest"),
+                    _ => theme.fg("host"),
+                };
+                if last == Some((r as i64, c as i64)) {
+                    style = style.add_modifier(Modifier::BOLD | Modifier::UNDERLINED);
+                }
+                if let Some((cr, cc, col_only)) = self.cursor
+                    && cc == c
+                    && (col_only || cr == r)
+                {
+                    style = theme.cursor();
+                }
+                spans.push(Span::raw(" "));
+                spans.push(Span::styled(glyph, style));
+            }
+            out.push(Line::from(spans));
+        }
+        out
+    }
+
+    pub fn draw(&self, f: &mut Frame, area: Rect, theme: &Theme, title: &str) {
+        let block = Block::default()
+            .borders(Borders::ALL)
+            .border_style(theme.border(false))
+            .title(Span::styled(format!(" Session {title}"), theme.title()));
+        let inner = block.inner(area);
+        f.render_widget(block, area);
+        if self.snapshot.is_empty() && self.session.is_empty() {
+            f.render_widget(
+                Paragraph::new(vec![
+                    Line::from(Span::styled("No session attached.", theme.muted())),
+                    Line::from(Span::styled(
+                        "Join an invitation (Enter) or host one (n).",
+                        theme.muted(),
+                    )),
+                ]),
+                inner,
+            );
+            return;
+        }
+        let mut lines = self.summary_lines(theme);
+        let board = self.board(theme);
+        let bars = self.bars(theme, inner.width as usize);
+        // Side by side when there is room, else the board below.
+        let board_w = board.iter().map(Line::width).max().unwrap_or(0) as u16;
+        if !board.is_empty() && inner.width >= board_w + 44 {
+            let left = Rect {
+                width: inner.width - board_w - 1,
+                ..inner
+            };
+            let right = Rect {
+                x: inner.x + inner.width - board_w,
+                width: board_w,
+                ..inner
+            };
+            f.render_widget(Paragraph::new(lines), left);
+            f.render_widget(Paragraph::new(board), right);
+            return;
+        }
+        lines.extend(bars);
+        lines.extend(board);
+        f.render_widget(Paragraph::new(lines), inner);
+    }
+}

@@ -1,0 +1,414 @@
+//! Following a session by its files, whoever runs it (this console, a
+//! daemon, `palaver host` in another terminal, the reference client): a task
+//! polls the state dir and reports what changed as one [`WatchUpdate`].
+
+use super::action::Action;
+use crate::json::{Map, Value};
+use crate::session::StateDir;
+use crate::session::decision::finalized_key;
+use crate::session::files;
+use std::io::{BufRead, Read, Seek, SeekFrom};
+use std::path::{Path, PathBuf};
+use std::time::{Duration, SystemTime};
+use tokio::sync::mpsc::UnboundedSender;
+
+/// How often a watched session's files are looked at.
+pub const POLL: Duration = Duration::from_millis(40);
+
+/// What a feed row is, for colour, filter and folding.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RowKind {
+    Sent,
+    Received,
+    /// `_sys`/`_session_*` frames and liveness events: folded by default.
+    Noise,
+    /// Session lifecycle: started, ended, errors, peer events.
+    Lifecycle,
+}
+
+/// One event of the feed, already summarised.
+#[derive(Debug, Clone, PartialEq)]
+pub struct FeedRow {
+    /// `HH:MM:SS` (UTC, from the event's ts).
+    pub time: Box<str>,
+    pub kind: RowKind,
+    pub summary: Box<str>,
+    /// The frame (or event data) as compact JSON.
+    pub raw: Box<str>,
+}
+
+/// An open decision window as `decision/state.json` describes it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct OpenWindow {
+    pub match_key: String,
+    pub match_value: Value,
+    pub mode: String,
+    /// Monotonic seconds (the reference's clock; see `decision::mono_now`).
+    pub release_at: f64,
+    pub deadline_at: f64,
+}
+
+/// One report of a watcher.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct WatchUpdate {
+    /// New events at the end of events.jsonl, with the index of the first.
+    pub appended: Option<(usize, Vec<FeedRow>)>,
+    /// A page of older events loaded on request: (first index, rows).
+    pub page: Option<(usize, Vec<FeedRow>)>,
+    /// Event indices matching a search (oldest first), for `search_next`.
+    pub matches: Option<(String, Vec<usize>)>,
+    pub snapshot: Option<Map>,
+    pub session: Option<Map>,
+    /// `Some(None)`: no window is open now.
+    pub window: Option<Option<OpenWindow>>,
+    /// Newest strategy.json.
+    pub strategy: Option<Map>,
+}
+
+fn time_of(ts: &str) -> Box<str> {
+    ts.get(11..19).unwrap_or("--:--:--").into()
+}
+
+fn compact(v: &Value) -> String {
+    crate::canonical::to_string_ordered(v)
+}
+
+/// Summarises one events.jsonl line.
+pub fn row_of(ev: &Map) -> FeedRow {
+    let ts = ev.get("ts").and_then(Value::as_str).unwrap_or("");
+    let kind = ev.get("type").and_then(Value::as_str).unwrap_or("?");
+    let data = ev.get("data").cloned().unwrap_or(Value::Null);
+    let given = ev
+        .get("summary")
+        .and_then(Value::as_str)
+        .filter(|s| !s.is_empty());
+    if kind == "protocol_message" {
+        let dir = data.get("direction").and_then(Value::as_str).unwrap_or("");
+        let msg = data.get("msg").cloned().unwrap_or(Value::Null);
+        let noise = msg
+            .as_object()
+            .is_some_and(|m| m.keys().any(|k| k.starts_with('_')));
+        let summary = match given {
+            Some(s) => s.to_owned(),
+            None => summarise_msg(&msg),
+        };
+        return FeedRow {
+            time: time_of(ts),
+            kind: if noise {
+                RowKind::Noise
+            } else if dir == "sent" {
+                RowKind::Sent
+            } else {
+                RowKind::Received
+            },
+            summary: summary.into(),
+            raw: compact(&msg).into(),
+        };
+    }
+    let noise = matches!(kind, "peer_resumed" | "heartbeat" | "peer_ping");
+    let summary = match given {
+        Some(s) => format!("{kind}: {s}"),
+        None => match data.as_object() {
+            Some(d) if !d.is_empty() => {
+                let mut s = format!("{kind} {}", compact(&data));
+                truncate(&mut s, 160);
+                s
+            }
+            _ => kind.to_owned(),
+        },
+    };
+    FeedRow {
+        time: time_of(ts),
+        kind: if noise {
+            RowKind::Noise
+        } else {
+            RowKind::Lifecycle
+        },
+        summary: summary.into(),
+        raw: compact(&Value::Object(ev.clone())).into(),
+    }
+}
+
+fn truncate(s: &mut String, max: usize) {
+    if s.chars().count() > max {
+        let cut: String = s.chars().take(max - 1).collect();
+        *s = cut + "…";
+    }
+}
+
+/// `action k=v …` for frames the runtime did not summarise.
+fn summarise_msg(msg: &Value) -> String {
+    let Some(m) = msg.as_object() else {
+        return compact(msg);
+    };
+    let mut s = m
+        .get("action")
+        .and_then(Value::as_str)
+        .unwrap_or("frame")
+        .to_owned();
+    for (k, v) in m.iter().filter(|(k, _)| *k != "action") {
+        s.push(' ');
+        s.push_str(k);
+        s.push('=');
+        match v {
+            Value::String(x) => s.push_str(x),
+            other => s.push_str(&compact(other)),
+        }
+        if s.len() > 200 {
+            break;
+        }
+    }
+    truncate(&mut s, 160);
+    s
+}
+
+/// Tails a jsonl file by byte offset, complete lines only.
+#[derive(Debug, Default)]
+struct LineTail {
+    offset: u64,
+    count: usize,
+    partial: Vec<u8>,
+}
+
+impl LineTail {
+    fn poll(&mut self, path: &Path) -> Vec<Map> {
+        let Ok(mut f) = std::fs::File::open(path) else {
+            return Vec::new();
+        };
+        let len = f.metadata().map(|m| m.len()).unwrap_or(0);
+        if len < self.offset {
+            // Replaced or truncated: start over.
+            *self = LineTail::default();
+        }
+        if len == self.offset || f.seek(SeekFrom::Start(self.offset)).is_err() {
+            return Vec::new();
+        }
+        let mut buf = Vec::new();
+        if f.read_to_end(&mut buf).is_err() {
+            return Vec::new();
+        }
+        self.offset += buf.len() as u64;
+        self.partial.extend_from_slice(&buf);
+        let Some(last_nl) = self.partial.iter().rposition(|b| *b == b'\n') else {
+            return Vec::new();
+        };
+        let rest = self.partial.split_off(last_nl + 1);
+        let whole = std::mem::replace(&mut self.partial, rest);
+        let out: Vec<Map> = whole
+            .split(|b| *b == b'\n')
+            .filter(|l| !l.iter().all(u8::is_ascii_whitespace))
+            .map(|l| {
+                crate::json::parse_bytes(l)
+                    .ok()
+                    .and_then(|v| v.as_object().cloned())
+                    .unwrap_or_else(|| {
+                        crate::obj! { "type" => "unreadable_line", "data" => crate::obj! { "line" => String::from_utf8_lossy(l).into_owned() } }
+                    })
+            })
+            .collect();
+        self.count += out.len();
+        out
+    }
+}
+
+/// Change detection by (mtime, len).
+#[derive(Debug, Default)]
+struct Stamp(Option<(SystemTime, u64)>);
+
+impl Stamp {
+    fn changed(&mut self, path: &Path) -> bool {
+        let now = std::fs::metadata(path)
+            .ok()
+            .map(|m| (m.modified().unwrap_or(SystemTime::UNIX_EPOCH), m.len()));
+        if now != self.0 {
+            self.0 = now;
+            return true;
+        }
+        false
+    }
+}
+
+/// Reads the open window from a decision dir.
+pub fn open_window(decision_dir: &Path) -> Option<OpenWindow> {
+    let st = files::read_json_object(&decision_dir.join("state.json"))?;
+    let key = st.get("match_key").and_then(Value::as_str)?.to_owned();
+    let value = st.get("match_value").cloned().unwrap_or(Value::Null);
+    let fin = files::read_json_object(&decision_dir.join("finalized.json")).unwrap_or_default();
+    if fin.contains_key(&finalized_key(&key, &value)) {
+        return None;
+    }
+    Some(OpenWindow {
+        match_key: key,
+        match_value: value,
+        mode: st
+            .get("mode")
+            .and_then(Value::as_str)
+            .unwrap_or("")
+            .to_owned(),
+        release_at: st.get("release_at").and_then(Value::as_f64).unwrap_or(0.0),
+        deadline_at: st.get("deadline_at").and_then(Value::as_f64).unwrap_or(0.0),
+    })
+}
+
+/// State of one watcher between polls.
+pub struct Watcher {
+    dir: StateDir,
+    events: LineTail,
+    snapshot: Stamp,
+    session: Stamp,
+    state: Stamp,
+    finalized: Stamp,
+    strategy: Stamp,
+    window: Option<Option<OpenWindow>>,
+}
+
+impl Watcher {
+    pub fn new(dir: StateDir) -> Watcher {
+        Watcher {
+            dir,
+            events: LineTail::default(),
+            snapshot: Stamp::default(),
+            session: Stamp::default(),
+            state: Stamp::default(),
+            finalized: Stamp::default(),
+            strategy: Stamp::default(),
+            window: None,
+        }
+    }
+
+    /// One look at the files; `None` when nothing changed.
+    pub fn poll(&mut self) -> Option<WatchUpdate> {
+        let mut u = WatchUpdate::default();
+        let first = self.events.count;
+        let evs = self.events.poll(&self.dir.events_file());
+        if !evs.is_empty() {
+            u.appended = Some((first, evs.iter().map(row_of).collect()));
+        }
+        let snap = self.dir.child.join("snapshot.json");
+        if self.snapshot.changed(&snap) {
+            u.snapshot = Some(files::read_json_object(&snap).unwrap_or_default());
+        }
+        if let Some(sf) = self.dir.session_file()
+            && self.session.changed(&sf)
+        {
+            u.session = Some(files::read_json_object(&sf).unwrap_or_default());
+        }
+        let strat = self.dir.child.join("strategy.json");
+        if self.strategy.changed(&strat) {
+            u.strategy = Some(files::read_json_object(&strat).unwrap_or_default());
+        }
+        let dd = self.dir.decision_dir();
+        let a = self.state.changed(&dd.join("state.json"));
+        let b = self.finalized.changed(&dd.join("finalized.json"));
+        if a || b || self.window.is_none() {
+            let w = open_window(&dd);
+            if self.window.as_ref() != Some(&w) {
+                self.window = Some(w.clone());
+                u.window = Some(w);
+            }
+        }
+        (u != WatchUpdate::default()).then_some(u)
+    }
+}
+
+/// Follows `dir` until the receiver is gone, reporting as `Action::Watch(generation, …)`.
+pub fn spawn(
+    dir: StateDir,
+    generation: u64,
+    tx: UnboundedSender<Action>,
+) -> tokio::task::JoinHandle<()> {
+    tokio::spawn(async move {
+        let mut w = Watcher::new(dir);
+        loop {
+            let (back, upd) = tokio::task::spawn_blocking(move || {
+                let u = w.poll();
+                (w, u)
+            })
+            .await
+            .unwrap_or_else(|e| std::panic::resume_unwind(e.into_panic()));
+            w = back;
+            if let Some(u) = upd
+                && tx.send(Action::Watch(generation, u)).is_err()
+            {
+                return;
+            }
+            if tx.is_closed() {
+                return;
+            }
+            tokio::time::sleep(POLL).await;
+        }
+    })
+}
+
+/// Reads events `[start, start + count)` of an events.jsonl, streaming (the
+/// file is never held in memory whole).
+pub fn read_page(path: &Path, start: usize, count: usize) -> Vec<FeedRow> {
+    let Ok(f) = std::fs::File::open(path) else {
+        return Vec::new();
+    };
+    let mut r = std::io::BufReader::with_capacity(1 << 16, f);
+    let mut line = Vec::new();
+    let mut i = 0usize;
+    let mut out = Vec::with_capacity(count);
+    loop {
+        line.clear();
+        match r.read_until(b'\n', &mut line) {
+            Ok(0) | Err(_) => break,
+            Ok(_) => {}
+        }
+        if line.last() != Some(&b'\n') || line.iter().all(u8::is_ascii_whitespace) {
+            continue;
+        }
+        if i >= start {
+            let m = crate::json::parse_bytes(&line)
+                .ok()
+                .and_then(|v| v.as_object().cloned())
+                .unwrap_or_default();
+            out.push(row_of(&m));
+            if out.len() == count {
+                break;
+            }
+        }
+        i += 1;
+    }
+    out
+}
+
+/// Indices of events whose summary or JSON contains `needle` (case-blind),
+/// at most `cap` of them, the newest kept.
+pub fn search_file(path: &Path, needle: &str, cap: usize) -> Vec<usize> {
+    let Ok(f) = std::fs::File::open(path) else {
+        return Vec::new();
+    };
+    let needle = needle.to_lowercase();
+    let mut r = std::io::BufReader::with_capacity(1 << 16, f);
+    let mut line = Vec::new();
+    let mut i = 0usize;
+    let mut out = std::collections::VecDeque::new();
+    loop {
+        line.clear();
+        match r.read_until(b'\n', &mut line) {
+            Ok(0) | Err(_) => break,
+            Ok(_) => {}
+        }
+        if line.last() != Some(&b'\n') || line.iter().all(u8::is_ascii_whitespace) {
+            continue;
+        }
+        let text = String::from_utf8_lossy(&line).to_lowercase();
+        if text.contains(&needle) {
+            out.push_back(i);
+            if out.len() > cap {
+                out.pop_front();
+            }
+        }
+        i += 1;
+    }
+    out.into()
+}
+
+/// The state dir a path names (parent or engine dir), for attaching.
+pub fn resolve(path: &Path) -> Option<(PathBuf, StateDir)> {
+    let d = StateDir::resolve(path)?;
+    let key = d.parent.clone().unwrap_or_else(|| d.child.clone());
+    Some((key, d))
+}
