@@ -33,6 +33,9 @@ pub const CHAT_IDLE_LIMIT: Duration = Duration::from_secs(600);
 /// How long one invitation waits before the house opens a fresh one.
 const INVITATION_TTL: Duration = Duration::from_secs(30 * 60);
 
+/// Where each game's task reports, by alias.
+type Reporter = Arc<dyn Fn(&str, Progress) + Send + Sync>;
+
 /// Longest pause after a failed session before the next invitation.
 const MAX_BACKOFF: Duration = Duration::from_secs(60);
 
@@ -81,7 +84,7 @@ pub async fn run_house(
     peer: PeerOpts,
     progress: impl Fn(&str, Progress) + Send + Sync + 'static,
 ) {
-    let progress: Arc<dyn Fn(&str, Progress) + Send + Sync> = Arc::new(progress);
+    let progress: Reporter = Arc::new(progress);
     let mut tasks = tokio::task::JoinSet::new();
     for alias in games {
         let Some(spec) = crate::library::bundled_spec(alias) else {
@@ -115,7 +118,7 @@ async fn offer(
     alias: String,
     spec: &'static Spec,
     peer: PeerOpts,
-    progress: Arc<dyn Fn(&str, Progress) + Send + Sync>,
+    progress: Reporter,
 ) {
     let mut backoff = Duration::from_secs(1);
     loop {
@@ -156,7 +159,7 @@ async fn host_once(
     alias: String,
     spec: &'static Spec,
     peer: PeerOpts,
-    progress: Arc<dyn Fn(&str, Progress) + Send + Sync>,
+    progress: Reporter,
 ) -> Result<remote::Finished, RemoteError> {
     let hooks = crate::protocols::native_hooks(spec)
         .ok_or_else(|| RemoteError::Protocol(format!("{alias} has no native hooks")))?;
