@@ -40,7 +40,7 @@ fn p2p(c: &mut Criterion) {
     grp.bench_function("connect", |b| {
         b.iter(|| {
             rt.block_on(async {
-                let accept = net::accept(&host_ep, Duration::from_secs(10));
+                let accept = net::accept(&host_ep, Duration::from_secs(10), &|e| eprintln!("{e}"));
                 let dial = async {
                     let (link, ch) = net::connect(&guest_ep, &ticket).await.expect("connect");
                     ch.tx
@@ -80,7 +80,7 @@ fn p2p(c: &mut Criterion) {
                     )
                 };
                 let host = async {
-                    let (hl, hc) = net::accept(&host_ep, Duration::from_secs(10))
+                    let (hl, hc) = net::accept(&host_ep, Duration::from_secs(10), &|e| eprintln!("{e}"))
                         .await
                         .expect("accept");
                     (

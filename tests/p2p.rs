@@ -168,7 +168,7 @@ async fn a_guest_that_breaks_the_handshake_is_refused_with_a_reason() {
     let keys = KeyPair::generate();
     let pid = "ab".repeat(32);
     let host = async {
-        let (_link, mut ch) = net::accept(&host_ep, Duration::from_secs(10))
+        let (_link, mut ch) = net::accept(&host_ep, Duration::from_secs(10), &|e| eprintln!("{e}"))
             .await
             .unwrap();
         handshake::host(&mut ch, &keys, "post", &pid, ControlMode::Autonomous).await

@@ -170,7 +170,12 @@ impl Drop for Parked {
 }
 
 /// Waits for one peer and its bidirectional stream (the guest writes first).
-pub async fn accept(ep: &Endpoint, wait: Duration) -> Result<(Link, Channel), NetError> {
+/// Failed connection attempts are told to `failed` and waiting goes on.
+pub async fn accept(
+    ep: &Endpoint,
+    wait: Duration,
+    failed: &(dyn Fn(String) + Send + Sync),
+) -> Result<(Link, Channel), NetError> {
     let fut = async {
         loop {
             let incoming = ep
@@ -181,12 +186,12 @@ pub async fn accept(ep: &Endpoint, wait: Duration) -> Result<(Link, Channel), Ne
                 Ok(connecting) => match connecting.await {
                     Ok(c) => c,
                     Err(e) => {
-                        eprintln!("palaver: a connection attempt failed: {e}");
+                        failed(format!("a connection attempt failed: {e}"));
                         continue;
                     }
                 },
                 Err(e) => {
-                    eprintln!("palaver: a connection attempt was refused: {e}");
+                    failed(format!("a connection attempt was refused: {e}"));
                     continue;
                 }
             };

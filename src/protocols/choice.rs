@@ -161,7 +161,10 @@ impl ChoiceGame {
         let summary = if over {
             format!("Game over: {game_winner} wins ({hw}-{gw})")
         } else {
-            format!("R{rd} done: {winner} wins, score {hw}-{gw}")
+            match winner {
+                "draw" => format!("R{rd} done: draw, score {hw}-{gw}"),
+                w => format!("R{rd} done: {w} wins, score {hw}-{gw}"),
+            }
         };
         ctx.sink.snapshot(obj! {
             "phase" => if over { "game_over" } else { "playing" },

@@ -42,7 +42,7 @@ const MAX_BACKOFF: Duration = Duration::from_secs(60);
 /// The house's invitation options for a game: the library's default
 /// profile for `alias` and the defaults its spec's parameters declare, with
 /// [`HUMAN_THINK_SECONDS`] where the spec has a `max_think_seconds`
-/// parameter.
+/// parameter (and RPS as exactly three rounds).
 pub fn house_options(alias: &str, spec: &Spec) -> Map {
     let lib = crate::library::Library::bundled();
     let mut options = lib
@@ -69,6 +69,12 @@ pub fn house_options(alias: &str, spec: &Spec) -> Map {
         if params.contains_key("max_think_seconds") {
             options.insert("max_think_seconds", Value::from(HUMAN_THINK_SECONDS));
         }
+    }
+    // A newcomer's first game has a known length: RPS is exactly three
+    // rounds, draws included.
+    if alias == "rps-v1" {
+        options.insert("best_of", Value::from(3));
+        options.insert("termination", Value::from("fixed_rounds"));
     }
     options
 }

@@ -291,8 +291,9 @@ async fn host_on<C: Future<Output = ()>>(
                 .unwrap_or(now + Duration::from_secs(100 * 365 * 24 * 3600));
             loop {
                 let left = deadline.saturating_duration_since(tokio::time::Instant::now());
-                let (link, mut ch) = match net::accept(ep, left.max(Duration::from_millis(1))).await
-                {
+                let failed = |e: String| progress(Progress::Warning(e));
+                let (link, mut ch) =
+                    match net::accept(ep, left.max(Duration::from_millis(1)), &failed).await {
                     Ok(x) => x,
                     Err(NetError::Timeout(_)) => return Err(RemoteError::NoGuest(ttl)),
                     Err(e) => return Err(RemoteError::Net(e)),

@@ -57,6 +57,8 @@ pub struct Attached {
     pub window: Option<OpenWindow>,
     pub schema: Option<Map>,
     pub prompt: Option<Prompt>,
+    /// Recent decisions.jsonl lines (the prompt shows the one on file).
+    pub decisions: Vec<Map>,
     task: Option<tokio::task::JoinHandle<()>>,
 }
 
@@ -838,6 +840,7 @@ impl App {
             window: None,
             schema: None,
             prompt: None,
+            decisions: Vec::new(),
             task: Some(task),
         });
         if self.focus == Focus::Prompt {
@@ -896,7 +899,25 @@ impl App {
         if let Some(w) = u.window {
             att.window = w;
         }
+        att.decisions.extend(u.decisions);
+        // Only the last lines can belong to an open window.
+        let drop_n = att.decisions.len().saturating_sub(64);
+        att.decisions.drain(..drop_n);
         self.sync_prompt();
+        if let Some(att) = self.attached.as_mut()
+            && let Some(p) = att.prompt.as_mut()
+        {
+            for rec in &att.decisions {
+                p.consider(rec);
+            }
+            let options = att
+                .session
+                .get("options")
+                .and_then(Value::as_object)
+                .cloned()
+                .unwrap_or_default();
+            p.complete(&att.snapshot, &options);
+        }
     }
 
     /// Shows the prompt while a window is open on a session we steer (or a
@@ -931,9 +952,13 @@ impl App {
             Some(Some(w)) => {
                 if att.prompt.as_ref().and_then(|p| p.window.as_ref()) != Some(&w) {
                     let mut p = Prompt::for_window(att.schema.as_ref(), w);
-                    if let prompt::Kind::Board { rows, cols, .. } = p.kind {
-                        p.cursor = (rows / 2, cols / 2);
-                    }
+                    let options = att
+                        .session
+                        .get("options")
+                        .and_then(Value::as_object)
+                        .cloned()
+                        .unwrap_or_default();
+                    p.complete(&att.snapshot, &options);
                     // Keep the note of the last submission visible.
                     p.note = att.prompt.as_ref().and_then(|o| o.note.clone());
                     att.prompt = Some(p);

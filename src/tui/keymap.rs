@@ -302,8 +302,12 @@ impl Keymap {
     /// The first key bound to `action` in `ctx` or [global], for hints.
     pub fn key_for(&self, ctx: Context, action: &Action) -> Option<String> {
         for c in [ctx, Context::Global] {
+            // Plain keys read better in hints than chords.
             if let Some(t) = self.map.get(&c)
-                && let Some((k, _)) = t.iter().find(|(_, a)| *a == action)
+                && let Some((k, _)) = t
+                    .iter()
+                    .filter(|(_, a)| *a == action)
+                    .min_by_key(|(k, _)| (k.ctrl || k.alt, k.label().chars().count()))
             {
                 return Some(k.label());
             }

@@ -63,6 +63,8 @@ pub struct WatchUpdate {
     pub window: Option<Option<OpenWindow>>,
     /// Newest strategy.json.
     pub strategy: Option<Map>,
+    /// New lines of decision/decisions.jsonl (from any process).
+    pub decisions: Vec<Map>,
 }
 
 fn time_of(ts: &str) -> Box<str> {
@@ -259,6 +261,7 @@ pub struct Watcher {
     state: Stamp,
     finalized: Stamp,
     strategy: Stamp,
+    decisions: LineTail,
     window: Option<Option<OpenWindow>>,
 }
 
@@ -272,6 +275,7 @@ impl Watcher {
             state: Stamp::default(),
             finalized: Stamp::default(),
             strategy: Stamp::default(),
+            decisions: LineTail::default(),
             window: None,
         }
     }
@@ -298,6 +302,7 @@ impl Watcher {
             u.strategy = Some(files::read_json_object(&strat).unwrap_or_default());
         }
         let dd = self.dir.decision_dir();
+        u.decisions = self.decisions.poll(&dd.join("decisions.jsonl"));
         let a = self.state.changed(&dd.join("state.json"));
         let b = self.finalized.changed(&dd.join("finalized.json"));
         if a || b || self.window.is_none() {

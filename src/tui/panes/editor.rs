@@ -203,7 +203,7 @@ mod tests {
         let p = presets(schema.as_ref());
         let paper = p.iter().find(|(n, _)| n == "always paper").unwrap();
         assert_eq!(
-            crate::canonical::to_string_ordered(&Value::Object(paper.1.clone())),
+            crate::canonical::to_string(&Value::Object(paper.1.clone())),
             r#"{"fixed":"paper","mode":"fixed"}"#
         );
         assert!(p.iter().any(|(_, m)| m.get("policy").is_some()));

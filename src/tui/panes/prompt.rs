@@ -45,6 +45,9 @@ pub struct Prompt {
     pub input: String,
     /// Result of the last submission, shown under the choices.
     pub note: Option<(bool, String)>,
+    /// The decision on file for this window (from any process): what it
+    /// says and who wrote it.
+    pub on_file: Option<String>,
 }
 
 fn strs(v: Option<&Value>) -> Vec<String> {
@@ -112,6 +115,7 @@ impl Prompt {
             cursor: (0, 0),
             input: String::new(),
             note: None,
+            on_file: None,
         }
     }
 
@@ -126,7 +130,54 @@ impl Prompt {
             cursor: (0, 0),
             input: String::new(),
             note: None,
+            on_file: None,
         }
+    }
+
+    /// Fills in what a schema taken from hooks before their `init` leaves
+    /// at zero: board size from the snapshot's board, number range from
+    /// the session's options.
+    pub fn complete(&mut self, snapshot: &Map, options: &Map) {
+        match &mut self.kind {
+            Kind::Board { rows, cols, .. } if *rows == 0 || *cols == 0 => {
+                if let Some(b) = super::snapshot::board_of(snapshot) {
+                    *rows = b.len();
+                    *cols = b.first().map(Vec::len).unwrap_or(0);
+                    self.cursor = (*rows / 2, *cols / 2);
+                }
+            }
+            Kind::Number { lo, hi, field } if *lo == Some(0) && *hi == Some(0) => {
+                if field == "number" {
+                    *lo = options.get("range_min").and_then(Value::as_i64);
+                    *hi = options.get("range_max").and_then(Value::as_i64);
+                } else {
+                    (*lo, *hi) = (None, None);
+                }
+            }
+            _ => {}
+        }
+    }
+
+    /// Takes a decisions.jsonl line if it belongs to this window.
+    pub fn consider(&mut self, rec: &Map) {
+        let Some(w) = &self.window else {
+            return;
+        };
+        if rec.get(&w.match_key) != Some(&w.match_value) {
+            return;
+        }
+        let origin = rec
+            .get("_meta")
+            .and_then(|m| m.get("origin"))
+            .map(Value::py_str)
+            .filter(|o| !o.is_empty())
+            .unwrap_or_else(|| "unknown".into());
+        let body: Vec<String> = rec
+            .iter()
+            .filter(|(k, _)| !k.starts_with('_') && **k != w.match_key)
+            .map(|(k, v)| format!("{k}={}", v.py_str()))
+            .collect();
+        self.on_file = Some(format!("on file: {} (from {origin})", body.join(" ")));
     }
 
     /// Does the prompt take typed text (so digits are not choices)?
@@ -240,7 +291,7 @@ impl Prompt {
 
     /// Height the prompt needs.
     pub fn height(&self) -> u16 {
-        5
+        6
     }
 
     pub fn draw(&self, f: &mut Frame, area: Rect, theme: &Theme, focused: bool) {
@@ -310,6 +361,9 @@ impl Prompt {
             }
         }
         lines.push(self.countdown(theme));
+        if let Some(f) = &self.on_file {
+            lines.push(Line::from(Span::styled(f.clone(), theme.accent())));
+        }
         if let Some((ok, note)) = &self.note {
             lines.push(Line::from(Span::styled(
                 note.clone(),
@@ -376,7 +430,7 @@ mod tests {
         assert!(!p.choose(7));
         let b = p.body().unwrap();
         assert_eq!(
-            crate::canonical::to_string_ordered(&Value::Object(b)),
+            crate::canonical::to_string(&Value::Object(b)),
             r#"{"choice":"paper","round":2}"#
         );
     }
@@ -387,6 +441,7 @@ mod tests {
             .unwrap()
             .decision_schema();
         let mut p = Prompt::for_window(schema.as_ref(), win("attempt", 1));
+        p.complete(&Map::new(), &obj! { "range_min" => 1, "range_max" => 100 });
         p.input = "abc".into();
         assert!(p.body().is_err());
         p.input = "100000".into();
@@ -404,6 +459,10 @@ mod tests {
             .unwrap()
             .decision_schema();
         let mut p = Prompt::for_window(schema.as_ref(), win("turn", 0));
+        let row: Vec<Value> = (0..7).map(|_| Value::from("")).collect();
+        let board: Vec<Value> = (0..6).map(|_| Value::Array(row.clone())).collect();
+        p.complete(&obj! { "board" => board }, &Map::new());
+        assert_eq!(p.cursor, (3, 3));
         for _ in 0..20 {
             p.right();
         }

@@ -71,7 +71,7 @@ impl View<'_> {
         if let Some(r) = text(snap, "round") {
             phase_line.push_str(&format!(" · round {r}"));
             if let Some(b) = text(snap, "best_of") {
-                phase_line.push_str(&format!(" of {b}"));
+                phase_line.push_str(&format!(" · best of {b}"));
             }
         } else if let Some(a) = text(snap, "attempts") {
             phase_line.push_str(&format!(" · {a} attempts"));
@@ -207,7 +207,12 @@ impl View<'_> {
         let mut out = Vec::new();
         let mut head = vec![Span::styled("   ", theme.muted())];
         for c in 0..cols {
-            head.push(Span::styled(format!("{:>2}", c % 100), theme.muted()));
+            // The prompt's cursor column is marked for terminals without colour.
+            if self.cursor.is_some_and(|(_, cc, _)| cc == c) {
+                head.push(Span::styled(" ▼", theme.accent()));
+            } else {
+                head.push(Span::styled(format!("{:>2}", c % 100), theme.muted()));
+            }
         }
         out.push(Line::from(head));
         for (r, row) in board.iter().enumerate() {
