@@ -294,10 +294,10 @@ async fn host_on<C: Future<Output = ()>>(
                 let failed = |e: String| progress(Progress::Warning(e));
                 let (link, mut ch) =
                     match net::accept(ep, left.max(Duration::from_millis(1)), &failed).await {
-                    Ok(x) => x,
-                    Err(NetError::Timeout(_)) => return Err(RemoteError::NoGuest(ttl)),
-                    Err(e) => return Err(RemoteError::Net(e)),
-                };
+                        Ok(x) => x,
+                        Err(NetError::Timeout(_)) => return Err(RemoteError::NoGuest(ttl)),
+                        Err(e) => return Err(RemoteError::Net(e)),
+                    };
                 match handshake::host(&mut ch, keys, &post_id, &pid, mode).await {
                     Ok(est) => return Ok((link, ch, est)),
                     Err(e) => {

@@ -232,6 +232,8 @@ impl App {
                 match tasks::Community::connect(&url, embedded, &nickname, &self.settings.data_dir)
                 {
                     Ok(c) => {
+                        // The identity may be new: startup created it.
+                        self.settings.me = c.client.keys().public_key.clone();
                         self.community_status = format!(
                             "{} {url} · you are {nickname}",
                             if embedded {
@@ -1087,17 +1089,20 @@ impl App {
             Feed::default().draw(f, parts[1], theme, self.focus == Focus::Feed, "");
             return;
         };
-        let board_rows = snapshot::board_of(&att.snapshot)
-            .map(|b| b.len() as u16 + 1)
-            .unwrap_or(0);
-        let summary_rows = 9u16;
-        let wide = area.width >= 90;
-        let snap_h = if board_rows > 0 && !wide {
-            summary_rows + board_rows
-        } else {
-            summary_rows.max(board_rows + 2)
-        }
-        .min(area.height / 2 + 2);
+        let cursor = att.prompt.as_ref().and_then(|p| match p.kind {
+            prompt::Kind::Board { column_only, .. } => Some((p.cursor.0, p.cursor.1, column_only)),
+            _ => None,
+        });
+        let view = snapshot::View {
+            snapshot: &att.snapshot,
+            session: &att.session,
+            window: att.window.as_ref().filter(|_| att.running()),
+            cursor,
+        };
+        // The feed keeps at least a third of the height.
+        let snap_h = view
+            .height(theme, area.width)
+            .min(area.height.saturating_sub(area.height / 3).max(3));
         let prompt_h = att.prompt.as_ref().map(|p| p.height()).unwrap_or(0);
         let parts = Layout::default()
             .direction(Direction::Vertical)
@@ -1107,17 +1112,7 @@ impl App {
                 Constraint::Length(prompt_h),
             ])
             .split(area);
-        let cursor = att.prompt.as_ref().and_then(|p| match p.kind {
-            prompt::Kind::Board { column_only, .. } => Some((p.cursor.0, p.cursor.1, column_only)),
-            _ => None,
-        });
-        snapshot::View {
-            snapshot: &att.snapshot,
-            session: &att.session,
-            window: att.window.as_ref().filter(|_| att.running()),
-            cursor,
-        }
-        .draw(f, parts[0], theme, &att.title());
+        view.draw(f, parts[0], theme, &att.title());
         att.feed.draw(
             f,
             parts[1],

@@ -38,6 +38,16 @@ impl Community {
         data_dir: &Path,
     ) -> Result<Community, String> {
         let keys = KeyPair::load(data_dir).map_err(|e| e.to_string())?;
+        Community::connect_with(url, embedded, nickname, keys)
+    }
+
+    /// A client for `url` with the identity `keys`.
+    pub fn connect_with(
+        url: &str,
+        embedded: bool,
+        nickname: &str,
+        keys: KeyPair,
+    ) -> Result<Community, String> {
         let client = Client::new(url, keys).map_err(|e| e.to_string())?;
         Ok(Community {
             client,

@@ -143,6 +143,15 @@ fn summarise_msg(msg: &Value) -> String {
     let Some(m) = msg.as_object() else {
         return compact(msg);
     };
+    // A chat line reads best as itself.
+    if m.len() == 2
+        && m.get("action").and_then(Value::as_str) == Some("chat")
+        && let Some(t) = m.get("text").and_then(Value::as_str)
+    {
+        let mut s = format!("“{t}”");
+        truncate(&mut s, 160);
+        return s;
+    }
     let mut s = m
         .get("action")
         .and_then(Value::as_str)

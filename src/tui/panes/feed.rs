@@ -251,7 +251,7 @@ impl Feed {
     pub fn draw(&self, f: &mut Frame, area: Rect, theme: &Theme, focused: bool, title: &str) {
         let mut status = format!(" {} events · {}", self.total, self.filter.label());
         if self.fold {
-            status.push_str(" · _sys folded");
+            status.push_str(" · folded");
         }
         if self.raw {
             status.push_str(" · raw");
@@ -262,7 +262,7 @@ impl Feed {
         status.push_str(if self.anchor.is_some() {
             " · scrolled "
         } else {
-            " · following "
+            " · live "
         });
         let block = Block::default()
             .borders(Borders::ALL)

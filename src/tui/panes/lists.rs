@@ -111,16 +111,22 @@ pub fn draw_invitations(
         );
         return;
     }
-    let w = area.width.saturating_sub(2) as usize;
+    // Room for the highlight mark and the star.
+    let w = area.width.saturating_sub(4) as usize;
+    let (aw, nw) = if w >= 40 {
+        (16, 12)
+    } else {
+        (w.saturating_sub(15).max(6), 8)
+    };
     let items: Vec<ListItem> = shown
         .iter()
         .map(|i| {
             let mine = !me.is_empty() && i.public_key == me;
             let head = format!(
-                "{}{:<16} {:<10} {:>4}",
+                "{}{:<aw$} {:<nw$} {:>4}",
                 if mine { "★" } else { " " },
-                i.alias,
-                i.nickname.chars().take(10).collect::<String>(),
+                i.alias.chars().take(aw).collect::<String>(),
+                i.nickname.chars().take(nw).collect::<String>(),
                 age(now - i.created_at)
             );
             let mut lines = vec![Line::from(Span::styled(head, theme.text()))];
@@ -136,7 +142,10 @@ pub fn draw_invitations(
         .collect();
     let mut st = ListState::default().with_selected(Some(cur.selected.min(shown.len() - 1)));
     f.render_stateful_widget(
-        List::new(items).block(b).highlight_style(theme.selected()),
+        List::new(items)
+            .block(b)
+            .highlight_style(theme.selected())
+            .highlight_symbol("›"),
         area,
         &mut st,
     );
@@ -167,6 +176,13 @@ pub fn draw_sessions(
         );
         return;
     }
+    let w = area.width.saturating_sub(4) as usize;
+    let narrow = w < 40;
+    let pw = if narrow {
+        w.saturating_sub(15).max(6)
+    } else {
+        20
+    };
     let items: Vec<ListItem> = shown
         .iter()
         .map(|s| {
@@ -180,22 +196,32 @@ pub fn draw_sessions(
                 "closed" => theme.muted(),
                 _ => theme.fg("warn"),
             };
-            let proto: String = s.protocol.chars().take(14).collect();
+            let proto: String = s.protocol.chars().take(pw).collect();
             Line::from(vec![
-                Span::styled(format!("{mark}{proto:<14} "), theme.text()),
+                Span::styled(format!("{mark}{proto:<pw$} "), theme.text()),
                 Span::styled(
-                    format!("{:<5} ", s.role),
+                    if narrow {
+                        format!("{} ", if s.role == "host" { "H" } else { "G" })
+                    } else {
+                        format!("{:<5} ", s.role)
+                    },
                     theme.fg(if s.role == "host" { "host" } else { "guest" }),
                 ),
-                Span::styled(format!("{:<8}", s.status), status_style),
-                Span::styled(format!(" {:>4}", age(now - s.started_at)), theme.muted()),
+                Span::styled(
+                    format!("{:<7}", s.status.chars().take(7).collect::<String>()),
+                    status_style,
+                ),
+                Span::styled(format!("{:>4}", age(now - s.started_at)), theme.muted()),
             ])
             .into()
         })
         .collect();
     let mut st = ListState::default().with_selected(Some(cur.selected.min(shown.len() - 1)));
     f.render_stateful_widget(
-        List::new(items).block(b).highlight_style(theme.selected()),
+        List::new(items)
+            .block(b)
+            .highlight_style(theme.selected())
+            .highlight_symbol("›"),
         area,
         &mut st,
     );

@@ -388,8 +388,8 @@ impl Prompt {
         let release = (w.release_at - now).max(0.0);
         let deadline = (w.deadline_at - now).max(0.0);
         let text = match w.mode.as_str() {
-            "hybrid" => format!("{release:.0}s to decide, then the strategy's default is used"),
-            "human" => format!("{deadline:.0}s left · no default: decide or the session fails"),
+            "hybrid" => format!("{release:.0}s to decide, then the strategy plays"),
+            "human" => format!("{deadline:.0}s left · human: no default"),
             other => format!("{other}: {deadline:.0}s left"),
         };
         let style = if deadline < 5.0 {

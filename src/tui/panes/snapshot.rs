@@ -245,6 +245,24 @@ impl View<'_> {
         out
     }
 
+    /// Rows the pane needs (borders included) at `width`.
+    pub fn height(&self, theme: &Theme, width: u16) -> u16 {
+        let lines = if self.snapshot.is_empty() && self.session.is_empty() {
+            2
+        } else {
+            self.summary_lines(theme).len()
+        };
+        let board = self.board(theme);
+        let board_w = board.iter().map(Line::width).max().unwrap_or(0) as u16;
+        let extra = self.bars(theme, width as usize).len();
+        let body = if !board.is_empty() && width.saturating_sub(2) >= board_w + 44 {
+            lines.max(board.len())
+        } else {
+            lines + board.len() + extra
+        };
+        body as u16 + 2
+    }
+
     pub fn draw(&self, f: &mut Frame, area: Rect, theme: &Theme, title: &str) {
         let block = Block::default()
             .borders(Borders::ALL)
