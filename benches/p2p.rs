@@ -80,9 +80,10 @@ fn p2p(c: &mut Criterion) {
                     )
                 };
                 let host = async {
-                    let (hl, hc) = net::accept(&host_ep, Duration::from_secs(10), &|e| eprintln!("{e}"))
-                        .await
-                        .expect("accept");
+                    let (hl, hc) =
+                        net::accept(&host_ep, Duration::from_secs(10), &|e| eprintln!("{e}"))
+                            .await
+                            .expect("accept");
                     (
                         hl,
                         play_remote(spec, &options, &cfg, side(), Role::Host, hc).await,
