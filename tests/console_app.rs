@@ -404,3 +404,145 @@ async fn invalid_strategy_json_is_never_saved() {
     );
     assert!(!dir.child.join("strategy_events.jsonl").exists());
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn cancelling_your_hosted_invitation_stops_the_host_and_withdraws_it() {
+    let tmp = tempfile::tempdir().unwrap();
+    let mut h = console_with_community(tmp.path()).await;
+    h.key(ch('n'));
+    h.key(key(KeyCode::Enter));
+    let me = h.app.settings.me.clone();
+    assert!(
+        h.until(LONG, |a| a.invitations.iter().any(|i| i.public_key == me))
+            .await
+    );
+    assert_eq!(h.app.running_tasks, 1);
+    let post = h.app.selected_invitation().unwrap();
+    assert_eq!(
+        post.public_key, me,
+        "ours is the only one, so it is selected"
+    );
+    h.key(ch('x'));
+    assert!(
+        h.until(LONG, |a| a.running_tasks == 0).await,
+        "the host task did not end:\n{}",
+        h.screen()
+    );
+    assert!(h.app.status.1.contains("cancelled"), "{:?}", h.app.status);
+    let c = &h.app.community.as_ref().unwrap().client;
+    let inv = c
+        .call(
+            "GET",
+            &format!("/api/v1/invitations/{}", post.post_id),
+            None,
+            &[200, 404],
+        )
+        .await
+        .unwrap();
+    assert_ne!(
+        inv.get("status").and_then(Value::as_str),
+        Some("open"),
+        "{inv:?}"
+    );
+    assert!(
+        h.until(LONG, |a| !a.invitations.iter().any(|i| i.public_key == me))
+            .await
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_state_dir_typed_by_path_is_attached() {
+    let tmp = tempfile::tempdir().unwrap();
+    let settings = load_settings(tmp.path(), None, None).unwrap();
+    let mut h = Headless::new(settings, 100, 30);
+    h.key(key(KeyCode::Tab));
+    assert_eq!(h.app.focus, Focus::Sessions);
+    h.key(ch('o'));
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/data/reference-state/rps-protocol-test/guest-1796020806160");
+    for c in "/no/such/dir".chars() {
+        h.key(ch(c));
+    }
+    h.key(key(KeyCode::Enter));
+    assert!(
+        matches!(h.app.modal, Some(Modal::Open(_))),
+        "a bad path keeps the box open"
+    );
+    assert!(!h.app.status.0);
+    h.update(palaver::tui::action::Action::Paste(String::new()));
+    for _ in 0.."/no/such/dir".len() {
+        h.key(key(KeyCode::Backspace));
+    }
+    h.update(palaver::tui::action::Action::Paste(
+        dir.display().to_string(),
+    ));
+    h.key(key(KeyCode::Enter));
+    assert!(h.app.modal.is_none());
+    assert!(
+        h.until(LONG, |a| a
+            .attached
+            .as_ref()
+            .is_some_and(|x| x.feed.total > 0))
+            .await
+    );
+    assert_eq!(h.app.focus, Focus::Feed);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn join_the_house_rps_and_play_it_to_the_end() {
+    let tmp = tempfile::tempdir().unwrap();
+    let settings = load_settings(tmp.path(), None, None).unwrap();
+    let mut h = Headless::new(settings, 120, 40);
+    h.start_community(Startup {
+        data_dir: tmp.path().to_owned(),
+        server: None,
+        nickname: "newcomer".into(),
+        house: true,
+    });
+    assert!(
+        h.until(LONG, |a| a.invitations.iter().any(|i| i.alias == "rps-v1"))
+            .await,
+        "the house offers RPS:\n{}",
+        h.screen()
+    );
+    // Every bundled game of the first-run promise is on offer.
+    assert!(
+        h.until(LONG, |a| a.invitations.len() >= 7).await,
+        "{}",
+        h.screen()
+    );
+    h.key(ch('/'));
+    for c in "rps".chars() {
+        h.key(ch(c));
+    }
+    h.key(key(KeyCode::Enter));
+    h.key(key(KeyCode::Enter));
+    let Some(Modal::Join(d)) = &h.app.modal else {
+        panic!("Enter opens the join dialog:\n{}", h.screen());
+    };
+    assert_eq!(d.mode, ControlMode::Human);
+    h.key(key(KeyCode::Enter));
+    for round in 0..3 {
+        assert!(
+            h.until(LONG, |a| window_value(a) == Some(round)).await,
+            "no window for round {round}:\n{}",
+            h.screen()
+        );
+        h.key(ch('2'));
+    }
+    assert!(
+        h.until(LONG, |a| phase(a) == "game_over").await,
+        "{}",
+        h.screen()
+    );
+    assert!(
+        h.until(LONG, |a| a.running_tasks == 0).await,
+        "{}",
+        h.screen()
+    );
+    assert!(
+        h.app.status.1.starts_with("completed"),
+        "{:?}",
+        h.app.status
+    );
+}

@@ -37,6 +37,8 @@ pub enum Action {
     CycleMode,
     CancelInvitation,
     Refresh,
+    /// Attach a state dir by path.
+    OpenPath,
     /// Pick the n-th legal choice (1-based) in the decision prompt.
     Choose(u8),
     Submit,
@@ -63,6 +65,8 @@ pub enum Action {
     Watch(u64, WatchUpdate),
     /// Progress of a host/join task, shown in the status line.
     Progress(String),
+    /// An invitation this console hosts is open.
+    InvitationOpen(String),
     /// A session this console started has a state dir: attach to it.
     Attach(PathBuf),
     /// A background task ended: Ok(summary) or Err(error text).
@@ -102,6 +106,10 @@ pub const BINDABLE: &[(&str, &str)] = &[
     ("cycle_mode", "cycle the control mode in a dialog"),
     ("cancel_invitation", "cancel your selected invitation"),
     ("refresh", "refresh invitations and sessions now"),
+    (
+        "open_path",
+        "attach a state dir by path (any process's, the reference client's too)",
+    ),
     ("choose_1", "decision prompt: choice 1"),
     ("choose_2", "decision prompt: choice 2"),
     ("choose_3", "decision prompt: choice 3"),
@@ -145,6 +153,7 @@ impl Action {
             "cycle_mode" => Action::CycleMode,
             "cancel_invitation" => Action::CancelInvitation,
             "refresh" => Action::Refresh,
+            "open_path" => Action::OpenPath,
             "submit" => Action::Submit,
             "save" => Action::Save,
             "merge" => Action::Merge,

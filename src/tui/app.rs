@@ -42,7 +42,12 @@ pub enum Modal {
     Join(JoinDialog),
     Host(HostForm),
     Strategy(Box<Editor>),
-    Search { target: Focus, text: String },
+    Search {
+        target: Focus,
+        text: String,
+    },
+    /// Attach a state dir typed by path.
+    Open(String),
 }
 
 /// The session the right-hand panes show.
@@ -126,6 +131,8 @@ pub struct App {
     pub running_tasks: usize,
     /// A session to attach as soon as it shows up.
     pending_attach: Option<PathBuf>,
+    /// Invitations this console hosts: post_id → its task's cancel switch.
+    hosting: Vec<(Option<String>, tokio::sync::watch::Sender<bool>)>,
 }
 
 fn now_epoch() -> f64 {
@@ -154,6 +161,7 @@ impl App {
             cancel: tokio::sync::watch::channel(false).0,
             running_tasks: 0,
             pending_attach: None,
+            hosting: Vec::new(),
         }
     }
 
@@ -168,7 +176,7 @@ impl App {
             Some(Modal::Help(_)) => Context::List,
             Some(Modal::Join(_)) | Some(Modal::Host(_)) => Context::Dialog,
             Some(Modal::Strategy(_)) => Context::Editor,
-            Some(Modal::Search { .. }) => Context::Text,
+            Some(Modal::Search { .. }) | Some(Modal::Open(_)) => Context::Text,
             None => match self.focus {
                 Focus::Invitations | Focus::Sessions => Context::List,
                 Focus::Feed => Context::Feed,
@@ -269,12 +277,20 @@ impl App {
             }
             Action::Watch(generation, u) => self.watched(generation, u),
             Action::Progress(p) => self.say(true, p),
+            Action::InvitationOpen(post_id) => {
+                // The oldest host task still without an invitation owns it.
+                if let Some(slot) = self.hosting.iter_mut().find(|(p, _)| p.is_none()) {
+                    slot.0 = Some(post_id);
+                }
+                self.refresh();
+            }
             Action::Attach(p) => {
                 self.attach(&p);
                 self.refresh_sessions();
             }
             Action::TaskDone(r) => {
                 self.running_tasks = self.running_tasks.saturating_sub(1);
+                self.hosting.retain(|(_, c)| !c.is_closed());
                 match r {
                     Ok(s) => self.say(true, s),
                     Err(e) => self.say(false, e),
@@ -338,7 +354,9 @@ impl App {
     fn paste(&mut self, s: &str) {
         match &mut self.modal {
             Some(Modal::Strategy(e)) => e.paste(s),
-            Some(Modal::Search { text, .. }) => text.push_str(s.lines().next().unwrap_or("")),
+            Some(Modal::Search { text, .. }) | Some(Modal::Open(text)) => {
+                text.push_str(s.lines().next().unwrap_or(""))
+            }
             _ => {
                 if let Some(p) = self.attached.as_mut().and_then(|a| a.prompt.as_mut())
                     && p.takes_text()
@@ -379,6 +397,7 @@ impl App {
                 }
             }
             Action::Strategy => self.open_strategy(),
+            Action::OpenPath => self.modal = Some(Modal::Open(String::new())),
             Action::Back => {
                 if self.focus == Focus::Prompt {
                     self.focus = Focus::Feed;
@@ -447,7 +466,16 @@ impl App {
                     self.say(false, "you can only cancel your own invitations (marked ★)");
                     return;
                 }
-                if let Some(c) = &self.community {
+                // Our own host task withdraws it and stops waiting; an
+                // invitation left by an earlier run is withdrawn directly.
+                if let Some((_, c)) = self
+                    .hosting
+                    .iter()
+                    .find(|(p, _)| p.as_deref() == Some(inv.post_id.as_str()))
+                {
+                    let _ = c.send(true);
+                    self.say(true, format!("cancelling invitation {}…", inv.post_id));
+                } else if let Some(c) = &self.community {
                     tasks::cancel_invitation(
                         c.client.clone(),
                         inv.post_id.clone(),
@@ -695,6 +723,31 @@ impl App {
                 }
                 _ => Some(Modal::Strategy(e)),
             },
+            Modal::Open(mut text) => match a {
+                Action::Back => None,
+                Action::Submit => {
+                    let p = PathBuf::from(text.trim());
+                    if watch::resolve(&p).is_some() {
+                        self.attach(&p);
+                        self.focus = Focus::Feed;
+                        None
+                    } else {
+                        self.say(false, format!("{} is not a session state dir", p.display()));
+                        Some(Modal::Open(text))
+                    }
+                }
+                Action::Input(k) => {
+                    match k.code {
+                        KeyCode::Char(c) => text.push(c),
+                        KeyCode::Backspace => {
+                            text.pop();
+                        }
+                        _ => {}
+                    }
+                    Some(Modal::Open(text))
+                }
+                _ => Some(Modal::Open(text)),
+            },
             Modal::Search { target, mut text } => match a {
                 Action::Back => {
                     self.set_search(target, String::new());
@@ -803,6 +856,8 @@ impl App {
             format!("hosting {} as {}…", h.alias(), h.mode.as_str()),
         );
         self.running_tasks += 1;
+        let (this, this_rx) = tokio::sync::watch::channel(false);
+        self.hosting.push((None, this));
         tasks::host(
             c,
             spec.clone(),
@@ -810,6 +865,7 @@ impl App {
             h.mode,
             self.settings.data_dir.clone(),
             self.cancel.subscribe(),
+            this_rx,
             self.tx.clone(),
         );
     }
@@ -1044,11 +1100,14 @@ impl App {
             }
             Some(Modal::Host(h)) => h.draw(f, area, theme),
             Some(Modal::Strategy(e)) => e.draw(f, area, theme),
+            Some(Modal::Open(text)) => {
+                dialogs::draw_search(f, rows[1], theme, "Attach a state dir (path)", text)
+            }
             Some(Modal::Search { target, text }) => {
                 let what = match target {
-                    Focus::Invitations => "invitations",
-                    Focus::Sessions => "sessions",
-                    _ => "feed (Enter searches the whole session)",
+                    Focus::Invitations => "Search invitations",
+                    Focus::Sessions => "Search sessions",
+                    _ => "Search the feed (Enter searches the whole session)",
                 };
                 dialogs::draw_search(f, rows[1], theme, what, text)
             }
@@ -1149,6 +1208,7 @@ impl App {
             ],
             (None, Focus::Sessions) => &[
                 Action::Activate,
+                Action::OpenPath,
                 Action::Strategy,
                 Action::Search,
                 Action::FocusNext,

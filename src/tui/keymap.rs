@@ -348,6 +348,7 @@ fn short(name: &str) -> &'static str {
         "preset" => "preset",
         "cycle_mode" => "mode",
         "cancel_invitation" => "cancel",
+        "open_path" => "open path",
         "left" => "choose",
         _ => "…",
     }

@@ -297,15 +297,31 @@ fn reporter(tx: UnboundedSender<Action>) -> impl Fn(Progress) + Send + Sync {
         if let Progress::StateDir { parent, .. } = &p {
             let _ = tx.send(Action::Attach(parent.clone()));
         }
+        if let Progress::InvitationOpen { post_id } = &p {
+            let _ = tx.send(Action::InvitationOpen(post_id.clone()));
+        }
         if let Some(l) = progress_line(&p) {
             let _ = tx.send(Action::Progress(l));
         }
     }
 }
 
-fn cancelled(mut rx: tokio::sync::watch::Receiver<bool>) -> impl Future<Output = ()> + Send {
+/// Resolves when the console quits or this one task is cancelled (a
+/// switch that is dropped never fires).
+fn cancelled(
+    all: tokio::sync::watch::Receiver<bool>,
+    this: tokio::sync::watch::Receiver<bool>,
+) -> impl Future<Output = ()> + Send {
+    async fn on(mut rx: tokio::sync::watch::Receiver<bool>) {
+        if rx.wait_for(|c| *c).await.is_err() {
+            std::future::pending::<()>().await;
+        }
+    }
     async move {
-        let _ = rx.wait_for(|c| *c).await;
+        tokio::select! {
+            _ = on(all) => {}
+            _ = on(this) => {}
+        }
     }
 }
 
@@ -338,7 +354,8 @@ pub fn join(
             Ok((spec, hooks))
         };
         let report = reporter(tx.clone());
-        let r = remote::join(&c.client, plan, resolve, &report, cancelled(cancel)).await;
+        let never = tokio::sync::watch::channel(false).1;
+        let r = remote::join(&c.client, plan, resolve, &report, cancelled(cancel, never)).await;
         let _ = tx.send(Action::TaskDone(finished(r)));
     });
 }
@@ -354,6 +371,7 @@ pub fn host(
     mode: ControlMode,
     data_dir: PathBuf,
     cancel: tokio::sync::watch::Receiver<bool>,
+    cancel_this: tokio::sync::watch::Receiver<bool>,
     tx: UnboundedSender<Action>,
 ) {
     tokio::spawn(async move {
@@ -379,7 +397,7 @@ pub fn host(
             observer: None,
         };
         let report = reporter(tx.clone());
-        let r = remote::host(&c.client, plan, &report, cancelled(cancel)).await;
+        let r = remote::host(&c.client, plan, &report, cancelled(cancel, cancel_this)).await;
         let _ = tx.send(Action::TaskDone(finished(r)));
     });
 }

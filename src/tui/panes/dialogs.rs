@@ -512,19 +512,19 @@ pub fn draw_help(f: &mut Frame, area: Rect, theme: &Theme, keymap: &Keymap, scro
 }
 
 /// The one-line search box.
-pub fn draw_search(f: &mut Frame, area: Rect, theme: &Theme, what: &str, text: &str) {
+pub fn draw_search(f: &mut Frame, area: Rect, theme: &Theme, title: &str, text: &str) {
     let r = Rect {
         y: area.y + area.height.saturating_sub(3),
         height: 3.min(area.height),
         ..area
     };
     f.render_widget(Clear, r);
-    let b = frame(&format!("Search {what}"), theme);
+    let b = frame(title, theme);
     let inner = b.inner(r);
     f.render_widget(b, r);
     f.render_widget(
         Paragraph::new(Line::from(vec![
-            Span::styled("/", theme.accent()),
+            Span::styled("› ", theme.accent()),
             Span::styled(text.to_owned(), theme.text()),
             Span::styled(" ", theme.cursor()),
         ])),
