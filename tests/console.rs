@@ -494,3 +494,27 @@ async fn pane_help_overlay() {
     })
     .await;
 }
+
+/// The README's keymap table, generated from the built-in keymap.
+fn keymap_table() -> String {
+    use palaver::tui::keymap::{Context, Keymap};
+    let k = Keymap::builtin();
+    let mut out = String::from("| where | keys | action | what it does |\n|---|---|---|---|\n");
+    for ctx in Context::ALL {
+        for (keys, name, help) in k.bindings(ctx) {
+            let keys = keys.replace('|', "\\|");
+            out.push_str(&format!("| {} | `{keys}` | {name} | {help} |\n", ctx.name()));
+        }
+    }
+    out
+}
+
+#[test]
+fn the_readme_lists_the_builtin_keymap() {
+    let readme = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/README.md")).unwrap();
+    let table = keymap_table();
+    assert!(
+        readme.contains(&table),
+        "README.md's keymap table is out of date; it should read:\n\n{table}"
+    );
+}
