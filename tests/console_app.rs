@@ -13,6 +13,8 @@ use palaver::tui::{Headless, load_settings};
 use std::path::Path;
 use std::time::Duration;
 
+mod common;
+
 fn key(c: KeyCode) -> KeyEvent {
     KeyEvent::new(c, KeyModifiers::NONE)
 }
@@ -544,5 +546,84 @@ async fn join_the_house_rps_and_play_it_to_the_end() {
         h.app.status.1.starts_with("completed"),
         "{:?}",
         h.app.status
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn on_a_community_server_the_console_lists_and_joins_its_invitations() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (_serve, url) = common::palaver_serve(&tmp.path().join("c.sqlite"), &["--difficulty", "1"]);
+    // Another agent hosts guess-number on that server (direct addresses only).
+    let host_client = Client::new(&url, KeyPair::generate()).unwrap();
+    embedded::ensure_registered(&host_client, "remote-host")
+        .await
+        .unwrap();
+    let spec = palaver::library::bundled_spec("guess-number-v1")
+        .unwrap()
+        .clone();
+    let hooks = palaver::protocols::native_hooks(&spec).unwrap();
+    let mut options = Map::new();
+    options.insert("max_think_seconds", Value::from(30));
+    let plan = remote::HostPlan {
+        spec,
+        hooks,
+        message: "join me".into(),
+        options,
+        mode: ControlMode::Autonomous,
+        ttl: Duration::from_secs(120),
+        peer: PeerOpts::direct(),
+        data_dir: None,
+        chat: None,
+        observer: None,
+    };
+    let host = tokio::spawn(async move {
+        remote::host(&host_client, plan, &|_| {}, std::future::pending()).await
+    });
+
+    let data = tmp.path().join("me");
+    let settings = load_settings(&data, None, None).unwrap();
+    let mut h = Headless::new(settings, 120, 40);
+    h.start_community(Startup {
+        data_dir: data.clone(),
+        server: Some(url.clone()),
+        nickname: "visitor".into(),
+        house: true,
+    });
+    assert!(
+        h.until(LONG, |a| a
+            .invitations
+            .iter()
+            .any(|i| i.alias == "guess-number-v1"))
+            .await,
+        "{}",
+        h.screen()
+    );
+    let c = h.app.community.as_ref().unwrap();
+    assert!(!c.embedded);
+    assert!(
+        h.app.community_status.starts_with("community http://"),
+        "{}",
+        h.app.community_status
+    );
+    // No house on someone else's server.
+    assert_eq!(h.app.invitations.len(), 1);
+    // Join it autonomously and watch it play to the end.
+    h.key(key(KeyCode::Enter));
+    h.key(key(KeyCode::Left)); // human → autonomous
+    let Some(Modal::Join(d)) = &h.app.modal else {
+        panic!("no join dialog");
+    };
+    assert_eq!(d.mode, ControlMode::Autonomous);
+    h.key(key(KeyCode::Enter));
+    assert!(
+        h.until(LONG, |a| phase(a) == "game_over").await,
+        "{}",
+        h.screen()
+    );
+    let finished = host.await.unwrap().expect("the host's session");
+    assert!(finished.outcome.completed, "{:?}", finished.outcome);
+    assert!(
+        h.app.attached.as_ref().unwrap().prompt.is_none(),
+        "autonomous: no prompt"
     );
 }
