@@ -503,7 +503,10 @@ fn keymap_table() -> String {
     for ctx in Context::ALL {
         for (keys, name, help) in k.bindings(ctx) {
             let keys = keys.replace('|', "\\|");
-            out.push_str(&format!("| {} | `{keys}` | {name} | {help} |\n", ctx.name()));
+            out.push_str(&format!(
+                "| {} | `{keys}` | {name} | {help} |\n",
+                ctx.name()
+            ));
         }
     }
     out
@@ -511,7 +514,8 @@ fn keymap_table() -> String {
 
 #[test]
 fn the_readme_lists_the_builtin_keymap() {
-    let readme = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/README.md")).unwrap();
+    let readme =
+        std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/README.md")).unwrap();
     let table = keymap_table();
     assert!(
         readme.contains(&table),
