@@ -332,7 +332,7 @@ async fn a_decision_from_another_process_shows_in_the_prompt() {
     // At release the engine plays it: the feed shows our reveal.
     assert!(
         h.until(LONG, |_| std::fs::read_to_string(
-            &parent.join("events.jsonl")
+            parent.join("events.jsonl")
         )
         .unwrap_or_default()
         .lines()

@@ -314,6 +314,24 @@ fn score(screen: &str) -> (u32, u32) {
     (nums[0], nums[1])
 }
 
+/// Presses q, and once more if the console asks because a session task is
+/// still finishing.
+fn quit(c: &Console) {
+    c.keys(&["q"]);
+    let until = Instant::now() + Duration::from_secs(3);
+    while Instant::now() < until {
+        match c.capture() {
+            Some(s) if s.contains("quit again to end them") => {
+                c.keys(&["q"]);
+                return;
+            }
+            Some(s) if s.contains("[palaver exited") => return,
+            None => return,
+            _ => std::thread::sleep(Duration::from_millis(50)),
+        }
+    }
+}
+
 /// After `q`: the process exited 0 and left the tty cooked and the normal
 /// screen back (and should have shown the cursor again).
 fn assert_clean_exit(c: &Console) {
@@ -336,12 +354,12 @@ fn assert_clean_exit(c: &Console) {
         "0",
         "still on the alternate screen"
     );
-    // Known bug: the console exits with the cursor hidden (its `Restore`
-    // guard does not show it, and ratatui 0.30's `Terminal` no longer does
-    // on drop). Reported, not failed on; make this an assert once fixed.
-    if c.pane("#{cursor_flag}") != "1" {
-        eprintln!("KNOWN BUG: the console left the cursor hidden after exiting");
-    }
+    // The cursor is visible again.
+    assert_eq!(
+        c.pane("#{cursor_flag}"),
+        "1",
+        "the console left the cursor hidden"
+    );
     // Nothing of the console's frame is left on the normal screen.
     assert!(
         !after.contains("Invitations"),
@@ -421,7 +439,9 @@ fn join_the_house_rps_and_play_three_rounds() {
         winner.unwrap()
     );
 
-    c.keys(&["q"]);
+    // The session is over: one q quits (after a moment the console may
+    // still count the finishing task; then it asks once more).
+    quit(&c);
     assert_clean_exit(&c);
 
     let data = c.data_dir();
@@ -496,7 +516,9 @@ fn a_second_terminal_decision_shows_in_the_console() {
     let s = c.wait_for("Decide: round 1 (human)", Duration::from_secs(30));
     assert!(s.contains("→ Round 1: reveals paper"), "feed:\n{s}");
 
-    // Quitting mid-session cancels it and still exits cleanly.
+    // Quitting mid-session asks first, then cancels it and exits cleanly.
+    c.keys(&["q"]);
+    c.wait_for("quit again to end them", Duration::from_secs(10));
     c.keys(&["q"]);
     assert_clean_exit(&c);
 }

@@ -408,6 +408,10 @@ impl Hooks for ChoiceGame {
                 int_field(msg, "round") + 1,
                 msg.get("choice").map(Value::py_str).unwrap_or_default()
             )),
+            "ready" if str_field(msg, "termination") == "fixed_rounds" => Some(format!(
+                "Ready: {} rounds, all played",
+                int_field(msg, "best_of")
+            )),
             "ready" => Some(format!(
                 "Ready: best of {}, first to {}",
                 int_field(msg, "best_of"),

@@ -62,7 +62,7 @@ pub enum Action {
     Invitations(Result<Vec<Invitation>, String>),
     Sessions(Vec<SessionRow>),
     /// New data from the watched session (generation, update).
-    Watch(u64, WatchUpdate),
+    Watch(u64, Box<WatchUpdate>),
     /// Progress of a host/join task, shown in the status line.
     Progress(String),
     /// An invitation this console hosts is open.

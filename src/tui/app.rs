@@ -131,6 +131,8 @@ pub struct App {
     pub running_tasks: usize,
     /// A session to attach as soon as it shows up.
     pending_attach: Option<PathBuf>,
+    /// A first quit while sessions run here asks for a second one.
+    quit_armed: Option<Instant>,
     /// Invitations this console hosts: post_id → its task's cancel switch.
     hosting: Vec<(Option<String>, tokio::sync::watch::Sender<bool>)>,
 }
@@ -162,6 +164,7 @@ impl App {
             running_tasks: 0,
             pending_attach: None,
             hosting: Vec::new(),
+            quit_armed: None,
         }
     }
 
@@ -221,6 +224,18 @@ impl App {
     pub fn update(&mut self, action: Action) {
         match action {
             Action::Quit => {
+                let confirmed = self
+                    .quit_armed
+                    .is_some_and(|t| t.elapsed() < Duration::from_secs(5));
+                if self.running_tasks > 0 && !confirmed {
+                    self.quit_armed = Some(Instant::now());
+                    let n = self.running_tasks;
+                    self.say(
+                        false,
+                        format!("{n} session(s) run in this console: quit again to end them"),
+                    );
+                    return;
+                }
                 self.quit = true;
                 let _ = self.cancel.send(true);
             }
@@ -275,7 +290,7 @@ impl App {
                     self.attach(&p);
                 }
             }
-            Action::Watch(generation, u) => self.watched(generation, u),
+            Action::Watch(generation, u) => self.watched(generation, *u),
             Action::Progress(p) => self.say(true, p),
             Action::InvitationOpen(post_id) => {
                 // The oldest host task still without an invitation owns it.
@@ -568,11 +583,7 @@ impl App {
             Action::Right => p.right(),
             Action::Up => p.up(),
             Action::Down => p.down(),
-            Action::Choose(n) => {
-                if p.choose(n) {
-                    self.submit();
-                }
-            }
+            Action::Choose(n) if p.choose(n) => self.submit(),
             Action::Submit => self.submit(),
             Action::Input(k) => match k.code {
                 KeyCode::Char(c) => p.input.push(c),
@@ -860,10 +871,12 @@ impl App {
         self.hosting.push((None, this));
         tasks::host(
             c,
-            spec.clone(),
-            options,
-            h.mode,
-            self.settings.data_dir.clone(),
+            tasks::HostJob {
+                spec: spec.clone(),
+                options,
+                mode: h.mode,
+                data_dir: self.settings.data_dir.clone(),
+            },
             self.cancel.subscribe(),
             this_rx,
             self.tx.clone(),
@@ -1061,15 +1074,18 @@ impl App {
             .constraints([Constraint::Percentage(55), Constraint::Percentage(45)])
             .split(cols[0]);
         let now = now_epoch();
+        let paint = |area, pane| lists::Paint {
+            area,
+            theme,
+            focused: self.focus == pane && self.modal.is_none(),
+            now,
+        };
         lists::draw_invitations(
             f,
-            left[0],
-            theme,
-            self.focus == Focus::Invitations && self.modal.is_none(),
+            &paint(left[0], Focus::Invitations),
             &self.invitations,
             &self.inv_cur,
             &self.settings.me,
-            now,
             if self.community.is_none() {
                 &self.community_status
             } else {
@@ -1078,13 +1094,10 @@ impl App {
         );
         lists::draw_sessions(
             f,
-            left[1],
-            theme,
-            self.focus == Focus::Sessions && self.modal.is_none(),
+            &paint(left[1], Focus::Sessions),
             &self.sessions,
             &self.ses_cur,
             self.attached.as_ref().map(|a| a.key.as_path()),
-            now,
         );
         self.draw_right(f, cols[1]);
         self.draw_footer(f, rows[2]);

@@ -134,6 +134,8 @@ impl Drop for Restore {
     fn drop(&mut self) {
         let _ = crossterm::execute!(std::io::stdout(), crossterm::event::DisableBracketedPaste);
         ratatui::restore();
+        // ratatui 0.30 no longer shows the cursor again on its own.
+        let _ = crossterm::execute!(std::io::stdout(), crossterm::cursor::Show);
     }
 }
 
@@ -159,6 +161,12 @@ async fn run_loop(opts: ConsoleOptions, settings: Settings) -> Result<(), TuiErr
     let mut app = App::new(settings, tx.clone());
     // ratatui::init installs a panic hook that restores the terminal first.
     let mut terminal = ratatui::init();
+    // Its hook restores raw mode and the screen; the cursor comes back too.
+    let restore_hook = std::panic::take_hook();
+    std::panic::set_hook(Box::new(move |info| {
+        restore_hook(info);
+        let _ = crossterm::execute!(std::io::stdout(), crossterm::cursor::Show);
+    }));
     let _restore = Restore;
     let _ = crossterm::execute!(std::io::stdout(), crossterm::event::EnableBracketedPaste);
     if let Ok(sz) = terminal.size() {

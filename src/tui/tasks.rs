@@ -193,10 +193,10 @@ pub fn load_page(
         let rows = watch::read_page(&events, start, count);
         let _ = tx.send(Action::Watch(
             generation,
-            WatchUpdate {
+            Box::new(WatchUpdate {
                 page: Some((start, rows)),
                 ..WatchUpdate::default()
-            },
+            }),
         ));
     });
 }
@@ -209,10 +209,10 @@ pub fn search_feed(events: PathBuf, generation: u64, needle: String, tx: Unbound
         let m = watch::search_file(&events, &needle, SEARCH_CAP);
         let _ = tx.send(Action::Watch(
             generation,
-            WatchUpdate {
+            Box::new(WatchUpdate {
                 matches: Some((needle, m)),
                 ..WatchUpdate::default()
-            },
+            }),
         ));
     });
 }
@@ -364,16 +364,29 @@ pub fn join(
 pub const HOST_TTL: Duration = Duration::from_secs(30 * 60);
 
 /// Hosts an invitation and plays it with a state dir the console attaches.
+/// What to host: the protocol, its options, how to play, where to write.
+pub struct HostJob {
+    pub spec: Spec,
+    pub options: Map,
+    pub mode: ControlMode,
+    pub data_dir: PathBuf,
+}
+
+/// Hosts an invitation and plays it with a state dir the console attaches;
+/// `cancel_this` withdraws this one invitation (or ends its session).
 pub fn host(
     c: Community,
-    spec: Spec,
-    options: Map,
-    mode: ControlMode,
-    data_dir: PathBuf,
+    job: HostJob,
     cancel: tokio::sync::watch::Receiver<bool>,
     cancel_this: tokio::sync::watch::Receiver<bool>,
     tx: UnboundedSender<Action>,
 ) {
+    let HostJob {
+        spec,
+        options,
+        mode,
+        data_dir,
+    } = job;
     tokio::spawn(async move {
         let Some(hooks) = crate::protocols::native_hooks(&spec) else {
             let _ = tx.send(Action::TaskDone(Err(

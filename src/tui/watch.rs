@@ -7,7 +7,7 @@ use crate::json::{Map, Value};
 use crate::session::StateDir;
 use crate::session::decision::finalized_key;
 use crate::session::files;
-use std::io::{BufRead, Read, Seek, SeekFrom};
+use std::io::{BufRead, Seek, SeekFrom};
 use std::path::{Path, PathBuf};
 use std::time::{Duration, SystemTime};
 use tokio::sync::mpsc::UnboundedSender;
@@ -173,18 +173,20 @@ fn summarise_msg(msg: &Value) -> String {
     s
 }
 
-/// Tails a jsonl file by byte offset, complete lines only.
+/// Tails a jsonl file by byte offset, complete lines only. Reads stream
+/// through a fixed buffer, and only the last `keep` new lines are parsed,
+/// so attaching to a huge session costs time, not memory.
 #[derive(Debug, Default)]
 struct LineTail {
     offset: u64,
     count: usize,
-    partial: Vec<u8>,
 }
 
 impl LineTail {
-    fn poll(&mut self, path: &Path) -> Vec<Map> {
+    /// New complete lines: (index of the first one returned, records).
+    fn poll(&mut self, path: &Path, keep: usize) -> (usize, Vec<Map>) {
         let Ok(mut f) = std::fs::File::open(path) else {
-            return Vec::new();
+            return (self.count, Vec::new());
         };
         let len = f.metadata().map(|m| m.len()).unwrap_or(0);
         if len < self.offset {
@@ -192,33 +194,49 @@ impl LineTail {
             *self = LineTail::default();
         }
         if len == self.offset || f.seek(SeekFrom::Start(self.offset)).is_err() {
-            return Vec::new();
+            return (self.count, Vec::new());
         }
-        let mut buf = Vec::new();
-        if f.read_to_end(&mut buf).is_err() {
-            return Vec::new();
+        let mut r = std::io::BufReader::with_capacity(1 << 16, f);
+        let mut last: std::collections::VecDeque<Vec<u8>> = std::collections::VecDeque::new();
+        let mut line = Vec::new();
+        let mut n = 0usize;
+        loop {
+            line.clear();
+            match r.read_until(b'\n', &mut line) {
+                Ok(0) | Err(_) => break,
+                Ok(k) => {
+                    if line.last() != Some(&b'\n') {
+                        // A line still being written: read it next time.
+                        break;
+                    }
+                    self.offset += k as u64;
+                    if line.iter().all(u8::is_ascii_whitespace) {
+                        continue;
+                    }
+                    n += 1;
+                    if keep > 0 {
+                        if last.len() == keep {
+                            last.pop_front();
+                        }
+                        last.push_back(std::mem::take(&mut line));
+                    }
+                }
+            }
         }
-        self.offset += buf.len() as u64;
-        self.partial.extend_from_slice(&buf);
-        let Some(last_nl) = self.partial.iter().rposition(|b| *b == b'\n') else {
-            return Vec::new();
-        };
-        let rest = self.partial.split_off(last_nl + 1);
-        let whole = std::mem::replace(&mut self.partial, rest);
-        let out: Vec<Map> = whole
-            .split(|b| *b == b'\n')
-            .filter(|l| !l.iter().all(u8::is_ascii_whitespace))
+        let first = self.count + n - last.len();
+        self.count += n;
+        let out = last
+            .iter()
             .map(|l| {
                 crate::json::parse_bytes(l)
                     .ok()
                     .and_then(|v| v.as_object().cloned())
                     .unwrap_or_else(|| {
-                        crate::obj! { "type" => "unreadable_line", "data" => crate::obj! { "line" => String::from_utf8_lossy(l).into_owned() } }
+                        crate::obj! { "type" => "unreadable_line", "data" => crate::obj! { "line" => String::from_utf8_lossy(l).trim_end().to_owned() } }
                     })
             })
             .collect();
-        self.count += out.len();
-        out
+        (first, out)
     }
 }
 
@@ -292,8 +310,9 @@ impl Watcher {
     /// One look at the files; `None` when nothing changed.
     pub fn poll(&mut self) -> Option<WatchUpdate> {
         let mut u = WatchUpdate::default();
-        let first = self.events.count;
-        let evs = self.events.poll(&self.dir.events_file());
+        let (first, evs) = self
+            .events
+            .poll(&self.dir.events_file(), crate::tui::panes::feed::WINDOW);
         if !evs.is_empty() {
             u.appended = Some((first, evs.iter().map(row_of).collect()));
         }
@@ -311,7 +330,7 @@ impl Watcher {
             u.strategy = Some(files::read_json_object(&strat).unwrap_or_default());
         }
         let dd = self.dir.decision_dir();
-        u.decisions = self.decisions.poll(&dd.join("decisions.jsonl"));
+        u.decisions = self.decisions.poll(&dd.join("decisions.jsonl"), 64).1;
         let a = self.state.changed(&dd.join("state.json"));
         let b = self.finalized.changed(&dd.join("finalized.json"));
         if a || b || self.window.is_none() {
@@ -342,7 +361,7 @@ pub fn spawn(
             .unwrap_or_else(|e| std::panic::resume_unwind(e.into_panic()));
             w = back;
             if let Some(u) = upd
-                && tx.send(Action::Watch(generation, u)).is_err()
+                && tx.send(Action::Watch(generation, Box::new(u))).is_err()
             {
                 return;
             }
@@ -425,4 +444,36 @@ pub fn resolve(path: &Path) -> Option<(PathBuf, StateDir)> {
     let d = StateDir::resolve(path)?;
     let key = d.parent.clone().unwrap_or_else(|| d.child.clone());
     Some((key, d))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_first_read_keeps_only_the_last_lines_and_counts_them_all() {
+        let d = tempfile::tempdir().unwrap();
+        let p = d.path().join("events.jsonl");
+        let mut text = String::new();
+        for i in 0..1000 {
+            text.push_str(&format!("{{\"type\":\"x\",\"data\":{{\"i\":{i}}}}}\n"));
+        }
+        text.push_str("{\"type\":\"partial");
+        std::fs::write(&p, &text).unwrap();
+        let mut t = LineTail::default();
+        let (first, got) = t.poll(&p, 10);
+        assert_eq!((first, got.len(), t.count), (990, 10, 1000));
+        assert_eq!(
+            got[0].get("data").unwrap().get("i"),
+            Some(&Value::from(990))
+        );
+        // The partial line is read once it is complete.
+        std::fs::write(&p, format!("{text}\"}}\nnot json\n")).unwrap();
+        let (first, got) = t.poll(&p, 10);
+        assert_eq!((first, got.len()), (1000, 2));
+        assert_eq!(
+            got[1].get("type").and_then(Value::as_str),
+            Some("unreadable_line")
+        );
+    }
 }

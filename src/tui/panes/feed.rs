@@ -87,16 +87,21 @@ impl Feed {
         self.start + self.rows.len()
     }
 
-    /// New events at the end of the file.
+    /// New events at the end of the file: `rows` are events `first..`; the
+    /// watcher may skip older ones on a large first read.
     pub fn append(&mut self, first: usize, rows: Vec<FeedRow>) {
         let n = rows.len();
-        if first != self.total {
-            // The watcher restarted (file replaced): take its count.
-            self.total = first;
-        }
         let reaches_end = self.end() == self.total;
-        self.total += n;
-        if !reaches_end {
+        self.total = first + n;
+        if first != self.end() {
+            // A gap (or a replaced file): while following, start over at
+            // `first`; while scrolled back, the held page stays.
+            if self.anchor.is_some() && !self.rows.is_empty() {
+                return;
+            }
+            self.rows.clear();
+            self.start = first;
+        } else if !reaches_end {
             return;
         }
         if self.anchor.is_none() || self.rows.len() + n <= WINDOW {
@@ -181,9 +186,7 @@ impl Feed {
 
     /// Moves the view `n` lines on (down); back at the end it follows again.
     pub fn scroll_down(&mut self, n: usize) -> Option<usize> {
-        let Some(mut i) = self.anchor else {
-            return None;
-        };
+        let mut i = self.anchor?;
         let mut moved = 0;
         while moved < n && i + 1 < self.end() {
             i += 1;
@@ -358,6 +361,27 @@ mod tests {
         assert_eq!(f.rows.len(), WINDOW);
         assert_eq!(f.start, 10_000 - WINDOW);
         assert_eq!(&*f.view(3)[0].1.summary, "event 9999");
+    }
+
+    #[test]
+    fn a_first_batch_that_skipped_old_events_starts_there() {
+        let mut f = Feed::default();
+        f.append(
+            9000,
+            (9000..9000 + WINDOW)
+                .map(|i| row(i, RowKind::Sent))
+                .collect(),
+        );
+        assert_eq!(
+            (f.start, f.total, f.rows.len()),
+            (9000, 9000 + WINDOW, WINDOW)
+        );
+        f.append(9000 + WINDOW, vec![row(1, RowKind::Sent)]);
+        assert_eq!((f.start, f.total), (9001, 9001 + WINDOW));
+        assert!(
+            f.scroll_up(WINDOW + 5).is_some(),
+            "older rows come from disk"
+        );
     }
 
     #[test]

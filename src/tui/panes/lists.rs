@@ -81,18 +81,26 @@ fn block<'a>(title: String, theme: &Theme, focused: bool, q: &str) -> Block<'a> 
     b
 }
 
-#[allow(clippy::too_many_arguments)]
+/// How a pane is painted: where, with what, focused or not.
+pub struct Paint<'a> {
+    pub area: Rect,
+    pub theme: &'a Theme,
+    pub focused: bool,
+    /// Epoch seconds, for ages.
+    pub now: f64,
+}
+
+/// The invitations list: rows, selection, whose they are, and what to say
+/// when it is empty (e.g. the community's status).
 pub fn draw_invitations(
     f: &mut Frame,
-    area: Rect,
-    theme: &Theme,
-    focused: bool,
+    p: &Paint<'_>,
     all: &[Invitation],
     cur: &Cursor,
     me: &str,
-    now: f64,
     status: &str,
 ) {
+    let (area, theme, focused, now) = (p.area, p.theme, p.focused, p.now);
     let shown = filter_invitations(all, &cur.query);
     let title = format!(" Invitations ({}) ", shown.len());
     let b = block(title, theme, focused, &cur.query);
@@ -151,16 +159,15 @@ pub fn draw_invitations(
     );
 }
 
+/// The sessions list; `attached` is marked.
 pub fn draw_sessions(
     f: &mut Frame,
-    area: Rect,
-    theme: &Theme,
-    focused: bool,
+    p: &Paint<'_>,
     all: &[SessionRow],
     cur: &Cursor,
     attached: Option<&std::path::Path>,
-    now: f64,
 ) {
+    let (area, theme, focused, now) = (p.area, p.theme, p.focused, p.now);
     let shown = filter_sessions(all, &cur.query);
     let title = format!(" Sessions ({}) ", shown.len());
     let b = block(title, theme, focused, &cur.query);

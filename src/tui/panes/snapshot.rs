@@ -114,16 +114,22 @@ impl View<'_> {
         }
         if let Some(w) = text(sess, "winner")
             .or_else(|| text(snap, "winner"))
+            .or_else(|| {
+                // Until session.json closes, the last event names the winner.
+                get(snap, "last_event")
+                    .and_then(|e| e.get("structured"))
+                    .and_then(Value::as_object)
+                    .and_then(|s| text(s, "game_winner"))
+            })
             .filter(|w| w != "none")
+            && (phase == "game_over" || text(sess, "status").as_deref() == Some("closed"))
         {
-            if phase == "game_over" || text(sess, "status").as_deref() == Some("closed") {
-                let you = if w == role { " (you)" } else { "" };
-                lines.push(kv(
-                    "winner",
-                    format!("{w}{you}"),
-                    theme.fg("ok").add_modifier(Modifier::BOLD),
-                ));
-            }
+            let you = if w == role { " (you)" } else { "" };
+            lines.push(kv(
+                "winner",
+                format!("{w}{you}"),
+                theme.fg("ok").add_modifier(Modifier::BOLD),
+            ));
         }
         if let Some(ev) = get(snap, "last_event")
             .and_then(Value::as_object)
