@@ -277,14 +277,19 @@ fn list_show_and_path() {
 }
 
 #[test]
-fn no_arguments_prints_help() {
+fn no_arguments_opens_the_console_which_needs_a_terminal() {
+    // Under the test harness stdout is a pipe: the console says why it
+    // cannot start and where the commands are, instead of garbling it.
     let r = run(&[]);
-    assert_eq!(r.code, 0);
+    assert_eq!(r.code, 2);
     assert!(
-        r.out.contains("Usage: palaver") && r.out.contains("Examples:"),
+        r.err.contains("the console needs a terminal") && r.err.contains("palaver --help"),
         "{}",
-        r.out
+        r.err
     );
+    let h = run(&["--help"]);
+    assert_eq!(h.code, 0);
+    assert!(h.out.contains("Usage: palaver") && h.out.contains("palaver console --server"));
 }
 
 #[test]

@@ -20,6 +20,9 @@ use std::process::ExitCode;
 
 const AFTER_HELP: &str = "\
 Examples:
+  palaver                                     the console (an embedded community with a house
+                                              agent when no server is configured)
+  palaver console --server http://HOST:8700   the console on an existing community
   palaver protocol list                       the bundled protocols
   palaver protocol show rps-v1                messages, parameters, profiles
   palaver protocol hash my-game/spec.json     the protocol_id of a contract
