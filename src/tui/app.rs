@@ -272,7 +272,15 @@ impl App {
                 }
             }
             Action::Invitations(r) => match r {
-                Ok(l) => {
+                Ok(mut l) => {
+                    // A stable order: by protocol, oldest first.
+                    l.sort_by(|a, b| {
+                        a.alias.cmp(&b.alias).then(
+                            a.created_at
+                                .partial_cmp(&b.created_at)
+                                .unwrap_or(std::cmp::Ordering::Equal),
+                        )
+                    });
                     self.invitations = l;
                     let n = lists::filter_invitations(&self.invitations, &self.inv_cur.query).len();
                     self.inv_cur.clamp(n);

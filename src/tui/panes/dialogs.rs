@@ -307,9 +307,7 @@ impl HostForm {
                 let short = short_think_time(spec, &Map::new());
                 if let Some(t) = short {
                     f.value = HUMANE_THINK_SECONDS.to_string();
-                    f.note = Some(format!(
-                        "proposed for a human (the spec's default is {t} s)"
-                    ));
+                    f.note = Some(format!("for a human (spec: {t} s)"));
                 }
             } else if !human && f.note.is_some() {
                 f.value.clear();
