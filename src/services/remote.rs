@@ -349,16 +349,9 @@ async fn host_on<C: Future<Output = ()>>(
         chat,
         observer,
     };
-    let (outcome, state_dir) = session.play(hooks, ch, progress, cancel).await?;
-    settle(client, &est.session_id, &outcome, progress).await;
-    link.finish(Duration::from_secs(2)).await;
-    Ok(Finished {
-        session_id: est.session_id.clone(),
-        outcome,
-        state_dir,
-        post_id,
-        peer_public_key: est.guest_public_key.clone(),
-    })
+    session
+        .finish(client, hooks, ch, link, progress, cancel)
+        .await
 }
 
 /// Renews the invitation every [`RENEW_EVERY`] until dropped.
@@ -540,16 +533,9 @@ async fn join_on<C: Future<Output = ()>>(
         chat,
         observer,
     };
-    let (outcome, state_dir) = session.play(hooks, ch, progress, cancel).await?;
-    settle(client, &est.session_id, &outcome, progress).await;
-    link.finish(Duration::from_secs(2)).await;
-    Ok(Finished {
-        session_id: est.session_id.clone(),
-        outcome,
-        state_dir,
-        post_id,
-        peer_public_key: est.host_public_key.clone(),
-    })
+    session
+        .finish(client, hooks, ch, link, progress, cancel)
+        .await
 }
 
 /// One established session's local side.
@@ -636,6 +622,34 @@ impl Session<'_> {
             None => None,
         };
         Ok((ours.side, Some(dir)))
+    }
+
+    /// Plays, settles the session on the server and closes the link.
+    async fn finish<C: Future<Output = ()>>(
+        self,
+        client: &Client,
+        hooks: Box<dyn Hooks>,
+        ch: Channel,
+        link: net::Link,
+        progress: Report<'_>,
+        cancel: &mut Pin<&mut C>,
+    ) -> Result<Finished, RemoteError> {
+        let est = self.est;
+        let post_id = self.post_id.to_owned();
+        let peer_public_key = match self.role {
+            Role::Host => est.guest_public_key.clone(),
+            Role::Guest => est.host_public_key.clone(),
+        };
+        let (outcome, state_dir) = self.play(hooks, ch, progress, cancel).await?;
+        settle(client, &est.session_id, &outcome, progress).await;
+        link.finish(Duration::from_secs(2)).await;
+        Ok(Finished {
+            session_id: est.session_id.clone(),
+            outcome,
+            state_dir,
+            post_id,
+            peer_public_key,
+        })
     }
 
     /// Plays to the end of the session, or until `cancel` resolves.

@@ -461,13 +461,11 @@ impl App {
 
     fn invitations_action(&mut self, a: Action) {
         let shown = lists::filter_invitations(&self.invitations, &self.inv_cur.query).len();
+        let page = self.page() / 2;
+        if self.inv_cur.navigate(&a, shown, page) {
+            return;
+        }
         match a {
-            Action::Up => self.inv_cur.up(1),
-            Action::Down => self.inv_cur.down(1, shown),
-            Action::PageUp => self.inv_cur.up(self.page() / 2),
-            Action::PageDown => self.inv_cur.down(self.page() / 2, shown),
-            Action::Top => self.inv_cur.selected = 0,
-            Action::Bottom => self.inv_cur.down(usize::MAX / 2, shown),
             Action::Activate => {
                 let Some(inv) = self.selected_invitation() else {
                     return;
@@ -519,23 +517,18 @@ impl App {
 
     fn sessions_action(&mut self, a: Action) {
         let shown = lists::filter_sessions(&self.sessions, &self.ses_cur.query).len();
-        match a {
-            Action::Up => self.ses_cur.up(1),
-            Action::Down => self.ses_cur.down(1, shown),
-            Action::PageUp => self.ses_cur.up(self.page() / 2),
-            Action::PageDown => self.ses_cur.down(self.page() / 2, shown),
-            Action::Top => self.ses_cur.selected = 0,
-            Action::Bottom => self.ses_cur.down(usize::MAX / 2, shown),
-            Action::Activate => {
-                let dir = lists::filter_sessions(&self.sessions, &self.ses_cur.query)
-                    .get(self.ses_cur.selected)
-                    .map(|s| s.dir.clone());
-                if let Some(d) = dir {
-                    self.attach(&d);
-                    self.focus = Focus::Feed;
-                }
+        let page = self.page() / 2;
+        if self.ses_cur.navigate(&a, shown, page) {
+            return;
+        }
+        if a == Action::Activate {
+            let dir = lists::filter_sessions(&self.sessions, &self.ses_cur.query)
+                .get(self.ses_cur.selected)
+                .map(|s| s.dir.clone());
+            if let Some(d) = dir {
+                self.attach(&d);
+                self.focus = Focus::Feed;
             }
-            _ => {}
         }
     }
 

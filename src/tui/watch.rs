@@ -373,69 +373,65 @@ pub fn spawn(
     })
 }
 
-/// Reads events `[start, start + count)` of an events.jsonl, streaming (the
-/// file is never held in memory whole).
-pub fn read_page(path: &Path, start: usize, count: usize) -> Vec<FeedRow> {
-    let Ok(f) = std::fs::File::open(path) else {
-        return Vec::new();
+/// Calls `f(index, line)` for each complete, non-blank line of a jsonl
+/// file, streaming through a fixed buffer, until `f` returns false.
+fn each_line(path: &Path, mut f: impl FnMut(usize, &[u8]) -> bool) {
+    let Ok(file) = std::fs::File::open(path) else {
+        return;
     };
-    let mut r = std::io::BufReader::with_capacity(1 << 16, f);
+    let mut r = std::io::BufReader::with_capacity(1 << 16, file);
     let mut line = Vec::new();
     let mut i = 0usize;
-    let mut out = Vec::with_capacity(count);
     loop {
         line.clear();
         match r.read_until(b'\n', &mut line) {
-            Ok(0) | Err(_) => break,
+            Ok(0) | Err(_) => return,
             Ok(_) => {}
         }
         if line.last() != Some(&b'\n') || line.iter().all(u8::is_ascii_whitespace) {
             continue;
         }
+        if !f(i, &line) {
+            return;
+        }
+        i += 1;
+    }
+}
+
+/// Reads events `[start, start + count)` of an events.jsonl, streaming (the
+/// file is never held in memory whole).
+pub fn read_page(path: &Path, start: usize, count: usize) -> Vec<FeedRow> {
+    let mut out = Vec::with_capacity(count);
+    each_line(path, |i, line| {
         if i >= start {
-            let m = crate::json::parse_bytes(&line)
+            let m = crate::json::parse_bytes(line)
                 .ok()
                 .and_then(|v| v.as_object().cloned())
                 .unwrap_or_default();
             out.push(row_of(&m));
-            if out.len() == count {
-                break;
-            }
         }
-        i += 1;
-    }
+        out.len() < count
+    });
     out
 }
 
 /// Indices of events whose summary or JSON contains `needle` (case-blind),
 /// at most `cap` of them, the newest kept.
 pub fn search_file(path: &Path, needle: &str, cap: usize) -> Vec<usize> {
-    let Ok(f) = std::fs::File::open(path) else {
-        return Vec::new();
-    };
     let needle = needle.to_lowercase();
-    let mut r = std::io::BufReader::with_capacity(1 << 16, f);
-    let mut line = Vec::new();
-    let mut i = 0usize;
     let mut out = std::collections::VecDeque::new();
-    loop {
-        line.clear();
-        match r.read_until(b'\n', &mut line) {
-            Ok(0) | Err(_) => break,
-            Ok(_) => {}
-        }
-        if line.last() != Some(&b'\n') || line.iter().all(u8::is_ascii_whitespace) {
-            continue;
-        }
-        let text = String::from_utf8_lossy(&line).to_lowercase();
-        if text.contains(&needle) {
+    each_line(path, |i, line| {
+        if String::from_utf8_lossy(line)
+            .to_lowercase()
+            .contains(&needle)
+        {
             out.push_back(i);
             if out.len() > cap {
                 out.pop_front();
             }
         }
-        i += 1;
-    }
+        true
+    });
     out.into()
 }
 

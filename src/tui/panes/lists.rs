@@ -25,6 +25,22 @@ impl Cursor {
     pub fn clamp(&mut self, len: usize) {
         self.selected = self.selected.min(len.saturating_sub(1));
     }
+
+    /// Moves for a navigation action over `len` rows (`page` rows a page);
+    /// false when the action is not a move.
+    pub fn navigate(&mut self, a: &crate::tui::action::Action, len: usize, page: usize) -> bool {
+        use crate::tui::action::Action;
+        match a {
+            Action::Up => self.up(1),
+            Action::Down => self.down(1, len),
+            Action::PageUp => self.up(page),
+            Action::PageDown => self.down(page, len),
+            Action::Top => self.selected = 0,
+            Action::Bottom => self.down(len, len),
+            _ => return false,
+        }
+        true
+    }
 }
 
 fn matches(q: &str, hay: &[&str]) -> bool {
