@@ -34,6 +34,8 @@ PALAVER_DATA_DIR="$2" PALAVER_CONFIG_DIR="$3" "$1"
 s=$?
 flags=$(stty -a 2>/dev/null | tr ' ;' '\n\n' | grep -x -e icanon -e -icanon -e echo -e -echo | tr '\n' ' ')
 printf '\n[palaver exited: %s] [tty: %s]\n' "$s" "$flags"
+# A live pane for a moment: tmux hides the cursor of a dead one.
+sleep 2
 "#;
 
 fn tmux_installed() -> bool {
@@ -203,22 +205,6 @@ impl Console {
         self.wait_until(&format!("{text:?}"), timeout, POLL, |s| s.contains(text))
     }
 
-    /// Waits for the console process to exit (the pane dies); the screen it
-    /// left behind.
-    fn wait_exit(&self, timeout: Duration) -> String {
-        let end = Instant::now() + timeout;
-        while !self.dead() {
-            if Instant::now() >= end {
-                panic!(
-                    "the console did not exit within {timeout:?}; last screen:\n{}",
-                    self.capture().unwrap_or_default()
-                );
-            }
-            std::thread::sleep(POLL);
-        }
-        self.capture().unwrap_or_default()
-    }
-
     /// Processes started in the pane (the wrapper's children), Linux only.
     fn pane_children(&self) -> Vec<u32> {
         let pid = self.pane("#{pane_pid}");
@@ -335,7 +321,9 @@ fn quit(c: &Console) {
 /// After `q`: the process exited 0 and left the tty cooked and the normal
 /// screen back (and should have shown the cursor again).
 fn assert_clean_exit(c: &Console) {
-    let after = c.wait_exit(Duration::from_secs(10));
+    let after = c.wait_for("[palaver exited", Duration::from_secs(10));
+    // Read while the wrapper still runs (a dead pane hides its cursor).
+    let cursor = c.pane("#{cursor_flag}");
     assert!(
         after.contains("[palaver exited: 0]"),
         "exit status; screen after exit:\n{after}"
@@ -355,11 +343,7 @@ fn assert_clean_exit(c: &Console) {
         "still on the alternate screen"
     );
     // The cursor is visible again.
-    assert_eq!(
-        c.pane("#{cursor_flag}"),
-        "1",
-        "the console left the cursor hidden"
-    );
+    assert_eq!(cursor, "1", "the console left the cursor hidden");
     // Nothing of the console's frame is left on the normal screen.
     assert!(
         !after.contains("Invitations"),
