@@ -1165,8 +1165,9 @@ impl Market {
 
     /// Applies deadlines at the market's clock: a transaction never funded
     /// becomes CLOSED (no value moved); a FUNDED one with no delivery goes
-    /// REJECTED (reason deadline) and then REFUNDED. Also finishes VERIFIED
-    /// and REJECTED transactions left waiting. Returns how many moved.
+    /// REJECTED (reason deadline) and then REFUNDED. With inline settlement
+    /// it also finishes VERIFIED and REJECTED transactions a crash left
+    /// between verification and settlement. Returns how many moved.
     pub fn sweep(&self) -> Result<usize, MarketError> {
         self.sweep_at(self.now_ms())
     }
@@ -1183,7 +1184,7 @@ impl Market {
                 )
                 .sql()?;
             let rows = st
-                .query_map(params![now, !self.cfg.settle_inline], |r| {
+                .query_map(params![now, self.cfg.settle_inline], |r| {
                     Ok((r.get(0)?, r.get(1)?, r.get(2)?))
                 })
                 .sql()?;

@@ -54,9 +54,10 @@ pub struct MarketConfig {
     pub max_target_hex: usize,
     /// Longest `input.prefix`, bytes.
     pub max_prefix_bytes: usize,
-    /// Run settlement or refund right after verification. Off, VERIFIED and
-    /// REJECTED transactions wait for [`Market::finish`] or the next sweep
-    /// (a separate settlement worker).
+    /// Run settlement or refund right after verification (and let the
+    /// sweep finish any a crash left behind). Off, VERIFIED and REJECTED
+    /// transactions wait for [`Market::finish`] (a separate settlement
+    /// worker).
     pub settle_inline: bool,
     /// `synchronous=FULL`: a transition is on disk before it is answered.
     pub durable: bool,
