@@ -48,7 +48,15 @@ fn world_with(c: MarketConfig, on_disk: bool) -> World {
     };
     let m = m.with_clock(clock);
     let (buyer, provider, other) = grants(&m);
-    World { m, clock: handle, buyer, provider, other, _dir: dir, path }
+    World {
+        m,
+        clock: handle,
+        buyer,
+        provider,
+        other,
+        _dir: dir,
+        path,
+    }
 }
 
 fn world() -> World {
@@ -57,13 +65,18 @@ fn world() -> World {
 
 impl World {
     fn send(&self, g: &Grant, msg: Map) -> Result<Value, MarketError> {
-        self.m.handle(Some(&g.token), messages::sign(&g.token, msg).unwrap())
+        self.m
+            .handle(Some(&g.token), messages::sign(&g.token, msg).unwrap())
     }
     fn view(&self, tx: &str) -> Value {
         self.m.transaction(tx).unwrap()
     }
     fn state(&self, tx: &str) -> String {
-        self.view(tx).get("state").and_then(Value::as_str).unwrap().to_owned()
+        self.view(tx)
+            .get("state")
+            .and_then(Value::as_str)
+            .unwrap()
+            .to_owned()
     }
     fn events(&self, tx: &str) -> Vec<String> {
         self.view(tx)
@@ -78,23 +91,44 @@ impl World {
         self.send(&self.buyer, job(tx, "0", 15, T0 + HOUR)).unwrap();
     }
     fn offer(&self, tx: &str, who: &Grant, price: i64) -> Result<String, MarketError> {
-        let jh = self.view(tx).get("job_hash").and_then(Value::as_str).unwrap().to_owned();
+        let jh = self
+            .view(tx)
+            .get("job_hash")
+            .and_then(Value::as_str)
+            .unwrap()
+            .to_owned();
         let r = self.send(
             who,
-            messages::offer(tx, &jh, price, T0 + HOUR / 2, &who.principal_id, &who.agent_id),
+            messages::offer(
+                tx,
+                &jh,
+                price,
+                T0 + HOUR / 2,
+                &who.principal_id,
+                &who.agent_id,
+            ),
         )?;
-        Ok(r.get("hashes").and_then(|h| h.get("offer_hash")).and_then(Value::as_str).unwrap().to_owned())
+        Ok(r.get("hashes")
+            .and_then(|h| h.get("offer_hash"))
+            .and_then(Value::as_str)
+            .unwrap()
+            .to_owned())
     }
     fn lock(&self, tx: &str, offer_hash: &str) -> Result<String, MarketError> {
         let deal = messages::deal_for(&self.view(tx), offer_hash).unwrap();
         let r = self.send(&self.buyer, messages::deal_lock(tx, deal))?;
-        Ok(r.get("hashes").and_then(|h| h.get("deal_hash")).and_then(Value::as_str).unwrap().to_owned())
+        Ok(r.get("hashes")
+            .and_then(|h| h.get("deal_hash"))
+            .and_then(Value::as_str)
+            .unwrap()
+            .to_owned())
     }
     fn to_funded(&self, tx: &str) -> String {
         self.open(tx);
         let oh = self.offer(tx, &self.provider, 10).unwrap();
         let dh = self.lock(tx, &oh).unwrap();
-        self.send(&self.provider, messages::deal_confirm(tx, &dh)).unwrap();
+        self.send(&self.provider, messages::deal_confirm(tx, &dh))
+            .unwrap();
         self.send(&self.buyer, messages::fund(tx, &dh, 10)).unwrap();
         dh
     }
@@ -102,7 +136,10 @@ impl World {
         let prefix = format!("palaver|{tx}");
         let s = policy::solve(&prefix, "0", 0, 1, &Default::default()).unwrap();
         let digest = if good { s.digest } else { "0".repeat(64) };
-        self.send(&self.provider, messages::deliver(tx, dh, &prefix, s.nonce, &digest))
+        self.send(
+            &self.provider,
+            messages::deliver(tx, dh, &prefix, s.nonce, &digest),
+        )
     }
     fn audit_holds(&self) {
         let a = self.m.audit().unwrap();
@@ -153,8 +190,10 @@ fn seed_job_and_signature_vectors() {
         canonical::signature("demo-token", msg.as_object().unwrap()).unwrap(),
         "fdc45dcce69ae059f42c3c5d501cb46c1cdeb49d8f0d85d87f835b59b9dccd23"
     );
-    assert_eq!(policy::digest("AIguishi|GTL|job_demo_001", 124_071),
-        "00009f1f3757ad7d69a483e90f5d9db58f7918a0f8cd82ce98d3117a62726adf");
+    assert_eq!(
+        policy::digest("AIguishi|GTL|job_demo_001", 124_071),
+        "00009f1f3757ad7d69a483e90f5d9db58f7918a0f8cd82ce98d3117a62726adf"
+    );
 }
 
 #[test]
@@ -165,8 +204,13 @@ fn a_verified_delivery_settles_once_and_pays_the_provider() {
     let oh = w.offer("t1", &w.provider, 10).unwrap();
     assert_eq!(w.state("t1"), "OFFERED");
     let dh = w.lock("t1", &oh).unwrap();
-    assert_eq!(w.state("t1"), "OFFERED", "a lock alone does not lock the deal");
-    w.send(&w.provider, messages::deal_confirm("t1", &dh)).unwrap();
+    assert_eq!(
+        w.state("t1"),
+        "OFFERED",
+        "a lock alone does not lock the deal"
+    );
+    w.send(&w.provider, messages::deal_confirm("t1", &dh))
+        .unwrap();
     assert_eq!(w.state("t1"), "DEAL_LOCKED");
     let r = w.send(&w.buyer, messages::fund("t1", &dh, 10)).unwrap();
     assert_eq!(r.get("balance").and_then(Value::as_i64), Some(990));
@@ -177,14 +221,49 @@ fn a_verified_delivery_settles_once_and_pays_the_provider() {
     assert_eq!(r.get("result").and_then(Value::as_str), Some("PASS"));
     assert_eq!(
         w.events("t1"),
-        ["JOB_OPEN", "OFFER", "DEAL_LOCK", "DEAL_CONFIRM", "FUND", "DELIVER", "VERIFICATION", "SETTLEMENT"]
+        [
+            "JOB_OPEN",
+            "OFFER",
+            "DEAL_LOCK",
+            "DEAL_CONFIRM",
+            "FUND",
+            "DELIVER",
+            "VERIFICATION",
+            "SETTLEMENT"
+        ]
     );
-    let states: Vec<String> = w.view("t1").get("events").and_then(Value::as_array).unwrap().iter()
-        .map(|e| e.get("state_after").and_then(Value::as_str).unwrap().to_owned()).collect();
-    assert_eq!(states, ["JOB_OPEN", "OFFERED", "OFFERED", "DEAL_LOCKED", "FUNDED", "DELIVERED", "VERIFIED", "SETTLED"]);
+    let states: Vec<String> = w
+        .view("t1")
+        .get("events")
+        .and_then(Value::as_array)
+        .unwrap()
+        .iter()
+        .map(|e| {
+            e.get("state_after")
+                .and_then(Value::as_str)
+                .unwrap()
+                .to_owned()
+        })
+        .collect();
+    assert_eq!(
+        states,
+        [
+            "JOB_OPEN",
+            "OFFERED",
+            "OFFERED",
+            "DEAL_LOCKED",
+            "FUNDED",
+            "DELIVERED",
+            "VERIFIED",
+            "SETTLED"
+        ]
+    );
     assert_eq!((w.bal(&w.buyer), w.bal(&w.provider)), (990, 1010));
     assert!(w.m.verify_chain("t1").unwrap().ok());
-    assert_eq!(w.m.finish("t1").unwrap(), Finish::AlreadyTerminal("SETTLED".into()));
+    assert_eq!(
+        w.m.finish("t1").unwrap(),
+        Finish::AlreadyTerminal("SETTLED".into())
+    );
     w.audit_holds();
 }
 
@@ -193,11 +272,19 @@ fn a_wrong_digest_is_rejected_and_refunded_and_a_stale_deal_never_enters() {
     let w = world();
     let dh = w.to_funded("t1");
     let stale = "1".repeat(64);
-    assert_eq!(status(w.deliver("t1", &stale, true)), (409, "stale_or_foreign_deal".into()));
+    assert_eq!(
+        status(w.deliver("t1", &stale, true)),
+        (409, "stale_or_foreign_deal".into())
+    );
     let r = w.deliver("t1", &dh, false).unwrap();
     assert_eq!(r.get("state").and_then(Value::as_str), Some("REFUNDED"));
     assert_eq!(r.get("result").and_then(Value::as_str), Some("FAIL"));
-    assert!(r.get("reasons").unwrap().py_str().contains("digest_must_equal_computed"));
+    assert!(
+        r.get("reasons")
+            .unwrap()
+            .py_str()
+            .contains("digest_must_equal_computed")
+    );
     assert_eq!(w.events("t1").last().unwrap(), "REFUND");
     assert_eq!((w.bal(&w.buyer), w.bal(&w.provider)), (1000, 1000));
     // A "PASS" that is not an artifact fails the output format.
@@ -205,10 +292,18 @@ fn a_wrong_digest_is_rejected_and_refunded_and_a_stale_deal_never_enters() {
     let dh = w2.to_funded("t2");
     let mut msg = messages::deliver("t2", &dh, "x", 0, &"0".repeat(64));
     let d = msg.get_mut("delivery").unwrap().as_object_mut().unwrap();
-    d.insert("artifact", Value::Object(palaver::obj! { "result" => "PASS" }));
+    d.insert(
+        "artifact",
+        Value::Object(palaver::obj! { "result" => "PASS" }),
+    );
     let r = w2.send(&w2.provider, msg).unwrap();
     assert_eq!(r.get("state").and_then(Value::as_str), Some("REFUNDED"));
-    assert!(r.get("reasons").unwrap().py_str().contains("artifact.result is not allowed"));
+    assert!(
+        r.get("reasons")
+            .unwrap()
+            .py_str()
+            .contains("artifact.result is not allowed")
+    );
     w.audit_holds();
     w2.audit_holds();
 }
@@ -222,7 +317,10 @@ fn deadlines_close_unfunded_jobs_and_refund_funded_ones() {
     assert_eq!(w.m.sweep().unwrap(), 2);
     assert_eq!(w.state("open1"), "CLOSED");
     assert_eq!(w.state("funded1"), "REFUNDED");
-    assert_eq!(w.events("funded1")[5..], ["EXPIRY".to_owned(), "REFUND".to_owned()]);
+    assert_eq!(
+        w.events("funded1")[5..],
+        ["EXPIRY".to_owned(), "REFUND".to_owned()]
+    );
     assert_eq!(w.bal(&w.buyer), 1000);
     // Nothing moves after the end.
     assert_eq!(status(w.deliver("funded1", "x", true)).0, 409);
@@ -236,10 +334,25 @@ fn declining_the_last_live_offer_reopens_the_job() {
     w.open("t1");
     let a = w.offer("t1", &w.provider, 10).unwrap();
     let b = w.offer("t1", &w.other, 12).unwrap();
-    assert_eq!(status(w.offer("t1", &w.provider, 10)), (409, "duplicate_offer".into()));
-    assert_eq!(w.send(&w.buyer, messages::offer_decline("t1", &a)).unwrap().get("state").and_then(Value::as_str), Some("OFFERED"));
+    assert_eq!(
+        status(w.offer("t1", &w.provider, 10)),
+        (409, "duplicate_offer".into())
+    );
+    assert_eq!(
+        w.send(&w.buyer, messages::offer_decline("t1", &a))
+            .unwrap()
+            .get("state")
+            .and_then(Value::as_str),
+        Some("OFFERED")
+    );
     assert_eq!(status(w.lock("t1", &a)), (409, "offer_not_live".into()));
-    assert_eq!(w.send(&w.buyer, messages::offer_decline("t1", &b)).unwrap().get("state").and_then(Value::as_str), Some("JOB_OPEN"));
+    assert_eq!(
+        w.send(&w.buyer, messages::offer_decline("t1", &b))
+            .unwrap()
+            .get("state")
+            .and_then(Value::as_str),
+        Some("JOB_OPEN")
+    );
     assert_eq!(w.state("t1"), "JOB_OPEN");
 }
 
@@ -247,18 +360,77 @@ fn declining_the_last_live_offer_reopens_the_job() {
 /// ones answer 409 and leave the chain as it was.
 #[test]
 fn every_illegal_transition_is_refused_and_writes_nothing() {
-    let kinds = ["OFFER", "OFFER_DECLINE", "DEAL_LOCK", "DEAL_CONFIRM", "FUND", "DELIVER"];
+    let kinds = [
+        "OFFER",
+        "OFFER_DECLINE",
+        "DEAL_LOCK",
+        "DEAL_CONFIRM",
+        "FUND",
+        "DELIVER",
+    ];
     // state label → (setup, legal kinds)
     type Setup = fn(&World, &str);
     let cases: Vec<(&str, Setup, &[&str])> = vec![
         ("JOB_OPEN", |w, t| w.open(t), &["OFFER"]),
-        ("OFFERED", |w, t| { w.open(t); w.offer(t, &w.provider, 10).unwrap(); }, &["OFFER", "OFFER_DECLINE", "DEAL_LOCK"]),
-        ("OFFERED+lock", |w, t| { w.open(t); let o = w.offer(t, &w.provider, 10).unwrap(); w.lock(t, &o).unwrap(); }, &["OFFER", "DEAL_CONFIRM"]),
-        ("DEAL_LOCKED", |w, t| { w.open(t); let o = w.offer(t, &w.provider, 10).unwrap(); let d = w.lock(t, &o).unwrap(); w.send(&w.provider, messages::deal_confirm(t, &d)).unwrap(); }, &["FUND"]),
-        ("FUNDED", |w, t| { w.to_funded(t); }, &["DELIVER"]),
-        ("SETTLED", |w, t| { let d = w.to_funded(t); w.deliver(t, &d, true).unwrap(); }, &[]),
-        ("REFUNDED", |w, t| { let d = w.to_funded(t); w.deliver(t, &d, false).unwrap(); }, &[]),
-        ("CLOSED", |w, t| { w.open(t); w.clock.store(T0 + 2 * HOUR, Ordering::SeqCst); w.m.sweep().unwrap(); }, &[]),
+        (
+            "OFFERED",
+            |w, t| {
+                w.open(t);
+                w.offer(t, &w.provider, 10).unwrap();
+            },
+            &["OFFER", "OFFER_DECLINE", "DEAL_LOCK"],
+        ),
+        (
+            "OFFERED+lock",
+            |w, t| {
+                w.open(t);
+                let o = w.offer(t, &w.provider, 10).unwrap();
+                w.lock(t, &o).unwrap();
+            },
+            &["OFFER", "DEAL_CONFIRM"],
+        ),
+        (
+            "DEAL_LOCKED",
+            |w, t| {
+                w.open(t);
+                let o = w.offer(t, &w.provider, 10).unwrap();
+                let d = w.lock(t, &o).unwrap();
+                w.send(&w.provider, messages::deal_confirm(t, &d)).unwrap();
+            },
+            &["FUND"],
+        ),
+        (
+            "FUNDED",
+            |w, t| {
+                w.to_funded(t);
+            },
+            &["DELIVER"],
+        ),
+        (
+            "SETTLED",
+            |w, t| {
+                let d = w.to_funded(t);
+                w.deliver(t, &d, true).unwrap();
+            },
+            &[],
+        ),
+        (
+            "REFUNDED",
+            |w, t| {
+                let d = w.to_funded(t);
+                w.deliver(t, &d, false).unwrap();
+            },
+            &[],
+        ),
+        (
+            "CLOSED",
+            |w, t| {
+                w.open(t);
+                w.clock.store(T0 + 2 * HOUR, Ordering::SeqCst);
+                w.m.sweep().unwrap();
+            },
+            &[],
+        ),
     ];
     for (label, setup, legal) in cases {
         for kind in kinds {
@@ -268,13 +440,25 @@ fn every_illegal_transition_is_refused_and_writes_nothing() {
             let before = w.events("tx").len();
             let state = w.state("tx");
             let s = |k: &str| v.get(k).and_then(Value::as_str).unwrap_or("").to_owned();
-            let first_offer = v.get("offers").and_then(Value::as_array).and_then(|o| o.first())
-                .and_then(|o| o.get("offer_hash")).and_then(Value::as_str).map(str::to_owned)
+            let first_offer = v
+                .get("offers")
+                .and_then(Value::as_array)
+                .and_then(|o| o.first())
+                .and_then(|o| o.get("offer_hash"))
+                .and_then(Value::as_str)
+                .map(str::to_owned)
                 .unwrap_or_else(|| "2".repeat(64));
-            let pending = v.get("deal").and_then(|d| d.get("deal_hash")).and_then(Value::as_str)
-                .map(str::to_owned).unwrap_or_else(|| "3".repeat(64));
+            let pending = v
+                .get("deal")
+                .and_then(|d| d.get("deal_hash"))
+                .and_then(Value::as_str)
+                .map(str::to_owned)
+                .unwrap_or_else(|| "3".repeat(64));
             let r = match kind {
-                "OFFER" => w.send(&w.other, messages::offer("tx", &s("job_hash"), 9, T0 + HOUR / 2, "other", "other")),
+                "OFFER" => w.send(
+                    &w.other,
+                    messages::offer("tx", &s("job_hash"), 9, T0 + HOUR / 2, "other", "other"),
+                ),
                 "OFFER_DECLINE" => w.send(&w.buyer, messages::offer_decline("tx", &first_offer)),
                 "DEAL_LOCK" => {
                     let deal = messages::deal_for(&v, &first_offer).unwrap_or_else(|_| palaver::obj! {
@@ -294,8 +478,15 @@ fn every_illegal_transition_is_refused_and_writes_nothing() {
             if legal.contains(&kind) {
                 assert!(ok, "{kind} in {label} must pass: {code:?}");
             } else {
-                assert_eq!(code.0, 409, "{kind} in {label} must be a conflict: {code:?}");
-                assert_eq!(w.events("tx").len(), before, "{kind} in {label} wrote an event");
+                assert_eq!(
+                    code.0, 409,
+                    "{kind} in {label} must be a conflict: {code:?}"
+                );
+                assert_eq!(
+                    w.events("tx").len(),
+                    before,
+                    "{kind} in {label} wrote an event"
+                );
                 assert_eq!(w.state("tx"), state);
             }
             w.audit_holds();
@@ -308,38 +499,105 @@ fn authorization_signatures_and_roles() {
     let w = world();
     w.open("t1");
     // Bad signature, unknown token, no token.
-    let mut forged = messages::sign(&w.provider.token, messages::offer_decline("t1", &"2".repeat(64))).unwrap();
+    let mut forged = messages::sign(
+        &w.provider.token,
+        messages::offer_decline("t1", &"2".repeat(64)),
+    )
+    .unwrap();
     forged.insert("offer_hash", Value::from("4".repeat(64)));
-    assert_eq!(status(w.m.handle(Some(&w.provider.token), forged)), (403, "bad_signature".into()));
+    assert_eq!(
+        status(w.m.handle(Some(&w.provider.token), forged)),
+        (403, "bad_signature".into())
+    );
     let msg = messages::sign("gtl_nope", messages::offer_decline("t1", "x")).unwrap();
     assert_eq!(status(w.m.handle(Some("gtl_nope"), msg.clone())).0, 401);
     assert_eq!(status(w.m.handle(None, msg)).0, 401);
     // The buyer cannot be its own provider.
-    assert_eq!(status(w.offer("t1", &w.buyer, 10)), (403, "same_principal".into()));
+    assert_eq!(
+        status(w.offer("t1", &w.buyer, 10)),
+        (403, "same_principal".into())
+    );
     // An offer naming someone else's principal.
-    let jh = w.view("t1").get("job_hash").and_then(Value::as_str).unwrap().to_owned();
-    assert_eq!(status(w.send(&w.other, messages::offer("t1", &jh, 5, T0 + 1000, "provider", "provider"))).0, 403);
+    let jh = w
+        .view("t1")
+        .get("job_hash")
+        .and_then(Value::as_str)
+        .unwrap()
+        .to_owned();
+    assert_eq!(
+        status(w.send(
+            &w.other,
+            messages::offer("t1", &jh, 5, T0 + 1000, "provider", "provider")
+        ))
+        .0,
+        403
+    );
     // Price above budget, expiry after the deadline, wrong job hash: all at once.
-    let r = w.send(&w.provider, messages::offer("t1", &"5".repeat(64), 99, T0 + 2 * HOUR, "provider", "provider"));
-    let Err(MarketError::Invalid(f)) = r else { panic!("{r:?}") };
+    let r = w.send(
+        &w.provider,
+        messages::offer(
+            "t1",
+            &"5".repeat(64),
+            99,
+            T0 + 2 * HOUR,
+            "provider",
+            "provider",
+        ),
+    );
+    let Err(MarketError::Invalid(f)) = r else {
+        panic!("{r:?}")
+    };
     let paths: Vec<&str> = f.iter().map(|e| e.path.as_str()).collect();
-    assert_eq!(paths, ["offer.job_hash", "offer.price.amount", "offer.expires_at"]);
+    assert_eq!(
+        paths,
+        ["offer.job_hash", "offer.price.amount", "offer.expires_at"]
+    );
     let oh = w.offer("t1", &w.provider, 10).unwrap();
-    assert_eq!(status(w.send(&w.other, messages::offer_decline("t1", &oh))).0, 403);
+    assert_eq!(
+        status(w.send(&w.other, messages::offer_decline("t1", &oh))).0,
+        403
+    );
     let dh = w.lock("t1", &oh).unwrap();
-    assert_eq!(status(w.send(&w.other, messages::deal_confirm("t1", &dh))).0, 403);
-    assert_eq!(status(w.send(&w.provider, messages::deal_confirm("t1", &"6".repeat(64)))), (409, "deal_hash_mismatch".into()));
-    w.send(&w.provider, messages::deal_confirm("t1", &dh)).unwrap();
-    assert_eq!(status(w.send(&w.provider, messages::fund("t1", &dh, 10))).0, 403);
-    assert_eq!(status(w.send(&w.buyer, messages::fund("t1", &dh, 9))).0, 422);
+    assert_eq!(
+        status(w.send(&w.other, messages::deal_confirm("t1", &dh))).0,
+        403
+    );
+    assert_eq!(
+        status(w.send(&w.provider, messages::deal_confirm("t1", &"6".repeat(64)))),
+        (409, "deal_hash_mismatch".into())
+    );
+    w.send(&w.provider, messages::deal_confirm("t1", &dh))
+        .unwrap();
+    assert_eq!(
+        status(w.send(&w.provider, messages::fund("t1", &dh, 10))).0,
+        403
+    );
+    assert_eq!(
+        status(w.send(&w.buyer, messages::fund("t1", &dh, 9))).0,
+        422
+    );
     // Duplicate transaction ids: first writer wins.
-    assert_eq!(status(w.send(&w.buyer, job("t1", "0", 15, T0 + HOUR))), (409, "duplicate_transaction".into()));
+    assert_eq!(
+        status(w.send(&w.buyer, job("t1", "0", 15, T0 + HOUR))),
+        (409, "duplicate_transaction".into())
+    );
     // Duplicate keys and floats never reach the machine.
     let dup = br#"{"type":"HELLO","type":"JOB_OPEN","supported_versions":["0.2"]}"#;
     assert_eq!(status(w.m.submit(None, dup)).0, 400);
-    let hello = w.m.submit(None, br#"{"type":"HELLO","supported_versions":["0.1","0.2"]}"#).unwrap();
-    assert_eq!(hello.get("selected_version").and_then(Value::as_str), Some("0.2"));
-    assert_eq!(status(w.m.submit(None, br#"{"type":"HELLO","supported_versions":["9"]}"#)).1, "unsupported_version");
+    let hello =
+        w.m.submit(
+            None,
+            br#"{"type":"HELLO","supported_versions":["0.1","0.2"]}"#,
+        )
+        .unwrap();
+    assert_eq!(
+        hello.get("selected_version").and_then(Value::as_str),
+        Some("0.2")
+    );
+    assert_eq!(
+        status(w.m.submit(None, br#"{"type":"HELLO","supported_versions":["9"]}"#)).1,
+        "unsupported_version"
+    );
 }
 
 #[test]
@@ -349,8 +607,12 @@ fn insufficient_funds_cannot_fund() {
     w.open("t1");
     let oh = w.offer("t1", &w.provider, 10).unwrap();
     let dh = w.lock("t1", &oh).unwrap();
-    w.send(&w.provider, messages::deal_confirm("t1", &dh)).unwrap();
-    assert_eq!(status(w.send(&w.buyer, messages::fund("t1", &dh, 10))), (409, "insufficient_funds".into()));
+    w.send(&w.provider, messages::deal_confirm("t1", &dh))
+        .unwrap();
+    assert_eq!(
+        status(w.send(&w.buyer, messages::fund("t1", &dh, 10))),
+        (409, "insufficient_funds".into())
+    );
     assert_eq!(w.state("t1"), "DEAL_LOCKED");
     w.audit_holds();
 }
@@ -358,11 +620,17 @@ fn insufficient_funds_cannot_fund() {
 fn dump(db: &Path) -> String {
     let c = rusqlite::Connection::open(db).unwrap();
     let tables: Vec<String> = c
-        .prepare("SELECT name FROM sqlite_master WHERE type='table' ORDER BY name").unwrap()
-        .query_map([], |r| r.get(0)).unwrap().map(Result::unwrap).collect();
+        .prepare("SELECT name FROM sqlite_master WHERE type='table' ORDER BY name")
+        .unwrap()
+        .query_map([], |r| r.get(0))
+        .unwrap()
+        .map(Result::unwrap)
+        .collect();
     let mut out = String::new();
     for t in tables {
-        let mut st = c.prepare(&format!("SELECT * FROM {t} ORDER BY rowid")).unwrap();
+        let mut st = c
+            .prepare(&format!("SELECT * FROM {t} ORDER BY rowid"))
+            .unwrap();
         let n = st.column_count();
         let mut rows = st.query([]).unwrap();
         while let Some(r) = rows.next().unwrap() {
@@ -377,7 +645,10 @@ fn dump(db: &Path) -> String {
 }
 
 fn file_bytes(db: &Path) -> Vec<Vec<u8>> {
-    ["", "-wal"].iter().map(|s| std::fs::read(format!("{}{s}", db.display())).unwrap_or_default()).collect()
+    ["", "-wal"]
+        .iter()
+        .map(|s| std::fs::read(format!("{}{s}", db.display())).unwrap_or_default())
+        .collect()
 }
 
 #[test]
@@ -391,23 +662,52 @@ fn the_hard_gate_reports_all_three_missing_fields_and_writes_nothing() {
     j.remove("deadline");
     j.remove("budget");
     j.remove("authority");
-    let Err(MarketError::Gate { missing_fields, invalid_fields }) = w.send(&w.buyer, msg) else {
+    let Err(MarketError::Gate {
+        missing_fields,
+        invalid_fields,
+    }) = w.send(&w.buyer, msg)
+    else {
         panic!("the gate must refuse")
     };
-    assert_eq!(missing_fields, ["job.deadline", "job.budget", "job.authority"]);
+    assert_eq!(
+        missing_fields,
+        ["job.deadline", "job.budget", "job.authority"]
+    );
     assert!(invalid_fields.is_empty(), "{invalid_fields:?}");
     assert_eq!(dump(&db), rows, "a refused JOB_OPEN wrote rows");
-    assert_eq!(file_bytes(&db), bytes, "a refused JOB_OPEN changed the database files");
+    assert_eq!(
+        file_bytes(&db),
+        bytes,
+        "a refused JOB_OPEN changed the database files"
+    );
     // Invalid fields are collected too, each with its path.
     let mut msg = job("t2", "00zz", 0, T0 + 1000);
     let j = msg.get_mut("job").unwrap().as_object_mut().unwrap();
-    j.insert("verification_policy", Value::Object(palaver::obj! { "id" => "sha256_nonce.v1" }));
+    j.insert(
+        "verification_policy",
+        Value::Object(palaver::obj! { "id" => "sha256_nonce.v1" }),
+    );
     j.insert("surprise", Value::from(1));
-    let Err(MarketError::Gate { missing_fields, invalid_fields }) = w.send(&w.buyer, msg) else { panic!() };
+    let Err(MarketError::Gate {
+        missing_fields,
+        invalid_fields,
+    }) = w.send(&w.buyer, msg)
+    else {
+        panic!()
+    };
     assert!(missing_fields.is_empty());
     let paths: Vec<&str> = invalid_fields.iter().map(|e| e.path.as_str()).collect();
-    assert_eq!(paths, ["job.surprise", "job.input.target", "job.deadline", "job.budget.amount", "job.verification_policy",
-         "job.authority.spend_limit.amount"]);
+    assert_eq!(
+        paths,
+        [
+            "job.surprise",
+            "job.input.target",
+            "job.deadline",
+            "job.budget.amount",
+            "job.verification_policy",
+            "job.authority.spend_limit.amount"
+        ]
+    );
     assert_eq!(dump(&db), rows);
     assert_eq!(file_bytes(&db), bytes);
 }
@@ -423,8 +723,12 @@ fn the_store_refuses_tampering_that_skips_the_state_machine() {
         let e = c.execute_batch(sql).expect_err(sql).to_string();
         assert!(!e.is_empty());
     };
-    refused("UPDATE gtl_transactions SET state = 'REFUNDED', terminal_state = 'REFUNDED' WHERE transaction_id = 't1'");
-    refused("UPDATE gtl_transactions SET state = 'SETTLED', terminal_state = 'SETTLED' WHERE transaction_id = 't2'");
+    refused(
+        "UPDATE gtl_transactions SET state = 'REFUNDED', terminal_state = 'REFUNDED' WHERE transaction_id = 't1'",
+    );
+    refused(
+        "UPDATE gtl_transactions SET state = 'SETTLED', terminal_state = 'SETTLED' WHERE transaction_id = 't2'",
+    );
     refused("UPDATE gtl_transactions SET state = 'FUNDED' WHERE transaction_id = 't2'");
     refused("UPDATE gtl_transactions SET budget = 1 WHERE transaction_id = 't2'");
     refused("DELETE FROM gtl_commitments");
@@ -447,7 +751,10 @@ fn the_store_refuses_tampering_that_skips_the_state_machine() {
 
 #[test]
 fn two_settlements_racing_exactly_one_wins() {
-    let c = MarketConfig { settle_inline: false, ..cfg() };
+    let c = MarketConfig {
+        settle_inline: false,
+        ..cfg()
+    };
     let w = world_with(c.clone(), true);
     let path = w.path.clone().unwrap();
     let n = 12;
@@ -455,7 +762,10 @@ fn two_settlements_racing_exactly_one_wins() {
         let tx = format!("r{i}");
         let dh = w.to_funded(&tx);
         let r = w.deliver(&tx, &dh, i % 2 == 0).unwrap();
-        assert!(matches!(r.get("state").and_then(Value::as_str), Some("VERIFIED" | "REJECTED")));
+        assert!(matches!(
+            r.get("state").and_then(Value::as_str),
+            Some("VERIFIED" | "REJECTED")
+        ));
     }
     // Two market handles (two SQLite connections) on the same file race
     // every transaction's settlement.
@@ -464,18 +774,29 @@ fn two_settlements_racing_exactly_one_wins() {
     let barrier = Arc::new(std::sync::Barrier::new(2));
     let run = |m: Arc<Market>, b: Arc<std::sync::Barrier>| {
         std::thread::spawn(move || {
-            (0..n).map(|i| { b.wait(); m.finish(&format!("r{i}")).unwrap() }).collect::<Vec<_>>()
+            (0..n)
+                .map(|i| {
+                    b.wait();
+                    m.finish(&format!("r{i}")).unwrap()
+                })
+                .collect::<Vec<_>>()
         })
     };
     let a = run(me.clone(), barrier.clone());
     let b = run(other.clone(), barrier);
     let (a, b) = (a.join().unwrap(), b.join().unwrap());
     for i in 0..n {
-        let wins = [&a[i], &b[i]].iter().filter(|f| matches!(f, Finish::Settled | Finish::Refunded)).count();
+        let wins = [&a[i], &b[i]]
+            .iter()
+            .filter(|f| matches!(f, Finish::Settled | Finish::Refunded))
+            .count();
         assert_eq!(wins, 1, "transaction r{i}: {:?} / {:?}", a[i], b[i]);
     }
     let a = me.audit().unwrap();
-    assert_eq!((a.sum_of_balances, a.escrow, a.reserved, a.double_outcomes), (0, 0, 0, 0));
+    assert_eq!(
+        (a.sum_of_balances, a.escrow, a.reserved, a.double_outcomes),
+        (0, 0, 0, 0)
+    );
     // 6 settled at 10 GTU each.
     assert_eq!(me.balance("provider").unwrap(), Some(1060));
     assert_eq!(me.balance("buyer").unwrap(), Some(940));
@@ -488,8 +809,11 @@ fn two_fundings_racing_spend_once() {
     w.open("f1");
     let oh = w.offer("f1", &w.provider, 10).unwrap();
     let dh = w.lock("f1", &oh).unwrap();
-    w.send(&w.provider, messages::deal_confirm("f1", &dh)).unwrap();
-    let other = Market::open(&path, cfg()).unwrap().with_clock(Clock::Manual(w.clock.clone()));
+    w.send(&w.provider, messages::deal_confirm("f1", &dh))
+        .unwrap();
+    let other = Market::open(&path, cfg())
+        .unwrap()
+        .with_clock(Clock::Manual(w.clock.clone()));
     let token = w.buyer.token.clone();
     let msg = messages::sign(&token, messages::fund("f1", &dh, 10)).unwrap();
     let (r1, r2) = std::thread::scope(|s| {

@@ -147,7 +147,13 @@ pub fn serve(ctx: &Ctx, a: ServeArgs) -> Result<Outcome> {
             listener.local_addr()?,
             db.display()
         );
-        crate::community::serve_with_market(listener, Box::new(store), cfg, std::sync::Arc::new(market)).await?;
+        crate::community::serve_with_market(
+            listener,
+            Box::new(store),
+            cfg,
+            std::sync::Arc::new(market),
+        )
+        .await?;
         Ok::<_, anyhow::Error>(())
     })?;
     Ok(Outcome::Ok)

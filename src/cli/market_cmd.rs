@@ -169,9 +169,9 @@ fn threads(n: Option<usize>) -> usize {
 async fn connect(ctx: &Ctx, principal: Option<&str>) -> Result<MarketClient> {
     let url = server_url(ctx)?;
     let keys = KeyPair::load(&ctx.data_dir()?)?;
-    MarketClient::connect(&url, keys, principal)
-        .await
-        .context("getting this identity's market token (is it registered? palaver register --nickname NAME)")
+    MarketClient::connect(&url, keys, principal).await.context(
+        "getting this identity's market token (is it registered? palaver register --nickname NAME)",
+    )
 }
 
 fn s<'a>(v: &'a Value, k: &str) -> &'a str {
@@ -179,7 +179,11 @@ fn s<'a>(v: &'a Value, k: &str) -> &'a str {
 }
 
 /// Prints an answer (JSON or one human line) or a market refusal.
-fn answer(ctx: &Ctx, r: Result<Value, MarketClientError>, human: impl FnOnce(&Value) -> String) -> Result<Outcome> {
+fn answer(
+    ctx: &Ctx,
+    r: Result<Value, MarketClientError>,
+    human: impl FnOnce(&Value) -> String,
+) -> Result<Outcome> {
     match r {
         Ok(v) => {
             if ctx.json {
@@ -189,15 +193,31 @@ fn answer(ctx: &Ctx, r: Result<Value, MarketClientError>, human: impl FnOnce(&Va
             }
             Ok(Outcome::Ok)
         }
-        Err(MarketClientError::Rejected { status, code, message, body, .. }) => {
+        Err(MarketClientError::Rejected {
+            status,
+            code,
+            message,
+            body,
+            ..
+        }) => {
             if ctx.json {
                 ctx.print_json(&body)?;
             } else {
                 eprintln!("refused (HTTP {status} {code}): {message}");
-                for f in body.get("missing_fields").and_then(Value::as_array).into_iter().flatten() {
+                for f in body
+                    .get("missing_fields")
+                    .and_then(Value::as_array)
+                    .into_iter()
+                    .flatten()
+                {
                     eprintln!("  missing  {}", f.py_str());
                 }
-                for f in body.get("invalid_fields").and_then(Value::as_array).into_iter().flatten() {
+                for f in body
+                    .get("invalid_fields")
+                    .and_then(Value::as_array)
+                    .into_iter()
+                    .flatten()
+                {
                     eprintln!("  invalid  {}: {}", s(f, "path"), s(f, "reason"));
                 }
             }
@@ -210,17 +230,31 @@ fn answer(ctx: &Ctx, r: Result<Value, MarketClientError>, human: impl FnOnce(&Va
 fn hashes(v: &Value) -> String {
     v.get("hashes")
         .and_then(Value::as_object)
-        .map(|h| h.iter().map(|(k, x)| format!("{k}={}", x.py_str())).collect::<Vec<_>>().join(" "))
+        .map(|h| {
+            h.iter()
+                .map(|(k, x)| format!("{k}={}", x.py_str()))
+                .collect::<Vec<_>>()
+                .join(" ")
+        })
         .unwrap_or_default()
 }
 
 pub fn run(ctx: &Ctx, cmd: MarketCmd) -> Result<Outcome> {
-    if let MarketCmd::Solve { prefix, target, threads: t } = &cmd {
+    if let MarketCmd::Solve {
+        prefix,
+        target,
+        threads: t,
+    } = &cmd
+    {
         let start = std::time::Instant::now();
         let sol = policy::solve(prefix, target, 0, threads(*t), &AtomicBool::new(false))
             .ok_or_else(|| anyhow!("no nonce up to 2^53−1 (or the target is not lowercase hex)"))?;
-        let v = Value::Object(crate::obj! { "nonce" => sol.nonce as i64, "digest" => sol.digest.as_str(), "seconds" => start.elapsed().as_secs_f64() });
-        return answer(ctx, Ok(v), |_| format!("nonce {} digest {}", sol.nonce, sol.digest));
+        let v = Value::Object(
+            crate::obj! { "nonce" => sol.nonce as i64, "digest" => sol.digest.as_str(), "seconds" => start.elapsed().as_secs_f64() },
+        );
+        return answer(ctx, Ok(v), |_| {
+            format!("nonce {} digest {}", sol.nonce, sol.digest)
+        });
     }
     runtime()?.block_on(async move {
         match cmd {
@@ -332,27 +366,47 @@ pub fn run(ctx: &Ctx, cmd: MarketCmd) -> Result<Outcome> {
 }
 
 fn input(view: &Value) -> (String, String) {
-    let i = view.get("job").and_then(|j| j.get("input").or_else(|| j.get("task_parameters")));
-    let g = |k: &str| i.and_then(|i| i.get(k)).and_then(Value::as_str).unwrap_or("").to_owned();
+    let i = view
+        .get("job")
+        .and_then(|j| j.get("input").or_else(|| j.get("task_parameters")));
+    let g = |k: &str| {
+        i.and_then(|i| i.get(k))
+            .and_then(Value::as_str)
+            .unwrap_or("")
+            .to_owned()
+    };
     (g("prefix"), g("target"))
 }
 
 /// The pending deal's hash, after checking it is what `me` offered: the
 /// hash recomputed from the deal object, the payee and the amount.
 fn checked_deal(view: &Value, me: &str) -> Result<String> {
-    let d = view.get("deal").filter(|d| !d.is_null()).ok_or_else(|| anyhow!("the buyer has not locked a deal yet"))?;
+    let d = view
+        .get("deal")
+        .filter(|d| !d.is_null())
+        .ok_or_else(|| anyhow!("the buyer has not locked a deal yet"))?;
     let deal = d.get("deal").cloned().unwrap_or_default();
     let claimed = s(d, "deal_hash");
     if canonical::hash(&deal).ok().as_deref() != Some(claimed) {
-        return Err(anyhow!("the deal does not hash to {claimed}: refusing to confirm"));
+        return Err(anyhow!(
+            "the deal does not hash to {claimed}: refusing to confirm"
+        ));
     }
     let st = deal.get("settlement").cloned().unwrap_or_default();
     if s(&st, "payee_principal_id") != me {
-        return Err(anyhow!("the locked deal pays {}, not you ({me})", s(&st, "payee_principal_id")));
+        return Err(anyhow!(
+            "the locked deal pays {}, not you ({me})",
+            s(&st, "payee_principal_id")
+        ));
     }
-    let offer = view.get("offers").and_then(Value::as_array).and_then(|os| os.iter().find(|o| s(o, "offer_hash") == s(&deal, "offer_hash")));
+    let offer = view.get("offers").and_then(Value::as_array).and_then(|os| {
+        os.iter()
+            .find(|o| s(o, "offer_hash") == s(&deal, "offer_hash"))
+    });
     let price = offer.and_then(|o| o.get("price")).and_then(Value::as_i64);
-    if st.get("amount").and_then(Value::as_i64) != price || s(&deal, "job_hash") != s(view, "job_hash") {
+    if st.get("amount").and_then(Value::as_i64) != price
+        || s(&deal, "job_hash") != s(view, "job_hash")
+    {
         return Err(anyhow!("the locked deal does not match your offer"));
     }
     Ok(claimed.to_owned())
@@ -361,22 +415,52 @@ fn checked_deal(view: &Value, me: &str) -> Result<String> {
 fn timeline(v: &Value) -> String {
     let mut out = format!(
         "{}  {}  budget {} GTU  deadline {}\n  job_hash    {}\n  policy_hash {}\n  buyer       {}",
-        s(v, "transaction_id"), s(v, "state"),
-        v.get("budget").and_then(|b| b.get("amount")).map(Value::py_str).unwrap_or_default(),
-        s(v, "deadline"), s(v, "job_hash"), s(v, "verification_policy_hash"), s(v, "buyer_principal")
+        s(v, "transaction_id"),
+        s(v, "state"),
+        v.get("budget")
+            .and_then(|b| b.get("amount"))
+            .map(Value::py_str)
+            .unwrap_or_default(),
+        s(v, "deadline"),
+        s(v, "job_hash"),
+        s(v, "verification_policy_hash"),
+        s(v, "buyer_principal")
     );
-    for o in v.get("offers").and_then(Value::as_array).into_iter().flatten() {
-        out.push_str(&format!("\n  offer {} {} GTU by {} ({})", s(o, "offer_hash"), o.get("price").map(Value::py_str).unwrap_or_default(), s(o, "provider_principal"), s(o, "status")));
+    for o in v
+        .get("offers")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+    {
+        out.push_str(&format!(
+            "\n  offer {} {} GTU by {} ({})",
+            s(o, "offer_hash"),
+            o.get("price").map(Value::py_str).unwrap_or_default(),
+            s(o, "provider_principal"),
+            s(o, "status")
+        ));
     }
     if let Some(d) = v.get("deal").filter(|d| !d.is_null()) {
-        out.push_str(&format!("\n  deal  {} confirmed={}", s(d, "deal_hash"), d.get("confirmed").map(Value::py_str).unwrap_or_default()));
+        out.push_str(&format!(
+            "\n  deal  {} confirmed={}",
+            s(d, "deal_hash"),
+            d.get("confirmed").map(Value::py_str).unwrap_or_default()
+        ));
     }
     out.push_str("\n  events:");
-    for e in v.get("events").and_then(Value::as_array).into_iter().flatten() {
+    for e in v
+        .get("events")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+    {
         out.push_str(&format!(
             "\n  {:>3} {:<13} {:<12} {}  {}",
-            e.get("seq").map(Value::py_str).unwrap_or_default(), s(e, "kind"), s(e, "state_after"),
-            format_rfc3339_utc(e.get("at").and_then(Value::as_i64).unwrap_or(0)), s(e, "event_hash")
+            e.get("seq").map(Value::py_str).unwrap_or_default(),
+            s(e, "kind"),
+            s(e, "state_after"),
+            format_rfc3339_utc(e.get("at").and_then(Value::as_i64).unwrap_or(0)),
+            s(e, "event_hash")
         ));
     }
     out
@@ -389,12 +473,22 @@ async fn open(ctx: &Ctx, a: OpenArgs) -> Result<Outcome> {
             let text = std::fs::read(f).with_context(|| format!("reading {}", f.display()))?;
             match canonical::parse_strict(&text).with_context(|| f.display().to_string())? {
                 Value::Object(m) => m,
-                _ => return Err(anyhow!("{}: a JOB_OPEN message is a JSON object", f.display())),
+                _ => {
+                    return Err(anyhow!(
+                        "{}: a JOB_OPEN message is a JSON object",
+                        f.display()
+                    ));
+                }
             }
         }
         None => {
-            let txid = a.transaction_id.clone().unwrap_or_else(|| format!("job_{}", crate::canonical::hex(&rand::random::<[u8; 6]>())));
-            let prefix = a.prefix.clone().unwrap_or_else(|| format!("palaver|{txid}"));
+            let txid = a.transaction_id.clone().unwrap_or_else(|| {
+                format!("job_{}", crate::canonical::hex(&rand::random::<[u8; 6]>()))
+            });
+            let prefix = a
+                .prefix
+                .clone()
+                .unwrap_or_else(|| format!("palaver|{txid}"));
             messages::job_open(&JobRequest {
                 transaction_id: &txid,
                 prefix: &prefix,
@@ -406,7 +500,9 @@ async fn open(ctx: &Ctx, a: OpenArgs) -> Result<Outcome> {
             })
         }
     };
-    answer(ctx, c.post(msg).await, |v| format!("{} {} {}", s(v, "transaction_id"), s(v, "state"), hashes(v)))
+    answer(ctx, c.post(msg).await, |v| {
+        format!("{} {} {}", s(v, "transaction_id"), s(v, "state"), hashes(v))
+    })
 }
 
 /// What the bot remembers about a transaction it offered on.
@@ -426,20 +522,53 @@ async fn bot(ctx: &Ctx, a: BotArgs) -> Result<Outcome> {
         for j in c.market(false).await? {
             let txid = s(&j, "transaction_id").to_owned();
             let (_, target) = input(&j);
-            let budget = j.get("budget").and_then(|b| b.get("amount")).and_then(Value::as_i64).unwrap_or(0);
+            let budget = j
+                .get("budget")
+                .and_then(|b| b.get("amount"))
+                .and_then(Value::as_i64)
+                .unwrap_or(0);
             let price = a.price.unwrap_or(budget);
             let fits = s(&j, "state") == "JOB_OPEN" || s(&j, "state") == "OFFERED";
-            let task = j.get("job").and_then(|x| x.get("task_type")).and_then(Value::as_str) == Some(policy::POLICY_ID);
-            if tracked.contains_key(&txid) || !fits || !task || s(&j, "buyer_principal") == me || target.len() > a.max_target_hex || price > budget || price <= 0 {
+            let task = j
+                .get("job")
+                .and_then(|x| x.get("task_type"))
+                .and_then(Value::as_str)
+                == Some(policy::POLICY_ID);
+            if tracked.contains_key(&txid)
+                || !fits
+                || !task
+                || s(&j, "buyer_principal") == me
+                || target.len() > a.max_target_hex
+                || price > budget
+                || price <= 0
+            {
                 continue;
             }
             let deadline = crate::market::time::parse_rfc3339_utc(s(&j, "deadline")).unwrap_or(0);
-            let msg = messages::offer(&txid, s(&j, "job_hash"), price, (system_ms() + 600_000).min(deadline), &me, c.agent_id());
+            let msg = messages::offer(
+                &txid,
+                s(&j, "job_hash"),
+                price,
+                (system_ms() + 600_000).min(deadline),
+                &me,
+                c.agent_id(),
+            );
             match c.post(msg).await {
                 Ok(v) => {
-                    let oh = v.get("hashes").and_then(|h| h.get("offer_hash")).and_then(Value::as_str).unwrap_or("").to_owned();
+                    let oh = v
+                        .get("hashes")
+                        .and_then(|h| h.get("offer_hash"))
+                        .and_then(Value::as_str)
+                        .unwrap_or("")
+                        .to_owned();
                     eprintln!("{txid}: offered {price} GTU ({oh})");
-                    tracked.insert(txid, Tracked { offer_hash: oh, delivered: false });
+                    tracked.insert(
+                        txid,
+                        Tracked {
+                            offer_hash: oh,
+                            delivered: false,
+                        },
+                    );
                 }
                 Err(e) => eprintln!("{txid}: offer refused: {e}"),
             }
@@ -470,7 +599,9 @@ async fn bot(ctx: &Ctx, a: BotArgs) -> Result<Outcome> {
                 tracked.remove(&txid);
                 continue;
             }
-            if state == "OFFERED" && deal.is_some_and(|d| d.get("confirmed").and_then(Value::as_bool) == Some(false)) {
+            if state == "OFFERED"
+                && deal.is_some_and(|d| d.get("confirmed").and_then(Value::as_bool) == Some(false))
+            {
                 match checked_deal(&view, &me) {
                     Ok(dh) => match c.post(messages::deal_confirm(&txid, &dh)).await {
                         Ok(_) => eprintln!("{txid}: confirmed deal {dh}"),
@@ -482,14 +613,29 @@ async fn bot(ctx: &Ctx, a: BotArgs) -> Result<Outcome> {
             if state == "FUNDED" && !tracked[&txid].delivered {
                 let (prefix, target) = input(&view);
                 let start = std::time::Instant::now();
-                let Some(sol) = policy::solve(&prefix, &target, 0, n, &AtomicBool::new(false)) else {
+                let Some(sol) = policy::solve(&prefix, &target, 0, n, &AtomicBool::new(false))
+                else {
                     eprintln!("{txid}: no nonce for target {target:?}");
                     continue;
                 };
-                eprintln!("{txid}: solved nonce {} in {:.3}s", sol.nonce, start.elapsed().as_secs_f64());
-                let msg = messages::deliver(&txid, s(&view, "deal_hash"), &prefix, sol.nonce, &sol.digest);
+                eprintln!(
+                    "{txid}: solved nonce {} in {:.3}s",
+                    sol.nonce,
+                    start.elapsed().as_secs_f64()
+                );
+                let msg = messages::deliver(
+                    &txid,
+                    s(&view, "deal_hash"),
+                    &prefix,
+                    sol.nonce,
+                    &sol.digest,
+                );
                 match c.post(msg).await {
-                    Ok(v) => eprintln!("{txid}: delivered, {} → {}", s(&v, "result"), s(&v, "state")),
+                    Ok(v) => eprintln!(
+                        "{txid}: delivered, {} → {}",
+                        s(&v, "result"),
+                        s(&v, "state")
+                    ),
                     Err(e) => eprintln!("{txid}: delivery refused: {e}"),
                 }
                 if let Some(t) = tracked.get_mut(&txid) {

@@ -898,10 +898,20 @@ async fn market_token(State(st): State<Arc<AppState>>, r: Req) -> Reply {
         market.issue_token(&key, &agent.agent_id, principal.as_deref())
     })
     .await
-    .map_err(|e| err(StatusCode::INTERNAL_SERVER_ERROR, "store_error", e.to_string()))?;
+    .map_err(|e| {
+        err(
+            StatusCode::INTERNAL_SERVER_ERROR,
+            "store_error",
+            e.to_string(),
+        )
+    })?;
     match grant {
         Ok(g) => reply(
-            if g.created { StatusCode::CREATED } else { StatusCode::OK },
+            if g.created {
+                StatusCode::CREATED
+            } else {
+                StatusCode::OK
+            },
             Value::Object(obj! {
                 "token" => g.token, "principal_id" => g.principal_id, "agent_id" => g.agent_id,
                 "created" => g.created, "token_type" => "bearer",

@@ -73,7 +73,9 @@ impl MarketClient {
             v.get(k)
                 .and_then(Value::as_str)
                 .map(str::to_owned)
-                .ok_or_else(|| MarketClientError::Unexpected(format!("the token answer has no {k}")))
+                .ok_or_else(|| {
+                    MarketClientError::Unexpected(format!("the token answer has no {k}"))
+                })
         };
         Ok(MarketClient {
             token: g("token")?,
@@ -140,7 +142,11 @@ impl MarketClient {
     /// Open jobs (all jobs with `all`), newest first.
     pub async fn market(&self, all: bool) -> Result<Vec<Value>, MarketClientError> {
         let v = self
-            .get(if all { "/api/market?all=1" } else { "/api/market" })
+            .get(if all {
+                "/api/market?all=1"
+            } else {
+                "/api/market"
+            })
             .await?;
         Ok(v.get("jobs")
             .and_then(Value::as_array)
@@ -158,9 +164,9 @@ impl MarketClient {
         let v = self
             .get(&format!("/api/gtl/accounts/{}", self.principal_id))
             .await?;
-        v.get("balance")
-            .and_then(Value::as_i64)
-            .ok_or_else(|| MarketClientError::Unexpected("the account answer has no balance".into()))
+        v.get("balance").and_then(Value::as_i64).ok_or_else(|| {
+            MarketClientError::Unexpected("the account answer has no balance".into())
+        })
     }
 
     /// The published policy object.

@@ -74,7 +74,10 @@ impl Findings {
                 } else {
                     format!("{path}.{k}")
                 };
-                self.invalid(&p, "unknown field (signed objects carry only the GTL 0.2 fields)");
+                self.invalid(
+                    &p,
+                    "unknown field (signed objects carry only the GTL 0.2 fields)",
+                );
             }
         }
     }
@@ -204,20 +207,28 @@ fn check_job(
     {
         f.invalid(
             "job.task_type",
-            format!("unknown task type {t:?}: this market verifies {}", policy::POLICY_ID),
+            format!(
+                "unknown task type {t:?}: this market verifies {}",
+                policy::POLICY_ID
+            ),
         );
     }
     // input | task_parameters, exactly one
     let input = match (job.get("input"), job.get("task_parameters")) {
         (Some(_), Some(_)) => {
-            f.invalid("job.task_parameters", "give input or task_parameters, not both");
+            f.invalid(
+                "job.task_parameters",
+                "give input or task_parameters, not both",
+            );
             None
         }
         (None, None) => {
             f.missing("job.input");
             None
         }
-        (Some(_), None) => f.object(job, "input", "job.input").map(|o| (o, "job.input")),
+        (Some(_), None) => f
+            .object(job, "input", "job.input")
+            .map(|o| (o, "job.input")),
         (None, Some(_)) => f
             .object(job, "task_parameters", "job.task_parameters")
             .map(|o| (o, "job.task_parameters")),
@@ -257,7 +268,8 @@ fn check_job(
     if let Some(of) = f.get(job, "output_format", "job.output_format") {
         if of.as_object().is_none() {
             f.invalid("job.output_format", "must be a JSON Schema object");
-        } else if crate::canonical::to_vec(of) != crate::canonical::to_vec(&policy::output_format()) {
+        } else if crate::canonical::to_vec(of) != crate::canonical::to_vec(&policy::output_format())
+        {
             f.invalid(
                 "job.output_format",
                 "must equal verification_policy.output_format of sha256_nonce.v1",
@@ -269,7 +281,10 @@ fn check_job(
     // verification_policy
     if let Some(p) = f.get(job, "verification_policy", "job.verification_policy") {
         if p.as_object().is_none() {
-            f.invalid("job.verification_policy", "must be the complete policy object");
+            f.invalid(
+                "job.verification_policy",
+                "must be the complete policy object",
+            );
         } else if super::canonical::hash(p).ok() != Some(policy::policy_hash()) {
             f.invalid(
                 "job.verification_policy",
@@ -311,7 +326,10 @@ fn check_job(
         {
             f.invalid(
                 "job.authority.agent_id",
-                format!("authority_unverifiable: your token's agent is {}", who.agent_id),
+                format!(
+                    "authority_unverifiable: your token's agent is {}",
+                    who.agent_id
+                ),
             );
         }
         if let Some(m) = f.string(a, "mandate_hash", "job.authority.mandate_hash")

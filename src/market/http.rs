@@ -68,7 +68,9 @@ async fn list_market(State(m): State<Arc<Market>>, u: Uri) -> Response {
     match tokio::task::spawn_blocking(move || m.listing(all)).await {
         Ok(Ok(jobs)) => json(
             200,
-            &Value::Object(obj! { "jobs" => Value::Array(jobs), "policy_hash" => policy::policy_hash() }),
+            &Value::Object(
+                obj! { "jobs" => Value::Array(jobs), "policy_hash" => policy::policy_hash() },
+            ),
         ),
         Ok(Err(e)) => e.into_response(),
         Err(e) => MarketError::Store(e.to_string()).into_response(),
@@ -140,6 +142,8 @@ pub fn routes(market: Arc<Market>) -> Router {
         .route("/api/gtl", axum::routing::post(post_gtl))
         .route("/api/gtl/transactions/{id}", get(get_transaction))
         .route("/api/gtl/accounts/{id}", get(get_account))
-        .layer(axum::extract::DefaultBodyLimit::max(super::MAX_MESSAGE_BYTES))
+        .layer(axum::extract::DefaultBodyLimit::max(
+            super::MAX_MESSAGE_BYTES,
+        ))
         .with_state(market)
 }

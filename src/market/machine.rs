@@ -183,8 +183,12 @@ fn int(m: &Map, key: &str, path: &str) -> Result<i64, MarketError> {
 }
 
 fn time_field(m: &Map, key: &str, path: &str) -> Result<i64, MarketError> {
-    parse_rfc3339_utc(string(m, key, path)?)
-        .ok_or_else(|| invalid(path, "must be an RFC 3339 UTC time like 2030-01-01T00:00:00.000Z"))
+    parse_rfc3339_utc(string(m, key, path)?).ok_or_else(|| {
+        invalid(
+            path,
+            "must be an RFC 3339 UTC time like 2030-01-01T00:00:00.000Z",
+        )
+    })
 }
 
 fn load(db: &Connection, id: &str) -> Result<TxRow, MarketError> {
@@ -334,7 +338,10 @@ pub fn verify_chain_value(view: &Value) -> ChainReport {
             problems.push(format!("event {}: seq is not {}", i + 1, i + 1));
         }
         if e.get("prev_event_hash").and_then(Value::as_str) != Some(prev.as_str()) {
-            problems.push(format!("event {}: prev_event_hash does not link to the event before", i + 1));
+            problems.push(format!(
+                "event {}: prev_event_hash does not link to the event before",
+                i + 1
+            ));
         }
         let claimed = e.get("event_hash").and_then(Value::as_str).unwrap_or("");
         match canonical::hash(&event_preimage(&txid, e)) {
@@ -351,10 +358,15 @@ pub fn verify_chain_value(view: &Value) -> ChainReport {
         problems.push("no events".into());
     }
     if let Some(state) = view.get("state").and_then(Value::as_str)
-        && let Some(last) = events.last().and_then(|e| e.get("state_after")).and_then(Value::as_str)
+        && let Some(last) = events
+            .last()
+            .and_then(|e| e.get("state_after"))
+            .and_then(Value::as_str)
         && last != state
     {
-        problems.push(format!("the last event ends in {last} but the transaction is {state}"));
+        problems.push(format!(
+            "the last event ends in {last} but the transaction is {state}"
+        ));
     }
     ChainReport {
         transaction_id: txid,
@@ -541,7 +553,13 @@ impl Market {
         }
         if !matches!(
             kind.as_str(),
-            "JOB_OPEN" | "OFFER" | "OFFER_DECLINE" | "DEAL_LOCK" | "DEAL_CONFIRM" | "FUND" | "DELIVER"
+            "JOB_OPEN"
+                | "OFFER"
+                | "OFFER_DECLINE"
+                | "DEAL_LOCK"
+                | "DEAL_CONFIRM"
+                | "FUND"
+                | "DELIVER"
         ) {
             return Err(MarketError::Malformed(format!(
                 "unknown message type {kind:?} (VERIFICATION, SETTLEMENT and REFUND are server events)"
@@ -552,15 +570,15 @@ impl Market {
                 "send Authorization: Bearer <agent-token> (get one with POST /api/gtl/token or `palaver market token`)".into(),
             )
         })?;
-        let who = self
-            .principal(token)?
-            .ok_or_else(|| MarketError::Unauthorized("this bearer token was not issued here".into()))?;
+        let who = self.principal(token)?.ok_or_else(|| {
+            MarketError::Unauthorized("this bearer token was not issued here".into())
+        })?;
         let sig = msg
             .get("signature")
             .and_then(Value::as_str)
             .ok_or_else(|| forbidden("bad_signature", "`signature` is required: SHA-256(token|canonical_json(message without signature)) as lowercase hex"))?;
-        let expected = canonical::signature(token, &msg)
-            .map_err(|e| MarketError::Malformed(e.to_string()))?;
+        let expected =
+            canonical::signature(token, &msg).map_err(|e| MarketError::Malformed(e.to_string()))?;
         if !hex_eq(sig, &expected) {
             return Err(forbidden(
                 "bad_signature",
@@ -625,7 +643,10 @@ impl Market {
         if exists {
             return Err(conflict(
                 "duplicate_transaction",
-                format!("transaction {} already exists (first writer wins)", g.transaction_id),
+                format!(
+                    "transaction {} already exists (first writer wins)",
+                    g.transaction_id
+                ),
             ));
         }
         tx.execute(
@@ -658,10 +679,24 @@ impl Market {
     }
 
     fn offer(&self, m: &Msg<'_>) -> Result<Value, MarketError> {
-        only(m.msg, &["type", "gtl_version", "transaction_id", "offer", "signature"], "")?;
+        only(
+            m.msg,
+            &[
+                "type",
+                "gtl_version",
+                "transaction_id",
+                "offer",
+                "signature",
+            ],
+            "",
+        )?;
         let txid = string(m.msg, "transaction_id", "transaction_id")?;
         let offer = object(m.msg, "offer", "offer")?;
-        only(offer, &["job_hash", "price", "expires_at", "provider"], "offer")?;
+        only(
+            offer,
+            &["job_hash", "price", "expires_at", "provider"],
+            "offer",
+        )?;
         let job_hash = string(offer, "job_hash", "offer.job_hash")?;
         let price = object(offer, "price", "offer.price")?;
         only(price, &["amount", "asset"], "offer.price")?;
@@ -698,16 +733,25 @@ impl Market {
         }
         let mut bad = Vec::new();
         if job_hash != t.job_hash {
-            bad.push(fe("offer.job_hash", format!("is not this job's JobHash {}", t.job_hash)));
+            bad.push(fe(
+                "offer.job_hash",
+                format!("is not this job's JobHash {}", t.job_hash),
+            ));
         }
         if asset != t.asset {
             bad.push(fe("offer.price.asset", format!("must be {}", t.asset)));
         }
         if amount <= 0 || amount > t.budget {
-            bad.push(fe("offer.price.amount", format!("must be 1 to the budget ({})", t.budget)));
+            bad.push(fe(
+                "offer.price.amount",
+                format!("must be 1 to the budget ({})", t.budget),
+            ));
         }
         if expires <= m.now || expires > t.deadline_ms {
-            bad.push(fe("offer.expires_at", "must be in the future and not after job.deadline"));
+            bad.push(fe(
+                "offer.expires_at",
+                "must be in the future and not after job.deadline",
+            ));
         }
         if !bad.is_empty() {
             return Err(MarketError::Invalid(bad));
@@ -720,7 +764,10 @@ impl Market {
             )
             .sql()?;
         if dup {
-            return Err(conflict("duplicate_offer", format!("offer {offer_hash} was already made")));
+            return Err(conflict(
+                "duplicate_offer",
+                format!("offer {offer_hash} was already made"),
+            ));
         }
         tx.execute(
             "INSERT INTO gtl_offers (offer_hash, transaction_id, provider_principal, price, asset, expires_at_ms, offer, status, at)
@@ -731,13 +778,39 @@ impl Market {
         if t.state == "JOB_OPEN" {
             cas(&tx, txid, "JOB_OPEN", "OFFERED", m.now)?;
         }
-        let (seq, _) = append_event(&tx, txid, "OFFER", Some(&t.state), "OFFERED", Some(m.hash), Some(m.sig), m.unsigned, m.now)?;
+        let (seq, _) = append_event(
+            &tx,
+            txid,
+            "OFFER",
+            Some(&t.state),
+            "OFFERED",
+            Some(m.hash),
+            Some(m.sig),
+            m.unsigned,
+            m.now,
+        )?;
         tx.commit().sql()?;
-        Ok(ok_reply("OFFER", txid, "OFFERED", obj! { "offer_hash" => offer_hash }, seq))
+        Ok(ok_reply(
+            "OFFER",
+            txid,
+            "OFFERED",
+            obj! { "offer_hash" => offer_hash },
+            seq,
+        ))
     }
 
     fn offer_decline(&self, m: &Msg<'_>) -> Result<Value, MarketError> {
-        only(m.msg, &["type", "gtl_version", "transaction_id", "offer_hash", "signature"], "")?;
+        only(
+            m.msg,
+            &[
+                "type",
+                "gtl_version",
+                "transaction_id",
+                "offer_hash",
+                "signature",
+            ],
+            "",
+        )?;
         let txid = string(m.msg, "transaction_id", "transaction_id")?;
         let offer_hash = string(m.msg, "offer_hash", "offer_hash")?;
         let mut db = self.db();
@@ -760,7 +833,11 @@ impl Market {
             .optional()
             .sql()?;
         match status.as_deref() {
-            None => return Err(MarketError::NotFound(format!("no offer {offer_hash} on {txid}"))),
+            None => {
+                return Err(MarketError::NotFound(format!(
+                    "no offer {offer_hash} on {txid}"
+                )));
+            }
             Some("live") => {}
             Some(s) => return Err(conflict("offer_not_live", format!("the offer is {s}"))),
         }
@@ -785,24 +862,56 @@ impl Market {
         } else {
             "OFFERED"
         };
-        let (seq, _) = append_event(&tx, txid, "OFFER_DECLINE", Some("OFFERED"), after, Some(m.hash), Some(m.sig), m.unsigned, m.now)?;
+        let (seq, _) = append_event(
+            &tx,
+            txid,
+            "OFFER_DECLINE",
+            Some("OFFERED"),
+            after,
+            Some(m.hash),
+            Some(m.sig),
+            m.unsigned,
+            m.now,
+        )?;
         tx.commit().sql()?;
-        Ok(ok_reply("OFFER_DECLINE", txid, after, obj! { "offer_hash" => offer_hash }, seq))
+        Ok(ok_reply(
+            "OFFER_DECLINE",
+            txid,
+            after,
+            obj! { "offer_hash" => offer_hash },
+            seq,
+        ))
     }
 
     fn deal_lock(&self, m: &Msg<'_>) -> Result<Value, MarketError> {
-        only(m.msg, &["type", "gtl_version", "transaction_id", "deal", "signature"], "")?;
+        only(
+            m.msg,
+            &["type", "gtl_version", "transaction_id", "deal", "signature"],
+            "",
+        )?;
         let txid = string(m.msg, "transaction_id", "transaction_id")?;
         let deal = object(m.msg, "deal", "deal")?;
         only(
             deal,
-            &["job_hash", "offer_hash", "authority_hash", "verification_policy_hash", "settlement"],
+            &[
+                "job_hash",
+                "offer_hash",
+                "authority_hash",
+                "verification_policy_hash",
+                "settlement",
+            ],
             "deal",
         )?;
         let settlement = object(deal, "settlement", "deal.settlement")?;
         only(
             settlement,
-            &["on_verified", "on_rejected", "amount", "asset", "payee_principal_id"],
+            &[
+                "on_verified",
+                "on_rejected",
+                "amount",
+                "asset",
+                "payee_principal_id",
+            ],
             "deal.settlement",
         )?;
         let offer_hash = string(deal, "offer_hash", "deal.offer_hash")?;
@@ -833,12 +942,17 @@ impl Market {
             .optional()
             .sql()?;
         let Some((provider, price, asset, expires, status)) = offer else {
-            return Err(MarketError::NotFound(format!("no offer {offer_hash} on {txid}")));
+            return Err(MarketError::NotFound(format!(
+                "no offer {offer_hash} on {txid}"
+            )));
         };
         if status != "live" || expires <= m.now {
             return Err(conflict(
                 "offer_not_live",
-                format!("the offer is {}", if status == "live" { "expired" } else { &status }),
+                format!(
+                    "the offer is {}",
+                    if status == "live" { "expired" } else { &status }
+                ),
             ));
         }
         let auth_expires = t
@@ -850,7 +964,10 @@ impl Market {
             .and_then(parse_rfc3339_utc)
             .unwrap_or(0);
         if auth_expires <= m.now {
-            return Err(forbidden("authority_expired", "the job's authority has expired"));
+            return Err(forbidden(
+                "authority_expired",
+                "the job's authority has expired",
+            ));
         }
         let mut bad = Vec::new();
         let want = |k: &str, v: &str, bad: &mut Vec<FieldError>, m: &Map, path: &str| {
@@ -860,15 +977,42 @@ impl Market {
         };
         want("job_hash", &t.job_hash, &mut bad, deal, "deal");
         want("authority_hash", &t.authority_hash, &mut bad, deal, "deal");
-        want("verification_policy_hash", &t.policy_hash, &mut bad, deal, "deal");
-        want("on_verified", "pay_provider", &mut bad, settlement, "deal.settlement");
-        want("on_rejected", "refund_buyer", &mut bad, settlement, "deal.settlement");
+        want(
+            "verification_policy_hash",
+            &t.policy_hash,
+            &mut bad,
+            deal,
+            "deal",
+        );
+        want(
+            "on_verified",
+            "pay_provider",
+            &mut bad,
+            settlement,
+            "deal.settlement",
+        );
+        want(
+            "on_rejected",
+            "refund_buyer",
+            &mut bad,
+            settlement,
+            "deal.settlement",
+        );
         want("asset", &asset, &mut bad, settlement, "deal.settlement");
-        want("payee_principal_id", &provider, &mut bad, settlement, "deal.settlement");
+        want(
+            "payee_principal_id",
+            &provider,
+            &mut bad,
+            settlement,
+            "deal.settlement",
+        );
         if settlement.get("amount").and_then(Value::as_i64) != Some(price)
             || !settlement.get("amount").is_some_and(Value::is_integer)
         {
-            bad.push(fe("deal.settlement.amount", format!("must be the offer's price, {price}")));
+            bad.push(fe(
+                "deal.settlement.amount",
+                format!("must be the offer's price, {price}"),
+            ));
         }
         if !bad.is_empty() {
             return Err(MarketError::Invalid(bad));
@@ -879,13 +1023,39 @@ impl Market {
             params![deal_hash, txid, offer_hash, t.buyer, provider, price, asset, text(&Value::Object(deal.clone())), m.hash],
         )
         .sql()?;
-        let (seq, _) = append_event(&tx, txid, "DEAL_LOCK", Some("OFFERED"), "OFFERED", Some(m.hash), Some(m.sig), m.unsigned, m.now)?;
+        let (seq, _) = append_event(
+            &tx,
+            txid,
+            "DEAL_LOCK",
+            Some("OFFERED"),
+            "OFFERED",
+            Some(m.hash),
+            Some(m.sig),
+            m.unsigned,
+            m.now,
+        )?;
         tx.commit().sql()?;
-        Ok(ok_reply("DEAL_LOCK", txid, "OFFERED", obj! { "deal_hash" => deal_hash, "offer_hash" => offer_hash }, seq))
+        Ok(ok_reply(
+            "DEAL_LOCK",
+            txid,
+            "OFFERED",
+            obj! { "deal_hash" => deal_hash, "offer_hash" => offer_hash },
+            seq,
+        ))
     }
 
     fn deal_confirm(&self, m: &Msg<'_>) -> Result<Value, MarketError> {
-        only(m.msg, &["type", "gtl_version", "transaction_id", "deal_hash", "signature"], "")?;
+        only(
+            m.msg,
+            &[
+                "type",
+                "gtl_version",
+                "transaction_id",
+                "deal_hash",
+                "signature",
+            ],
+            "",
+        )?;
         let txid = string(m.msg, "transaction_id", "transaction_id")?;
         let deal_hash = string(m.msg, "deal_hash", "deal_hash")?;
         let mut db = self.db();
@@ -899,15 +1069,24 @@ impl Market {
         let d = load_deal(&tx, txid)?
             .ok_or_else(|| conflict("no_deal_lock", "the buyer has not sent DEAL_LOCK yet"))?;
         if m.who.principal_id != d.provider {
-            return Err(forbidden("not_the_provider", "only the provider of the locked offer confirms"));
+            return Err(forbidden(
+                "not_the_provider",
+                "only the provider of the locked offer confirms",
+            ));
         }
         if d.confirmed {
-            return Err(conflict("already_confirmed", "the deal is already confirmed"));
+            return Err(conflict(
+                "already_confirmed",
+                "the deal is already confirmed",
+            ));
         }
         if deal_hash != d.deal_hash {
             return Err(conflict(
                 "deal_hash_mismatch",
-                format!("both principals must confirm the same DealHash; the buyer locked {}", d.deal_hash),
+                format!(
+                    "both principals must confirm the same DealHash; the buyer locked {}",
+                    d.deal_hash
+                ),
             ));
         }
         let expires: i64 = tx
@@ -937,13 +1116,39 @@ impl Market {
         )
         .sql()?;
         cas(&tx, txid, "OFFERED", "DEAL_LOCKED", m.now)?;
-        let (seq, _) = append_event(&tx, txid, "DEAL_CONFIRM", Some("OFFERED"), "DEAL_LOCKED", Some(m.hash), Some(m.sig), m.unsigned, m.now)?;
+        let (seq, _) = append_event(
+            &tx,
+            txid,
+            "DEAL_CONFIRM",
+            Some("OFFERED"),
+            "DEAL_LOCKED",
+            Some(m.hash),
+            Some(m.sig),
+            m.unsigned,
+            m.now,
+        )?;
         tx.commit().sql()?;
-        Ok(ok_reply("DEAL_CONFIRM", txid, "DEAL_LOCKED", obj! { "deal_hash" => d.deal_hash }, seq))
+        Ok(ok_reply(
+            "DEAL_CONFIRM",
+            txid,
+            "DEAL_LOCKED",
+            obj! { "deal_hash" => d.deal_hash },
+            seq,
+        ))
     }
 
     fn fund(&self, m: &Msg<'_>) -> Result<Value, MarketError> {
-        only(m.msg, &["type", "gtl_version", "transaction_id", "funding", "signature"], "")?;
+        only(
+            m.msg,
+            &[
+                "type",
+                "gtl_version",
+                "transaction_id",
+                "funding",
+                "signature",
+            ],
+            "",
+        )?;
         let txid = string(m.msg, "transaction_id", "transaction_id")?;
         let funding = object(m.msg, "funding", "funding")?;
         only(funding, &["deal_hash", "amount", "asset"], "funding")?;
@@ -961,13 +1166,20 @@ impl Market {
         if t.state != "DEAL_LOCKED" {
             return Err(illegal("FUND", &t.state));
         }
-        let d = load_deal(&tx, txid)?.ok_or_else(|| MarketError::Store("locked transaction without a deal".into()))?;
+        let d = load_deal(&tx, txid)?
+            .ok_or_else(|| MarketError::Store("locked transaction without a deal".into()))?;
         if Some(deal_hash) != t.deal_hash.as_deref() {
-            return Err(conflict("stale_or_foreign_deal", "funding.deal_hash is not this transaction's DealHash"));
+            return Err(conflict(
+                "stale_or_foreign_deal",
+                "funding.deal_hash is not this transaction's DealHash",
+            ));
         }
         let mut bad = Vec::new();
         if amount != d.amount {
-            bad.push(fe("funding.amount", format!("must be the deal's amount, {}", d.amount)));
+            bad.push(fe(
+                "funding.amount",
+                format!("must be the deal's amount, {}", d.amount),
+            ));
         }
         if asset != t.asset {
             bad.push(fe("funding.asset", format!("must be {}", t.asset)));
@@ -977,18 +1189,38 @@ impl Market {
         }
         let authority = t.job.get("authority").and_then(Value::as_object);
         let auth_ok = authority.is_some_and(|a| {
-            a.get("expires_at").and_then(Value::as_str).and_then(parse_rfc3339_utc).unwrap_or(0) > m.now
-                && a.get("permissions").and_then(Value::as_array).is_some_and(|p| p.iter().any(|x| x.as_str() == Some("fund")))
-                && a.get("spend_limit").and_then(|s| s.get("amount")).and_then(Value::as_i64).unwrap_or(0) >= amount
+            a.get("expires_at")
+                .and_then(Value::as_str)
+                .and_then(parse_rfc3339_utc)
+                .unwrap_or(0)
+                > m.now
+                && a.get("permissions")
+                    .and_then(Value::as_array)
+                    .is_some_and(|p| p.iter().any(|x| x.as_str() == Some("fund")))
+                && a.get("spend_limit")
+                    .and_then(|s| s.get("amount"))
+                    .and_then(Value::as_i64)
+                    .unwrap_or(0)
+                    >= amount
         });
         if !auth_ok {
-            return Err(forbidden("authority_unverifiable", "the job's authority does not allow this funding now"));
+            return Err(forbidden(
+                "authority_unverifiable",
+                "the job's authority does not allow this funding now",
+            ));
         }
         let balance: i64 = tx
-            .query_row("SELECT balance FROM gtl_accounts WHERE account = ?1", params![t.buyer], |r| r.get(0))
+            .query_row(
+                "SELECT balance FROM gtl_accounts WHERE account = ?1",
+                params![t.buyer],
+                |r| r.get(0),
+            )
             .sql()?;
         if balance < amount {
-            return Err(conflict("insufficient_funds", format!("balance {balance} GTU, the deal needs {amount}")));
+            return Err(conflict(
+                "insufficient_funds",
+                format!("balance {balance} GTU, the deal needs {amount}"),
+            ));
         }
         let commitment_id = format!("fc_{}", &crate::canonical::sha256_hex(&d.deal_hash)[..32]);
         tx.execute(
@@ -998,9 +1230,25 @@ impl Market {
         )
         .sql()?;
         cas(&tx, txid, "DEAL_LOCKED", "FUNDED", m.now)?;
-        let (seq, _) = append_event(&tx, txid, "FUND", Some("DEAL_LOCKED"), "FUNDED", Some(m.hash), Some(m.sig), m.unsigned, m.now)?;
+        let (seq, _) = append_event(
+            &tx,
+            txid,
+            "FUND",
+            Some("DEAL_LOCKED"),
+            "FUNDED",
+            Some(m.hash),
+            Some(m.sig),
+            m.unsigned,
+            m.now,
+        )?;
         tx.commit().sql()?;
-        let mut r = ok_reply("FUND", txid, "FUNDED", obj! { "deal_hash" => d.deal_hash }, seq);
+        let mut r = ok_reply(
+            "FUND",
+            txid,
+            "FUNDED",
+            obj! { "deal_hash" => d.deal_hash },
+            seq,
+        );
         if let Some(o) = r.as_object_mut() {
             o.insert("funding_commitment_id", Value::from(commitment_id));
             o.insert("balance", Value::from(balance - amount));
@@ -1009,7 +1257,17 @@ impl Market {
     }
 
     fn deliver(&self, m: &Msg<'_>) -> Result<Value, MarketError> {
-        only(m.msg, &["type", "gtl_version", "transaction_id", "delivery", "signature"], "")?;
+        only(
+            m.msg,
+            &[
+                "type",
+                "gtl_version",
+                "transaction_id",
+                "delivery",
+                "signature",
+            ],
+            "",
+        )?;
         let txid = string(m.msg, "transaction_id", "transaction_id")?;
         let delivery = object(m.msg, "delivery", "delivery")?;
         only(delivery, &["deal_hash", "artifact", "evidence"], "delivery")?;
@@ -1025,9 +1283,13 @@ impl Market {
             if t.state != "FUNDED" {
                 return Err(illegal("DELIVER", &t.state));
             }
-            let d = load_deal(&tx, txid)?.ok_or_else(|| MarketError::Store("funded transaction without a deal".into()))?;
+            let d = load_deal(&tx, txid)?
+                .ok_or_else(|| MarketError::Store("funded transaction without a deal".into()))?;
             if m.who.principal_id != d.provider {
-                return Err(forbidden("not_the_provider", "only the deal's provider delivers"));
+                return Err(forbidden(
+                    "not_the_provider",
+                    "only the deal's provider delivers",
+                ));
             }
             if m.now > t.deadline_ms {
                 return Err(conflict("deadline_passed", "the job's deadline has passed"));
@@ -1044,7 +1306,17 @@ impl Market {
             )
             .sql()?;
             cas(&tx, txid, "FUNDED", "DELIVERED", m.now)?;
-            append_event(&tx, txid, "DELIVER", Some("FUNDED"), "DELIVERED", Some(m.hash), Some(m.sig), m.unsigned, m.now)?;
+            append_event(
+                &tx,
+                txid,
+                "DELIVER",
+                Some("FUNDED"),
+                "DELIVERED",
+                Some(m.hash),
+                Some(m.sig),
+                m.unsigned,
+                m.now,
+            )?;
             // The verifier reads only frozen things: the stored job (whose
             // policy hashed to PolicyHash at the gate), the stored delivery
             // and the locked DealHash.
@@ -1064,7 +1336,27 @@ impl Market {
             .sql()?;
             let next = if verdict.pass { "VERIFIED" } else { "REJECTED" };
             cas(&tx, txid, "DELIVERED", next, m.now)?;
-            let (seq, _) = append_event(&tx, txid, "VERIFICATION", Some("DELIVERED"), next, None, None, &verification, m.now)?;
+            let (mut seq, _) = append_event(
+                &tx,
+                txid,
+                "VERIFICATION",
+                Some("DELIVERED"),
+                next,
+                None,
+                None,
+                &verification,
+                m.now,
+            )?;
+            let mut next = next;
+            if self.cfg.settle_inline {
+                // Settlement or refund commits with the verification: one
+                // SQLite transaction, so no crash can leave it half done.
+                match finish_tx(&tx, txid, m.now)? {
+                    (Finish::Settled, s) => (next, seq) = ("SETTLED", s),
+                    (Finish::Refunded, s) => (next, seq) = ("REFUNDED", s),
+                    _ => {}
+                }
+            }
             tx.commit().sql()?;
             (
                 next.to_owned(),
@@ -1073,17 +1365,6 @@ impl Market {
                 result,
                 verdict.reasons,
             )
-        };
-        let (state, seq) = if self.cfg.settle_inline {
-            self.finish_at(txid, m.now)?;
-            let db = self.db();
-            let t = load(&db, txid)?;
-            let seq: i64 = db
-                .query_row("SELECT MAX(seq) FROM gtl_events WHERE transaction_id = ?1", params![txid], |r| r.get(0))
-                .sql()?;
-            (t.state, seq)
-        } else {
-            (state, seq)
         };
         let mut r = ok_reply("DELIVER", txid, &state, hashes, seq);
         if let Some(o) = r.as_object_mut() {
@@ -1109,58 +1390,9 @@ impl Market {
         let tx = db
             .transaction_with_behavior(TransactionBehavior::Immediate)
             .sql()?;
-        let t = load(&tx, txid)?;
-        let (status, to, kind) = match t.state.as_str() {
-            "VERIFIED" => ("settled", "SETTLED", "SETTLEMENT"),
-            "REJECTED" => ("refunded", "REFUNDED", "REFUND"),
-            s if super::is_terminal(s) => return Ok(Finish::AlreadyTerminal(s.to_owned())),
-            s => return Ok(Finish::NotReady(s.to_owned())),
-        };
-        let (cid, amount, asset, payer, payee): (String, i64, String, String, String) = tx
-            .query_row(
-                "SELECT commitment_id, amount, asset, payer, payee FROM gtl_commitments WHERE transaction_id = ?1",
-                params![txid],
-                |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?, r.get(4)?)),
-            )
-            .sql()?;
-        let n = tx
-            .execute(
-                "UPDATE gtl_commitments SET status = ?2, consumed_at = ?3 WHERE transaction_id = ?1 AND status = 'reserved'",
-                params![txid, status, now],
-            )
-            .sql()?;
-        if n != 1 {
-            return Ok(Finish::AlreadyTerminal(t.state));
-        }
-        let verification: Option<String> = tx
-            .query_row(
-                "SELECT verification_hash FROM gtl_verifications WHERE transaction_id = ?1",
-                params![txid],
-                |r| r.get(0),
-            )
-            .optional()
-            .sql()?;
-        let mut body = obj! {
-            "funding_commitment_id" => cid.as_str(), "amount" => amount, "asset" => asset.as_str(),
-            "payee" => if to == "SETTLED" { payee.as_str() } else { payer.as_str() },
-        };
-        match verification {
-            Some(vh) => body.insert("verification_hash", Value::from(vh)),
-            None => {
-                let expiry: String = tx
-                    .query_row(
-                        "SELECT event_hash FROM gtl_events WHERE transaction_id = ?1 AND kind = 'EXPIRY'",
-                        params![txid],
-                        |r| r.get(0),
-                    )
-                    .sql()?;
-                body.insert("expiry_event_hash", Value::from(expiry))
-            }
-        };
-        cas(&tx, txid, &t.state, to, now)?;
-        append_event(&tx, txid, kind, Some(&t.state), to, None, None, &Value::Object(body), now)?;
+        let (f, _) = finish_tx(&tx, txid, now)?;
         tx.commit().sql()?;
-        Ok(if to == "SETTLED" { Finish::Settled } else { Finish::Refunded })
+        Ok(f)
     }
 
     /// Applies deadlines at the market's clock: a transaction never funded
@@ -1193,12 +1425,19 @@ impl Market {
         let mut moved = 0;
         for (txid, state, deadline) in due {
             if matches!(state.as_str(), "VERIFIED" | "REJECTED") {
-                if matches!(self.finish_at(&txid, now)?, Finish::Settled | Finish::Refunded) {
+                if matches!(
+                    self.finish_at(&txid, now)?,
+                    Finish::Settled | Finish::Refunded
+                ) {
                     moved += 1;
                 }
                 continue;
             }
-            let to = if state == "FUNDED" { "REJECTED" } else { "CLOSED" };
+            let to = if state == "FUNDED" {
+                "REJECTED"
+            } else {
+                "CLOSED"
+            };
             {
                 let mut db = self.db();
                 let tx = db
@@ -1211,7 +1450,17 @@ impl Market {
                 let body = Value::Object(obj! {
                     "reason" => "deadline", "deadline" => format_rfc3339_utc(deadline), "at" => format_rfc3339_utc(now),
                 });
-                append_event(&tx, &txid, "EXPIRY", Some(&state), to, None, None, &body, now)?;
+                append_event(
+                    &tx,
+                    &txid,
+                    "EXPIRY",
+                    Some(&state),
+                    to,
+                    None,
+                    None,
+                    &body,
+                    now,
+                )?;
                 tx.commit().sql()?;
             }
             if to == "REJECTED" {
@@ -1318,8 +1567,11 @@ impl Market {
             .sql()
             .map(|v| v.unwrap_or(Value::Null))
         };
-        let delivery = one("SELECT delivery_hash, delivery FROM gtl_deliveries WHERE transaction_id = ?1")?;
-        let verification = one("SELECT verification_hash, verification FROM gtl_verifications WHERE transaction_id = ?1")?;
+        let delivery =
+            one("SELECT delivery_hash, delivery FROM gtl_deliveries WHERE transaction_id = ?1")?;
+        let verification = one(
+            "SELECT verification_hash, verification FROM gtl_verifications WHERE transaction_id = ?1",
+        )?;
         let mut events = Vec::new();
         {
             let mut st = db
@@ -1380,7 +1632,8 @@ impl Market {
     /// The ledger totals every invariant test checks.
     pub fn audit(&self) -> Result<Audit, MarketError> {
         let db = self.db();
-        let q = |sql: &str| -> Result<i64, MarketError> { db.query_row(sql, [], |r| r.get(0)).sql() };
+        let q =
+            |sql: &str| -> Result<i64, MarketError> { db.query_row(sql, [], |r| r.get(0)).sql() };
         Ok(Audit {
             sum_of_balances: q("SELECT COALESCE(SUM(balance), 0) FROM gtl_accounts")?,
             escrow: q("SELECT balance FROM gtl_accounts WHERE account = 'escrow'")?,
@@ -1396,6 +1649,80 @@ impl Market {
             )?,
         })
     }
+}
+
+/// Settles a VERIFIED or refunds a REJECTED transaction inside `tx`;
+/// returns what happened and the new event's seq.
+fn finish_tx(tx: &Connection, txid: &str, now: i64) -> Result<(Finish, i64), MarketError> {
+    let t = load(tx, txid)?;
+
+    let (status, to, kind) = match t.state.as_str() {
+        "VERIFIED" => ("settled", "SETTLED", "SETTLEMENT"),
+        "REJECTED" => ("refunded", "REFUNDED", "REFUND"),
+        s if super::is_terminal(s) => return Ok((Finish::AlreadyTerminal(s.to_owned()), 0)),
+        s => return Ok((Finish::NotReady(s.to_owned()), 0)),
+    };
+    let (cid, amount, asset, payer, payee): (String, i64, String, String, String) = tx
+        .query_row(
+            "SELECT commitment_id, amount, asset, payer, payee FROM gtl_commitments WHERE transaction_id = ?1",
+            params![txid],
+            |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?, r.get(4)?)),
+        )
+        .sql()?;
+    let n = tx
+        .execute(
+            "UPDATE gtl_commitments SET status = ?2, consumed_at = ?3 WHERE transaction_id = ?1 AND status = 'reserved'",
+            params![txid, status, now],
+        )
+        .sql()?;
+    if n != 1 {
+        return Ok((Finish::AlreadyTerminal(t.state), 0));
+    }
+    let verification: Option<String> = tx
+        .query_row(
+            "SELECT verification_hash FROM gtl_verifications WHERE transaction_id = ?1",
+            params![txid],
+            |r| r.get(0),
+        )
+        .optional()
+        .sql()?;
+    let mut body = obj! {
+        "funding_commitment_id" => cid.as_str(), "amount" => amount, "asset" => asset.as_str(),
+        "payee" => if to == "SETTLED" { payee.as_str() } else { payer.as_str() },
+    };
+    match verification {
+        Some(vh) => body.insert("verification_hash", Value::from(vh)),
+        None => {
+            let expiry: String = tx
+                .query_row(
+                    "SELECT event_hash FROM gtl_events WHERE transaction_id = ?1 AND kind = 'EXPIRY'",
+                    params![txid],
+                    |r| r.get(0),
+                )
+                .sql()?;
+            body.insert("expiry_event_hash", Value::from(expiry))
+        }
+    };
+    cas(tx, txid, &t.state, to, now)?;
+    let (seq, _) = append_event(
+        tx,
+        txid,
+        kind,
+        Some(&t.state),
+        to,
+        None,
+        None,
+        &Value::Object(body),
+        now,
+    )?;
+    Ok((
+        if to == "SETTLED" {
+            Finish::Settled
+        } else {
+            Finish::Refunded
+        },
+        seq,
+    ))
 }
 
 /// A message being handled, with what the dispatcher already checked.
@@ -1426,7 +1753,12 @@ fn hello(msg: &Map) -> Result<Value, MarketError> {
     let offered: Vec<&str> = msg
         .get("supported_versions")
         .and_then(Value::as_array)
-        .ok_or_else(|| invalid("supported_versions", "required, an array of version strings"))?
+        .ok_or_else(|| {
+            invalid(
+                "supported_versions",
+                "required, an array of version strings",
+            )
+        })?
         .iter()
         .filter_map(Value::as_str)
         .collect();

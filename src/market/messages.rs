@@ -130,6 +130,27 @@ pub fn deal_for(view: &Value, offer_hash: &str) -> Result<Map, String> {
     })
 }
 
+/// The Deal object from hashes the caller already holds (the JOB_OPEN
+/// answer carries job, authority and policy hashes; the OFFER answer the
+/// offer hash).
+pub fn deal(
+    job_hash: &str,
+    offer_hash: &str,
+    authority_hash: &str,
+    policy_hash: &str,
+    amount: i64,
+    payee_principal_id: &str,
+) -> Map {
+    obj! {
+        "job_hash" => job_hash, "offer_hash" => offer_hash, "authority_hash" => authority_hash,
+        "verification_policy_hash" => policy_hash,
+        "settlement" => Value::Object(obj! {
+            "on_verified" => "pay_provider", "on_rejected" => "refund_buyer",
+            "amount" => amount, "asset" => "GTU", "payee_principal_id" => payee_principal_id,
+        }),
+    }
+}
+
 /// DEAL_LOCK carrying `deal`.
 pub fn deal_lock(transaction_id: &str, deal: Map) -> Map {
     obj! { "type" => "DEAL_LOCK", "gtl_version" => "0.2", "transaction_id" => transaction_id, "deal" => Value::Object(deal) }
@@ -149,7 +170,13 @@ pub fn fund(transaction_id: &str, deal_hash: &str, amount: i64) -> Map {
 }
 
 /// DELIVER of a nonce and digest, with the recomputation as evidence.
-pub fn deliver(transaction_id: &str, deal_hash: &str, prefix: &str, nonce: u64, digest: &str) -> Map {
+pub fn deliver(
+    transaction_id: &str,
+    deal_hash: &str,
+    prefix: &str,
+    nonce: u64,
+    digest: &str,
+) -> Map {
     obj! {
         "type" => "DELIVER", "gtl_version" => "0.2", "transaction_id" => transaction_id,
         "delivery" => Value::Object(obj! {

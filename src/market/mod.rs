@@ -31,7 +31,7 @@ pub mod time;
 pub use client::{MarketClient, MarketClientError};
 pub use machine::{ChainReport, Finish, Grant, Market, verify_chain_value};
 
-use crate::json::{Value};
+use crate::json::Value;
 use crate::obj;
 
 /// The GTL versions this market speaks.
@@ -111,7 +111,10 @@ pub enum MarketError {
     #[error("{code}: {message}")]
     Conflict { code: &'static str, message: String },
     /// The JOB_OPEN hard gate: every missing and invalid field at once.
-    #[error("missing_fields: {missing_fields:?}; invalid_fields: {}", show_fields(invalid_fields))]
+    #[error(
+        "missing_fields: {missing_fields:?}; invalid_fields: {}",
+        show_fields(invalid_fields)
+    )]
     Gate {
         missing_fields: Vec<String>,
         invalid_fields: Vec<FieldError>,
@@ -194,7 +197,11 @@ impl MarketError {
         let fields = |f: &[FieldError]| -> Value {
             Value::Array(
                 f.iter()
-                    .map(|e| Value::Object(obj! { "path" => e.path.as_str(), "reason" => e.reason.as_str() }))
+                    .map(|e| {
+                        Value::Object(
+                            obj! { "path" => e.path.as_str(), "reason" => e.reason.as_str() },
+                        )
+                    })
                     .collect(),
             )
         };
@@ -205,7 +212,12 @@ impl MarketError {
             } => {
                 m.insert(
                     "missing_fields",
-                    Value::Array(missing_fields.iter().map(|s| Value::from(s.as_str())).collect()),
+                    Value::Array(
+                        missing_fields
+                            .iter()
+                            .map(|s| Value::from(s.as_str()))
+                            .collect(),
+                    ),
                 );
                 m.insert("invalid_fields", fields(invalid_fields));
             }

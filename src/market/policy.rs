@@ -93,7 +93,10 @@ pub fn verify(job: &Map, delivery: &Map, deal_hash: &str) -> Verdict {
                 }
             }
             match a.get("nonce").and_then(Value::as_i64) {
-                Some(n) if (0..=MAX_SAFE_INT).contains(&n) && a.get("nonce").is_some_and(Value::is_integer) => {
+                Some(n)
+                    if (0..=MAX_SAFE_INT).contains(&n)
+                        && a.get("nonce").is_some_and(Value::is_integer) =>
+                {
                     nonce = Some(n as u64)
                 }
                 Some(_) => reasons.push("output_format: artifact.nonce must be ≥ 0".into()),
@@ -103,24 +106,25 @@ pub fn verify(job: &Map, delivery: &Map, deal_hash: &str) -> Verdict {
             }
             match a.get("digest").and_then(Value::as_str) {
                 Some(d) if is_hex64(d) => claimed = Some(d),
-                Some(_) => reasons.push(
-                    "output_format: artifact.digest must match ^[0-9a-f]{64}$".into(),
-                ),
+                Some(_) => {
+                    reasons.push("output_format: artifact.digest must match ^[0-9a-f]{64}$".into())
+                }
                 None => reasons.push("output_format: artifact.digest is required".into()),
             }
         }
     }
     // 2. evidence.
-    if !delivery
+    if delivery
         .get("evidence")
         .and_then(Value::as_array)
-        .is_some_and(|e| !e.is_empty())
+        .is_none_or(|e| e.is_empty())
     {
         reasons.push("no_evidence: delivery.evidence needs at least one item".into());
     }
     // 3. the current deal.
     if delivery.get("deal_hash").and_then(Value::as_str) != Some(deal_hash) {
-        reasons.push("stale_or_foreign_deal: delivery.deal_hash is not the current DealHash".into());
+        reasons
+            .push("stale_or_foreign_deal: delivery.deal_hash is not the current DealHash".into());
     }
     // 4-6. recompute.
     let computed = match (prefix, nonce) {
@@ -166,7 +170,11 @@ struct Target {
 
 impl Target {
     fn parse(target: &str) -> Option<Target> {
-        if target.len() > 64 || !target.bytes().all(|c| matches!(c, b'0'..=b'9' | b'a'..=b'f')) {
+        if target.len() > 64
+            || !target
+                .bytes()
+                .all(|c| matches!(c, b'0'..=b'9' | b'a'..=b'f'))
+        {
             return None;
         }
         let mut words = Vec::new();

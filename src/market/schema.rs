@@ -18,8 +18,18 @@ mod tests {
         let s = super::schema();
         let defs = s.get("$defs").and_then(|d| d.as_object()).unwrap();
         for m in [
-            "HELLO", "JOB_OPEN", "OFFER", "OFFER_DECLINE", "DEAL_LOCK", "DEAL_CONFIRM", "FUND",
-            "DELIVER", "VERIFICATION", "SETTLEMENT", "REFUND", "EXPIRY",
+            "HELLO",
+            "JOB_OPEN",
+            "OFFER",
+            "OFFER_DECLINE",
+            "DEAL_LOCK",
+            "DEAL_CONFIRM",
+            "FUND",
+            "DELIVER",
+            "VERIFICATION",
+            "SETTLEMENT",
+            "REFUND",
+            "EXPIRY",
         ] {
             assert!(defs.contains_key(m), "{m}");
         }

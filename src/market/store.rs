@@ -223,12 +223,11 @@ pub fn migrate(conn: &Connection, durable: bool) -> rusqlite::Result<()> {
     conn.execute_batch(
         "CREATE TABLE IF NOT EXISTS gtl_meta (key TEXT PRIMARY KEY, value INTEGER NOT NULL)",
     )?;
-    let version: i64 = conn
-        .query_row(
-            "SELECT COALESCE((SELECT value FROM gtl_meta WHERE key = 'schema_version'), 0)",
-            [],
-            |r| r.get(0),
-        )?;
+    let version: i64 = conn.query_row(
+        "SELECT COALESCE((SELECT value FROM gtl_meta WHERE key = 'schema_version'), 0)",
+        [],
+        |r| r.get(0),
+    )?;
     for (i, m) in MIGRATIONS.iter().enumerate().skip(version.max(0) as usize) {
         let tx = conn.unchecked_transaction()?;
         tx.execute_batch(m)?;
