@@ -134,6 +134,10 @@ pub fn serve(ctx: &Ctx, a: ServeArgs) -> Result<Outcome> {
         max_active_invitations: 3,
         rate_limit: a.rate_limit,
     };
+    // The GTL market shares the database file (its own tables and schema
+    // version) and the router.
+    let market = crate::market::Market::open(&db, crate::market::MarketConfig::default())
+        .with_context(|| format!("opening the market tables in {}", db.display()))?;
     runtime()?.block_on(async move {
         let listener = tokio::net::TcpListener::bind(&a.bind)
             .await
@@ -143,7 +147,13 @@ pub fn serve(ctx: &Ctx, a: ServeArgs) -> Result<Outcome> {
             listener.local_addr()?,
             db.display()
         );
-        crate::community::serve(listener, Box::new(store), cfg).await?;
+        crate::community::serve_with_market(
+            listener,
+            Box::new(store),
+            cfg,
+            std::sync::Arc::new(market),
+        )
+        .await?;
         Ok::<_, anyhow::Error>(())
     })?;
     Ok(Outcome::Ok)

@@ -6,6 +6,7 @@
 //! run (unreadable file, invalid JSON, unknown protocol, bad arguments).
 
 mod community_cmd;
+mod market_cmd;
 mod p2p_cmd;
 mod protocol;
 mod session_cmd;
@@ -136,6 +137,11 @@ pub enum Command {
     /// Join an invitation from `palaver browse`: dial the host over iroh,
     /// check and countersign its session proof, play.
     Join(p2p_cmd::JoinArgs),
+    /// The GTL 0.2 market on the community server: open verifiable jobs,
+    /// offer, lock and confirm deals, fund, deliver, inspect transactions
+    /// and their hash chains, and run the provider bot.
+    #[command(subcommand)]
+    Market(market_cmd::MarketCmd),
     /// Runs a background session (started by `protocol test --daemon`).
     #[command(name = "__daemon-run", hide = true)]
     DaemonRun { job: String },
@@ -256,6 +262,7 @@ pub fn run(cli: Cli) -> Result<Outcome> {
                 &[200, 201],
             )
         }
+        Some(Command::Market(cmd)) => market_cmd::run(&ctx, cmd),
         Some(Command::Host(a)) => p2p_cmd::host(&ctx, a),
         Some(Command::Join(a)) => p2p_cmd::join(&ctx, a),
     }

@@ -15,6 +15,10 @@ pub const EMBEDDED_MAX_ACTIVE_INVITATIONS: usize = 32;
 pub async fn start_embedded(db: &Path) -> std::io::Result<(String, tokio::task::JoinHandle<()>)> {
     let store = SqliteStore::open(db)
         .map_err(|e| std::io::Error::other(format!("opening {}: {e}", db.display())))?;
+    let market =
+        crate::market::Market::open(db, crate::market::MarketConfig::default()).map_err(|e| {
+            std::io::Error::other(format!("opening the market in {}: {e}", db.display()))
+        })?;
     let listener = tokio::net::TcpListener::bind((Ipv4Addr::LOCALHOST, 0)).await?;
     let url = format!("http://{}", listener.local_addr()?);
     let cfg = Config {
@@ -24,7 +28,9 @@ pub async fn start_embedded(db: &Path) -> std::io::Result<(String, tokio::task::
     let task = tokio::spawn(async move {
         // axum's serve only returns when the listener fails; the console
         // notices a dead server through its requests.
-        let _ = super::serve(listener, Box::new(store), cfg).await;
+        let _ =
+            super::serve_with_market(listener, Box::new(store), cfg, std::sync::Arc::new(market))
+                .await;
     });
     Ok((url, task))
 }

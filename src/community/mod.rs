@@ -10,5 +10,5 @@ pub mod store;
 
 pub use client::{Client, ClientError};
 pub use embedded::{ensure_registered, start_embedded};
-pub use server::{Config, router, serve};
+pub use server::{Config, router, router_with_market, serve, serve_with_market};
 pub use store::{SqliteStore, Store};

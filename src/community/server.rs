@@ -46,6 +46,8 @@ impl Default for Config {
 
 struct AppState {
     store: Box<dyn Store>,
+    /// The GTL market sharing this server (and its database file).
+    market: Option<Arc<crate::market::Market>>,
     cfg: Config,
     /// (public key, request id) → timestamp, for replay refusal.
     seen: Mutex<HashMap<(String, String), i64>>,
@@ -877,15 +879,68 @@ async fn agent_stats(State(st): State<Arc<AppState>>, Path(id): Path<String>, _:
     reply(StatusCode::OK, Value::Object(stats))
 }
 
+/// Issues the GTL bearer token of a registered identity: a signed request
+/// (the community scheme) proves the key; the body may choose a
+/// `principal_id` on the first call (default: the agent_id), which then
+/// stays bound to the key.
+async fn market_token(State(st): State<Arc<AppState>>, r: Req) -> Reply {
+    let agent = registered(&st, &r.key)?;
+    let Some(market) = st.market.clone() else {
+        return Err(err(
+            StatusCode::NOT_FOUND,
+            "not_found",
+            "this server runs no market",
+        ));
+    };
+    let principal = s(&r.body, "principal_id").map(str::to_owned);
+    let key = r.key.clone();
+    let grant = tokio::task::spawn_blocking(move || {
+        market.issue_token(&key, &agent.agent_id, principal.as_deref())
+    })
+    .await
+    .map_err(|e| {
+        err(
+            StatusCode::INTERNAL_SERVER_ERROR,
+            "store_error",
+            e.to_string(),
+        )
+    })?;
+    match grant {
+        Ok(g) => reply(
+            if g.created {
+                StatusCode::CREATED
+            } else {
+                StatusCode::OK
+            },
+            Value::Object(obj! {
+                "token" => g.token, "principal_id" => g.principal_id, "agent_id" => g.agent_id,
+                "created" => g.created, "token_type" => "bearer",
+            }),
+        ),
+        Err(e) => Ok(axum::response::IntoResponse::into_response(e)),
+    }
+}
+
 /// The router of a community server over `store`.
 pub fn router(store: Box<dyn Store>, cfg: Config) -> Router {
+    router_with_market(store, cfg, None)
+}
+
+/// The router of a community server over `store`, with the GTL market's
+/// endpoints when `market` is given (same process, same database file).
+pub fn router_with_market(
+    store: Box<dyn Store>,
+    cfg: Config,
+    market: Option<Arc<crate::market::Market>>,
+) -> Router {
     let st = Arc::new(AppState {
         store,
+        market: market.clone(),
         cfg,
         seen: Mutex::new(HashMap::new()),
         buckets: Mutex::new(HashMap::new()),
     });
-    Router::new()
+    let community = Router::new()
         .route("/api/v1/auth/challenge", get(challenge))
         .route("/api/v1/auth/register", post(register))
         .route("/api/v1/protocols", post(add_protocol).get(list_protocols))
@@ -911,7 +966,12 @@ pub fn router(store: Box<dyn Store>, cfg: Config) -> Router {
         .route("/api/v1/feedback", post(feedback))
         .route("/api/v1/ratings", post(rating))
         .route("/api/v1/agents/{id}/stats", get(agent_stats))
-        .with_state(st)
+        .route("/api/gtl/token", post(market_token))
+        .with_state(st);
+    match market {
+        Some(m) => community.merge(crate::market::http::routes(m)),
+        None => community,
+    }
 }
 
 /// Serves until the listener closes.
@@ -921,4 +981,14 @@ pub async fn serve(
     cfg: Config,
 ) -> std::io::Result<()> {
     axum::serve(listener, router(store, cfg)).await
+}
+
+/// Serves the community and the GTL market until the listener closes.
+pub async fn serve_with_market(
+    listener: tokio::net::TcpListener,
+    store: Box<dyn Store>,
+    cfg: Config,
+    market: Arc<crate::market::Market>,
+) -> std::io::Result<()> {
+    axum::serve(listener, router_with_market(store, cfg, Some(market))).await
 }

@@ -1,0 +1,176 @@
+//! [`MarketClient`]: a buyer's or provider's connection to a market — the
+//! token request (signed with the palaver identity), signed GTL messages
+//! with the bearer token, and the public reads. What the CLI, the provider
+//! bot and a console pane use.
+
+use super::canonical::CanonError;
+use super::messages;
+use crate::community::{Client, ClientError};
+use crate::identity::KeyPair;
+use crate::json::{Map, Value};
+
+/// Why a market call failed.
+#[derive(Debug, thiserror::Error)]
+pub enum MarketClientError {
+    #[error(transparent)]
+    Client(#[from] ClientError),
+    /// The market answered with an error envelope.
+    #[error("{path}: HTTP {status} {code}: {message}")]
+    Rejected {
+        path: String,
+        status: u16,
+        code: String,
+        message: String,
+        /// The whole envelope (`missing_fields`, `invalid_fields`…).
+        body: Value,
+    },
+    #[error("cannot sign the message: {0}")]
+    Canon(#[from] CanonError),
+    #[error("{0}")]
+    Unexpected(String),
+}
+
+/// A market connection for one identity (cheap to clone).
+#[derive(Clone)]
+pub struct MarketClient {
+    http: Client,
+    token: String,
+    principal_id: String,
+    agent_id: String,
+}
+
+fn rejected(path: &str, status: u16, body: Value) -> MarketClientError {
+    let g = |k: &str| body.get(k).and_then(Value::as_str).unwrap_or("").to_owned();
+    MarketClientError::Rejected {
+        path: path.to_owned(),
+        status,
+        code: g("error"),
+        message: g("message"),
+        body,
+    }
+}
+
+impl MarketClient {
+    /// Gets this identity's bearer token (`POST /api/gtl/token`, signed
+    /// with the identity's key; the identity must be registered). A
+    /// `principal_id` binds the identity on its first token.
+    pub async fn connect(
+        base: &str,
+        keys: KeyPair,
+        principal_id: Option<&str>,
+    ) -> Result<MarketClient, MarketClientError> {
+        let http = Client::new(base, keys)?;
+        let mut body = Map::new();
+        if let Some(p) = principal_id {
+            body.insert("principal_id", Value::from(p));
+        }
+        let path = "/api/gtl/token";
+        let (status, v) = http.raw("POST", path, Some(&Value::Object(body))).await?;
+        if status != 200 && status != 201 {
+            return Err(rejected(path, status, v));
+        }
+        let g = |k: &str| {
+            v.get(k)
+                .and_then(Value::as_str)
+                .map(str::to_owned)
+                .ok_or_else(|| {
+                    MarketClientError::Unexpected(format!("the token answer has no {k}"))
+                })
+        };
+        Ok(MarketClient {
+            token: g("token")?,
+            principal_id: g("principal_id")?,
+            agent_id: g("agent_id")?,
+            http,
+        })
+    }
+
+    pub fn token(&self) -> &str {
+        &self.token
+    }
+
+    pub fn principal_id(&self) -> &str {
+        &self.principal_id
+    }
+
+    pub fn agent_id(&self) -> &str {
+        &self.agent_id
+    }
+
+    /// Posts a message exactly as given (no signing): how tests send
+    /// forged or incomplete messages. Returns the status and the answer.
+    pub async fn post_unsigned(&self, msg: &Map) -> Result<(u16, Value), MarketClientError> {
+        let bytes = crate::canonical::to_string_ordered(&Value::Object(msg.clone())).into_bytes();
+        let headers = [("Authorization".to_owned(), format!("Bearer {}", self.token))];
+        Ok(self.http.send("POST", "/api/gtl", bytes, &headers).await?)
+    }
+
+    /// Signs `msg` with the token and posts it; the market's answer, or
+    /// its refusal as [`MarketClientError::Rejected`].
+    pub async fn post(&self, msg: Map) -> Result<Value, MarketClientError> {
+        let signed = messages::sign(&self.token, msg)?;
+        let (status, v) = self.post_unsigned(&signed).await?;
+        if status == 200 {
+            Ok(v)
+        } else {
+            Err(rejected("/api/gtl", status, v))
+        }
+    }
+
+    async fn get(&self, path: &str) -> Result<Value, MarketClientError> {
+        let (status, v) = self.http.send("GET", path, Vec::new(), &[]).await?;
+        if status == 200 {
+            Ok(v)
+        } else {
+            Err(rejected(path, status, v))
+        }
+    }
+
+    /// HELLO: the version the market selects.
+    pub async fn hello(&self) -> Result<Value, MarketClientError> {
+        let mut m = Map::new();
+        m.insert("type", Value::from("HELLO"));
+        m.insert("supported_versions", Value::Array(vec![Value::from("0.2")]));
+        let (status, v) = self.post_unsigned(&m).await?;
+        if status == 200 {
+            Ok(v)
+        } else {
+            Err(rejected("/api/gtl", status, v))
+        }
+    }
+
+    /// Open jobs (all jobs with `all`), newest first.
+    pub async fn market(&self, all: bool) -> Result<Vec<Value>, MarketClientError> {
+        let v = self
+            .get(if all {
+                "/api/market?all=1"
+            } else {
+                "/api/market"
+            })
+            .await?;
+        Ok(v.get("jobs")
+            .and_then(Value::as_array)
+            .cloned()
+            .unwrap_or_default())
+    }
+
+    /// A transaction with its full history.
+    pub async fn transaction(&self, id: &str) -> Result<Value, MarketClientError> {
+        self.get(&format!("/api/gtl/transactions/{id}")).await
+    }
+
+    /// This principal's GTU balance.
+    pub async fn balance(&self) -> Result<i64, MarketClientError> {
+        let v = self
+            .get(&format!("/api/gtl/accounts/{}", self.principal_id))
+            .await?;
+        v.get("balance").and_then(Value::as_i64).ok_or_else(|| {
+            MarketClientError::Unexpected("the account answer has no balance".into())
+        })
+    }
+
+    /// The published policy object.
+    pub async fn policy(&self, id: &str) -> Result<Value, MarketClientError> {
+        self.get(&format!("/api/gtl/policies/{id}")).await
+    }
+}

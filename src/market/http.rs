@@ -1,0 +1,149 @@
+//! The market's endpoints, merged into the community server's router:
+//!
+//! | method | path | auth |
+//! |---|---|---|
+//! | GET | `/.well-known/aiguishi.json` | none |
+//! | GET | `/api/market` (`?all=1` adds finished jobs) | none |
+//! | GET | `/api/gtl/schema` | none |
+//! | GET | `/api/gtl/policies/{id}` (ETag = PolicyHash) | none |
+//! | POST | `/api/gtl` | `Authorization: Bearer <token>` (HELLO needs none) |
+//! | GET | `/api/gtl/transactions/{id}` | none |
+//! | GET | `/api/gtl/accounts/{principal_id}` | none |
+//!
+//! `POST /api/gtl/token` lives in [`crate::community::server`], because it
+//! is authenticated with the community's signed-request scheme.
+
+use super::{Market, MarketError, policy};
+use crate::json::Value;
+use crate::obj;
+use axum::Router;
+use axum::extract::{Path, State};
+use axum::http::{HeaderMap, StatusCode, Uri};
+use axum::response::{IntoResponse, Response};
+use axum::routing::get;
+use std::sync::Arc;
+
+fn json(status: u16, v: &Value) -> Response {
+    (
+        StatusCode::from_u16(status).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR),
+        [("content-type", "application/json")],
+        crate::canonical::to_string_ordered(v),
+    )
+        .into_response()
+}
+
+impl IntoResponse for MarketError {
+    fn into_response(self) -> Response {
+        json(self.status(), &self.to_json())
+    }
+}
+
+/// The discovery document.
+pub fn discovery() -> Value {
+    Value::Object(obj! {
+        "name" => "palaver market core",
+        "gtl_versions" => Value::Array(super::GTL_VERSIONS.iter().map(|v| Value::from(*v)).collect()),
+        "endpoints" => Value::Object(obj! {
+            "market" => "/api/market", "schema" => "/api/gtl/schema", "policies" => "/api/gtl/policies/{id}",
+            "gtl" => "/api/gtl", "transactions" => "/api/gtl/transactions/{id}",
+            "accounts" => "/api/gtl/accounts/{principal_id}", "token" => "/api/gtl/token",
+        }),
+        "policies" => Value::Array(vec![Value::Object(obj! { "id" => policy::POLICY_ID, "policy_hash" => policy::policy_hash() })]),
+        "auth" => "bearer",
+        "token_issuance" => "POST /api/gtl/token with palaver's signed-request headers (X-Public-Key, X-Timestamp, X-Request-Id, X-Signature) from a registered identity",
+        "signature_scheme" => super::SIGNATURE_SCHEME,
+        "canonicalization" => super::CANONICALIZATION,
+        "asset" => "GTU (sandbox test units, not currency)",
+    })
+}
+
+async fn well_known() -> Response {
+    json(200, &discovery())
+}
+
+async fn list_market(State(m): State<Arc<Market>>, u: Uri) -> Response {
+    let all = u
+        .query()
+        .is_some_and(|q| q.split('&').any(|kv| kv == "all=1" || kv == "all=true"));
+    match tokio::task::spawn_blocking(move || m.listing(all)).await {
+        Ok(Ok(jobs)) => json(
+            200,
+            &Value::Object(
+                obj! { "jobs" => Value::Array(jobs), "policy_hash" => policy::policy_hash() },
+            ),
+        ),
+        Ok(Err(e)) => e.into_response(),
+        Err(e) => MarketError::Store(e.to_string()).into_response(),
+    }
+}
+
+async fn schema() -> Response {
+    json(200, &super::schema::schema())
+}
+
+async fn get_policy(Path(id): Path<String>) -> Response {
+    if id != policy::POLICY_ID {
+        return MarketError::NotFound(format!(
+            "no policy {id}: this market publishes {}",
+            policy::POLICY_ID
+        ))
+        .into_response();
+    }
+    let mut r = json(200, &policy::policy());
+    if let Ok(v) = format!("\"{}\"", policy::policy_hash()).parse() {
+        r.headers_mut().insert("etag", v);
+    }
+    r
+}
+
+fn bearer(h: &HeaderMap) -> Option<String> {
+    let v = h.get("authorization")?.to_str().ok()?;
+    let (scheme, token) = v.split_once(' ')?;
+    scheme
+        .eq_ignore_ascii_case("bearer")
+        .then(|| token.trim().to_owned())
+}
+
+async fn post_gtl(State(m): State<Arc<Market>>, h: HeaderMap, body: axum::body::Bytes) -> Response {
+    let token = bearer(&h);
+    match tokio::task::spawn_blocking(move || m.submit(token.as_deref(), &body)).await {
+        Ok(Ok(v)) => json(200, &v),
+        Ok(Err(e)) => e.into_response(),
+        Err(e) => MarketError::Store(e.to_string()).into_response(),
+    }
+}
+
+async fn get_transaction(State(m): State<Arc<Market>>, Path(id): Path<String>) -> Response {
+    match tokio::task::spawn_blocking(move || m.transaction(&id)).await {
+        Ok(Ok(v)) => json(200, &v),
+        Ok(Err(e)) => e.into_response(),
+        Err(e) => MarketError::Store(e.to_string()).into_response(),
+    }
+}
+
+async fn get_account(State(m): State<Arc<Market>>, Path(id): Path<String>) -> Response {
+    match m.balance(&id) {
+        Ok(Some(b)) => json(
+            200,
+            &Value::Object(obj! { "principal_id" => id, "balance" => b, "asset" => "GTU" }),
+        ),
+        Ok(None) => MarketError::NotFound(format!("no principal {id}")).into_response(),
+        Err(e) => e.into_response(),
+    }
+}
+
+/// The market's routes over `market`.
+pub fn routes(market: Arc<Market>) -> Router {
+    Router::new()
+        .route("/.well-known/aiguishi.json", get(well_known))
+        .route("/api/market", get(list_market))
+        .route("/api/gtl/schema", get(schema))
+        .route("/api/gtl/policies/{id}", get(get_policy))
+        .route("/api/gtl", axum::routing::post(post_gtl))
+        .route("/api/gtl/transactions/{id}", get(get_transaction))
+        .route("/api/gtl/accounts/{id}", get(get_account))
+        .layer(axum::extract::DefaultBodyLimit::max(
+            super::MAX_MESSAGE_BYTES,
+        ))
+        .with_state(market)
+}
