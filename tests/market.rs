@@ -883,38 +883,33 @@ proptest! {
                     let g = who(i);
                     send(g, messages::offer(&tx(t), jh, p, w.m.now_ms() + HOUR / 2, &g.principal_id, &g.agent_id));
                 },
-                Step::Decline(t) => if let Some(v) = v(t) {
-                    if let Some(o) = v.get("offers").and_then(Value::as_array).and_then(|o| o.first()) {
-                        send(&w.buyer, messages::offer_decline(&tx(t), o.get("offer_hash").and_then(Value::as_str).unwrap()));
-                    }
+                Step::Decline(t) => if let Some(v) = v(t)
+                    && let Some(o) = v.get("offers").and_then(Value::as_array).and_then(|o| o.first()) {
+                    send(&w.buyer, messages::offer_decline(&tx(t), o.get("offer_hash").and_then(Value::as_str).unwrap()));
                 },
-                Step::Lock(t) => if let Some(v) = v(t) {
-                    if let Some(o) = v.get("offers").and_then(Value::as_array).and_then(|o| o.last()) {
-                        if let Ok(d) = messages::deal_for(&v, o.get("offer_hash").and_then(Value::as_str).unwrap()) {
-                            send(&w.buyer, messages::deal_lock(&tx(t), d));
-                        }
-                    }
+                Step::Lock(t) => if let Some(v) = v(t)
+                    && let Some(o) = v.get("offers").and_then(Value::as_array).and_then(|o| o.last())
+                    && let Ok(d) = messages::deal_for(&v, o.get("offer_hash").and_then(Value::as_str).unwrap()) {
+                    send(&w.buyer, messages::deal_lock(&tx(t), d));
                 },
-                Step::Confirm(t) => if let Some(v) = v(t) {
-                    if let Some(d) = v.get("deal").filter(|d| !d.is_null()) {
-                        let p = d.get("provider_principal").and_then(Value::as_str).unwrap();
-                        let g = if p == "provider" { &w.provider } else { &w.other };
-                        send(g, messages::deal_confirm(&tx(t), d.get("deal_hash").and_then(Value::as_str).unwrap()));
-                    }
+                Step::Confirm(t) => if let Some(v) = v(t)
+                    && let Some(d) = v.get("deal").filter(|d| !d.is_null()) {
+                    let p = d.get("provider_principal").and_then(Value::as_str).unwrap();
+                    let g = if p == "provider" { &w.provider } else { &w.other };
+                    send(g, messages::deal_confirm(&tx(t), d.get("deal_hash").and_then(Value::as_str).unwrap()));
                 },
                 Step::Fund(t, a) => if let Some(v) = v(t) {
                     let dh = v.get("deal_hash").and_then(Value::as_str).unwrap_or("").to_owned();
                     send(&w.buyer, messages::fund(&tx(t), &dh, a));
                 },
-                Step::Deliver(t, good) => if let Some(v) = v(t) {
-                    if let Some(d) = v.get("deal").filter(|d| !d.is_null()) {
-                        let p = d.get("provider_principal").and_then(Value::as_str).unwrap();
-                        let g = if p == "provider" { &w.provider } else { &w.other };
-                        let prefix = format!("palaver|{}", tx(t));
-                        let sol = policy::solve(&prefix, "0", 0, 1, &Default::default()).unwrap();
-                        let digest = if good { sol.digest } else { "f".repeat(64) };
-                        send(g, messages::deliver(&tx(t), d.get("deal_hash").and_then(Value::as_str).unwrap(), &prefix, sol.nonce, &digest));
-                    }
+                Step::Deliver(t, good) => if let Some(v) = v(t)
+                    && let Some(d) = v.get("deal").filter(|d| !d.is_null()) {
+                    let p = d.get("provider_principal").and_then(Value::as_str).unwrap();
+                    let g = if p == "provider" { &w.provider } else { &w.other };
+                    let prefix = format!("palaver|{}", tx(t));
+                    let sol = policy::solve(&prefix, "0", 0, 1, &Default::default()).unwrap();
+                    let digest = if good { sol.digest } else { "f".repeat(64) };
+                    send(g, messages::deliver(&tx(t), d.get("deal_hash").and_then(Value::as_str).unwrap(), &prefix, sol.nonce, &digest));
                 },
                 Step::Finish(t) => { let _ = w.m.finish(&tx(t)); },
                 Step::Advance(ms) => { w.clock.fetch_add(ms, Ordering::SeqCst); },
