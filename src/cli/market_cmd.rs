@@ -10,7 +10,6 @@ use crate::market::time::{format_rfc3339_utc, system_ms};
 use crate::market::{MarketClient, MarketClientError, canonical, policy};
 use anyhow::{Context, Result, anyhow};
 use clap::{Args, Subcommand};
-use std::collections::HashMap;
 use std::sync::atomic::AtomicBool;
 
 const AFTER_HELP: &str = "\
@@ -365,51 +364,11 @@ pub fn run(ctx: &Ctx, cmd: MarketCmd) -> Result<Outcome> {
     })
 }
 
-fn input(view: &Value) -> (String, String) {
-    let i = view
-        .get("job")
-        .and_then(|j| j.get("input").or_else(|| j.get("task_parameters")));
-    let g = |k: &str| {
-        i.and_then(|i| i.get(k))
-            .and_then(Value::as_str)
-            .unwrap_or("")
-            .to_owned()
-    };
-    (g("prefix"), g("target"))
-}
+use crate::market::bot::input;
 
-/// The pending deal's hash, after checking it is what `me` offered: the
-/// hash recomputed from the deal object, the payee and the amount.
+/// The pending deal's hash after checking it matches `me`'s offer.
 fn checked_deal(view: &Value, me: &str) -> Result<String> {
-    let d = view
-        .get("deal")
-        .filter(|d| !d.is_null())
-        .ok_or_else(|| anyhow!("the buyer has not locked a deal yet"))?;
-    let deal = d.get("deal").cloned().unwrap_or_default();
-    let claimed = s(d, "deal_hash");
-    if canonical::hash(&deal).ok().as_deref() != Some(claimed) {
-        return Err(anyhow!(
-            "the deal does not hash to {claimed}: refusing to confirm"
-        ));
-    }
-    let st = deal.get("settlement").cloned().unwrap_or_default();
-    if s(&st, "payee_principal_id") != me {
-        return Err(anyhow!(
-            "the locked deal pays {}, not you ({me})",
-            s(&st, "payee_principal_id")
-        ));
-    }
-    let offer = view.get("offers").and_then(Value::as_array).and_then(|os| {
-        os.iter()
-            .find(|o| s(o, "offer_hash") == s(&deal, "offer_hash"))
-    });
-    let price = offer.and_then(|o| o.get("price")).and_then(Value::as_i64);
-    if st.get("amount").and_then(Value::as_i64) != price
-        || s(&deal, "job_hash") != s(view, "job_hash")
-    {
-        return Err(anyhow!("the locked deal does not match your offer"));
-    }
-    Ok(claimed.to_owned())
+    crate::market::bot::checked_deal(view, me).map_err(anyhow::Error::msg)
 }
 
 fn timeline(v: &Value) -> String {
@@ -505,147 +464,39 @@ async fn open(ctx: &Ctx, a: OpenArgs) -> Result<Outcome> {
     })
 }
 
-/// What the bot remembers about a transaction it offered on.
-struct Tracked {
-    offer_hash: String,
-    delivered: bool,
-}
-
 async fn bot(ctx: &Ctx, a: BotArgs) -> Result<Outcome> {
     let c = connect(ctx, None).await?;
-    let me = c.principal_id().to_owned();
-    let n = threads(a.threads);
-    eprintln!("market bot {me}: watching for sha256_nonce.v1 jobs ({n} solver threads)");
-    let mut tracked: HashMap<String, Tracked> = HashMap::new();
-    let mut finished = 0usize;
-    loop {
-        for j in c.market(false).await? {
-            let txid = s(&j, "transaction_id").to_owned();
-            let (_, target) = input(&j);
-            let budget = j
-                .get("budget")
-                .and_then(|b| b.get("amount"))
-                .and_then(Value::as_i64)
-                .unwrap_or(0);
-            let price = a.price.unwrap_or(budget);
-            let fits = s(&j, "state") == "JOB_OPEN" || s(&j, "state") == "OFFERED";
-            let task = j
-                .get("job")
-                .and_then(|x| x.get("task_type"))
-                .and_then(Value::as_str)
-                == Some(policy::POLICY_ID);
-            if tracked.contains_key(&txid)
-                || !fits
-                || !task
-                || s(&j, "buyer_principal") == me
-                || target.len() > a.max_target_hex
-                || price > budget
-                || price <= 0
-            {
-                continue;
-            }
-            let deadline = crate::market::time::parse_rfc3339_utc(s(&j, "deadline")).unwrap_or(0);
-            let msg = messages::offer(
-                &txid,
-                s(&j, "job_hash"),
-                price,
-                (system_ms() + 600_000).min(deadline),
-                &me,
-                c.agent_id(),
+    let o = crate::market::bot::BotOptions {
+        price: a.price,
+        max_target_hex: a.max_target_hex,
+        threads: threads(a.threads),
+        poll: std::time::Duration::from_millis(a.poll_ms),
+        jobs: a.jobs,
+    };
+    eprintln!(
+        "market bot {}: watching for sha256_nonce.v1 jobs ({} solver threads)",
+        c.principal_id(),
+        o.threads
+    );
+    let json = ctx.json;
+    let report = move |e: crate::market::bot::BotEvent| {
+        eprintln!("{e}");
+        if let (
+            true,
+            crate::market::bot::BotEvent::Ended {
+                transaction_id,
+                state,
+            },
+        ) = (json, &e)
+        {
+            println!(
+                "{}",
+                crate::canonical::to_string_ordered(&Value::Object(crate::obj! {
+                    "transaction_id" => transaction_id.as_str(), "state" => state.as_str(),
+                }))
             );
-            match c.post(msg).await {
-                Ok(v) => {
-                    let oh = v
-                        .get("hashes")
-                        .and_then(|h| h.get("offer_hash"))
-                        .and_then(Value::as_str)
-                        .unwrap_or("")
-                        .to_owned();
-                    eprintln!("{txid}: offered {price} GTU ({oh})");
-                    tracked.insert(
-                        txid,
-                        Tracked {
-                            offer_hash: oh,
-                            delivered: false,
-                        },
-                    );
-                }
-                Err(e) => eprintln!("{txid}: offer refused: {e}"),
-            }
         }
-        let ids: Vec<String> = tracked.keys().cloned().collect();
-        for txid in ids {
-            let view = match c.transaction(&txid).await {
-                Ok(v) => v,
-                Err(e) => {
-                    eprintln!("{txid}: {e}");
-                    continue;
-                }
-            };
-            let state = s(&view, "state").to_owned();
-            let deal = view.get("deal").filter(|d| !d.is_null());
-            let mine = deal.is_some_and(|d| s(d, "offer_hash") == tracked[&txid].offer_hash);
-            if crate::market::is_terminal(&state) {
-                eprintln!("{txid}: {state}");
-                if ctx.json {
-                    ctx.print_json(&Value::Object(crate::obj! { "transaction_id" => txid.as_str(), "state" => state.as_str() }))?;
-                }
-                tracked.remove(&txid);
-                finished += 1;
-                continue;
-            }
-            if deal.is_some() && !mine {
-                eprintln!("{txid}: the buyer chose another offer");
-                tracked.remove(&txid);
-                continue;
-            }
-            if state == "OFFERED"
-                && deal.is_some_and(|d| d.get("confirmed").and_then(Value::as_bool) == Some(false))
-            {
-                match checked_deal(&view, &me) {
-                    Ok(dh) => match c.post(messages::deal_confirm(&txid, &dh)).await {
-                        Ok(_) => eprintln!("{txid}: confirmed deal {dh}"),
-                        Err(e) => eprintln!("{txid}: confirm refused: {e}"),
-                    },
-                    Err(e) => eprintln!("{txid}: not confirming: {e}"),
-                }
-            }
-            if state == "FUNDED" && !tracked[&txid].delivered {
-                let (prefix, target) = input(&view);
-                let start = std::time::Instant::now();
-                let Some(sol) = policy::solve(&prefix, &target, 0, n, &AtomicBool::new(false))
-                else {
-                    eprintln!("{txid}: no nonce for target {target:?}");
-                    continue;
-                };
-                eprintln!(
-                    "{txid}: solved nonce {} in {:.3}s",
-                    sol.nonce,
-                    start.elapsed().as_secs_f64()
-                );
-                let msg = messages::deliver(
-                    &txid,
-                    s(&view, "deal_hash"),
-                    &prefix,
-                    sol.nonce,
-                    &sol.digest,
-                );
-                match c.post(msg).await {
-                    Ok(v) => eprintln!(
-                        "{txid}: delivered, {} → {}",
-                        s(&v, "result"),
-                        s(&v, "state")
-                    ),
-                    Err(e) => eprintln!("{txid}: delivery refused: {e}"),
-                }
-                if let Some(t) = tracked.get_mut(&txid) {
-                    t.delivered = true;
-                }
-            }
-        }
-        if a.jobs.is_some_and(|j| finished >= j) {
-            return Ok(Outcome::Ok);
-        }
-        tokio::time::sleep(std::time::Duration::from_millis(a.poll_ms)).await;
-    }
+    };
+    crate::market::bot::run(&c, &o, &report).await?;
+    Ok(Outcome::Ok)
 }

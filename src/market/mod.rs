@@ -17,6 +17,7 @@
 //!
 //! docs/gtl.md records every decision the seed leaves open.
 
+pub mod bot;
 pub mod canonical;
 pub mod client;
 pub mod gate;
