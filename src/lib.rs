@@ -25,3 +25,4 @@ pub mod services;
 pub mod session;
 pub mod spec;
 pub mod tui;
+pub mod werewolf;

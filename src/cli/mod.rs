@@ -10,6 +10,7 @@ mod p2p_cmd;
 mod protocol;
 mod session_cmd;
 mod test_cmd;
+mod wolf_cmd;
 
 use crate::json;
 use anyhow::{Context, Result};
@@ -133,6 +134,10 @@ pub enum Command {
     /// Join an invitation from `palaver browse`: dial the host over iroh,
     /// check and countersign its session proof, play.
     Join(p2p_cmd::JoinArgs),
+    /// AIWolf NLP werewolf: `serve` a compatible server, `join` one as an
+    /// agent, `play` an in-process bot game.
+    #[command(subcommand)]
+    Wolf(wolf_cmd::WolfCmd),
     /// Runs a background session (started by `protocol test --daemon`).
     #[command(name = "__daemon-run", hide = true)]
     DaemonRun { job: String },
@@ -255,6 +260,7 @@ pub fn run(cli: Cli) -> Result<Outcome> {
         }
         Some(Command::Host(a)) => p2p_cmd::host(&ctx, a),
         Some(Command::Join(a)) => p2p_cmd::join(&ctx, a),
+        Some(Command::Wolf(w)) => wolf_cmd::run(w),
     }
 }
 
