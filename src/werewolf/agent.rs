@@ -327,6 +327,8 @@ pub struct ClientReport {
     pub answered: usize,
     pub fallbacks: usize,
     pub finished: bool,
+    /// Every text frame received, verbatim (for conformance checks).
+    pub frames: Vec<String>,
 }
 
 type Ws =
@@ -382,6 +384,7 @@ pub async fn join<D: Decider>(
         };
         let packet = Packet::from_json(&text)
             .map_err(|e| WolfError::Protocol(format!("undecodable packet: {e}")))?;
+        report.frames.push(text.clone());
         report.packets += 1;
         if packet.request == Request::Name {
             send_text(&mut ws, &opts.name).await?;

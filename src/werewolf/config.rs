@@ -111,6 +111,9 @@ pub struct ServerConfig {
     pub authentication: AuthConfig,
     /// Largest accepted text frame from an agent, in bytes.
     pub max_frame_bytes: usize,
+    /// Wait after a no-reply packet before the next request to the same
+    /// agent, so a stray answer to it is discarded rather than consumed.
+    pub settle: GoDuration,
 }
 
 impl Default for ServerConfig {
@@ -121,6 +124,7 @@ impl Default for ServerConfig {
             max_continue_error_ratio: 0.2,
             authentication: AuthConfig::default(),
             max_frame_bytes: 64 * 1024,
+            settle: GoDuration(Duration::from_millis(50)),
         }
     }
 }

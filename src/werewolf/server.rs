@@ -9,7 +9,12 @@
 //! Reply discipline (differences from v0.4.12 are deliberate):
 //! - A frame that arrives while no request is outstanding (e.g. an answer
 //!   to INITIALIZE) is discarded before the next request is sent, so it
-//!   can never be taken as the next answer.
+//!   can never be taken as the next answer. A request that follows a
+//!   no-reply packet to the same seat waits out a short settle window
+//!   (`server.settle`, default 50 ms) first, so an immediate stray answer
+//!   lands before the discard. (The protocol has no request ids: a stray
+//!   frame slower than that can still be taken once; it never shifts
+//!   later answers, because every request starts with the discard.)
 //! - After a timeout the server sends NAME and waits `response` for a frame
 //!   equal to the connection name; other frames in that window (typically
 //!   the late answer) are discarded instead of marking the agent broken.
@@ -275,6 +280,8 @@ impl Server {
             conns,
             names: seats.iter().map(|s| s.name.clone()).collect(),
             broken: HashMap::new(),
+            last_noreply: HashMap::new(),
+            settle: self.cfg.server.settle.0,
             action: self.cfg.server.timeout.action.0 + self.cfg.server.timeout.acceptable.0,
             response: self.cfg.server.timeout.response.0,
             log: JsonLog::new(game.game_id(), &seats),
@@ -307,6 +314,8 @@ struct NetTransport {
     conns: Vec<Conn>,
     names: Vec<String>,
     broken: HashMap<usize, String>,
+    last_noreply: HashMap<usize, tokio::time::Instant>,
+    settle: Duration,
     action: Duration,
     response: Duration,
     log: JsonLog,
@@ -383,10 +392,14 @@ impl Transport for NetTransport {
     async fn send(&mut self, seat: usize, packet: &Packet) -> Result<(), String> {
         let json = packet.to_json();
         self.entry(seat, json.clone(), now_ms());
+        self.last_noreply.insert(seat, tokio::time::Instant::now());
         self.write(seat, json).await
     }
 
     async fn ask(&mut self, seat: usize, packet: &Packet) -> Reply {
+        if let Some(t) = self.last_noreply.remove(&seat) {
+            tokio::time::sleep_until(t + self.settle).await;
+        }
         if let Err(e) = self.discard_stale(seat) {
             return Reply::Error(e);
         }
