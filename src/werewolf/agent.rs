@@ -423,10 +423,8 @@ pub async fn join<D: Decider>(
             tokio::select! {
                 a = tokio::time::timeout_at(deadline, &mut decision) => break a.ok().flatten(),
                 f = ws.next() => match f {
-                    Some(Ok(Message::Text(t))) => {
-                        if Packet::from_json(&t).is_ok_and(|p| p.request == Request::Name) {
-                            send_text(&mut ws, &opts.name).await?;
-                        }
+                    Some(Ok(Message::Text(t))) if Packet::from_json(&t).is_ok_and(|p| p.request == Request::Name) => {
+                        send_text(&mut ws, &opts.name).await?;
                     }
                     Some(Ok(Message::Close(_))) | None => return Ok(report),
                     Some(Err(e)) => return Err(WolfError::Connection(e.to_string())),

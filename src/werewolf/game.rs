@@ -745,6 +745,7 @@ impl Game {
 
     /// Runs one talk (or whisper) answer through the skip/over/length rules
     /// and records it. Returns true when the speaker is done (Over).
+    #[allow(clippy::too_many_arguments)]
     fn record_talk(
         &mut self,
         seat: usize,

@@ -590,15 +590,15 @@ async fn handle_socket(srv: Arc<Server>, socket: WebSocket, token: Option<String
     });
 }
 
-fn spectator_ok(srv: &Server, q: &TokenQuery, headers: &HeaderMap) -> Result<(), Response> {
-    let Some(secret) = &srv.secret else {
-        return Ok(());
-    };
+/// None when the request may spectate; else the refusal.
+fn spectator_refusal(srv: &Server, q: &TokenQuery, headers: &HeaderMap) -> Option<Response> {
+    let secret = srv.secret.as_ref()?;
     let Some(t) = token_from(q, headers) else {
-        return Err((StatusCode::UNAUTHORIZED, "a RECEIVER token is required").into_response());
+        return Some((StatusCode::UNAUTHORIZED, "a RECEIVER token is required").into_response());
     };
     jwt::check_receiver(secret, &t, now_ms() / 1000)
-        .map_err(|e| (StatusCode::UNAUTHORIZED, e.to_string()).into_response())
+        .err()
+        .map(|e| (StatusCode::UNAUTHORIZED, e.to_string()).into_response())
 }
 
 fn game_summary(g: &GameFeed) -> Value {
@@ -639,7 +639,7 @@ async fn games_list(
     Query(q): Query<TokenQuery>,
     headers: HeaderMap,
 ) -> Response {
-    if let Err(r) = spectator_ok(&srv, &q, &headers) {
+    if let Some(r) = spectator_refusal(&srv, &q, &headers) {
         return r;
     }
     let list: Vec<Value> = srv.games().iter().map(|g| game_summary(g)).collect();
@@ -658,7 +658,7 @@ async fn game_events(
     Query(q): Query<TokenQuery>,
     headers: HeaderMap,
 ) -> Response {
-    if let Err(r) = spectator_ok(&srv, &q, &headers) {
+    if let Some(r) = spectator_refusal(&srv, &q, &headers) {
         return r;
     }
     let Some(g) = find_game(&srv, &id) else {
@@ -699,7 +699,7 @@ async fn game_god(
     Query(q): Query<TokenQuery>,
     headers: HeaderMap,
 ) -> Response {
-    if let Err(r) = spectator_ok(&srv, &q, &headers) {
+    if let Some(r) = spectator_refusal(&srv, &q, &headers) {
         return r;
     }
     let Some(g) = find_game(&srv, &id) else {
@@ -754,7 +754,7 @@ async fn realtime_games(
     Query(q): Query<TokenQuery>,
     headers: HeaderMap,
 ) -> Response {
-    if let Err(r) = spectator_ok(&srv, &q, &headers) {
+    if let Some(r) = spectator_refusal(&srv, &q, &headers) {
         return r;
     }
     let list: Vec<Value> = srv
@@ -771,7 +771,7 @@ async fn realtime_file(
     Query(q): Query<TokenQuery>,
     headers: HeaderMap,
 ) -> Response {
-    if let Err(r) = spectator_ok(&srv, &q, &headers) {
+    if let Some(r) = spectator_refusal(&srv, &q, &headers) {
         return r;
     }
     let Some(stem) = file.strip_suffix(".jsonl") else {

@@ -110,12 +110,12 @@ pub async fn follow(
                 Ok(0) | Err(_) => break,
                 Ok(_) => {}
             }
-            if let Some(data) = line.trim_end().strip_prefix("data:") {
-                if let Ok(e) = serde_json::from_str::<GameEvent>(data.trim_start()) {
-                    let end = matches!(e, GameEvent::Finished { .. });
-                    if tx.send(e).is_err() || end {
-                        break;
-                    }
+            if let Some(data) = line.trim_end().strip_prefix("data:")
+                && let Ok(e) = serde_json::from_str::<GameEvent>(data.trim_start())
+            {
+                let end = matches!(e, GameEvent::Finished { .. });
+                if tx.send(e).is_err() || end {
+                    break;
                 }
             }
         }
