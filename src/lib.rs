@@ -26,3 +26,4 @@ pub mod services;
 pub mod session;
 pub mod spec;
 pub mod tui;
+pub mod werewolf;

@@ -11,6 +11,7 @@ mod p2p_cmd;
 mod protocol;
 mod session_cmd;
 mod test_cmd;
+mod wolf_cmd;
 
 use crate::json;
 use anyhow::{Context, Result};
@@ -142,6 +143,10 @@ pub enum Command {
     /// and their hash chains, and run the provider bot.
     #[command(subcommand)]
     Market(market_cmd::MarketCmd),
+    /// AIWolf NLP werewolf: `serve` a compatible server, `join` one as an
+    /// agent, `play` an in-process bot game.
+    #[command(subcommand)]
+    Wolf(wolf_cmd::WolfCmd),
     /// Runs a background session (started by `protocol test --daemon`).
     #[command(name = "__daemon-run", hide = true)]
     DaemonRun { job: String },
@@ -265,6 +270,7 @@ pub fn run(cli: Cli) -> Result<Outcome> {
         Some(Command::Market(cmd)) => market_cmd::run(&ctx, cmd),
         Some(Command::Host(a)) => p2p_cmd::host(&ctx, a),
         Some(Command::Join(a)) => p2p_cmd::join(&ctx, a),
+        Some(Command::Wolf(w)) => wolf_cmd::run(w),
     }
 }
 

@@ -1,0 +1,220 @@
+//! `palaver wolf …`: the AIWolf NLP werewolf server, client and local bot
+//! games.
+
+use crate::werewolf::agent::{BotDecider, ControlMode, JoinOptions, join};
+use crate::werewolf::bot::Bot;
+use crate::werewolf::config::Config;
+use crate::werewolf::game::GameEvent;
+use crate::werewolf::server::{Server, serve};
+use anyhow::{Context, Result, bail};
+use clap::{Args, Subcommand};
+use std::io::Write;
+use std::path::PathBuf;
+use std::sync::Arc;
+
+#[derive(Debug, Subcommand)]
+pub enum WolfCmd {
+    /// Run an AIWolf NLP compatible game server (WebSocket at /ws).
+    Serve(ServeArgs),
+    /// Sit at an AIWolf server as one agent.
+    Join(JoinArgs),
+    /// Play an in-process bot game and print it (god view).
+    Play(PlayArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct ServeArgs {
+    /// TOML configuration (default: the shipped 5-player one).
+    #[arg(long, value_name = "FILE")]
+    pub config: Option<PathBuf>,
+    /// Address to listen on (overrides server.bind).
+    #[arg(long, value_name = "ADDR")]
+    pub bind: Option<String>,
+    /// Players per game when no --config is given: 5, 9 or 13.
+    #[arg(long, default_value_t = 5)]
+    pub players: usize,
+    /// Seed for role draws and talk orders.
+    #[arg(long, default_value_t = 0)]
+    pub seed: u64,
+    /// Start this many bot agents (each its own team, pbotA1, pbotB1, …)
+    /// that keep joining games; with matching.self_match = false they fill
+    /// the seats other teams leave.
+    #[arg(long, default_value_t = 0)]
+    pub bots: usize,
+}
+
+#[derive(Debug, Args)]
+pub struct JoinArgs {
+    /// Server URL, e.g. ws://127.0.0.1:8080/ws.
+    pub url: String,
+    /// Connection name (team + digits), e.g. team1.
+    #[arg(long)]
+    pub name: String,
+    /// Who decides: autonomous (the bot); hybrid and human need the console.
+    #[arg(long, value_enum, default_value = "autonomous")]
+    pub control_mode: Mode,
+    /// PLAYER token (JWT) when the server requires one.
+    #[arg(long, env = "AIWOLF_TOKEN")]
+    pub token: Option<String>,
+    #[arg(long, default_value_t = 0)]
+    pub seed: u64,
+    /// Games to play (reconnecting after each).
+    #[arg(long, default_value_t = 1)]
+    pub games: usize,
+}
+
+#[derive(Debug, Clone, Copy, clap::ValueEnum)]
+pub enum Mode {
+    Autonomous,
+    Hybrid,
+    Human,
+}
+
+#[derive(Debug, Args)]
+pub struct PlayArgs {
+    #[arg(long, default_value_t = 5)]
+    pub players: usize,
+    #[arg(long, default_value_t = 0)]
+    pub seed: u64,
+    /// Write every packet the seats received, one JSON object per line.
+    #[arg(long, value_name = "FILE")]
+    pub packets: Option<PathBuf>,
+    /// Write the game .log here.
+    #[arg(long, value_name = "FILE")]
+    pub game_log: Option<PathBuf>,
+}
+
+fn runtime() -> Result<tokio::runtime::Runtime> {
+    Ok(tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()?)
+}
+
+pub fn run(cmd: WolfCmd) -> Result<super::Outcome> {
+    match cmd {
+        WolfCmd::Serve(a) => serve_cmd(a),
+        WolfCmd::Join(a) => join_cmd(a),
+        WolfCmd::Play(a) => play_cmd(a),
+    }
+}
+
+fn serve_cmd(a: ServeArgs) -> Result<super::Outcome> {
+    let mut cfg = match &a.config {
+        Some(p) => {
+            let text =
+                std::fs::read_to_string(p).with_context(|| format!("reading {}", p.display()))?;
+            Config::from_toml(&text).with_context(|| p.display().to_string())?
+        }
+        None => Config::default_for(a.players)?,
+    };
+    if let Some(b) = &a.bind {
+        cfg.server.bind = b.clone();
+    }
+    let bind = cfg.server.bind.clone();
+    let srv = Server::new(cfg, a.seed)?;
+    runtime()?.block_on(async move {
+        let listener = tokio::net::TcpListener::bind(&bind)
+            .await
+            .with_context(|| format!("binding {bind}"))?;
+        let addr = listener.local_addr()?;
+        eprintln!("palaver wolf server on ws://{addr}/ws (spectate: http://{addr}/api/v1/games)");
+        for i in 0..a.bots {
+            let letter = (b'A' + (i % 26) as u8) as char;
+            let opts = JoinOptions {
+                url: format!("ws://{addr}/ws"),
+                name: format!("pbot{letter}1"),
+                token: None,
+                seed: a.seed.wrapping_add(i as u64),
+            };
+            tokio::spawn(async move {
+                let mut n = 0u64;
+                loop {
+                    let mut d = BotDecider(Bot::new(opts.seed.wrapping_add(n)));
+                    if join(&opts, &mut d).await.is_err() {
+                        tokio::time::sleep(std::time::Duration::from_secs(1)).await;
+                    }
+                    n += 1;
+                }
+            });
+        }
+        tokio::select! {
+            r = serve(listener, srv) => r?,
+            _ = tokio::signal::ctrl_c() => eprintln!("palaver wolf server: stopping"),
+        }
+        Ok::<_, anyhow::Error>(())
+    })?;
+    Ok(super::Outcome::Ok)
+}
+
+fn join_cmd(a: JoinArgs) -> Result<super::Outcome> {
+    if !matches!(a.control_mode, Mode::Autonomous) {
+        bail!(
+            "--control-mode human and hybrid need the console's decision prompt; use autonomous here"
+        );
+    }
+    let _ = ControlMode::Autonomous;
+    let opts = JoinOptions {
+        url: a.url.clone(),
+        name: a.name.clone(),
+        token: a.token.clone(),
+        seed: a.seed,
+    };
+    runtime()?.block_on(async {
+        for g in 0..a.games {
+            let mut d = BotDecider(Bot::new(a.seed.wrapping_add(g as u64)));
+            let r = join(&opts, &mut d).await?;
+            let v = &r.view;
+            println!(
+                "game {} as {} ({}): {} packets, {} answers, {} fallbacks, winner {}",
+                v.game_id,
+                v.me,
+                v.role.map(|r| r.as_str()).unwrap_or("?"),
+                r.packets,
+                r.answered,
+                r.fallbacks,
+                v.finished.map(|t| t.as_str()).unwrap_or("unfinished")
+            );
+            if !r.finished {
+                bail!("the server closed the connection before FINISH");
+            }
+        }
+        Ok::<_, anyhow::Error>(())
+    })?;
+    Ok(super::Outcome::Ok)
+}
+
+fn play_cmd(a: PlayArgs) -> Result<super::Outcome> {
+    let cfg = Arc::new(Config::default_for(a.players)?);
+    let (out, packets, events) = runtime()?.block_on(async {
+        let n = cfg.game.agent_count;
+        let game = crate::werewolf::Game::new(
+            cfg.clone(),
+            &crate::werewolf::local::bot_entrants(n),
+            a.seed,
+            None,
+        )?;
+        let mut io = crate::werewolf::local::LocalTransport::bots(n, a.seed);
+        io.capture = Some(Vec::new());
+        let mut events: Vec<GameEvent> = Vec::new();
+        let out = game.run(&mut io, &mut events).await;
+        Ok::<_, anyhow::Error>((out, io.capture.take().unwrap_or_default(), events))
+    })?;
+    if let Some(p) = &a.packets {
+        let mut f = std::io::BufWriter::new(std::fs::File::create(p)?);
+        for (_, pk) in &packets {
+            writeln!(f, "{}", pk.to_json())?;
+        }
+    }
+    let mut log = crate::werewolf::logs::GameLog::new(a.game_log.clone());
+    for e in &events {
+        crate::werewolf::Observer::event(&mut log, e);
+    }
+    println!("{}", log.text());
+    println!(
+        "winner: {} ({:?}, day {})",
+        out.winner.as_str(),
+        out.reason,
+        out.day
+    );
+    Ok(super::Outcome::Ok)
+}
