@@ -6,6 +6,35 @@ use super::data::{Invitation, SessionRow};
 use super::watch::WatchUpdate;
 use crossterm::event::KeyEvent;
 use std::path::PathBuf;
+use std::sync::Arc;
+
+/// A value a task hands to `update` that can be neither copied nor compared
+/// (a client, a reply channel): shared, and equal only to itself.
+pub struct Shared<T>(pub Arc<T>);
+
+impl<T> Shared<T> {
+    pub fn new(v: T) -> Shared<T> {
+        Shared(Arc::new(v))
+    }
+}
+
+impl<T> Clone for Shared<T> {
+    fn clone(&self) -> Self {
+        Shared(self.0.clone())
+    }
+}
+
+impl<T> PartialEq for Shared<T> {
+    fn eq(&self, other: &Self) -> bool {
+        Arc::ptr_eq(&self.0, &other.0)
+    }
+}
+
+impl<T> std::fmt::Debug for Shared<T> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "Shared<{}>", std::any::type_name::<T>())
+    }
+}
 
 #[derive(Debug, Clone, PartialEq)]
 pub enum Action {
@@ -45,6 +74,22 @@ pub enum Action {
     Save,
     Merge,
     Preset,
+    /// Switch the console's view.
+    ViewSessions,
+    ViewWerewolf,
+    ViewMarket,
+    /// Market: open a job, accept the selected offer, fund the deal.
+    OpenJob,
+    AcceptOffer,
+    Fund,
+    /// Werewolf: watch a bot game, play a seat, show/hide roles, follow a
+    /// server's game, skip or end a talk turn.
+    WatchGame,
+    PlaySeat,
+    ToggleRoles,
+    Spectate,
+    Skip,
+    Over,
     // ---- text input ----
     /// A key for the focused text field (search, number, chat, editor, form).
     Input(KeyEvent),
@@ -75,6 +120,10 @@ pub enum Action {
     Submitted(Result<String, String>),
     /// The strategy editor's save/merge finished.
     Saved(Result<String, String>),
+    /// Reports for the werewolf view.
+    Wolf(Box<super::wolf_view::WolfMsg>),
+    /// Reports for the market view.
+    Market(Box<super::market_view::MarketMsg>),
 }
 
 /// Bindable actions with their keymap names and help texts, in help order.
@@ -123,6 +172,24 @@ pub const BINDABLE: &[(&str, &str)] = &[
     ("save", "strategy editor: save (replace strategy.json)"),
     ("merge", "strategy editor: deep-merge into strategy.json"),
     ("preset", "strategy editor: next preset for this protocol"),
+    ("view_sessions", "show sessions: invitations, feed, prompt"),
+    ("view_werewolf", "show werewolf: watch or play AIWolf games"),
+    ("view_market", "show the GTL market: jobs, offers, deals"),
+    ("open_job", "market: open a job from a form"),
+    (
+        "accept_offer",
+        "market: accept the selected offer (lock the deal)",
+    ),
+    ("fund", "market: fund the locked deal"),
+    (
+        "watch_game",
+        "werewolf: watch a bot game (5, 9 or 13 seats)",
+    ),
+    ("play_seat", "werewolf: take a seat in a bot game"),
+    ("toggle_roles", "werewolf: show or hide the roles"),
+    ("spectate", "werewolf: follow a game on a wolf server"),
+    ("skip", "werewolf prompt: Skip this talk turn"),
+    ("over", "werewolf prompt: Over (done talking today)"),
 ];
 
 impl Action {
@@ -158,6 +225,18 @@ impl Action {
             "save" => Action::Save,
             "merge" => Action::Merge,
             "preset" => Action::Preset,
+            "view_sessions" => Action::ViewSessions,
+            "view_werewolf" => Action::ViewWerewolf,
+            "view_market" => Action::ViewMarket,
+            "open_job" => Action::OpenJob,
+            "accept_offer" => Action::AcceptOffer,
+            "fund" => Action::Fund,
+            "watch_game" => Action::WatchGame,
+            "play_seat" => Action::PlaySeat,
+            "toggle_roles" => Action::ToggleRoles,
+            "spectate" => Action::Spectate,
+            "skip" => Action::Skip,
+            "over" => Action::Over,
             _ => {
                 let n: u8 = name.strip_prefix("choose_")?.parse().ok()?;
                 if !(1..=9).contains(&n) {

@@ -5,15 +5,18 @@
 use super::action::Action;
 use super::data::{Invitation, SessionRow};
 use super::keymap::{Context, Keymap};
+use super::market_view::MarketView;
 use super::panes::dialogs::{self, HostForm, JoinDialog};
 use super::panes::editor::{self, Editor};
 use super::panes::feed::{Feed, WINDOW};
 use super::panes::lists::{self, Cursor};
 use super::panes::prompt::{self, Prompt};
 use super::panes::snapshot;
+use super::screen::{Env, Paint as ScreenPaint, Screen};
 use super::tasks::{self, Community};
 use super::theme::Theme;
 use super::watch::{self, OpenWindow, WatchUpdate};
+use super::wolf_view::WolfView;
 use crate::engine::ControlMode;
 use crate::json::{Map, Value};
 use crate::session::StateDir;
@@ -28,6 +31,14 @@ use tokio::sync::mpsc::UnboundedSender;
 
 /// How often invitations and sessions are refreshed.
 pub const REFRESH: Duration = Duration::from_secs(2);
+
+/// The console's screens (F2, F3, F4).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ScreenId {
+    Sessions,
+    Werewolf,
+    Market,
+}
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Focus {
@@ -131,6 +142,9 @@ pub struct App {
     pub running_tasks: usize,
     /// A session to attach as soon as it shows up.
     pending_attach: Option<PathBuf>,
+    pub screen: ScreenId,
+    pub wolf: WolfView,
+    pub market: MarketView,
     /// A first quit while sessions run here asks for a second one.
     quit_armed: Option<Instant>,
     /// Invitations this console hosts: post_id → its task's cancel switch.
@@ -165,6 +179,9 @@ impl App {
             pending_attach: None,
             hosting: Vec::new(),
             quit_armed: None,
+            screen: ScreenId::Sessions,
+            wolf: WolfView::default(),
+            market: MarketView::default(),
         }
     }
 
@@ -174,6 +191,11 @@ impl App {
 
     /// The keymap context of the key about to be pressed.
     pub fn context(&self) -> Context {
+        match (self.screen, &self.modal) {
+            (ScreenId::Werewolf, None) => return self.wolf.context(),
+            (ScreenId::Market, None) => return self.market.context(),
+            _ => {}
+        }
         match &self.modal {
             // Help scrolls like a list; `?` (global) closes it again.
             Some(Modal::Help(_)) => Context::List,
@@ -227,9 +249,9 @@ impl App {
                 let confirmed = self
                     .quit_armed
                     .is_some_and(|t| t.elapsed() < Duration::from_secs(5));
-                if self.running_tasks > 0 && !confirmed {
+                let n = self.running_tasks + self.wolf.running() + self.market.running();
+                if n > 0 && !confirmed {
                     self.quit_armed = Some(Instant::now());
-                    let n = self.running_tasks;
                     self.say(
                         false,
                         format!("{n} session(s) run in this console: quit again to end them"),
@@ -239,7 +261,16 @@ impl App {
                 self.quit = true;
                 let _ = self.cancel.send(true);
             }
-            Action::Tick => self.tick(),
+            Action::Tick => {
+                self.tick();
+                self.to_screen(ScreenId::Werewolf, Action::Tick);
+                self.to_screen(ScreenId::Market, Action::Tick);
+            }
+            Action::ViewSessions => self.screen = ScreenId::Sessions,
+            Action::ViewWerewolf => self.screen = ScreenId::Werewolf,
+            Action::ViewMarket => self.screen = ScreenId::Market,
+            Action::Wolf(m) => self.to_screen(ScreenId::Werewolf, Action::Wolf(m)),
+            Action::Market(m) => self.to_screen(ScreenId::Market, Action::Market(m)),
             Action::Resize(w, h) => self.size = (w, h),
             Action::Help => {
                 self.modal = match self.modal {
@@ -267,6 +298,14 @@ impl App {
                         );
                         self.community = Some(c);
                         self.refresh();
+                        let env = Env {
+                            tx: &self.tx,
+                            community: self.community.as_ref(),
+                            data_dir: &self.settings.data_dir,
+                            size: self.size,
+                        };
+                        self.wolf.community_ready(&env);
+                        self.market.community_ready(&env);
                     }
                     Err(e) => self.community_status = format!("community unavailable: {e}"),
                 }
@@ -348,10 +387,27 @@ impl App {
             other => {
                 if self.modal.is_some() {
                     self.modal_action(other);
+                } else if self.screen != ScreenId::Sessions {
+                    self.to_screen(self.screen, other);
                 } else {
                     self.pane_action(other);
                 }
             }
+        }
+    }
+
+    /// Hands an action to a screen's own update.
+    fn to_screen(&mut self, which: ScreenId, a: Action) {
+        let env = Env {
+            tx: &self.tx,
+            community: self.community.as_ref(),
+            data_dir: &self.settings.data_dir,
+            size: self.size,
+        };
+        match which {
+            ScreenId::Werewolf => self.wolf.update(a, &env),
+            ScreenId::Market => self.market.update(a, &env),
+            ScreenId::Sessions => {}
         }
     }
 
@@ -1056,6 +1112,21 @@ impl App {
             ])
             .split(area);
         self.draw_header(f, rows[0]);
+        if self.screen != ScreenId::Sessions {
+            let p = ScreenPaint {
+                theme,
+                keymap: &self.settings.keymap,
+            };
+            match self.screen {
+                ScreenId::Werewolf => self.wolf.draw(f, rows[1], &p),
+                _ => self.market.draw(f, rows[1], &p),
+            }
+            self.draw_footer(f, rows[2]);
+            if let Some(Modal::Help(s)) = &self.modal {
+                dialogs::draw_help(f, area, theme, &self.settings.keymap, *s);
+            }
+            return;
+        }
         let left_w = if area.width >= 140 {
             48
         } else if area.width >= 100 {
@@ -1131,10 +1202,29 @@ impl App {
 
     fn draw_header(&self, f: &mut Frame, area: Rect) {
         let theme = &self.settings.theme;
-        let mut spans = vec![
-            Span::styled(" palaver ", theme.title()),
-            Span::styled(format!("· {}", self.community_status), theme.muted()),
-        ];
+        let mut spans = vec![Span::styled(" palaver ", theme.title())];
+        for (id, key, label) in [
+            (ScreenId::Sessions, Action::ViewSessions, "Sessions"),
+            (ScreenId::Werewolf, Action::ViewWerewolf, self.wolf.title()),
+            (ScreenId::Market, Action::ViewMarket, self.market.title()),
+        ] {
+            let k = self
+                .settings
+                .keymap
+                .key_for(Context::Global, &key)
+                .unwrap_or_default();
+            let style = if id == self.screen {
+                theme.selected()
+            } else {
+                theme.muted()
+            };
+            spans.push(Span::styled(format!("{k} {label}"), style));
+            spans.push(Span::raw(" "));
+        }
+        spans.push(Span::styled(
+            format!("· {}", self.community_status),
+            theme.muted(),
+        ));
         if self.running_tasks > 0 {
             spans.push(Span::styled(
                 format!(" · {} running", self.running_tasks),
@@ -1206,7 +1296,13 @@ impl App {
     fn draw_footer(&self, f: &mut Frame, area: Rect) {
         let theme = &self.settings.theme;
         let ctx = self.context();
+        let screen_hints = match self.screen {
+            ScreenId::Werewolf => self.wolf.hints(),
+            ScreenId::Market => self.market.hints(),
+            ScreenId::Sessions => Vec::new(),
+        };
         let actions: &[Action] = match (&self.modal, self.focus) {
+            (None, _) if self.screen != ScreenId::Sessions => &screen_hints,
             (Some(Modal::Strategy(_)), _) => {
                 &[Action::Save, Action::Merge, Action::Preset, Action::Back]
             }

@@ -19,10 +19,12 @@ pub enum Context {
     Dialog,
     Editor,
     Text,
+    Werewolf,
+    Market,
 }
 
 impl Context {
-    pub const ALL: [Context; 7] = [
+    pub const ALL: [Context; 9] = [
         Context::Global,
         Context::List,
         Context::Feed,
@@ -30,6 +32,8 @@ impl Context {
         Context::Dialog,
         Context::Editor,
         Context::Text,
+        Context::Werewolf,
+        Context::Market,
     ];
     pub fn name(self) -> &'static str {
         match self {
@@ -40,6 +44,8 @@ impl Context {
             Context::Dialog => "dialog",
             Context::Editor => "editor",
             Context::Text => "text",
+            Context::Werewolf => "werewolf",
+            Context::Market => "market",
         }
     }
     /// Contexts where unbound printable keys are text, so [global] is not

@@ -12,10 +12,13 @@ pub mod action;
 pub mod app;
 pub mod data;
 pub mod keymap;
+pub mod market_view;
 pub mod panes;
+pub mod screen;
 pub mod tasks;
 pub mod theme;
 pub mod watch;
+pub mod wolf_view;
 
 use action::Action;
 use app::{App, Settings};
