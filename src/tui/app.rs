@@ -263,14 +263,14 @@ impl App {
             }
             Action::Tick => {
                 self.tick();
-                self.to_screen(ScreenId::Werewolf, Action::Tick);
-                self.to_screen(ScreenId::Market, Action::Tick);
+                self.route_to(ScreenId::Werewolf, Action::Tick);
+                self.route_to(ScreenId::Market, Action::Tick);
             }
             Action::ViewSessions => self.screen = ScreenId::Sessions,
             Action::ViewWerewolf => self.screen = ScreenId::Werewolf,
             Action::ViewMarket => self.screen = ScreenId::Market,
-            Action::Wolf(m) => self.to_screen(ScreenId::Werewolf, Action::Wolf(m)),
-            Action::Market(m) => self.to_screen(ScreenId::Market, Action::Market(m)),
+            Action::Wolf(m) => self.route_to(ScreenId::Werewolf, Action::Wolf(m)),
+            Action::Market(m) => self.route_to(ScreenId::Market, Action::Market(m)),
             Action::Resize(w, h) => self.size = (w, h),
             Action::Help => {
                 self.modal = match self.modal {
@@ -388,7 +388,7 @@ impl App {
                 if self.modal.is_some() {
                     self.modal_action(other);
                 } else if self.screen != ScreenId::Sessions {
-                    self.to_screen(self.screen, other);
+                    self.route_to(self.screen, other);
                 } else {
                     self.pane_action(other);
                 }
@@ -397,7 +397,7 @@ impl App {
     }
 
     /// Hands an action to a screen's own update.
-    fn to_screen(&mut self, which: ScreenId, a: Action) {
+    fn route_to(&mut self, which: ScreenId, a: Action) {
         let env = Env {
             tx: &self.tx,
             community: self.community.as_ref(),
