@@ -8,6 +8,7 @@
 //! write, and the store's triggers refuse whatever a guard might miss.
 
 use super::canonical::{self, hex_eq};
+use super::group::{Group, Reader, Writer};
 use super::store::{self, GENESIS};
 use super::time::{Clock, format_rfc3339_utc, parse_rfc3339_utc};
 use super::{
@@ -17,7 +18,6 @@ use crate::json::{Map, Value};
 use crate::obj;
 use rusqlite::{Connection, OptionalExtension, TransactionBehavior, params};
 use std::path::Path;
-use std::sync::Mutex;
 
 /// A bearer token issued to a registered identity.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -73,7 +73,7 @@ pub struct Audit {
 
 /// The market core over one SQLite file.
 pub struct Market {
-    conn: Mutex<Connection>,
+    conn: Group,
     cfg: MarketConfig,
     clock: Clock,
 }
@@ -138,6 +138,12 @@ trait Sql<T> {
 impl<T> Sql<T> for rusqlite::Result<T> {
     fn sql(self) -> Result<T, MarketError> {
         self.map_err(store_err)
+    }
+}
+
+impl<T> Sql<T> for Result<T, MarketError> {
+    fn sql(self) -> Result<T, MarketError> {
+        self
     }
 }
 
@@ -394,7 +400,7 @@ impl Market {
     fn setup(conn: Connection, cfg: MarketConfig) -> Result<Market, MarketError> {
         store::migrate(&conn, cfg.durable)?;
         Ok(Market {
-            conn: Mutex::new(conn),
+            conn: Group::new(conn),
             cfg,
             clock: Clock::System,
         })
@@ -415,8 +421,19 @@ impl Market {
         self.clock.now_ms()
     }
 
-    fn db(&self) -> std::sync::MutexGuard<'_, Connection> {
-        self.conn.lock().unwrap_or_else(|p| p.into_inner())
+    /// Commits made so far (group commit shares them among writers).
+    pub fn commits(&self) -> u64 {
+        self.conn.commits()
+    }
+
+    /// The connection for reads (committed state only).
+    fn db(&self) -> Reader<'_> {
+        self.conn.reader()
+    }
+
+    /// The connection for one write, committed in a group (see `group`).
+    fn writer(&self) -> Writer<'_> {
+        self.conn.writer()
     }
 
     /// Issues (or returns) the bearer token of a registered identity. The
@@ -429,7 +446,7 @@ impl Market {
         agent_id: &str,
         principal_id: Option<&str>,
     ) -> Result<Grant, MarketError> {
-        let mut db = self.db();
+        let mut db = self.writer();
         let tx = db
             .transaction_with_behavior(TransactionBehavior::Immediate)
             .sql()?;
@@ -629,7 +646,7 @@ impl Market {
         let job_hash = hash_of(&job_v)?;
         let policy_hash = hash_of(job.get("verification_policy").unwrap_or(&Value::Null))?;
         let authority_hash = hash_of(job.get("authority").unwrap_or(&Value::Null))?;
-        let mut db = self.db();
+        let mut db = self.writer();
         let tx = db
             .transaction_with_behavior(TransactionBehavior::Immediate)
             .sql()?;
@@ -708,7 +725,7 @@ impl Market {
         let pp = string(provider, "principal_id", "offer.provider.principal_id")?;
         let pa = string(provider, "agent_id", "offer.provider.agent_id")?;
         let offer_hash = hash_of(&Value::Object(offer.clone()))?;
-        let mut db = self.db();
+        let mut db = self.writer();
         let tx = db
             .transaction_with_behavior(TransactionBehavior::Immediate)
             .sql()?;
@@ -813,7 +830,7 @@ impl Market {
         )?;
         let txid = string(m.msg, "transaction_id", "transaction_id")?;
         let offer_hash = string(m.msg, "offer_hash", "offer_hash")?;
-        let mut db = self.db();
+        let mut db = self.writer();
         let tx = db
             .transaction_with_behavior(TransactionBehavior::Immediate)
             .sql()?;
@@ -916,7 +933,7 @@ impl Market {
         )?;
         let offer_hash = string(deal, "offer_hash", "deal.offer_hash")?;
         let deal_hash = hash_of(&Value::Object(deal.clone()))?;
-        let mut db = self.db();
+        let mut db = self.writer();
         let tx = db
             .transaction_with_behavior(TransactionBehavior::Immediate)
             .sql()?;
@@ -1058,7 +1075,7 @@ impl Market {
         )?;
         let txid = string(m.msg, "transaction_id", "transaction_id")?;
         let deal_hash = string(m.msg, "deal_hash", "deal_hash")?;
-        let mut db = self.db();
+        let mut db = self.writer();
         let tx = db
             .transaction_with_behavior(TransactionBehavior::Immediate)
             .sql()?;
@@ -1155,7 +1172,7 @@ impl Market {
         let deal_hash = string(funding, "deal_hash", "funding.deal_hash")?;
         let amount = int(funding, "amount", "funding.amount")?;
         let asset = string(funding, "asset", "funding.asset")?;
-        let mut db = self.db();
+        let mut db = self.writer();
         let tx = db
             .transaction_with_behavior(TransactionBehavior::Immediate)
             .sql()?;
@@ -1275,7 +1292,7 @@ impl Market {
         let delivery_v = Value::Object(delivery.clone());
         let delivery_hash = hash_of(&delivery_v)?;
         let (state, hashes, seq, result, reasons) = {
-            let mut db = self.db();
+            let mut db = self.writer();
             let tx = db
                 .transaction_with_behavior(TransactionBehavior::Immediate)
                 .sql()?;
@@ -1386,7 +1403,7 @@ impl Market {
     }
 
     fn finish_at(&self, txid: &str, now: i64) -> Result<Finish, MarketError> {
-        let mut db = self.db();
+        let mut db = self.writer();
         let tx = db
             .transaction_with_behavior(TransactionBehavior::Immediate)
             .sql()?;
@@ -1439,7 +1456,7 @@ impl Market {
                 "CLOSED"
             };
             {
-                let mut db = self.db();
+                let mut db = self.writer();
                 let tx = db
                     .transaction_with_behavior(TransactionBehavior::Immediate)
                     .sql()?;

@@ -21,6 +21,7 @@ pub mod bot;
 pub mod canonical;
 pub mod client;
 pub mod gate;
+mod group;
 pub mod http;
 mod machine;
 pub mod messages;
