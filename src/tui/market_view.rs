@@ -412,6 +412,8 @@ pub struct MarketView {
     pub form: Option<JobForm>,
     /// The last action's outcome (ok?, text).
     pub note: Option<(bool, String)>,
+    /// Why the last refresh failed (cleared by the next good one).
+    stale: Option<String>,
     /// Transactions where you offered (learned from their views).
     provider_of: HashMap<String, bool>,
     refreshing: bool,
@@ -577,10 +579,8 @@ impl MarketView {
         }
         let ask = match form.check() {
             Ok(a) => a,
-            Err(e) => {
-                self.note = Some((false, e.join("; ")));
-                return;
-            }
+            // The form shows what is wrong.
+            Err(_) => return,
         };
         let Some(c) = self.client_or_say(env) else {
             return;
@@ -717,8 +717,11 @@ impl MarketView {
             MarketMsg::Refreshed(r) => {
                 self.refreshing = false;
                 match r {
-                    Ok(r) => self.refreshed(*r),
-                    Err(e) => self.note = Some((false, format!("refresh: {e}"))),
+                    Ok(r) => {
+                        self.stale = None;
+                        self.refreshed(*r)
+                    }
+                    Err(e) => self.stale = Some(e),
                 }
             }
             MarketMsg::Opened(Ok(txid)) => {
@@ -858,10 +861,16 @@ impl MarketView {
                 ),
             ]),
         };
-        let note = match &self.note {
-            Some((true, t)) => Line::from(Span::styled(t.clone(), theme.fg("ok"))),
-            Some((false, t)) => Line::from(Span::styled(t.clone(), theme.fg("error"))),
-            None => Line::from(""),
+        let note = match (&self.stale, &self.note) {
+            (Some(e), _) => Line::from(Span::styled(
+                format!("cannot read the market: {e}"),
+                theme.fg("error"),
+            )),
+            (None, note) => match note {
+                Some((true, t)) => Line::from(Span::styled(t.clone(), theme.fg("ok"))),
+                Some((false, t)) => Line::from(Span::styled(t.clone(), theme.fg("error"))),
+                None => Line::from(""),
+            },
         };
         f.render_widget(
             Paragraph::new(vec![who, note])
@@ -895,7 +904,7 @@ impl MarketView {
         let mut head = vec![Line::from(Span::styled(
             short(
                 &format!(
-                    "budget {} GTU · target {} · buyer {} · {}",
+                    "{} GTU · target {} · buyer {} · {}",
                     t.job.budget,
                     t.job.target,
                     if t.job.buyer == self.principal {
@@ -978,7 +987,7 @@ impl MarketView {
             return;
         }
         let w = area.width.saturating_sub(2) as usize;
-        let hw = if w >= 70 { 16 } else { 8 };
+        let (hw, pw) = if w >= 70 { (16, 16) } else { (6, 8) };
         let accepted = self
             .tx
             .as_ref()
@@ -997,9 +1006,9 @@ impl MarketView {
                 ListItem::new(Line::from(Span::styled(
                     short(
                         &format!(
-                            "{mark}{:>5} GTU  {:<16}  {}  {status}",
+                            "{mark}{:>5} GTU  {status:<10}  {:<pw$}  {}",
                             o.price,
-                            short(&o.provider, 16),
+                            short(&o.provider, pw),
                             short(&o.hash, hw)
                         ),
                         w,
@@ -1019,6 +1028,21 @@ impl MarketView {
             &mut st,
         );
     }
+}
+
+/// Lines `text` takes when word-wrapped to `width` columns.
+fn wrapped_lines(text: &str, width: usize) -> usize {
+    let (mut lines, mut used) = (1, 0);
+    for w in text.split_whitespace() {
+        let n = w.chars().count();
+        if used > 0 && used + 1 + n > width {
+            lines += 1 + (n.saturating_sub(1)) / width.max(1);
+            used = n % width.max(1);
+        } else {
+            used += n + usize::from(used > 0);
+        }
+    }
+    lines
 }
 
 fn state_style(theme: &Theme, state: &str) -> Style {
@@ -1120,10 +1144,18 @@ impl Screen for MarketView {
             .split(area);
         self.draw_jobs(f, cols[0], p);
         let offers_h = self.tx.as_ref().map_or(1, |t| t.offers.len().clamp(1, 6)) as u16 + 2;
+        // The header grows with a long note (a refusal with its fields).
+        let inner_w = usize::from(cols[1].width.saturating_sub(2)).max(1);
+        let note_lines = match (&self.stale, &self.note) {
+            (Some(e), _) => wrapped_lines(&format!("cannot read the market: {e}"), inner_w),
+            (None, Some((_, t))) => wrapped_lines(t, inner_w),
+            (None, None) => 1,
+        }
+        .clamp(1, 4);
         let right = Layout::default()
             .direction(Direction::Vertical)
             .constraints([
-                Constraint::Length(4),
+                Constraint::Length(3 + note_lines as u16),
                 Constraint::Min(5),
                 Constraint::Length(offers_h),
             ])
@@ -1187,6 +1219,15 @@ mod tests {
             f.edit(None);
         }
         assert!(f.fields[0].is_empty());
+    }
+
+    #[test]
+    fn wrapping_counts_words_that_do_not_fit() {
+        assert_eq!(wrapped_lines("", 10), 1);
+        assert_eq!(wrapped_lines("abc def", 7), 1);
+        assert_eq!(wrapped_lines("abc defg", 7), 2);
+        assert_eq!(wrapped_lines("a bbbbbbbbbbbbbbbbbbbb", 10), 3);
+        assert_eq!(wrapped_lines("a b", 0), 2);
     }
 
     #[test]
