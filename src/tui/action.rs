@@ -154,7 +154,7 @@ pub const BINDABLE: &[(&str, &str)] = &[
     ("host_new", "host a new invitation"),
     ("cycle_mode", "cycle the control mode in a dialog"),
     ("cancel_invitation", "cancel your selected invitation"),
-    ("refresh", "refresh invitations and sessions now"),
+    ("refresh", "refresh invitations, sessions, the market now"),
     (
         "open_path",
         "attach a state dir by path (any process's, the reference client's too)",

@@ -382,7 +382,17 @@ impl App {
                 }
                 self.say(note.0, note.1);
             }
-            Action::Refresh => self.refresh(),
+            Action::Refresh => {
+                self.refresh();
+                // A screen refreshes its own data too (the market now).
+                if self.modal.is_none() && self.screen != ScreenId::Sessions {
+                    self.route_to(self.screen, Action::Refresh);
+                }
+            }
+            // A screen's own text fields (the market's job form) take pastes.
+            Action::Paste(s) if self.modal.is_none() && self.screen != ScreenId::Sessions => {
+                self.route_to(self.screen, Action::Paste(s))
+            }
             Action::Paste(s) => self.paste(&s),
             other => {
                 if self.modal.is_some() {

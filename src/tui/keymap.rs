@@ -356,6 +356,11 @@ fn short(name: &str) -> &'static str {
         "cancel_invitation" => "cancel",
         "open_path" => "open path",
         "left" => "choose",
+        "open_job" => "open job",
+        "accept_offer" => "accept",
+        "fund" => "fund",
+        "refresh" => "refresh",
+        "view_sessions" => "sessions",
         _ => "…",
     }
 }

@@ -76,7 +76,8 @@ pub struct Startup {
 
 /// Brings the community up and registers this identity; reports
 /// `CommunityReady` (or a `Progress` line saying what failed). The house
-/// agent and the embedded server live as long as the returned task.
+/// agent (its games and its market bot) and the embedded server live as
+/// long as the returned task.
 pub fn start_community(s: Startup, tx: UnboundedSender<Action>) -> tokio::task::JoinHandle<()> {
     tokio::spawn(async move {
         let fail = |tx: &UnboundedSender<Action>, e: String| {
@@ -108,14 +109,17 @@ pub fn start_community(s: Startup, tx: UnboundedSender<Action>) -> tokio::task::
         let house = if embedded_server.is_some() && s.house {
             let house_dir = s.data_dir.join("house");
             match KeyPair::init(&house_dir, false) {
-                Ok((hk, _)) => match Client::new(&url, hk) {
+                Ok((hk, _)) => match Client::new(&url, hk.clone()) {
                     Ok(hc) => match embedded::ensure_registered(&hc, "house").await {
-                        Ok(()) => Some(tokio::spawn(crate::services::house::run_house(
-                            hc,
-                            &crate::services::house::HOUSE_GAMES,
-                            PeerOpts::direct(),
-                            |_alias, _p| {},
-                        ))),
+                        Ok(()) => Some((
+                            AbortOnDrop(tokio::spawn(crate::services::house::run_house(
+                                hc,
+                                &crate::services::house::HOUSE_GAMES,
+                                PeerOpts::direct(),
+                                |_alias, _p| {},
+                            ))),
+                            AbortOnDrop(tokio::spawn(house_market_bot(url.clone(), hk))),
+                        )),
                         Err(e) => {
                             fail(&tx, format!("house agent: {e}"));
                             None
@@ -139,14 +143,40 @@ pub fn start_community(s: Startup, tx: UnboundedSender<Action>) -> tokio::task::
             embedded: embedded_server.is_some(),
             nickname: s.nickname.clone(),
         });
-        // Keep the embedded server and the house alive with the console.
+        // Keep the embedded server and the house alive with the console;
+        // the house ends with this task, even when it is aborted.
+        let _house = house;
         if let Some(h) = embedded_server {
             let _ = h.await;
         }
-        if let Some(h) = house {
-            h.abort();
-        }
     })
+}
+
+/// A task that ends when this is dropped.
+struct AbortOnDrop<T>(tokio::task::JoinHandle<T>);
+
+impl<T> Drop for AbortOnDrop<T> {
+    fn drop(&mut self) {
+        self.0.abort();
+    }
+}
+
+/// The house's provider bot on the embedded market, so a newcomer can
+/// watch a job solved and settled: one solver thread, targets up to six hex
+/// digits, the job's budget as its price. It reconnects when the market
+/// cannot be read (the bot ends on listing errors).
+async fn house_market_bot(url: String, keys: KeyPair) {
+    let opts = crate::market::bot::BotOptions {
+        threads: 1,
+        max_target_hex: 6,
+        ..crate::market::bot::BotOptions::default()
+    };
+    loop {
+        if let Ok(c) = crate::market::MarketClient::connect(&url, keys.clone(), None).await {
+            let _ = crate::market::bot::run(&c, &opts, &|_| {}).await;
+        }
+        tokio::time::sleep(Duration::from_secs(2)).await;
+    }
 }
 
 pub fn list_invitations(client: Client, tx: UnboundedSender<Action>) {
