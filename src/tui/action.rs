@@ -121,7 +121,7 @@ pub enum Action {
     /// The strategy editor's save/merge finished.
     Saved(Result<String, String>),
     /// Reports for the werewolf view.
-    Wolf(Box<super::wolf_view::WolfMsg>),
+    Wolf(Box<super::wolf::WolfMsg>),
     /// Reports for the market view.
     Market(Box<super::market_view::MarketMsg>),
 }

@@ -16,7 +16,7 @@ use super::screen::{Env, Paint as ScreenPaint, Screen};
 use super::tasks::{self, Community};
 use super::theme::Theme;
 use super::watch::{self, OpenWindow, WatchUpdate};
-use super::wolf_view::WolfView;
+use super::wolf::WolfView;
 use crate::engine::ControlMode;
 use crate::json::{Map, Value};
 use crate::session::StateDir;
@@ -383,6 +383,9 @@ impl App {
                 self.say(note.0, note.1);
             }
             Action::Refresh => self.refresh(),
+            Action::Paste(s) if self.modal.is_none() && self.screen != ScreenId::Sessions => {
+                self.route_to(self.screen, Action::Paste(s))
+            }
             Action::Paste(s) => self.paste(&s),
             other => {
                 if self.modal.is_some() {

@@ -356,6 +356,13 @@ fn short(name: &str) -> &'static str {
         "cancel_invitation" => "cancel",
         "open_path" => "open path",
         "left" => "choose",
+        "view_sessions" => "sessions",
+        "watch_game" => "watch",
+        "play_seat" => "play",
+        "toggle_roles" => "roles",
+        "spectate" => "spectate",
+        "skip" => "skip",
+        "over" => "over",
         _ => "…",
     }
 }
