@@ -232,8 +232,13 @@ impl WolfView {
         } else {
             LIVE
         };
+        // An empty board until the first event: the screen shows the game
+        // is on its way (and its keys work) rather than the intro.
+        self.board = match source {
+            Source::Play(_) => None,
+            _ => Some(Board::god()),
+        };
         self.source = source;
-        self.board = None;
         self.queue.clear();
         self.credit = 0;
         self.decision = None;

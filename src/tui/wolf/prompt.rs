@@ -66,9 +66,14 @@ pub fn measure(text: &str, cfg: &LengthConfig, others: &[&str], remain: Option<i
         after_limit: (limited && mention.is_some()).then(|| cfg.mention_length().unwrap_or(0) + b),
         per_talk: cfg.per_talk(),
         budget,
-        kept: (kept != text && !text.trim().is_empty()).then_some(kept),
+        // The server re-spaces around a mention; only a cut matters here.
+        kept: (squeeze(&kept) != squeeze(text) && !text.trim().is_empty()).then_some(kept),
         unit: if cfg.count_in_word { "words" } else { "chars" },
     }
+}
+
+fn squeeze(s: &str) -> String {
+    s.split_whitespace().collect::<Vec<_>>().join(" ")
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -358,7 +363,7 @@ mod tests {
             (3, Some(50), None)
         );
         let m = measure("hi @Bob you", &cfg, &["Bob"], None);
-        assert_eq!(m.before, 2);
+        assert_eq!((m.before, m.kept.clone()), (2, None));
         assert_eq!(m.mention, Some(("Bob".into(), 3)));
         let long = "x".repeat(60);
         let m = measure(&long, &cfg, &["Bob"], None);

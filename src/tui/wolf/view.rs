@@ -402,7 +402,7 @@ fn draw_info(v: &WolfView, f: &mut Frame, area: Rect, p: &Paint<'_>) {
                 t.accent(),
             ));
         }
-        spans.push(Span::styled(" │ ", t.muted()));
+        spans.push(Span::styled(" · ", t.muted()));
     }
     if let Some(b) = &v.board
         && let Some(me) = b.viewer
@@ -416,7 +416,10 @@ fn draw_info(v: &WolfView, f: &mut Frame, area: Rect, p: &Paint<'_>) {
             role.to_owned(),
             b.my_role().map(|r| t.fg(team_key(r))).unwrap_or(t.muted()),
         ));
-        spans.push(Span::styled(" │ ", t.muted()));
+        spans.push(Span::styled(" · ", t.muted()));
+    }
+    if v.note.is_none() && spans.last().is_some_and(|s| s.content == " · ") {
+        spans.pop();
     }
     if let Some((ok, s)) = &v.note {
         spans.push(Span::styled(
@@ -477,10 +480,10 @@ fn draw_banner(v: &WolfView, b: &Board, f: &mut Frame, area: Rect, t: &Theme) {
         Team::None => "warn",
     };
     let mut text = format!(
-        " ★ {} · {} · day {} · {} human(s) and {} wolf(s) alive",
+        " ★ {} · {} on day {} · {} human(s) and {} wolf(s) alive",
         winner_text(fin.winner).to_uppercase(),
         reason_name(fin.reason),
-        fin.day,
+        b.day,
         fin.alive_humans,
         fin.alive_wolves
     );
@@ -516,7 +519,7 @@ fn draw_left(v: &WolfView, b: &Board, f: &mut Frame, area: Rect, t: &Theme) {
         Span::styled("Seats", t.title()),
         Span::styled(format!(" · {alive}/{} alive", b.seats.len()), t.muted()),
     ])];
-    let name_w = w.saturating_sub(19).clamp(4, 16);
+    let name_w = w.saturating_sub(20).clamp(4, 16);
     for s in &b.seats {
         let me = b.viewer.is_some_and(|m| m.idx == s.idx);
         let role = v.role_of(b, s.idx);
@@ -563,7 +566,7 @@ fn draw_left(v: &WolfView, b: &Board, f: &mut Frame, area: Rect, t: &Theme) {
                     if exe { t.fg("warn") } else { t.text() },
                 ),
                 Span::styled("█".repeat(len), t.fg(if exe { "warn" } else { "accent" })),
-                Span::styled(format!(" {n}"), t.text()),
+                Span::styled(format!(" {n}{}", if exe { " †" } else { "" }), t.text()),
             ]));
         }
     }
@@ -667,32 +670,31 @@ fn draw_prompt(v: &WolfView, d: &Decision, f: &mut Frame, area: Rect, t: &Theme)
     let (action, margin) = d.timing();
     let secs = d.left.as_millis().div_ceil(1000);
     let focused = !matches!(d.input, Input::Text { .. }) || v.typing;
-    let block = Block::default()
+    let title = format!(
+        " {} · day {} · {secs}s left ",
+        d.request.as_str(),
+        d.view.day
+    );
+    let timing = format!(
+        " {}s timeout − {}s margin ",
+        action.as_secs(),
+        margin.as_secs()
+    );
+    let mut block = Block::default()
         .borders(Borders::ALL)
         .border_style(t.border(focused))
         .title(Span::styled(
-            format!(
-                " {} · day {} · {secs}s left ",
-                d.request.as_str(),
-                d.view.day
-            ),
+            title.clone(),
             if secs <= 10 {
                 t.fg("error").add_modifier(Modifier::BOLD)
             } else {
                 t.title()
             },
-        ))
-        .title(
-            Line::from(Span::styled(
-                format!(
-                    " {}s timeout − {}s margin ",
-                    action.as_secs(),
-                    margin.as_secs()
-                ),
-                t.muted(),
-            ))
-            .right_aligned(),
-        );
+        ));
+    let timing_fits = title.chars().count() + timing.chars().count() + 4 <= area.width as usize;
+    if timing_fits {
+        block = block.title(Line::from(Span::styled(timing.clone(), t.muted())).right_aligned());
+    }
     let inner = block.inner(area);
     f.render_widget(Clear, area);
     f.render_widget(block, area);
@@ -723,20 +725,20 @@ fn draw_prompt(v: &WolfView, d: &Decision, f: &mut Frame, area: Rect, t: &Theme)
                     match m.after_limit {
                         Some(l) => {
                             over |= *a > l;
-                            parts.push(format!("after @{n} {a}/{l}"));
+                            parts.push(format!("@{n} {a}/{l}"));
                         }
-                        None => parts.push(format!("after @{n} {a}")),
+                        None => parts.push(format!("@{n} {a}")),
                     }
                 }
                 if let Some(pt) = m.per_talk {
                     over |= m.before + m.mention.as_ref().map(|x| x.1).unwrap_or(0) > pt;
-                    parts.push(format!("≤{pt} per talk"));
+                    parts.push(format!("≤{pt} a talk"));
                 }
                 if let Some(bud) = m.budget {
                     parts.push(format!("{bud} left today"));
                 }
                 if let Some(c) = d.view.remain_count {
-                    parts.push(format!("{c} turn(s) left"));
+                    parts.push(format!("{c} turns left"));
                 }
                 lines.push(Line::from(Span::styled(
                     parts.join(" · "),
@@ -754,17 +756,21 @@ fn draw_prompt(v: &WolfView, d: &Decision, f: &mut Frame, area: Rect, t: &Theme)
                     (None, Some(prop)) if d.mode == ControlMode::Hybrid => lines.push(Line::from(
                         Span::styled(format!("bot proposes: {prop}"), t.muted()),
                     )),
+                    // Narrow: the timing goes where the question was.
+                    _ if !timing_fits => lines.push(Line::from(Span::styled(
+                        timing.trim().to_owned(),
+                        t.muted(),
+                    ))),
                     _ => lines.push(Line::from(Span::styled(d.question(), t.muted()))),
                 }
             }
-            lines.push(Line::from(Span::styled(
-                if v.typing {
-                    "Enter send · Tab @name · C-k Skip · C-o Over · Esc board"
-                } else {
-                    "Enter type · C-k Skip · C-o Over · ←/→ day · ↑/↓ scroll"
-                },
-                t.muted(),
-            )));
+            let help = match (v.typing, w >= 58) {
+                (true, true) => "Enter send · Tab @name · C-k Skip · C-o Over · Esc board",
+                (true, false) => "Enter send · Tab @name · C-k Skip · C-o Over",
+                (false, true) => "Enter type · C-k Skip · C-o Over · ←/→ day · ↑/↓ scroll",
+                (false, false) => "Enter type · C-k Skip · C-o Over · ←/→ day",
+            };
+            lines.push(Line::from(Span::styled(help, t.muted())));
         }
         Input::Pick { targets, selected } => {
             let mut q = format!("{} (↑/↓, Enter)", d.question());
