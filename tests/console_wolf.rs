@@ -118,7 +118,7 @@ async fn watch_view_of_thirteen_seats_with_whispers() {
 async fn roles_hide_and_days_scroll_back() {
     let ev = seeded_game().await;
     let d = tempfile::tempdir().unwrap();
-    let mut h = console(d.path(), 100, 30);
+    let mut h = console(d.path(), 80, 24);
     feed(&mut h, mid_game(&ev));
     let s = h.screen();
     assert!(s.contains("WEREWOLF") && s.contains("SEER"), "{s}");
@@ -139,15 +139,20 @@ async fn roles_hide_and_days_scroll_back() {
     h.key(key(KeyCode::PageDown));
     assert!(h.screen().contains("Day 2 ") && h.screen().contains("(now)"));
     // Scrolling back and forth within a day never runs off its ends.
+    h.key(key(KeyCode::Left));
+    assert!(h.screen().contains("↑ "), "day 1 is longer than the screen");
     for _ in 0..50 {
         h.key(key(KeyCode::Up));
     }
     let top = h.screen();
+    assert!(
+        top.contains("↓") && !top.contains("↑ "),
+        "at the start:\n{top}"
+    );
     for _ in 0..50 {
         h.key(key(KeyCode::Down));
     }
     assert!(!h.screen().contains("↓"), "back at the end");
-    let _ = top;
 }
 
 /// A view of seat 1 at the start of day 1's talk, as the library gives it.
@@ -306,6 +311,9 @@ async fn watch_a_five_seat_bot_game_to_the_winner() {
             .await,
         "the game ran ahead of the replay"
     );
+    // Nothing tells the winner before the replay gets there.
+    let s = h.screen();
+    assert!(!s.contains("over:") && !s.contains("TEAM WINS"), "{s}");
     assert!(
         h.until(LONG, |a| a
             .wolf
@@ -319,7 +327,7 @@ async fn watch_a_five_seat_bot_game_to_the_winner() {
     );
     let replay = started.elapsed();
     let s = h.screen();
-    assert!(s.contains("TEAM WINS"), "{s}");
+    assert!(s.contains("TEAM WINS") && s.contains("over:"), "{s}");
     let b = h.app.wolf.board.as_ref().unwrap();
     assert_eq!(b.seats.len(), 5);
     assert!(b.days.len() >= 2, "at least day 0 and day 1");

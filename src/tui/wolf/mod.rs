@@ -162,6 +162,9 @@ pub struct WolfView {
     pub note: Option<(bool, String)>,
     /// The stream's end was reported.
     pub ended: bool,
+    /// What the end said, held back until the replay reaches it (a note
+    /// must not tell the winner before the board does).
+    end_note: Option<(bool, String)>,
     /// A second `w`/`p`/`c` abandons a played seat.
     abandon_armed: bool,
     tasks: Vec<AbortHandle>,
@@ -184,6 +187,7 @@ impl Default for WolfView {
             hide_roles: false,
             note: None,
             ended: false,
+            end_note: None,
             abandon_armed: false,
             tasks: Vec::new(),
         }
@@ -246,6 +250,7 @@ impl WolfView {
         self.day = None;
         self.back = 0;
         self.ended = false;
+        self.end_note = None;
         self.abandon_armed = false;
         self.generation
     }
@@ -433,6 +438,11 @@ impl WolfView {
     fn shown(&mut self, e: GameEvent) {
         let b = self.board.get_or_insert_with(Board::god);
         b.apply(&e);
+        if self.queue.is_empty()
+            && let Some(n) = self.end_note.take()
+        {
+            self.note = Some(n);
+        }
     }
 
     /// Shows queued events as the replay speed allows.
@@ -463,7 +473,7 @@ impl WolfView {
         }
     }
 
-    fn on_msg(&mut self, m: WolfMsg, env: &Env<'_>) {
+    fn on_msg(&mut self, m: WolfMsg) {
         match m {
             WolfMsg::Event(g, e) if g == self.generation => {
                 if self.speed == LIVE && self.queue.is_empty() {
@@ -503,9 +513,14 @@ impl WolfView {
                 self.ended = true;
                 self.decision = None;
                 self.typing = false;
-                match r {
-                    Ok(s) => self.say(true, s),
-                    Err(e) => self.say(false, e),
+                let n = match r {
+                    Ok(s) => (true, s),
+                    Err(e) => (false, e),
+                };
+                if self.queue.is_empty() {
+                    self.note = Some(n);
+                } else {
+                    self.end_note = Some(n);
                 }
             }
             WolfMsg::Games(url, r) => {
@@ -524,7 +539,6 @@ impl WolfView {
             // A replaced game's reports.
             _ => {}
         }
-        let _ = env;
     }
 
     fn dialog_action(&mut self, a: Action, env: &Env<'_>) {
@@ -566,9 +580,9 @@ impl WolfView {
                     _ => {}
                 }
             }
-            (Dialog::Server { url, token, .. }, Action::Paste(s)) => {
-                let _ = token;
-                url.push_str(s.lines().next().unwrap_or("").trim());
+            (Dialog::Server { url, token, field }, Action::Paste(s)) => {
+                let f = if *field == 0 { url } else { token };
+                f.push_str(s.lines().next().unwrap_or("").trim());
             }
             (Dialog::Server { url, token, .. }, Action::Submit) => {
                 let (u, t) = (url.trim().to_owned(), token.trim().to_owned());
@@ -581,9 +595,8 @@ impl WolfView {
                 }
                 self.list_games(u, t, env.tx);
             }
-            (Dialog::Games { list, selected, .. }, Action::Up) => {
+            (Dialog::Games { selected, .. }, Action::Up) => {
                 *selected = selected.saturating_sub(1);
-                let _ = list;
             }
             (Dialog::Games { list, selected, .. }, Action::Down) => {
                 let n = match list {
@@ -778,7 +791,7 @@ impl Screen for WolfView {
 
     fn update(&mut self, a: Action, env: &Env<'_>) {
         match a {
-            Action::Wolf(m) => return self.on_msg(*m, env),
+            Action::Wolf(m) => return self.on_msg(*m),
             Action::Tick => return self.tick(),
             _ => {}
         }

@@ -13,7 +13,7 @@ use crate::werewolf::agent::ControlMode;
 use crate::werewolf::{Role, Species, Team};
 use ratatui::Frame;
 use ratatui::layout::{Constraint, Direction, Layout, Rect};
-use ratatui::style::{Modifier, Style};
+use ratatui::style::Modifier;
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Borders, Clear, Paragraph};
 
@@ -356,7 +356,6 @@ pub fn draw(v: &WolfView, f: &mut Frame, area: Rect, p: &Paint<'_>) {
     draw_info(v, f, g.info, p);
     match &v.board {
         None => draw_intro(
-            v,
             f,
             Rect::new(
                 g.left.x,
@@ -367,7 +366,7 @@ pub fn draw(v: &WolfView, f: &mut Frame, area: Rect, p: &Paint<'_>) {
             p,
         ),
         Some(b) => {
-            draw_banner(v, b, f, g.banner, t);
+            draw_banner(b, f, g.banner, t);
             draw_left(v, b, f, g.left, t);
             draw_feed(v, b, f, g.day, g.feed, p);
             if let Some(d) = &v.decision {
@@ -430,7 +429,7 @@ fn draw_info(v: &WolfView, f: &mut Frame, area: Rect, p: &Paint<'_>) {
     f.render_widget(Paragraph::new(Line::from(spans)), area);
 }
 
-fn draw_intro(v: &WolfView, f: &mut Frame, area: Rect, p: &Paint<'_>) {
+fn draw_intro(f: &mut Frame, area: Rect, p: &Paint<'_>) {
     let t = p.theme;
     let row = |a: Action, text: &str| {
         Line::from(vec![
@@ -438,7 +437,7 @@ fn draw_intro(v: &WolfView, f: &mut Frame, area: Rect, p: &Paint<'_>) {
             Span::styled(text.to_owned(), t.text()),
         ])
     };
-    let mut lines = vec![
+    let lines = vec![
         Line::from(Span::styled(
             "Werewolf games (AIWolf NLP) with the god view",
             t.title(),
@@ -463,16 +462,13 @@ fn draw_intro(v: &WolfView, f: &mut Frame, area: Rect, p: &Paint<'_>) {
             t.muted(),
         )),
     ];
-    if v.ended {
-        lines.push(Line::raw(""));
-    }
     f.render_widget(
         Paragraph::new(lines).wrap(ratatui::widgets::Wrap { trim: false }),
         area,
     );
 }
 
-fn draw_banner(v: &WolfView, b: &Board, f: &mut Frame, area: Rect, t: &Theme) {
+fn draw_banner(b: &Board, f: &mut Frame, area: Rect, t: &Theme) {
     let Some(fin) = &b.finish else { return };
     let colour = match fin.winner {
         Team::Villager => "ok",
@@ -496,7 +492,6 @@ fn draw_banner(v: &WolfView, b: &Board, f: &mut Frame, area: Rect, t: &Theme) {
             " · you lose"
         });
     }
-    let _ = v;
     f.render_widget(
         Paragraph::new(Line::from(Span::styled(
             text,
@@ -952,5 +947,4 @@ fn draw_dialog(d: &Dialog, f: &mut Frame, area: Rect, p: &Paint<'_>) {
         ),
         r,
     );
-    let _ = Style::default();
 }
