@@ -188,7 +188,10 @@ pub const BINDABLE: &[(&str, &str)] = &[
     ("play_seat", "werewolf: take a seat in a bot game"),
     ("toggle_roles", "werewolf: show or hide the roles"),
     ("spectate", "werewolf: follow a game on a wolf server"),
-    ("skip", "werewolf prompt: Skip this talk turn"),
+    (
+        "skip",
+        "werewolf prompt: Skip this talk turn (watching: catch up)",
+    ),
     ("over", "werewolf prompt: Over (done talking today)"),
 ];
 

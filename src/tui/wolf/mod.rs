@@ -852,7 +852,8 @@ impl Screen for WolfView {
 
     fn hints(&self) -> Vec<Action> {
         let mut v = Vec::new();
-        if self.dialog.is_some() {
+        // While typing, plain keys are text: only chords and Enter/Esc hint.
+        if self.dialog.is_some() || self.context() == Context::Text {
             return vec![Action::Submit, Action::Back];
         }
         if self.decision.is_some() {
