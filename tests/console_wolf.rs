@@ -525,3 +525,50 @@ async fn spectate_a_game_on_a_wolf_server() {
     // The same god view as watching: every role shows.
     assert!(b.viewer.is_none() && s.contains("WEREWOLF"), "{s}");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn hybrid_prefills_the_bots_proposal_and_autonomous_never_asks() {
+    let d = tempfile::tempdir().unwrap();
+    let mut h = console(d.path(), 120, 40);
+    // Hybrid: the proposal is in the prompt; Enter sends it as is.
+    h.key(ch('p'));
+    h.key(key(KeyCode::Right));
+    h.key(key(KeyCode::Enter));
+    assert_eq!(h.app.wolf.source, Source::Play(ControlMode::Hybrid));
+    assert!(h.until(LONG, |a| a.wolf.decision.is_some()).await);
+    let dec = h.app.wolf.decision.as_ref().unwrap();
+    let proposal = dec
+        .proposal
+        .clone()
+        .expect("the bot proposes in hybrid mode");
+    if !matches!(proposal.as_str(), "Skip" | "Over") {
+        assert_eq!(dec.current().as_deref(), Some(proposal.as_str()));
+        let text = matches!(dec.input, Input::Text { .. });
+        let s = h.screen();
+        assert!(
+            text || s.contains(&format!("bot proposes {proposal}")),
+            "{s}"
+        );
+        h.key(key(KeyCode::Enter));
+        let note = h.app.wolf.note.clone().unwrap();
+        assert!(note.0 && note.1.ends_with(&proposal), "{note:?}");
+    }
+    // Autonomous: a new game (abandoning the seat takes a second press),
+    // played to its end without a single prompt.
+    h.key(ch('p'));
+    assert!(h.app.wolf.dialog.is_none(), "the first press only warns");
+    h.key(ch('p'));
+    h.key(key(KeyCode::Right));
+    h.key(key(KeyCode::Right));
+    h.key(key(KeyCode::Enter));
+    assert_eq!(h.app.wolf.source, Source::Play(ControlMode::Autonomous));
+    let mut prompted = false;
+    let done = h
+        .until(LONG, |a| {
+            prompted |= a.wolf.decision.is_some();
+            a.wolf.ended
+        })
+        .await;
+    assert!(done && !prompted, "{}", h.screen());
+    assert!(h.app.wolf.board.as_ref().unwrap().finish.is_some());
+}
