@@ -121,7 +121,7 @@ pub enum Action {
     /// The strategy editor's save/merge finished.
     Saved(Result<String, String>),
     /// Reports for the werewolf view.
-    Wolf(Box<super::wolf_view::WolfMsg>),
+    Wolf(Box<super::wolf::WolfMsg>),
     /// Reports for the market view.
     Market(Box<super::market_view::MarketMsg>),
 }
@@ -188,7 +188,10 @@ pub const BINDABLE: &[(&str, &str)] = &[
     ("play_seat", "werewolf: take a seat in a bot game"),
     ("toggle_roles", "werewolf: show or hide the roles"),
     ("spectate", "werewolf: follow a game on a wolf server"),
-    ("skip", "werewolf prompt: Skip this talk turn"),
+    (
+        "skip",
+        "werewolf prompt: Skip this talk turn (watching: catch up)",
+    ),
     ("over", "werewolf prompt: Over (done talking today)"),
 ];
 

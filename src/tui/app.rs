@@ -16,7 +16,7 @@ use super::screen::{Env, Paint as ScreenPaint, Screen};
 use super::tasks::{self, Community};
 use super::theme::Theme;
 use super::watch::{self, OpenWindow, WatchUpdate};
-use super::wolf_view::WolfView;
+use super::wolf::WolfView;
 use crate::engine::ControlMode;
 use crate::json::{Map, Value};
 use crate::session::StateDir;

@@ -361,6 +361,12 @@ fn short(name: &str) -> &'static str {
         "fund" => "fund",
         "refresh" => "refresh",
         "view_sessions" => "sessions",
+        "watch_game" => "watch",
+        "play_seat" => "play",
+        "toggle_roles" => "roles",
+        "spectate" => "spectate",
+        "skip" => "skip",
+        "over" => "over",
         _ => "…",
     }
 }

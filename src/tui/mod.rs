@@ -18,7 +18,7 @@ pub mod screen;
 pub mod tasks;
 pub mod theme;
 pub mod watch;
-pub mod wolf_view;
+pub mod wolf;
 
 use action::Action;
 use app::{App, Settings};
