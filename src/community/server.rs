@@ -990,5 +990,19 @@ pub async fn serve_with_market(
     cfg: Config,
     market: Arc<crate::market::Market>,
 ) -> std::io::Result<()> {
-    axum::serve(listener, router_with_market(store, cfg, Some(market))).await
+    // Deadlines pass without anyone asking: apply them every second (any
+    // request applies them too).
+    let sweeper = {
+        let m = market.clone();
+        tokio::spawn(async move {
+            loop {
+                tokio::time::sleep(std::time::Duration::from_secs(1)).await;
+                let m = m.clone();
+                let _ = tokio::task::spawn_blocking(move || m.sweep()).await;
+            }
+        })
+    };
+    let r = axum::serve(listener, router_with_market(store, cfg, Some(market))).await;
+    sweeper.abort();
+    r
 }
