@@ -88,6 +88,7 @@ pub enum Action {
     PlaySeat,
     ToggleRoles,
     Spectate,
+    JoinServer,
     Skip,
     Over,
     // ---- text input ----
@@ -189,6 +190,10 @@ pub const BINDABLE: &[(&str, &str)] = &[
     ("toggle_roles", "werewolf: show or hide the roles"),
     ("spectate", "werewolf: follow a game on a wolf server"),
     (
+        "join_server",
+        "werewolf: take a seat at a wolf server (ws URL, name, token, mode)",
+    ),
+    (
         "skip",
         "werewolf prompt: Skip this talk turn (watching: catch up)",
     ),
@@ -238,6 +243,7 @@ impl Action {
             "play_seat" => Action::PlaySeat,
             "toggle_roles" => Action::ToggleRoles,
             "spectate" => Action::Spectate,
+            "join_server" => Action::JoinServer,
             "skip" => Action::Skip,
             "over" => Action::Over,
             _ => {

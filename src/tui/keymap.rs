@@ -365,6 +365,7 @@ fn short(name: &str) -> &'static str {
         "play_seat" => "play",
         "toggle_roles" => "roles",
         "spectate" => "spectate",
+        "join_server" => "join",
         "skip" => "skip",
         "over" => "over",
         _ => "…",

@@ -366,6 +366,15 @@ impl Board {
         }
     }
 
+    /// Roles told to a player at the end (a remote seat's FINISH).
+    pub fn reveal(&mut self, roles: &[(usize, Role)]) {
+        for (idx, role) in roles {
+            if let Some(s) = idx.checked_sub(1).and_then(|i| self.seats.get_mut(i)) {
+                s.role = *role;
+            }
+        }
+    }
+
     /// The days with a log, oldest first.
     pub fn day_list(&self) -> Vec<i64> {
         self.days.keys().copied().collect()

@@ -11,15 +11,16 @@
 
 pub mod board;
 pub mod prompt;
+pub mod remote;
 mod view;
 
 use super::action::{Action, Shared};
 use super::keymap::Context;
 use super::screen::{Env, Paint, Screen};
-use crate::werewolf::agent::{ControlMode, DecisionRequest};
+use crate::werewolf::agent::{ChannelDecider, ControlMode, DecisionRequest, JoinOptions};
 use crate::werewolf::config::Config;
 use crate::werewolf::game::GameEvent;
-use crate::werewolf::{Request, local, spectate};
+use crate::werewolf::{Request, Role, local, spectate};
 use board::Board;
 use crossterm::event::{KeyCode, KeyModifiers};
 use prompt::Decision;
@@ -84,6 +85,23 @@ pub enum WolfMsg {
     Ended(u64, Result<String, String>),
     /// The games of a server (its base URL, the list or the error).
     Games(String, Result<Vec<GameInfo>, String>),
+    /// Roles a remote seat was told at the end (1-based seat, role).
+    Reveal(u64, Vec<(usize, Role)>),
+    /// Take a seat at a remote server (what `palaver wolf join
+    /// --control-mode human|hybrid` opens the console with).
+    Join(JoinSpec),
+}
+
+/// A remote seat to take: where, as whom, and who decides.
+#[derive(Debug, Clone, PartialEq)]
+pub struct JoinSpec {
+    /// The server's WebSocket URL, e.g. `ws://127.0.0.1:8080/ws`.
+    pub url: String,
+    /// The connection name answered to NAME, e.g. `team1`.
+    pub name: String,
+    pub token: Option<String>,
+    pub mode: ControlMode,
+    pub seed: u64,
 }
 
 fn wolf(m: WolfMsg) -> Action {
@@ -131,6 +149,15 @@ pub enum Dialog {
         token: String,
         field: usize,
     },
+    /// A remote seat: ws URL, name, optional token (fields 0-2) and the
+    /// control mode (field 3, ←/→).
+    Join {
+        url: String,
+        name: String,
+        token: String,
+        mode: usize,
+        field: usize,
+    },
     /// A server's games (newest first).
     Games {
         url: String,
@@ -165,8 +192,10 @@ pub struct WolfView {
     /// What the end said, held back until the replay reaches it (a note
     /// must not tell the winner before the board does).
     end_note: Option<(bool, String)>,
-    /// A second `w`/`p`/`c` abandons a played seat.
+    /// A second `w`/`p`/`c`/`J` abandons a played seat.
     abandon_armed: bool,
+    /// The server and name of a remote seat being played.
+    pub remote: Option<(String, String)>,
     tasks: Vec<AbortHandle>,
 }
 
@@ -189,6 +218,7 @@ impl Default for WolfView {
             ended: false,
             end_note: None,
             abandon_armed: false,
+            remote: None,
             tasks: Vec::new(),
         }
     }
@@ -252,6 +282,7 @@ impl WolfView {
         self.ended = false;
         self.end_note = None;
         self.abandon_armed = false;
+        self.remote = None;
         self.generation
     }
 
@@ -366,6 +397,96 @@ impl WolfView {
             }
             Err(e) => self.say(false, e.to_string()),
         }
+    }
+
+    /// Takes a seat at a remote server: `agent::join` runs in a task with
+    /// the prompt's channel deciding; the seat's packets become the board.
+    pub fn start_join(&mut self, spec: JoinSpec, tx: &UnboundedSender<Action>) {
+        let g = self.reset(Source::Play(spec.mode));
+        self.remote = Some((spec.url.clone(), spec.name.clone()));
+        // As for a local seat: the library asks in hybrid mode for the
+        // bot's proposal; the console answers it at once when autonomous.
+        let lib_mode = if spec.mode == ControlMode::Human {
+            ControlMode::Human
+        } else {
+            ControlMode::Hybrid
+        };
+        let (inner, mut decisions) = ChannelDecider::new(lib_mode, spec.seed);
+        let (ptx, mut packets) = tokio::sync::mpsc::unbounded_channel();
+        let opts = JoinOptions {
+            url: spec.url.clone(),
+            name: spec.name.clone(),
+            token: spec.token.clone().filter(|t| !t.is_empty()),
+            seed: spec.seed,
+        };
+        let client = tokio::spawn(async move {
+            let mut d = remote::ConsoleDecider {
+                inner,
+                packets: ptx,
+            };
+            crate::werewolf::agent::join(&opts, &mut d).await
+        });
+        self.tasks.push(client.abort_handle());
+        let tx = tx.clone();
+        let mode = spec.mode;
+        let t = tokio::spawn(async move {
+            let mut feed = remote::SeatFeed::default();
+            let mut asking = true;
+            loop {
+                // Packets first: the seat is told what happened before it
+                // is asked, and the prompt needs it shown.
+                tokio::select! {
+                    biased;
+                    p = packets.recv() => match p {
+                        Some((view, p)) => {
+                            for n in feed.feed(&view, &p) {
+                                let m = match n {
+                                    remote::SeatNews::Seated(i) => WolfMsg::Seated(g, i, mode),
+                                    remote::SeatNews::Event(e) => WolfMsg::Event(g, e),
+                                    remote::SeatNews::Reveal(r) => WolfMsg::Reveal(g, r),
+                                };
+                                if tx.send(wolf(m)).is_err() {
+                                    return;
+                                }
+                            }
+                        }
+                        None => break,
+                    },
+                    d = decisions.recv(), if asking => match d {
+                        Some(d) => {
+                            let slot = Shared::new(Mutex::new(Some(d)));
+                            if tx.send(wolf(WolfMsg::Decision(g, slot))).is_err() {
+                                return;
+                            }
+                        }
+                        None => asking = false,
+                    },
+                }
+            }
+            let r = match client.await {
+                Ok(Ok(rep)) if rep.finished => Ok(format!(
+                    "game {} over: {} wins ({} answers, {} fallbacks)",
+                    rep.view.game_id,
+                    rep.view.finished.map(|t| t.as_str()).unwrap_or("nobody"),
+                    rep.answered,
+                    rep.fallbacks
+                )),
+                Ok(Ok(_)) => Err("the server closed the connection before the game ended".into()),
+                Ok(Err(e)) => Err(e.to_string()),
+                Err(e) => Err(format!("the client task ended: {e}")),
+            };
+            let _ = tx.send(wolf(WolfMsg::Ended(g, r)));
+        });
+        self.tasks.push(t.abort_handle());
+        self.say(
+            true,
+            format!(
+                "joining {} as {} ({}); waiting for a game",
+                spec.url,
+                spec.name,
+                mode_name(spec.mode)
+            ),
+        );
     }
 
     fn list_games(&mut self, url: String, token: String, tx: &UnboundedSender<Action>) {
@@ -523,6 +644,11 @@ impl WolfView {
                     self.end_note = Some(n);
                 }
             }
+            WolfMsg::Reveal(g, roles) if g == self.generation => {
+                if let Some(b) = self.board.as_mut() {
+                    b.reveal(&roles);
+                }
+            }
             WolfMsg::Games(url, r) => {
                 if let Some(Dialog::Games {
                     url: u,
@@ -594,6 +720,107 @@ impl WolfView {
                     return;
                 }
                 self.list_games(u, t, env.tx);
+            }
+            (Dialog::Join { mode, field: 3, .. }, Action::Left | Action::Up) => {
+                *mode = (*mode + 2) % 3
+            }
+            (Dialog::Join { mode, field: 3, .. }, Action::Right | Action::Down) => {
+                *mode = (*mode + 1) % 3
+            }
+            (Dialog::Join { field, .. }, Action::FocusNext) => *field = (*field + 1) % 4,
+            (Dialog::Join { field, .. }, Action::FocusPrev) => *field = (*field + 3) % 4,
+            (
+                Dialog::Join {
+                    url,
+                    name,
+                    token,
+                    mode,
+                    field,
+                },
+                Action::Input(k),
+            ) => {
+                let f = match *field {
+                    0 => url,
+                    1 => name,
+                    2 => token,
+                    _ => {
+                        match k.code {
+                            KeyCode::Left | KeyCode::Up => *mode = (*mode + 2) % 3,
+                            KeyCode::Right | KeyCode::Down | KeyCode::Char(' ') => {
+                                *mode = (*mode + 1) % 3
+                            }
+                            _ => {}
+                        }
+                        return;
+                    }
+                };
+                match k.code {
+                    KeyCode::Backspace => {
+                        f.pop();
+                    }
+                    KeyCode::Char(c)
+                        if !k
+                            .modifiers
+                            .intersects(KeyModifiers::CONTROL | KeyModifiers::ALT) =>
+                    {
+                        f.push(c)
+                    }
+                    _ => {}
+                }
+            }
+            (
+                Dialog::Join {
+                    url,
+                    name,
+                    token,
+                    field,
+                    ..
+                },
+                Action::Paste(s),
+            ) => {
+                let f = match *field {
+                    0 => url,
+                    1 => name,
+                    2 => token,
+                    _ => return,
+                };
+                f.push_str(s.lines().next().unwrap_or("").trim());
+            }
+            (
+                Dialog::Join {
+                    url,
+                    name,
+                    token,
+                    mode,
+                    ..
+                },
+                Action::Submit,
+            ) => {
+                let (u, n, t) = (
+                    url.trim().to_owned(),
+                    name.trim().to_owned(),
+                    token.trim().to_owned(),
+                );
+                if !(u.starts_with("ws://") || u.starts_with("wss://")) {
+                    self.say(
+                        false,
+                        "type the server's WebSocket URL, e.g. ws://127.0.0.1:8080/ws",
+                    );
+                    return;
+                }
+                if n.is_empty() {
+                    self.say(false, "type a connection name, e.g. team1");
+                    return;
+                }
+                let spec = JoinSpec {
+                    url: u,
+                    name: n,
+                    token: (!t.is_empty()).then_some(t),
+                    mode: MODE_CHOICES[*mode % 3],
+                    seed: rand::random(),
+                };
+                self.dialog = None;
+                self.start_join(spec, env.tx);
             }
             (Dialog::Games { selected, .. }, Action::Up) => {
                 *selected = selected.saturating_sub(1);
@@ -782,7 +1009,7 @@ impl Screen for WolfView {
 
     fn context(&self) -> Context {
         match &self.dialog {
-            Some(Dialog::Server { .. }) => Context::Text,
+            Some(Dialog::Server { .. } | Dialog::Join { .. }) => Context::Text,
             Some(_) => Context::Werewolf,
             None if self.typing && self.decision.is_some() => Context::Text,
             None => Context::Werewolf,
@@ -791,7 +1018,13 @@ impl Screen for WolfView {
 
     fn update(&mut self, a: Action, env: &Env<'_>) {
         match a {
-            Action::Wolf(m) => return self.on_msg(*m),
+            Action::Wolf(m) => {
+                if let WolfMsg::Join(spec) = *m {
+                    self.dialog = None;
+                    return self.start_join(spec, env.tx);
+                }
+                return self.on_msg(*m);
+            }
             Action::Tick => return self.tick(),
             _ => {}
         }
@@ -801,7 +1034,10 @@ impl Screen for WolfView {
         if self.decision.is_some() && self.decision_action(a.clone()) {
             return;
         }
-        let starts = matches!(a, Action::WatchGame | Action::PlaySeat | Action::Spectate);
+        let starts = matches!(
+            a,
+            Action::WatchGame | Action::PlaySeat | Action::Spectate | Action::JoinServer
+        );
         if !starts {
             self.abandon_armed = false;
         }
@@ -816,6 +1052,19 @@ impl Screen for WolfView {
                 self.dialog = Some(Dialog::Server {
                     url,
                     token,
+                    field: 0,
+                });
+            }
+            Action::JoinServer if self.may_abandon() => {
+                let (url, name) = self
+                    .remote
+                    .clone()
+                    .unwrap_or_else(|| ("ws://127.0.0.1:8080/ws".to_owned(), "team1".to_owned()));
+                self.dialog = Some(Dialog::Join {
+                    url,
+                    name,
+                    token: String::new(),
+                    mode: 0,
                     field: 0,
                 });
             }
@@ -859,7 +1108,12 @@ impl Screen for WolfView {
         if self.decision.is_some() {
             v.push(Action::Submit);
         }
-        v.extend([Action::WatchGame, Action::PlaySeat, Action::Spectate]);
+        v.extend([
+            Action::WatchGame,
+            Action::PlaySeat,
+            Action::Spectate,
+            Action::JoinServer,
+        ]);
         if self.board.is_some() {
             v.push(Action::ToggleRoles);
         }

@@ -140,7 +140,10 @@ fn source_label(v: &WolfView) -> String {
         Source::Replay => "replay".to_owned(),
         Source::Watch(n) => format!("watching {n} bots"),
         Source::Spectate { url, game } => format!("spectating {game} on {url}"),
-        Source::Play(m) => format!("playing a seat ({})", mode_name(*m)),
+        Source::Play(m) => match &v.remote {
+            Some((url, name)) => format!("playing {name} at {url} ({})", mode_name(*m)),
+            None => format!("playing a seat ({})", mode_name(*m)),
+        },
     }
 }
 
@@ -454,6 +457,10 @@ fn draw_intro(f: &mut Frame, area: Rect, p: &Paint<'_>) {
         row(
             Action::PlaySeat,
             "play a seat in a 5-seat bot game (human, hybrid or autonomous)",
+        ),
+        row(
+            Action::JoinServer,
+            "take a seat at a wolf server (ws URL, name, token, control mode)",
         ),
         row(Action::ToggleRoles, "show or hide the roles while watching"),
         Line::raw(""),
@@ -882,6 +889,46 @@ fn draw_dialog(d: &Dialog, f: &mut Frame, area: Rect, p: &Paint<'_>) {
                     )),
                 ],
                 6,
+            )
+        }
+        Dialog::Join {
+            url,
+            name,
+            token,
+            mode,
+            field,
+        } => {
+            let fld = |label: &str, value: &str, on: bool| {
+                let mut s = vec![
+                    Span::styled(format!(" {label:<6}"), t.muted()),
+                    Span::styled(value.to_owned(), t.text()),
+                ];
+                if on {
+                    s.push(Span::styled(" ", t.cursor()));
+                }
+                Line::from(s)
+            };
+            let mut mode_line = vec![Span::styled(
+                " mode  ",
+                if *field == 3 { t.accent() } else { t.muted() },
+            )];
+            mode_line.extend(
+                choice_line(&MODE_CHOICES, *mode % 3, |m| mode_name(m).to_owned(), t).spans,
+            );
+            (
+                " Take a seat at a wolf server ",
+                vec![
+                    fld("URL", url, *field == 0),
+                    fld("name", name, *field == 1),
+                    fld("token", &"•".repeat(token.chars().count()), *field == 2),
+                    Line::from(mode_line),
+                    Line::raw(""),
+                    Line::from(Span::styled(
+                        " Tab field · ←/→ mode · Enter join · Esc cancel",
+                        t.muted(),
+                    )),
+                ],
+                8,
             )
         }
         Dialog::Games {
