@@ -277,6 +277,33 @@ fn list_show_and_path() {
 }
 
 #[test]
+fn wolf_join_in_a_persons_control_mode_opens_the_console() {
+    // human and hybrid are played at the console's decision prompt: without
+    // a terminal that is the console's own error, before any connection.
+    for mode in ["human", "hybrid"] {
+        let r = run(&[
+            "wolf",
+            "join",
+            "ws://127.0.0.1:9/ws",
+            "--name",
+            "team1",
+            "--control-mode",
+            mode,
+        ]);
+        assert_eq!(r.code, 2, "{mode}: {}", r.err);
+        assert!(r.err.contains("the console needs a terminal"), "{}", r.err);
+    }
+    // autonomous stays the plain client: it tries the server.
+    let r = run(&["wolf", "join", "ws://127.0.0.1:9/ws", "--name", "team1"]);
+    assert_eq!(r.code, 2);
+    assert!(
+        !r.err.contains("terminal") && r.err.contains("127.0.0.1:9"),
+        "{}",
+        r.err
+    );
+}
+
+#[test]
 fn no_arguments_opens_the_console_which_needs_a_terminal() {
     // Under the test harness stdout is a pipe: the console says why it
     // cannot start and where the commands are, instead of garbling it.

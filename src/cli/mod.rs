@@ -270,7 +270,7 @@ pub fn run(cli: Cli) -> Result<Outcome> {
         Some(Command::Market(cmd)) => market_cmd::run(&ctx, cmd),
         Some(Command::Host(a)) => p2p_cmd::host(&ctx, a),
         Some(Command::Join(a)) => p2p_cmd::join(&ctx, a),
-        Some(Command::Wolf(w)) => wolf_cmd::run(w),
+        Some(Command::Wolf(w)) => wolf_cmd::run(&ctx, w),
     }
 }
 
@@ -292,6 +292,13 @@ pub struct ConsoleArgs {
 }
 
 fn console(ctx: &Ctx, a: ConsoleArgs) -> Result<Outcome> {
+    crate::tui::run(console_options(ctx, a)?)?;
+    Ok(Outcome::Ok)
+}
+
+/// What `palaver console` (and `wolf join` in a person's control mode)
+/// starts the console with.
+pub(crate) fn console_options(ctx: &Ctx, a: ConsoleArgs) -> Result<crate::tui::ConsoleOptions> {
     let cfg = crate::config::Config::load()?;
     let data_dir = ctx.data_dir()?;
     let server = ctx
@@ -304,15 +311,15 @@ fn console(ctx: &Ctx, a: ConsoleArgs) -> Result<Outcome> {
         .or(cfg.nickname.clone())
         .or_else(|| std::env::var("USER").ok().filter(|u| !u.is_empty()))
         .unwrap_or_else(|| "player".to_owned());
-    crate::tui::run(crate::tui::ConsoleOptions {
+    Ok(crate::tui::ConsoleOptions {
         data_dir,
         server,
         house: !a.no_house,
         theme: a.theme.or(cfg.theme),
         nickname,
         attach: a.attach,
-    })?;
-    Ok(Outcome::Ok)
+        wolf_join: None,
+    })
 }
 
 /// Options shared by every command.

@@ -50,7 +50,9 @@ pub struct JoinArgs {
     /// Connection name (team + digits), e.g. team1.
     #[arg(long)]
     pub name: String,
-    /// Who decides: autonomous (the bot); hybrid and human need the console.
+    /// Who decides: autonomous (the bot, plain output here); human and
+    /// hybrid open the console's werewolf screen seated at the server,
+    /// with the decision prompt (they need a terminal).
     #[arg(long, value_enum, default_value = "autonomous")]
     pub control_mode: Mode,
     /// PLAYER token (JWT) when the server requires one.
@@ -90,10 +92,10 @@ fn runtime() -> Result<tokio::runtime::Runtime> {
         .build()?)
 }
 
-pub fn run(cmd: WolfCmd) -> Result<super::Outcome> {
+pub fn run(ctx: &super::Ctx, cmd: WolfCmd) -> Result<super::Outcome> {
     match cmd {
         WolfCmd::Serve(a) => serve_cmd(a),
-        WolfCmd::Join(a) => join_cmd(a),
+        WolfCmd::Join(a) => join_cmd(ctx, a),
         WolfCmd::Play(a) => play_cmd(a),
     }
 }
@@ -146,13 +148,28 @@ fn serve_cmd(a: ServeArgs) -> Result<super::Outcome> {
     Ok(super::Outcome::Ok)
 }
 
-fn join_cmd(a: JoinArgs) -> Result<super::Outcome> {
-    if !matches!(a.control_mode, Mode::Autonomous) {
-        bail!(
-            "--control-mode human and hybrid need the console's decision prompt; use autonomous here"
-        );
+fn join_cmd(ctx: &super::Ctx, a: JoinArgs) -> Result<super::Outcome> {
+    let mode = match a.control_mode {
+        Mode::Autonomous => None,
+        Mode::Hybrid => Some(ControlMode::Hybrid),
+        Mode::Human => Some(ControlMode::Human),
+    };
+    if let Some(mode) = mode {
+        // A person decides: the console's werewolf screen, seated there.
+        if a.games != 1 {
+            bail!("--games is for the autonomous client; the console plays one game");
+        }
+        let mut opts = super::console_options(ctx, super::ConsoleArgs::default())?;
+        opts.wolf_join = Some(crate::tui::wolf::JoinSpec {
+            url: a.url,
+            name: a.name,
+            token: a.token,
+            mode,
+            seed: a.seed,
+        });
+        crate::tui::run(opts)?;
+        return Ok(super::Outcome::Ok);
     }
-    let _ = ControlMode::Autonomous;
     let opts = JoinOptions {
         url: a.url.clone(),
         name: a.name.clone(),

@@ -61,6 +61,9 @@ pub struct ConsoleOptions {
     pub nickname: String,
     /// Sessions to attach at start (the last one is shown).
     pub attach: Vec<PathBuf>,
+    /// Open on the werewolf screen seated at this server (`palaver wolf
+    /// join --control-mode human|hybrid`).
+    pub wolf_join: Option<wolf::JoinSpec>,
 }
 
 /// Loads the keymap and theme: built-ins, with the user's files from the
@@ -177,6 +180,10 @@ async fn run_loop(opts: ConsoleOptions, settings: Settings) -> Result<(), TuiErr
     }
     for p in &opts.attach {
         app.attach(p);
+    }
+    if let Some(spec) = opts.wolf_join.clone() {
+        app.update(Action::ViewWerewolf);
+        app.update(Action::Wolf(Box::new(wolf::WolfMsg::Join(spec))));
     }
     // The first frame comes before any slow work.
     terminal.draw(|f| app.render(f))?;
