@@ -184,6 +184,9 @@ pub struct Profile {
     pub name: String,
     /// `label: value` lines for `info.profile`, in this order.
     pub fields: Vec<(String, String)>,
+    /// Picture URL the realtime feed names for the viewer (`avatar`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub avatar: Option<String>,
 }
 
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]

@@ -137,6 +137,9 @@ pub struct SeatView {
     pub role: Role,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub profile: Option<String>,
+    /// The profile's picture URL (the realtime feed's `avatar`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub avatar: Option<String>,
 }
 
 /// The phases of a day, in order.
@@ -381,6 +384,7 @@ impl Game {
             .iter()
             .enumerate()
             .map(|(i, e)| {
+                let avatar = profiles.get(i).and_then(|p| p.avatar.clone());
                 let (name, profile) = match profiles.get(i) {
                     Some(p) => (
                         p.name.clone(),
@@ -403,6 +407,7 @@ impl Game {
                         team: e.team.clone(),
                         role: roles[i],
                         profile,
+                        avatar,
                     },
                     alive: true,
                     error: None,

@@ -250,6 +250,9 @@ impl RealtimeFeed {
                 let mut a = json!({"idx": s.idx, "team": s.team, "name": s.name});
                 if let Some(p) = &s.profile {
                     a["profile"] = json!(p);
+                    if let Some(u) = &s.avatar {
+                        a["avatar"] = json!(u);
+                    }
                 }
                 a["role"] = json!(s.role.as_str());
                 a["is_alive"] = json!(self.alive.get(i).copied().unwrap_or(true));

@@ -443,6 +443,7 @@ mod tests {
             team: "bot".into(),
             role: *r,
             profile: None,
+            avatar: None,
         })
         .collect()
     }

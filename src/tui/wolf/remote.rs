@@ -84,6 +84,7 @@ impl SeatFeed {
                         // Unknown roles stay hidden on a player's board.
                         role: info.role_map.get(n).copied().unwrap_or(Role::Villager),
                         profile: None,
+                        avatar: None,
                     })
                     .collect();
                 out.push(SeatNews::Event(GameEvent::Started {
