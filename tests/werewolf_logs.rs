@@ -1,5 +1,5 @@
 //! The server's logs against the reference samples (aiwolf-nlp-server
-//! v0.4.12, /work/shared/conformance/aiwolf or tests/data copies): a 5-seat
+//! v0.4.12, copied into tests/data/aiwolf from the conformance set): a 5-seat
 //! bot game is played over the WebSocket server with every log on, then the
 //! game .log is compared line kind by line kind (field count and each
 //! field's kind), the JSON log by its keys and value types (recursively,
@@ -17,8 +17,8 @@ use std::time::Duration;
 
 fn reference(name: &str) -> Option<String> {
     let dirs = [
-        PathBuf::from("/work/shared/conformance/aiwolf"),
         Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/aiwolf"),
+        PathBuf::from("/work/shared/conformance/aiwolf"),
     ];
     dirs.iter()
         .map(|d| d.join(name))
