@@ -1,6 +1,8 @@
 //! Shared test helpers: proptest strategies for JSON values.
 #![allow(dead_code)]
 
+pub mod tmux;
+
 use palaver::json::{Map, Number, Value};
 use proptest::prelude::*;
 
