@@ -1,11 +1,14 @@
 //! The community server's security rules, end to end over HTTP: every
 //! rejected request leaves the database byte-for-byte as it was.
 
+mod common;
+
+use common::dump;
 use palaver::community::{Client, Config, SqliteStore, auth};
 use palaver::identity::KeyPair;
 use palaver::json::Value;
 use palaver::obj;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 struct Server {
     url: String,
@@ -30,34 +33,6 @@ fn cfg() -> Config {
         max_active_invitations: 3,
         rate_limit: 0.0,
     }
-}
-
-/// Every row of every table, as text: what "nothing was written" compares.
-fn dump(db: &Path) -> String {
-    let c = rusqlite::Connection::open(db).unwrap();
-    let tables: Vec<String> = c
-        .prepare("SELECT name FROM sqlite_master WHERE type='table' ORDER BY name")
-        .unwrap()
-        .query_map([], |r| r.get(0))
-        .unwrap()
-        .map(Result::unwrap)
-        .collect();
-    let mut out = String::new();
-    for t in tables {
-        let mut st = c
-            .prepare(&format!("SELECT * FROM {t} ORDER BY rowid"))
-            .unwrap();
-        let n = st.column_count();
-        let mut rows = st.query([]).unwrap();
-        while let Some(r) = rows.next().unwrap() {
-            out.push_str(&t);
-            for i in 0..n {
-                out.push_str(&format!(" {:?}", r.get_ref(i).unwrap()));
-            }
-            out.push('\n');
-        }
-    }
-    out
 }
 
 async fn registered(s: &Server, nick: &str) -> Client {

@@ -2,6 +2,9 @@
 //! the hard gate, the store's own refusals, racing settlements and random
 //! message sequences that must never break the ledger.
 
+mod common;
+
+use common::dump;
 use palaver::json::{Map, Value};
 use palaver::market::canonical::{self, parse_strict};
 use palaver::market::messages::{self, JobRequest};
@@ -615,33 +618,6 @@ fn insufficient_funds_cannot_fund() {
     );
     assert_eq!(w.state("t1"), "DEAL_LOCKED");
     w.audit_holds();
-}
-
-fn dump(db: &Path) -> String {
-    let c = rusqlite::Connection::open(db).unwrap();
-    let tables: Vec<String> = c
-        .prepare("SELECT name FROM sqlite_master WHERE type='table' ORDER BY name")
-        .unwrap()
-        .query_map([], |r| r.get(0))
-        .unwrap()
-        .map(Result::unwrap)
-        .collect();
-    let mut out = String::new();
-    for t in tables {
-        let mut st = c
-            .prepare(&format!("SELECT * FROM {t} ORDER BY rowid"))
-            .unwrap();
-        let n = st.column_count();
-        let mut rows = st.query([]).unwrap();
-        while let Some(r) = rows.next().unwrap() {
-            out.push_str(&t);
-            for i in 0..n {
-                out.push_str(&format!(" {:?}", r.get_ref(i).unwrap()));
-            }
-            out.push('\n');
-        }
-    }
-    out
 }
 
 fn file_bytes(db: &Path) -> Vec<Vec<u8>> {

@@ -106,3 +106,31 @@ pub fn palaver_serve(db: &std::path::Path, extra: &[&str]) -> (Serve, String) {
         .to_owned();
     (Serve(child), url)
 }
+
+/// Every row of every table, as text: what "nothing was written" compares.
+pub fn dump(db: &std::path::Path) -> String {
+    let c = rusqlite::Connection::open(db).unwrap();
+    let tables: Vec<String> = c
+        .prepare("SELECT name FROM sqlite_master WHERE type='table' ORDER BY name")
+        .unwrap()
+        .query_map([], |r| r.get(0))
+        .unwrap()
+        .map(Result::unwrap)
+        .collect();
+    let mut out = String::new();
+    for t in tables {
+        let mut st = c
+            .prepare(&format!("SELECT * FROM {t} ORDER BY rowid"))
+            .unwrap();
+        let n = st.column_count();
+        let mut rows = st.query([]).unwrap();
+        while let Some(r) = rows.next().unwrap() {
+            out.push_str(&t);
+            for i in 0..n {
+                out.push_str(&format!(" {:?}", r.get_ref(i).unwrap()));
+            }
+            out.push('\n');
+        }
+    }
+    out
+}
