@@ -552,7 +552,12 @@ async fn hybrid_prefills_the_bots_proposal_and_autonomous_never_asks() {
         h.key(key(KeyCode::Enter));
         let note = h.app.wolf.note.clone().unwrap();
         assert!(note.0 && note.1.ends_with(&proposal), "{note:?}");
+    } else {
+        // A proposed Skip/Over: answer it, so the keys below are not typed
+        // into an open talk line.
+        h.key(ctrl('o'));
     }
+    assert!(h.app.wolf.decision.is_none(), "the request is answered");
     // Autonomous: a new game (abandoning the seat takes a second press),
     // played to its end without a single prompt.
     h.key(ch('p'));

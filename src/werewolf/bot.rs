@@ -59,8 +59,8 @@ pub struct Bot {
     /// Possessed only: decided at INITIALIZE whether to fake a seer claim.
     fake_seer: bool,
     fake_results: Vec<Judge>,
-    /// Talk lines queued for today.
-    queue: Vec<String>,
+    /// Talk lines queued for today, with the agent a news line is about.
+    queue: Vec<(String, Option<String>)>,
     planned_day: i64,
     said_today: usize,
     suspicion: BTreeMap<String, f64>,
@@ -68,6 +68,59 @@ pub struct Bot {
 
 fn pick<'a>(rng: &mut StdRng, options: &[&'a str]) -> &'a str {
     options.choose(rng).copied().unwrap_or("")
+}
+
+/// Text without whitespace: how a line is compared with what was said
+/// (the server may re-space around mentions).
+fn squeeze(s: &str) -> String {
+    s.chars().filter(|c| !c.is_whitespace()).collect()
+}
+
+/// Today's talk, squeezed.
+fn said_today(view: &View) -> Vec<String> {
+    view.talks
+        .iter()
+        .filter(|t| t.day == view.day && !t.skip && !t.over)
+        .map(|t| squeeze(&t.text))
+        .collect()
+}
+
+/// Lines about yesterday's news, by who says them: a wolf feigns, a seer
+/// or medium weighs it against what it knows, the others wonder.
+fn news_lines(role: Role, executed: bool) -> &'static [&'static str] {
+    match (executed, role) {
+        (true, Role::Werewolf | Role::Possessed) => &[
+            "We exiled @{x}. I hope that was the right call.",
+            "@{x} is gone. I voted with the village, for what it's worth.",
+            "Yesterday's vote on @{x} went fast. Too fast?",
+        ],
+        (true, Role::Seer | Role::Medium) => &[
+            "@{x} was exiled. I have my own view on that.",
+            "Keep @{x}'s exile in mind when you hear my results.",
+            "So @{x} is gone. Let's see if the attacks stop.",
+        ],
+        (true, _) => &[
+            "So @{x} is gone. Did we choose well?",
+            "@{x} was exiled yesterday. Let's learn from the votes.",
+            "Who pushed hardest for @{x} yesterday? That matters now.",
+            "If @{x} was human, someone steered us wrong.",
+        ],
+        (false, Role::Werewolf) => &[
+            "Awful news about @{x}. We have to find them.",
+            "@{x} didn't deserve that. Who had a reason?",
+        ],
+        (false, Role::Seer | Role::Medium | Role::Bodyguard) => &[
+            "The wolves went for @{x}. They feared what @{x} knew.",
+            "Poor @{x}. That attack tells us something.",
+            "They took @{x} and not someone louder. Interesting.",
+        ],
+        (false, _) => &[
+            "Poor @{x} was attacked last night.",
+            "The wolves took @{x}. Who benefits from that?",
+            "@{x} was attacked. Whoever was quiet about @{x} worries me.",
+            "Another night, another loss: @{x}.",
+        ],
+    }
 }
 
 impl Bot {
@@ -379,30 +432,16 @@ impl Bot {
             }
             _ => {}
         }
+        let mut news: Vec<(String, Option<String>)> = Vec::new();
         if view.day >= 1 {
-            if let Some(ex) = &view.executed_today_news {
-                lines.push(
-                    pick(
-                        &mut self.rng,
-                        &[
-                            "So @{x} is gone. Did we choose well?",
-                            "@{x} was exiled yesterday. Let's learn from the votes.",
-                        ],
-                    )
-                    .replace("{x}", ex),
-                );
-            }
-            if let Some(at) = &view.attacked_today_news {
-                lines.push(
-                    pick(
-                        &mut self.rng,
-                        &[
-                            "Poor @{x} was attacked last night.",
-                            "The wolves took @{x}. Who benefits from that?",
-                        ],
-                    )
-                    .replace("{x}", at),
-                );
+            for (who, executed) in [
+                (&view.executed_today_news, true),
+                (&view.attacked_today_news, false),
+            ] {
+                if let Some(x) = who {
+                    let l = pick(&mut self.rng, news_lines(role, executed)).replace("{x}", x);
+                    news.push((l, Some(x.clone())));
+                }
             }
             if let Some(t) = self.vote_target(view) {
                 let l = pick(
@@ -417,8 +456,11 @@ impl Bot {
                 lines.push(l.replace("{t}", &t));
             }
         }
-        lines.reverse();
-        self.queue = lines;
+        // News first, then claims and votes; spoken in that order.
+        let mut queue: Vec<(String, Option<String>)> = news;
+        queue.extend(lines.into_iter().map(|l| (l, None)));
+        queue.reverse();
+        self.queue = queue;
     }
 
     /// Reaction to being named in today's talk.
@@ -451,7 +493,24 @@ impl Bot {
     pub fn talk(&mut self, view: &View) -> String {
         self.plan(view);
         self.said_today += 1;
-        if let Some(l) = self.queue.pop() {
+        // Nobody repeats a line already said today, and news gets two
+        // comments at most: the rest of the village has other things to say.
+        let said = said_today(view);
+        while let Some((l, topic)) = self.queue.pop() {
+            if said.contains(&squeeze(&l)) {
+                continue;
+            }
+            if let Some(x) = topic {
+                let mention = format!("@{x}");
+                let comments = view
+                    .talks
+                    .iter()
+                    .filter(|t| t.day == view.day && t.text.contains(&mention))
+                    .count();
+                if comments >= 2 {
+                    continue;
+                }
+            }
             return l;
         }
         if self.said_today <= 3
