@@ -36,10 +36,10 @@ fn typed(h: &mut Headless, s: &str) {
     }
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_remote_seat_in_human_mode_answered_by_keys_to_the_end() {
-    // As `palaver wolf serve --bots 4` with matching.self_match = false:
-    // five teams, one seat each; the console's team7 fills the fifth.
+/// A wolf server on loopback with four bot clients (as `palaver wolf serve
+/// --bots 4` with matching.self_match = false: five teams, one seat each),
+/// and the fifth seat the console's team7.
+async fn server_with_four_bots() -> (std::sync::Arc<Server>, std::net::SocketAddr) {
     let mut cfg = Config::default_for(5).unwrap();
     cfg.matching.self_match = false;
     let srv = Server::new(cfg, 11).unwrap();
@@ -58,6 +58,85 @@ async fn a_remote_seat_in_human_mode_answered_by_keys_to_the_end() {
             let _ = join(&opts, &mut d).await;
         });
     }
+    (srv, addr)
+}
+
+/// Fills the join dialog (already open) for team7 at `addr` in `mode`
+/// (the dialog starts at human; each → moves one mode on).
+fn seat_team7(h: &mut Headless, addr: std::net::SocketAddr, rights: usize) {
+    let default_url = match &h.app.wolf.dialog {
+        Some(Dialog::Join { url, .. }) => url.clone(),
+        other => panic!("no join dialog: {other:?}"),
+    };
+    for _ in 0..default_url.len() {
+        h.key(key(KeyCode::Backspace));
+    }
+    typed(h, &format!("ws://{addr}/ws"));
+    h.key(key(KeyCode::Tab));
+    for _ in 0..10 {
+        h.key(key(KeyCode::Backspace));
+    }
+    typed(h, "team7");
+    h.key(key(KeyCode::Tab));
+    h.key(key(KeyCode::Tab));
+    for _ in 0..rights {
+        h.key(key(KeyCode::Right));
+    }
+    h.key(key(KeyCode::Enter));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_remote_seat_in_hybrid_mode_plays_the_bots_proposals_to_the_end() {
+    let (srv, addr) = server_with_four_bots().await;
+    let d = tempfile::tempdir().unwrap();
+    let settings = load_settings(d.path(), None, None).unwrap();
+    let mut h = Headless::new(settings, 120, 40);
+    h.key(key(KeyCode::F(3)));
+    h.key(ch('J'));
+    seat_team7(&mut h, addr, 1);
+    assert!(h.app.wolf.dialog.is_none(), "{}", h.screen());
+    assert_eq!(h.app.wolf.source, Source::Play(ControlMode::Hybrid));
+    let mut answered = 0;
+    loop {
+        assert!(
+            h.until(LONG, |a| a.wolf.decision.is_some() || a.wolf.ended)
+                .await,
+            "neither a question nor the end: {}",
+            h.screen()
+        );
+        if h.app.wolf.ended && h.app.wolf.decision.is_none() {
+            break;
+        }
+        let d = h.app.wolf.decision.as_ref().unwrap();
+        let proposal = d.proposal.clone().expect("hybrid: the bot proposes");
+        // The coach agrees: Enter sends what the bot proposed (Skip/Over
+        // through their keys).
+        match proposal.as_str() {
+            "Over" => h.key(ctrl('o')),
+            "Skip" => h.key(ctrl('k')),
+            _ => {
+                assert_eq!(d.current().as_deref(), Some(proposal.as_str()));
+                h.key(key(KeyCode::Enter));
+            }
+        }
+        answered += 1;
+        let note = h.app.wolf.note.clone().unwrap();
+        assert!(note.0, "the answer was refused or late: {note:?}");
+        assert!(answered < 200, "the game does not end");
+    }
+    let note = h.app.wolf.note.clone().unwrap();
+    assert!(note.0 && note.1.contains("0 fallbacks"), "{note:?}");
+    let outcomes = tokio::time::timeout(LONG, srv.wait_finished(1))
+        .await
+        .expect("the server finished the game");
+    assert!(outcomes[0].errors.is_empty(), "{:?}", outcomes[0].errors);
+    assert_ne!(outcomes[0].winner, Team::None);
+    assert!(answered > 0);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_remote_seat_in_human_mode_answered_by_keys_to_the_end() {
+    let (srv, addr) = server_with_four_bots().await;
     let d = tempfile::tempdir().unwrap();
     let settings = load_settings(d.path(), None, None).unwrap();
     let mut h = Headless::new(settings, 120, 40);
@@ -79,26 +158,8 @@ async fn a_remote_seat_in_human_mode_answered_by_keys_to_the_end() {
     h.key(key(KeyCode::Enter));
     assert!(matches!(h.app.wolf.dialog, Some(Dialog::Join { .. })));
     assert!(!h.app.wolf.note.clone().unwrap().0);
-    for _ in 0..format!("http://{addr}").len() {
-        h.key(key(KeyCode::Backspace));
-    }
-    typed(&mut h, &format!("ws://{addr}/ws"));
-    // Name: team7 instead of the default; no token; mode human (the first).
-    h.key(key(KeyCode::Tab));
-    for _ in 0..10 {
-        h.key(key(KeyCode::Backspace));
-    }
-    typed(&mut h, "team7");
-    h.key(key(KeyCode::Tab));
-    h.key(key(KeyCode::Tab));
-    h.key(key(KeyCode::Right));
-    h.key(key(KeyCode::Left));
-    let shown = h.screen();
-    assert!(
-        shown.contains("team7") && shown.contains("human"),
-        "{shown}"
-    );
-    h.key(key(KeyCode::Enter));
+    // Name team7, no token, mode human (the first).
+    seat_team7(&mut h, addr, 0);
     assert!(h.app.wolf.dialog.is_none(), "{}", h.screen());
     assert_eq!(h.app.wolf.source, Source::Play(ControlMode::Human));
     assert!(

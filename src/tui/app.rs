@@ -1344,6 +1344,10 @@ impl App {
                 Action::FocusNext,
                 Action::Help,
             ],
+            // A typed answer has nothing to pick with the arrows.
+            (None, Focus::Prompt) if self.prompt().is_some_and(Prompt::takes_text) => {
+                &[Action::Submit, Action::Back, Action::Help]
+            }
             (None, Focus::Prompt) => &[Action::Submit, Action::Left, Action::Back, Action::Help],
         };
         let mut spans = Vec::new();
