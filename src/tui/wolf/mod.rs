@@ -345,38 +345,17 @@ impl WolfView {
                 let tx = env.tx.clone();
                 let t = tokio::spawn(async move {
                     let local::LocalGame {
-                        mut events,
+                        events,
                         decisions,
                         handle,
                     } = game;
                     let _ = tx.send(wolf(WolfMsg::Seated(g, seat + 1, mode)));
-                    let Some(mut decisions) = decisions else {
+                    let Some(decisions) = decisions else {
                         return;
                     };
-                    let mut asking = true;
-                    loop {
-                        // Events first: the game reports what happened
-                        // before it asks, and the prompt needs it shown.
-                        tokio::select! {
-                            biased;
-                            e = events.recv() => match e {
-                                Some(e) => {
-                                    if tx.send(wolf(WolfMsg::Event(g, e))).is_err() {
-                                        return;
-                                    }
-                                }
-                                None => break,
-                            },
-                            d = decisions.recv(), if asking => match d {
-                                Some(d) => {
-                                    let slot = Shared::new(Mutex::new(Some(d)));
-                                    if tx.send(wolf(WolfMsg::Decision(g, slot))).is_err() {
-                                        return;
-                                    }
-                                }
-                                None => asking = false,
-                            },
-                        }
+                    let to_msgs = |e| vec![WolfMsg::Event(g, e)];
+                    if !forward_seat(g, events, to_msgs, decisions, &tx).await {
+                        return;
                     }
                     let r = match handle.await {
                         Ok(Ok(o)) => Ok(format!("game over: {} wins", o.winner.as_str())),
@@ -411,8 +390,8 @@ impl WolfView {
         } else {
             ControlMode::Hybrid
         };
-        let (inner, mut decisions) = ChannelDecider::new(lib_mode, spec.seed);
-        let (ptx, mut packets) = tokio::sync::mpsc::unbounded_channel();
+        let (inner, decisions) = ChannelDecider::new(lib_mode, spec.seed);
+        let (ptx, packets) = tokio::sync::mpsc::unbounded_channel();
         let opts = JoinOptions {
             url: spec.url.clone(),
             name: spec.name.clone(),
@@ -431,37 +410,18 @@ impl WolfView {
         let mode = spec.mode;
         let t = tokio::spawn(async move {
             let mut feed = remote::SeatFeed::default();
-            let mut asking = true;
-            loop {
-                // Packets first: the seat is told what happened before it
-                // is asked, and the prompt needs it shown.
-                tokio::select! {
-                    biased;
-                    p = packets.recv() => match p {
-                        Some((view, p)) => {
-                            for n in feed.feed(&view, &p) {
-                                let m = match n {
-                                    remote::SeatNews::Seated(i) => WolfMsg::Seated(g, i, mode),
-                                    remote::SeatNews::Event(e) => WolfMsg::Event(g, e),
-                                    remote::SeatNews::Reveal(r) => WolfMsg::Reveal(g, r),
-                                };
-                                if tx.send(wolf(m)).is_err() {
-                                    return;
-                                }
-                            }
-                        }
-                        None => break,
-                    },
-                    d = decisions.recv(), if asking => match d {
-                        Some(d) => {
-                            let slot = Shared::new(Mutex::new(Some(d)));
-                            if tx.send(wolf(WolfMsg::Decision(g, slot))).is_err() {
-                                return;
-                            }
-                        }
-                        None => asking = false,
-                    },
-                }
+            let to_msgs = |(view, p)| {
+                feed.feed(&view, &p)
+                    .into_iter()
+                    .map(|n| match n {
+                        remote::SeatNews::Seated(i) => WolfMsg::Seated(g, i, mode),
+                        remote::SeatNews::Event(e) => WolfMsg::Event(g, e),
+                        remote::SeatNews::Reveal(r) => WolfMsg::Reveal(g, r),
+                    })
+                    .collect()
+            };
+            if !forward_seat(g, packets, to_msgs, decisions, &tx).await {
+                return;
             }
             let r = match client.await {
                 Ok(Ok(rep)) if rep.finished => Ok(format!(
@@ -1133,5 +1093,42 @@ pub fn speed_name(i: usize) -> String {
     match SPEEDS.get(i).copied().flatten() {
         Some(n) => format!("{n}/s"),
         None => "live".to_owned(),
+    }
+}
+
+/// Forwards a seat's news and its decision requests as actions until the
+/// news ends, news first: the seat is told what happened before it is
+/// asked, and the prompt needs that shown. False when the console is gone.
+async fn forward_seat<T>(
+    g: u64,
+    mut news: tokio::sync::mpsc::UnboundedReceiver<T>,
+    mut to_msgs: impl FnMut(T) -> Vec<WolfMsg>,
+    mut decisions: tokio::sync::mpsc::Receiver<DecisionRequest>,
+    tx: &UnboundedSender<Action>,
+) -> bool {
+    let mut asking = true;
+    loop {
+        tokio::select! {
+            biased;
+            n = news.recv() => match n {
+                Some(n) => {
+                    for m in to_msgs(n) {
+                        if tx.send(wolf(m)).is_err() {
+                            return false;
+                        }
+                    }
+                }
+                None => return true,
+            },
+            d = decisions.recv(), if asking => match d {
+                Some(d) => {
+                    let slot = Shared::new(Mutex::new(Some(d)));
+                    if tx.send(wolf(WolfMsg::Decision(g, slot))).is_err() {
+                        return false;
+                    }
+                }
+                None => asking = false,
+            },
+        }
     }
 }
