@@ -652,13 +652,7 @@ impl App {
             Action::Down => p.down(),
             Action::Choose(n) if p.choose(n) => self.submit(),
             Action::Submit => self.submit(),
-            Action::Input(k) => match k.code {
-                KeyCode::Char(c) => p.input.push(c),
-                KeyCode::Backspace => {
-                    p.input.pop();
-                }
-                _ => {}
-            },
+            Action::Input(k) => dialogs::edit_line(&mut p.input, &k),
             _ => {}
         }
     }
@@ -815,13 +809,7 @@ impl App {
                     }
                 }
                 Action::Input(k) => {
-                    match k.code {
-                        KeyCode::Char(c) => text.push(c),
-                        KeyCode::Backspace => {
-                            text.pop();
-                        }
-                        _ => {}
-                    }
+                    dialogs::edit_line(&mut text, &k);
                     Some(Modal::Open(text))
                 }
                 _ => Some(Modal::Open(text)),
@@ -836,13 +824,7 @@ impl App {
                     None
                 }
                 Action::Input(k) => {
-                    match k.code {
-                        KeyCode::Char(c) => text.push(c),
-                        KeyCode::Backspace => {
-                            text.pop();
-                        }
-                        _ => {}
-                    }
+                    dialogs::edit_line(&mut text, &k);
                     if target != Focus::Feed {
                         self.set_search(target, text.clone());
                     }

@@ -27,6 +27,25 @@ pub fn next_mode(m: ControlMode, back: bool) -> ControlMode {
     all[if back { (i + 2) % 3 } else { (i + 1) % 3 }]
 }
 
+/// Edits a one-line text field with a key: a plain character is typed
+/// (control and alt chords are not text), Backspace deletes the last one.
+pub fn edit_line(line: &mut String, k: &crossterm::event::KeyEvent) {
+    use crossterm::event::{KeyCode, KeyModifiers};
+    match k.code {
+        KeyCode::Backspace => {
+            line.pop();
+        }
+        KeyCode::Char(c)
+            if !k
+                .modifiers
+                .intersects(KeyModifiers::CONTROL | KeyModifiers::ALT) =>
+        {
+            line.push(c)
+        }
+        _ => {}
+    }
+}
+
 /// A centred rectangle of at most `w`×`h` inside `r`.
 pub fn centered(r: Rect, w: u16, h: u16) -> Rect {
     let w = w.min(r.width);

@@ -652,19 +652,7 @@ impl WolfView {
             }
             (Dialog::Server { url, token, field }, Action::Input(k)) => {
                 let f = if *field == 0 { url } else { token };
-                match k.code {
-                    KeyCode::Backspace => {
-                        f.pop();
-                    }
-                    KeyCode::Char(c)
-                        if !k
-                            .modifiers
-                            .intersects(KeyModifiers::CONTROL | KeyModifiers::ALT) =>
-                    {
-                        f.push(c)
-                    }
-                    _ => {}
-                }
+                super::panes::dialogs::edit_line(f, &k);
             }
             (Dialog::Server { url, token, field }, Action::Paste(s)) => {
                 let f = if *field == 0 { url } else { token };
@@ -714,19 +702,7 @@ impl WolfView {
                         return;
                     }
                 };
-                match k.code {
-                    KeyCode::Backspace => {
-                        f.pop();
-                    }
-                    KeyCode::Char(c)
-                        if !k
-                            .modifiers
-                            .intersects(KeyModifiers::CONTROL | KeyModifiers::ALT) =>
-                    {
-                        f.push(c)
-                    }
-                    _ => {}
-                }
+                super::panes::dialogs::edit_line(f, &k);
             }
             (
                 Dialog::Join {
