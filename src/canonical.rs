@@ -64,19 +64,27 @@ pub fn to_string_ordered(v: &Value) -> String {
 
 /// Appends the canonical form of `v` to `out`.
 pub fn write_value(v: &Value, out: &mut Vec<u8>) {
+    write_any::<false>(v, out);
+}
+
+/// The writer, specialised on what is known about the strings below `v`:
+/// with `PLAIN`, none of them needs an escape, so none is scanned.
+fn write_any<const PLAIN: bool>(v: &Value, out: &mut Vec<u8>) {
     match v {
         Value::Null => out.extend_from_slice(b"null"),
         Value::Bool(true) => out.extend_from_slice(b"true"),
         Value::Bool(false) => out.extend_from_slice(b"false"),
         Value::Number(n) => write_number(n, out),
+        Value::String(s) if PLAIN => write_plain_str(s, out),
         Value::String(s) => write_str(s, out),
         Value::Array(a) => {
             out.push(b'[');
-            for (i, x) in a.iter().enumerate() {
-                if i > 0 {
+            if let Some((head, rest)) = a.split_first() {
+                write_any::<PLAIN>(head, out);
+                for x in rest {
                     out.push(b',');
+                    write_any::<PLAIN>(x, out);
                 }
-                write_value(x, out);
             }
             out.push(b']');
         }
@@ -87,7 +95,11 @@ pub fn write_value(v: &Value, out: &mut Vec<u8>) {
 /// Writes an object with sorted keys, leaving out `skip` if given (used to
 /// drop `default` from parameter entries without copying them).
 pub(crate) fn write_object(m: &Map, out: &mut Vec<u8>, skip: Option<&str>) {
-    write_object_with(m, out, skip, write_value);
+    if m.is_plain() {
+        write_object_with(m, out, skip, write_any::<true>);
+    } else {
+        write_object_with(m, out, skip, write_any::<false>);
+    }
 }
 
 /// Writes an object with sorted keys, each member value through `value`.
@@ -98,18 +110,23 @@ pub(crate) fn write_object_with(
     value: impl Fn(&Value, &mut Vec<u8>),
 ) {
     let entries = m.entries();
+    let plain = m.is_plain();
     out.push(b'{');
     let mut first = true;
     let mut emit = |k: &str, v: &Value, out: &mut Vec<u8>| {
-        if skip == Some(k) {
+        if skip.is_some_and(|s| s == k) {
             return;
         }
         if !first {
             out.push(b',');
         }
         first = false;
-        write_str(k, out);
-        out.push(b':');
+        if plain {
+            write_plain_key(k, out);
+        } else {
+            write_str(k, out);
+            out.push(b':');
+        }
         value(v, out);
     };
     match m.known_key_order() {
@@ -133,6 +150,24 @@ pub(crate) fn write_object_with(
         }
     }
     out.push(b'}');
+}
+
+/// A string literal known to need no escape.
+#[inline]
+fn write_plain_str(s: &str, out: &mut Vec<u8>) {
+    out.reserve(s.len() + 2);
+    out.push(b'"');
+    out.extend_from_slice(s.as_bytes());
+    out.push(b'"');
+}
+
+/// An object key known to need no escape, with its colon.
+#[inline]
+fn write_plain_key(s: &str, out: &mut Vec<u8>) {
+    out.reserve(s.len() + 3);
+    out.push(b'"');
+    out.extend_from_slice(s.as_bytes());
+    out.extend_from_slice(b"\":");
 }
 
 fn write_number(n: &Number, out: &mut Vec<u8>) {
@@ -329,6 +364,38 @@ mod tests {
             canon(r#"{"é":1,"z":2,"A":3,"😀":4,"ｚ":5}"#),
             r#"{"A":3,"z":2,"é":1,"ｚ":5,"😀":4}"#
         );
+    }
+
+    #[test]
+    fn escapes_below_plain_and_escaped_objects() {
+        // Escapes at every depth, in keys and values, inside arrays.
+        assert_eq!(
+            canon(r#"{"z":{"k\"":["x\n",{"q":"\\"}]},"a":{"b":"c"}}"#),
+            r#"{"a":{"b":"c"},"z":{"k\"":["x\n",{"q":"\\"}]}}"#
+        );
+        // Escapes that decode to text needing none keep the object plain
+        // and the output right either way.
+        assert_eq!(canon(r#"{"b\u00e9":"\/"}"#), "{\"bé\":\"/\"}");
+    }
+
+    #[test]
+    fn a_changed_object_is_escaped_again() {
+        // A value replaced through get_mut, two levels down.
+        let mut v = parse_str(r#"{"b":{"x":"plain"},"a":[1]}"#).unwrap();
+        let m = v.as_object_mut().unwrap();
+        let inner = m.get_mut("b").unwrap().as_object_mut().unwrap();
+        *inner.get_mut("x").unwrap() = Value::String("line\nbreak".into());
+        assert_eq!(to_string(&v), r#"{"a":[1],"b":{"x":"line\nbreak"}}"#);
+        // An array element changed in place.
+        let mut v = parse_str(r#"{"a":["ok"]}"#).unwrap();
+        if let Some(Value::Array(a)) = v.as_object_mut().unwrap().get_mut("a") {
+            a[0] = Value::String("q\"".into());
+        }
+        assert_eq!(to_string(&v), r#"{"a":["q\""]}"#);
+        // A key added.
+        let mut v = parse_str(r#"{"b":1}"#).unwrap();
+        v.as_object_mut().unwrap().insert("a\t", Value::Null);
+        assert_eq!(to_string(&v), r#"{"a\t":null,"b":1}"#);
     }
 
     #[test]

@@ -43,14 +43,35 @@ pub enum Value {
 
 /// An insertion-ordered JSON object.
 ///
-/// Parsed objects also remember their key order by code point, so canonical
-/// serialisation (which hashes depend on) never sorts twice.
-#[derive(Debug, Clone, Default)]
+/// A map also remembers what canonical serialisation (which hashes depend
+/// on) would otherwise find out on every call: its key order by code point,
+/// and, for parsed objects, that no string in it or below it needs an escape.
+#[derive(Debug, Clone)]
 pub struct Map {
     entries: Vec<(String, Value)>,
-    /// Indices of `entries` in key order; `None` when the entries are
-    /// already in key order or the map changed shape since it was computed.
-    sorted: Option<Box<[u32]>>,
+    order: KeyOrder,
+    /// No key or string anywhere in this object (nested objects and arrays
+    /// included) contains `"`, `\` or a control character. Set by the
+    /// parser; cleared by every method that hands out or changes a member,
+    /// so it can only be stale in the safe direction.
+    plain: bool,
+}
+
+/// What a map knows about its keys' code-point order.
+#[derive(Debug, Clone)]
+enum KeyOrder {
+    /// Not known; the writer checks and sorts if it must.
+    Unknown,
+    /// Insertion order is key order.
+    Insertion,
+    /// Indices of the entries in key order.
+    Index(Box<[u32]>),
+}
+
+impl Default for Map {
+    fn default() -> Self {
+        Self::with_capacity(0)
+    }
 }
 
 impl Map {
@@ -61,31 +82,44 @@ impl Map {
     pub fn with_capacity(n: usize) -> Self {
         Self {
             entries: Vec::with_capacity(n),
-            sorted: None,
+            order: KeyOrder::Insertion,
+            plain: false,
         }
     }
 
-    fn from_entries(entries: Vec<(String, Value)>) -> Self {
+    fn from_entries(entries: Vec<(String, Value)>, plain: bool) -> Self {
         let in_order = entries.windows(2).all(|w| w[0].0 < w[1].0);
-        let sorted = if in_order || entries.len() > u32::MAX as usize {
-            None
+        let order = if in_order {
+            KeyOrder::Insertion
+        } else if entries.len() > u32::MAX as usize {
+            KeyOrder::Unknown
         } else {
             let mut idx: Vec<u32> = (0..entries.len() as u32).collect();
             idx.sort_unstable_by(|a, b| entries[*a as usize].0.cmp(&entries[*b as usize].0));
-            Some(idx.into_boxed_slice())
+            KeyOrder::Index(idx.into_boxed_slice())
         };
-        Self { entries, sorted }
+        Self {
+            entries,
+            order,
+            plain,
+        }
     }
 
     /// Entries in key (code point) order, when the map knows it without
     /// sorting: `Some(None)` means insertion order is key order.
     pub(crate) fn known_key_order(&self) -> Option<Option<&[u32]>> {
-        match &self.sorted {
-            Some(idx) if idx.len() == self.entries.len() => Some(Some(idx)),
-            Some(_) => None,
-            None if self.entries.windows(2).all(|w| w[0].0 < w[1].0) => Some(None),
-            None => None,
+        match &self.order {
+            KeyOrder::Insertion => Some(None),
+            KeyOrder::Index(idx) => Some(Some(idx)),
+            KeyOrder::Unknown if self.entries.windows(2).all(|w| w[0].0 < w[1].0) => Some(None),
+            KeyOrder::Unknown => None,
         }
+    }
+
+    /// No string in this object or below it needs an escape (known for
+    /// parsed objects that were not changed since).
+    pub(crate) fn is_plain(&self) -> bool {
+        self.plain
     }
 
     pub fn len(&self) -> usize {
@@ -101,6 +135,7 @@ impl Map {
     }
 
     pub fn get_mut(&mut self, key: &str) -> Option<&mut Value> {
+        self.plain = false;
         self.entries
             .iter_mut()
             .find(|(k, _)| k == key)
@@ -117,14 +152,22 @@ impl Map {
         if let Some(slot) = self.get_mut(&key) {
             return Some(std::mem::replace(slot, value));
         }
+        if matches!(self.order, KeyOrder::Insertion)
+            && self.entries.last().is_some_and(|(last, _)| *last >= key)
+            || matches!(self.order, KeyOrder::Index(_))
+        {
+            self.order = KeyOrder::Unknown;
+        }
+        self.plain = false;
         self.entries.push((key, value));
-        self.sorted = None;
         None
     }
 
     pub fn remove(&mut self, key: &str) -> Option<Value> {
         let idx = self.entries.iter().position(|(k, _)| k == key)?;
-        self.sorted = None;
+        if matches!(self.order, KeyOrder::Index(_)) {
+            self.order = KeyOrder::Unknown;
+        }
         Some(self.entries.remove(idx).1)
     }
 
@@ -152,7 +195,7 @@ impl Map {
     /// Builds a map from parsed entries, folding duplicate keys the way
     /// Python does. Small objects use a quadratic scan; large ones a hash
     /// index, so a frame with many keys cannot make parsing quadratic.
-    fn from_parsed(mut entries: Vec<(String, Value)>) -> Self {
+    fn from_parsed(mut entries: Vec<(String, Value)>, plain: bool) -> Self {
         if entries.len() <= 16 {
             let mut i = 1;
             while i < entries.len() {
@@ -163,7 +206,7 @@ impl Map {
                     i += 1;
                 }
             }
-            return Self::from_entries(entries);
+            return Self::from_entries(entries, plain);
         }
         let mut seen: std::collections::HashMap<String, usize> =
             std::collections::HashMap::with_capacity(entries.len());
@@ -177,7 +220,7 @@ impl Map {
                 }
             }
         }
-        Self::from_entries(out)
+        Self::from_entries(out, plain)
     }
 }
 
@@ -626,6 +669,7 @@ pub fn parse_bytes(input: &[u8]) -> Result<Value, ParseError> {
                 s: input,
                 pos: e.valid_up_to(),
                 depth: 0,
+                escaped: 0,
             };
             return Err(p.err("invalid UTF-8"));
         }
@@ -640,6 +684,7 @@ pub fn parse_str(text: &str) -> Result<Value, ParseError> {
         s: text.as_bytes(),
         pos: 0,
         depth: 0,
+        escaped: 0,
     };
     if text.starts_with('\u{feff}') {
         return Err(p.err("unexpected byte-order mark (save the file as UTF-8 without BOM)"));
@@ -659,6 +704,9 @@ struct Parser<'a> {
     s: &'a [u8],
     pos: usize,
     depth: usize,
+    /// Strings so far whose text needs an escape in canonical JSON; an
+    /// object is plain when parsing it did not raise this count.
+    escaped: usize,
 }
 
 impl Parser<'_> {
@@ -726,6 +774,7 @@ impl Parser<'_> {
     fn object(&mut self) -> Result<Value, ParseError> {
         self.enter()?;
         self.pos += 1;
+        let escaped_before = self.escaped;
         let mut entries = Vec::new();
         self.skip_ws();
         if self.peek() == Some(b'}') {
@@ -758,7 +807,10 @@ impl Parser<'_> {
             }
         }
         self.depth -= 1;
-        Ok(Value::Object(Map::from_parsed(entries)))
+        Ok(Value::Object(Map::from_parsed(
+            entries,
+            self.escaped == escaped_before,
+        )))
     }
 
     fn array(&mut self) -> Result<Value, ParseError> {
@@ -817,6 +869,9 @@ impl Parser<'_> {
             match b {
                 b'"' => {
                     self.pos += 1;
+                    if buf.iter().any(|&b| b < 0x20 || b == b'"' || b == b'\\') {
+                        self.escaped += 1;
+                    }
                     return String::from_utf8(buf).map_err(|_| self.err("invalid UTF-8 in string"));
                 }
                 b'\\' => {

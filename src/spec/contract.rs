@@ -13,6 +13,7 @@
 use crate::canonical::{write_object, write_object_with, write_str, write_value};
 use crate::json::{Map, Value};
 use sha2::{Digest, Sha256};
+use std::cell::RefCell;
 
 /// Appends the canonical contract bytes of `spec` to `out`.
 pub fn write_contract(spec: &Map, out: &mut Vec<u8>) {
@@ -119,9 +120,25 @@ pub fn contract_bytes(spec: &Map) -> Vec<u8> {
 /// protocol_id of a spec object: lowercase hex SHA-256 of its canonical
 /// contract.
 pub fn protocol_id_of(spec: &Map) -> String {
-    let mut buf = Vec::with_capacity(4096);
+    // A scratch buffer per thread: computing an id allocates nothing but
+    // the hex string it returns.
+    thread_local! {
+        static SCRATCH: RefCell<Vec<u8>> = const { RefCell::new(Vec::new()) };
+    }
+    let mut buf = SCRATCH
+        .try_with(|s| s.try_borrow_mut().map(|mut b| std::mem::take(&mut *b)))
+        .ok()
+        .and_then(Result::ok)
+        .unwrap_or_default();
+    buf.clear();
+    buf.reserve(4096);
     write_contract(spec, &mut buf);
-    crate::canonical::hex(&Sha256::digest(&buf))
+    let id = crate::canonical::hex(&Sha256::digest(&buf));
+    // Kept for the next call unless a huge spec made it large.
+    if buf.capacity() <= 1 << 20 {
+        let _ = SCRATCH.try_with(|s| s.try_borrow_mut().map(|mut b| *b = buf));
+    }
+    id
 }
 
 #[cfg(test)]
