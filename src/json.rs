@@ -43,36 +43,25 @@ pub enum Value {
 
 /// An insertion-ordered JSON object.
 ///
-/// A map also remembers what canonical serialisation (which hashes depend
-/// on) would otherwise find out on every call: its key order by code point,
-/// and, for parsed objects, that no string in it or below it needs an escape.
-#[derive(Debug, Clone)]
+/// A parsed map also remembers what canonical serialisation (which hashes
+/// depend on) would otherwise find out on every call: its key order by code
+/// point, and whether any string in it or below it needs an escape.
+#[derive(Debug, Clone, Default)]
 pub struct Map {
     entries: Vec<(String, Value)>,
-    order: KeyOrder,
-    /// No key or string anywhere in this object (nested objects and arrays
-    /// included) contains `"`, `\` or a control character. Set by the
-    /// parser; cleared by every method that hands out or changes a member,
-    /// so it can only be stale in the safe direction.
-    plain: bool,
+    /// What the parser learned, kept in one allocation so a `Value` stays
+    /// five words: `[flags]` when insertion order is key order, else
+    /// `[flags, index of the entries in key order...]`. `None` (built or
+    /// changed maps) knows nothing: the writer checks the order and scans
+    /// every string.
+    meta: Option<Box<[u32]>>,
 }
 
-/// What a map knows about its keys' code-point order.
-#[derive(Debug, Clone)]
-enum KeyOrder {
-    /// Not known; the writer checks and sorts if it must.
-    Unknown,
-    /// Insertion order is key order.
-    Insertion,
-    /// Indices of the entries in key order.
-    Index(Box<[u32]>),
-}
-
-impl Default for Map {
-    fn default() -> Self {
-        Self::with_capacity(0)
-    }
-}
+/// `meta[0]`: no key or string anywhere in this object (nested objects and
+/// arrays included) contains `"`, `\` or a control character. Cleared by
+/// every method that hands out or changes a member, so it can only be
+/// stale in the safe direction.
+const PLAIN: u32 = 1;
 
 impl Map {
     pub fn new() -> Self {
@@ -82,44 +71,42 @@ impl Map {
     pub fn with_capacity(n: usize) -> Self {
         Self {
             entries: Vec::with_capacity(n),
-            order: KeyOrder::Insertion,
-            plain: false,
+            meta: None,
         }
     }
 
     fn from_entries(entries: Vec<(String, Value)>, plain: bool) -> Self {
+        let flags = if plain { PLAIN } else { 0 };
         let in_order = entries.windows(2).all(|w| w[0].0 < w[1].0);
-        let order = if in_order {
-            KeyOrder::Insertion
-        } else if entries.len() > u32::MAX as usize {
-            KeyOrder::Unknown
+        let meta = if in_order {
+            Some(vec![flags].into_boxed_slice())
+        } else if entries.len() >= u32::MAX as usize {
+            None
         } else {
-            let mut idx: Vec<u32> = (0..entries.len() as u32).collect();
-            idx.sort_unstable_by(|a, b| entries[*a as usize].0.cmp(&entries[*b as usize].0));
-            KeyOrder::Index(idx.into_boxed_slice())
+            let mut idx: Vec<u32> = Vec::with_capacity(entries.len() + 1);
+            idx.push(flags);
+            idx.extend(0..entries.len() as u32);
+            idx[1..].sort_unstable_by(|a, b| entries[*a as usize].0.cmp(&entries[*b as usize].0));
+            Some(idx.into_boxed_slice())
         };
-        Self {
-            entries,
-            order,
-            plain,
-        }
+        Self { entries, meta }
     }
 
     /// Entries in key (code point) order, when the map knows it without
     /// sorting: `Some(None)` means insertion order is key order.
     pub(crate) fn known_key_order(&self) -> Option<Option<&[u32]>> {
-        match &self.order {
-            KeyOrder::Insertion => Some(None),
-            KeyOrder::Index(idx) => Some(Some(idx)),
-            KeyOrder::Unknown if self.entries.windows(2).all(|w| w[0].0 < w[1].0) => Some(None),
-            KeyOrder::Unknown => None,
+        match self.meta.as_deref() {
+            Some([_]) => Some(None),
+            Some([_, idx @ ..]) if idx.len() == self.entries.len() => Some(Some(idx)),
+            _ if self.entries.windows(2).all(|w| w[0].0 < w[1].0) => Some(None),
+            _ => None,
         }
     }
 
     /// No string in this object or below it needs an escape (known for
     /// parsed objects that were not changed since).
     pub(crate) fn is_plain(&self) -> bool {
-        self.plain
+        self.meta.as_deref().is_some_and(|m| m[0] & PLAIN != 0)
     }
 
     pub fn len(&self) -> usize {
@@ -135,7 +122,9 @@ impl Map {
     }
 
     pub fn get_mut(&mut self, key: &str) -> Option<&mut Value> {
-        self.plain = false;
+        if let Some(m) = self.meta.as_deref_mut() {
+            m[0] &= !PLAIN;
+        }
         self.entries
             .iter_mut()
             .find(|(k, _)| k == key)
@@ -152,22 +141,14 @@ impl Map {
         if let Some(slot) = self.get_mut(&key) {
             return Some(std::mem::replace(slot, value));
         }
-        if matches!(self.order, KeyOrder::Insertion)
-            && self.entries.last().is_some_and(|(last, _)| *last >= key)
-            || matches!(self.order, KeyOrder::Index(_))
-        {
-            self.order = KeyOrder::Unknown;
-        }
-        self.plain = false;
+        self.meta = None;
         self.entries.push((key, value));
         None
     }
 
     pub fn remove(&mut self, key: &str) -> Option<Value> {
         let idx = self.entries.iter().position(|(k, _)| k == key)?;
-        if matches!(self.order, KeyOrder::Index(_)) {
-            self.order = KeyOrder::Unknown;
-        }
+        self.meta = None;
         Some(self.entries.remove(idx).1)
     }
 
