@@ -64,136 +64,272 @@ pub fn to_string_ordered(v: &Value) -> String {
 
 /// Appends the canonical form of `v` to `out`.
 pub fn write_value(v: &Value, out: &mut Vec<u8>) {
-    write_any::<false>(v, out);
+    let pos = out.len();
+    let mut buf = room_after(std::mem::take(out), pos, 64);
+    let end = put_value(&mut buf, pos, v);
+    buf.truncate(end);
+    *out = buf;
+}
+
+// The writer below passes the write position by value and returns the new
+// one, over a buffer whose length runs ahead of what was written (the bytes
+// past the position are room, zeroed or stale). The position then lives in
+// a register for a whole object or array instead of going through memory
+// at every byte, as `Vec::len` does when the vector is behind a reference:
+// that store-to-load chain, not the copying, bounded the old writer.
+
+/// `buf` with its length grown to its capacity, and to at least
+/// `pos + extra`.
+pub(crate) fn room_after(mut buf: Vec<u8>, pos: usize, extra: usize) -> Vec<u8> {
+    let want = buf.capacity().max(pos + extra);
+    buf.resize(want, 0);
+    buf
+}
+
+#[cold]
+#[inline(never)]
+fn grow(buf: &mut Vec<u8>, need: usize) {
+    let want = need.max(buf.len() * 2).max(256);
+    buf.resize(want, 0);
+}
+
+/// Writes `bytes` at `pos`.
+#[inline]
+pub(crate) fn put(buf: &mut Vec<u8>, pos: usize, bytes: &[u8]) -> usize {
+    let end = pos + bytes.len();
+    if end + SLACK > buf.len() {
+        grow(buf, end + SLACK);
+    }
+    copy_short(&mut buf[pos..end + SLACK], bytes);
+    end
+}
+
+/// Writes one byte at `pos`.
+#[inline]
+pub(crate) fn put1(buf: &mut Vec<u8>, pos: usize, b: u8) -> usize {
+    if pos >= buf.len() {
+        grow(buf, pos + 1);
+    }
+    buf[pos] = b;
+    pos + 1
+}
+
+/// `"s"` (and `:` with `COLON`), for `s` known to need no escape.
+#[inline(always)]
+fn put_plain<const COLON: bool>(buf: &mut Vec<u8>, pos: usize, s: &[u8], comma: bool) -> usize {
+    let n = s.len();
+    let c = usize::from(comma);
+    let end = pos + c + n + 2 + usize::from(COLON);
+    // SLACK bytes of room past the end let short copies store whole words.
+    if end + SLACK > buf.len() {
+        grow(buf, end + SLACK);
+    }
+    let room = &mut buf[pos..end + SLACK];
+    // The comma is stored either way; without one the quote overwrites it.
+    room[0] = b',';
+    let room = &mut room[c..];
+    room[0] = b'"';
+    copy_short(&mut room[1..], s);
+    room[n + 1] = b'"';
+    if COLON {
+        room[n + 2] = b':';
+    }
+    end
+}
+
+/// Room the short-string copy may scribble over past the end of a token.
+const SLACK: usize = 16;
+
+/// `dst[..s.len()] = s` for `dst` at least `s.len() + SLACK` long, without
+/// a call into `memcpy` for the short strings contracts are made of: two
+/// fixed-size loads and stores that overlap in the middle.
+#[inline(always)]
+fn copy_short(dst: &mut [u8], s: &[u8]) {
+    let n = s.len();
+    match n {
+        0 => {}
+        1..4 => {
+            dst[0] = s[0];
+            dst[n / 2] = s[n / 2];
+            dst[n - 1] = s[n - 1];
+        }
+        4..8 => {
+            dst[..4].copy_from_slice(&s[..4]);
+            dst[n - 4..n].copy_from_slice(&s[n - 4..]);
+        }
+        8..=16 => {
+            dst[..8].copy_from_slice(&s[..8]);
+            dst[n - 8..n].copy_from_slice(&s[n - 8..]);
+        }
+        17..=32 => {
+            dst[..16].copy_from_slice(&s[..16]);
+            dst[n - 16..n].copy_from_slice(&s[n - 16..]);
+        }
+        _ => dst[..n].copy_from_slice(s),
+    }
+}
+
+#[cold]
+#[inline(never)]
+fn put_escaped(buf: &mut Vec<u8>, pos: usize, s: &[u8], suffix: &[u8]) -> usize {
+    let mut tmp = Vec::with_capacity(s.len() + 8);
+    tmp.push(b'"');
+    write_escaped(s, &mut tmp);
+    tmp.push(b'"');
+    tmp.extend_from_slice(suffix);
+    put(buf, pos, &tmp)
+}
+
+/// A string literal with the reference's escapes.
+#[inline]
+pub(crate) fn put_str(buf: &mut Vec<u8>, pos: usize, s: &str) -> usize {
+    if needs_escape(s.as_bytes()) {
+        put_escaped(buf, pos, s.as_bytes(), b"")
+    } else {
+        put_plain::<false>(buf, pos, s.as_bytes(), false)
+    }
+}
+
+/// An object key and its colon (`plain`: known to need no escape).
+#[inline]
+pub(crate) fn put_key(buf: &mut Vec<u8>, pos: usize, k: &str, plain: bool) -> usize {
+    put_member_key(buf, pos, k, plain, false)
+}
+
+/// `,"k":` (the comma only with `comma`).
+#[inline(always)]
+fn put_member_key(buf: &mut Vec<u8>, pos: usize, k: &str, plain: bool, comma: bool) -> usize {
+    if plain || !needs_escape(k.as_bytes()) {
+        put_plain::<true>(buf, pos, k.as_bytes(), comma)
+    } else {
+        let pos = if comma { put1(buf, pos, b',') } else { pos };
+        put_escaped(buf, pos, k.as_bytes(), b":")
+    }
+}
+
+/// The canonical form of `v` at `pos`.
+pub(crate) fn put_value(buf: &mut Vec<u8>, pos: usize, v: &Value) -> usize {
+    put_any::<false>(buf, pos, v)
 }
 
 /// The writer, specialised on what is known about the strings below `v`:
 /// with `PLAIN`, none of them needs an escape, so none is scanned.
-fn write_any<const PLAIN: bool>(v: &Value, out: &mut Vec<u8>) {
+fn put_any<const PLAIN: bool>(buf: &mut Vec<u8>, pos: usize, v: &Value) -> usize {
     match v {
-        Value::Null => out.extend_from_slice(b"null"),
-        Value::Bool(true) => out.extend_from_slice(b"true"),
-        Value::Bool(false) => out.extend_from_slice(b"false"),
-        Value::Number(n) => write_number(n, out),
-        Value::String(s) if PLAIN => write_plain_str(s, out),
-        Value::String(s) => write_str(s, out),
+        Value::Null => put(buf, pos, b"null"),
+        Value::Bool(true) => put(buf, pos, b"true"),
+        Value::Bool(false) => put(buf, pos, b"false"),
+        Value::Number(Number::Int(i)) => put_int(buf, pos, *i),
+        Value::Number(Number::BigInt(s)) => put(buf, pos, s.as_bytes()),
+        Value::Number(Number::Float(f)) => put(buf, pos, python_float_repr(*f).as_bytes()),
+        Value::String(s) if PLAIN => put_plain::<false>(buf, pos, s.as_bytes(), false),
+        Value::String(s) => put_str(buf, pos, s),
         Value::Array(a) => {
-            out.push(b'[');
+            let mut pos = put1(buf, pos, b'[');
             if let Some((head, rest)) = a.split_first() {
-                write_any::<PLAIN>(head, out);
+                pos = put_any::<PLAIN>(buf, pos, head);
                 for x in rest {
-                    out.push(b',');
-                    write_any::<PLAIN>(x, out);
+                    pos = match x {
+                        Value::String(s) if PLAIN => {
+                            put_plain::<false>(buf, pos, s.as_bytes(), true)
+                        }
+                        _ => {
+                            let pos = put1(buf, pos, b',');
+                            put_any::<PLAIN>(buf, pos, x)
+                        }
+                    };
                 }
             }
-            out.push(b']');
+            put1(buf, pos, b']')
         }
-        Value::Object(m) => write_object(m, out, None),
+        Value::Object(m) => put_object(buf, pos, m, None),
     }
 }
 
-/// Writes an object with sorted keys, leaving out `skip` if given (used to
-/// drop `default` from parameter entries without copying them).
-pub(crate) fn write_object(m: &Map, out: &mut Vec<u8>, skip: Option<&str>) {
+/// An object with sorted keys, leaving out `skip` if given (used to drop
+/// `default` from parameter entries without copying them).
+pub(crate) fn put_object(buf: &mut Vec<u8>, pos: usize, m: &Map, skip: Option<&str>) -> usize {
     if m.is_plain() {
-        write_object_with(m, out, skip, write_any::<true>);
+        // Strings, the commonest members, are written inline.
+        put_object_with(buf, pos, m, skip, |buf, pos, v| match v {
+            Value::String(s) => put_plain::<false>(buf, pos, s.as_bytes(), false),
+            other => put_any::<true>(buf, pos, other),
+        })
     } else {
-        write_object_with(m, out, skip, write_any::<false>);
+        put_object_with(buf, pos, m, skip, put_any::<false>)
     }
 }
 
-/// Writes an object with sorted keys, each member value through `value`.
-pub(crate) fn write_object_with(
+/// An object with sorted keys, each member value through `value`.
+pub(crate) fn put_object_with(
+    buf: &mut Vec<u8>,
+    pos: usize,
     m: &Map,
-    out: &mut Vec<u8>,
     skip: Option<&str>,
-    value: impl Fn(&Value, &mut Vec<u8>),
-) {
+    value: impl Fn(&mut Vec<u8>, usize, &Value) -> usize,
+) -> usize {
     let entries = m.entries();
     let plain = m.is_plain();
-    out.push(b'{');
-    let mut first = true;
-    let mut emit = |k: &str, v: &Value, out: &mut Vec<u8>| {
+    let start = pos + 1;
+    let mut pos = put1(buf, pos, b'{');
+    // The position is threaded through by value (a closure capturing it
+    // would keep it in memory).
+    #[inline(always)]
+    fn emit<F: Fn(&mut Vec<u8>, usize, &Value) -> usize>(
+        buf: &mut Vec<u8>,
+        pos: usize,
+        start: usize,
+        (k, v): (&str, &Value),
+        skip: Option<&str>,
+        plain: bool,
+        value: &F,
+    ) -> usize {
         if skip.is_some_and(|s| s == k) {
-            return;
+            return pos;
         }
-        if !first {
-            out.push(b',');
-        }
-        first = false;
-        if plain {
-            write_plain_key(k, out);
-        } else {
-            write_str(k, out);
-            out.push(b':');
-        }
-        value(v, out);
-    };
+        let pos = put_member_key(buf, pos, k, plain, pos != start);
+        value(buf, pos, v)
+    }
     match m.known_key_order() {
         Some(None) => {
             for (k, v) in entries {
-                emit(k, v, out);
+                pos = emit(buf, pos, start, (k, v), skip, plain, &value);
             }
         }
         Some(Some(order)) => {
             for &i in order {
                 let (k, v) = &entries[i as usize];
-                emit(k, v, out);
+                pos = emit(buf, pos, start, (k, v), skip, plain, &value);
             }
         }
         None => {
             let mut idx: Vec<&(String, Value)> = entries.iter().collect();
             idx.sort_unstable_by(|a, b| a.0.cmp(&b.0));
             for (k, v) in idx {
-                emit(k, v, out);
+                pos = emit(buf, pos, start, (k, v), skip, plain, &value);
             }
         }
     }
-    out.push(b'}');
+    put1(buf, pos, b'}')
 }
 
-/// A string literal known to need no escape.
-#[inline]
-fn write_plain_str(s: &str, out: &mut Vec<u8>) {
-    out.reserve(s.len() + 2);
-    out.push(b'"');
-    out.extend_from_slice(s.as_bytes());
-    out.push(b'"');
-}
-
-/// An object key known to need no escape, with its colon.
-#[inline]
-fn write_plain_key(s: &str, out: &mut Vec<u8>) {
-    out.reserve(s.len() + 3);
-    out.push(b'"');
-    out.extend_from_slice(s.as_bytes());
-    out.extend_from_slice(b"\":");
-}
-
-fn write_number(n: &Number, out: &mut Vec<u8>) {
-    match n {
-        Number::Int(i) => write_int(*i, out),
-        Number::BigInt(s) => out.extend_from_slice(s.as_bytes()),
-        Number::Float(f) => out.extend_from_slice(python_float_repr(*f).as_bytes()),
-    }
-}
-
-fn write_int(i: i64, out: &mut Vec<u8>) {
+fn put_int(buf: &mut Vec<u8>, pos: usize, i: i64) -> usize {
     let mut tmp = [0u8; 20];
     let mut u = i.unsigned_abs();
-    let mut pos = tmp.len();
+    let mut at = tmp.len();
     loop {
-        pos -= 1;
-        tmp[pos] = b'0' + (u % 10) as u8;
+        at -= 1;
+        tmp[at] = b'0' + (u % 10) as u8;
         u /= 10;
         if u == 0 {
             break;
         }
     }
     if i < 0 {
-        out.push(b'-');
+        at -= 1;
+        tmp[at] = b'-';
     }
-    out.extend_from_slice(&tmp[pos..]);
+    put(buf, pos, &tmp[at..])
 }
 
 const HEX: &[u8; 16] = b"0123456789abcdef";
@@ -328,12 +464,13 @@ pub fn sha256_hex(data: impl AsRef<[u8]>) -> String {
 
 /// Lowercase hex of bytes.
 pub fn hex(bytes: &[u8]) -> String {
-    let mut s = String::with_capacity(bytes.len() * 2);
-    for b in bytes {
-        s.push(HEX[(b >> 4) as usize] as char);
-        s.push(HEX[(b & 15) as usize] as char);
+    let mut out = vec![0u8; bytes.len() * 2];
+    for (pair, b) in out.chunks_exact_mut(2).zip(bytes) {
+        pair[0] = HEX[(b >> 4) as usize];
+        pair[1] = HEX[(b & 15) as usize];
     }
-    s
+    // Only ASCII digits and letters were written.
+    String::from_utf8(out).unwrap_or_default()
 }
 
 #[cfg(test)]
@@ -396,6 +533,19 @@ mod tests {
         let mut v = parse_str(r#"{"b":1}"#).unwrap();
         v.as_object_mut().unwrap().insert("a\t", Value::Null);
         assert_eq!(to_string(&v), r#"{"a\t":null,"b":1}"#);
+    }
+
+    #[test]
+    fn every_string_length_is_copied_whole() {
+        // Each size class of the short copy, and its edges, as keys and
+        // values, plain and escaped, in objects and arrays.
+        for n in 0..=80usize {
+            let text: String = (0..n).map(|i| char::from(b'a' + (i % 26) as u8)).collect();
+            let src = format!(r#"{{"{text}":["{text}","{text}"],"e":"{text}\n"}}"#);
+            // Every key made here sorts before "e".
+            let want = format!(r#"{{"{text}":["{text}","{text}"],"e":"{text}\n"}}"#);
+            assert_eq!(canon(&src), want, "length {n}");
+        }
     }
 
     #[test]

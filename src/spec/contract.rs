@@ -10,64 +10,100 @@
 //! The canonical bytes are streamed straight from the parsed spec; nothing
 //! is cloned, so computing an id costs little more than hashing the bytes.
 
-use crate::canonical::{write_object, write_object_with, write_str, write_value};
+use crate::canonical::{
+    put_key, put_object, put_object_with, put_str, put_value, put1, room_after,
+};
 use crate::json::{Map, Value};
 use sha2::{Digest, Sha256};
 use std::cell::RefCell;
 
 /// Appends the canonical contract bytes of `spec` to `out`.
 pub fn write_contract(spec: &Map, out: &mut Vec<u8>) {
-    out.push(b'{');
+    let pos = out.len();
+    let mut buf = room_after(std::mem::take(out), pos, 4096);
+    let end = contract(spec, &mut buf, pos);
+    buf.truncate(end);
+    *out = buf;
+}
+
+/// Writes the contract at `pos`; returns the end (see the position-passing
+/// writer in [`crate::canonical`]).
+fn contract(spec: &Map, buf: &mut Vec<u8>, pos: usize) -> usize {
+    // One pass over the spec's members picks out the contract's (a spec
+    // has a dozen top-level keys; seven lookups would scan them seven
+    // times). Python's dict keeps the last of duplicate keys; so does Map.
+    let mut part: [Option<&Value>; 7] = [None; 7];
+    for (k, v) in spec.iter() {
+        let slot = match k.as_str() {
+            "choices" => 0,
+            "commit_reveal" => 1,
+            "flow" => 2,
+            "messages" => 3,
+            "parameters" => 4,
+            "rules" => 5,
+            "timing" => 6,
+            _ => continue,
+        };
+        part[slot] = Some(v);
+    }
+    let [
+        choices,
+        commit_reveal,
+        flow,
+        messages,
+        parameters,
+        rules,
+        timing,
+    ] = part;
+    let mut pos = put1(buf, pos, b'{');
     let first = &mut true;
     // Keys in code-point order.
-    if let Some(v) = spec.get("choices") {
-        member(first, "choices", out);
-        write_value(v, out);
+    for (key, v) in [("choices", choices), ("commit_reveal", commit_reveal)] {
+        if let Some(v) = v {
+            pos = member(first, key, buf, pos);
+            pos = put_value(buf, pos, v);
+        }
     }
-    if let Some(v) = spec.get("commit_reveal") {
-        member(first, "commit_reveal", out);
-        write_value(v, out);
+    if let Some(flow) = flow.and_then(Value::as_object) {
+        pos = write_flow(flow, first, buf, pos);
     }
-    if let Some(flow) = spec.get("flow").and_then(Value::as_object) {
-        write_flow(flow, first, out);
+    if let Some(v) = messages {
+        pos = member(first, "messages", buf, pos);
+        pos = put_value(buf, pos, v);
     }
-    if let Some(v) = spec.get("messages") {
-        member(first, "messages", out);
-        write_value(v, out);
+    if let Some(params) = parameters.and_then(Value::as_object) {
+        pos = member(first, "parameters", buf, pos);
+        pos = put_object_with(buf, pos, params, None, |buf, pos, v| match v {
+            Value::Object(m) => put_object(buf, pos, m, Some("default")),
+            other => put_value(buf, pos, other),
+        });
     }
-    if let Some(params) = spec.get("parameters").and_then(Value::as_object) {
-        member(first, "parameters", out);
-        write_parameters(params, out);
+    for (key, v) in [("rules", rules), ("timing", timing)] {
+        if let Some(v) = v {
+            pos = member(first, key, buf, pos);
+            pos = put_value(buf, pos, v);
+        }
     }
-    if let Some(v) = spec.get("rules") {
-        member(first, "rules", out);
-        write_value(v, out);
-    }
-    if let Some(v) = spec.get("timing") {
-        member(first, "timing", out);
-        write_value(v, out);
-    }
-    out.push(b'}');
+    put1(buf, pos, b'}')
 }
 
 /// Writes `,"key":` (without the comma for the first member).
-fn member(first: &mut bool, key: &str, out: &mut Vec<u8>) {
+fn member(first: &mut bool, key: &str, buf: &mut Vec<u8>, mut pos: usize) -> usize {
     if !*first {
-        out.push(b',');
+        pos = put1(buf, pos, b',');
     }
     *first = false;
-    write_str(key, out);
-    out.push(b':');
+    put_key(buf, pos, key, false)
 }
 
-fn write_flow(flow: &Map, first: &mut bool, out: &mut Vec<u8>) {
+fn write_flow(flow: &Map, first: &mut bool, buf: &mut Vec<u8>, pos: usize) -> usize {
     let phases = flow.get("phases").filter(|p| p.truthy());
     let mode = flow
         .get("mode")
         .and_then(Value::as_str)
         .filter(|m| !m.is_empty() && *m != "session_loop");
     if phases.is_none() && mode.is_none() {
-        return;
+        return pos;
     }
     let sub = mode.and_then(|m| {
         let name = match m {
@@ -80,39 +116,32 @@ fn write_flow(flow: &Map, first: &mut bool, out: &mut Vec<u8>) {
             .filter(|v| v.as_object().is_some())
             .map(|v| (name, v))
     });
-    member(first, "flow", out);
-    out.push(b'{');
+    let mut pos = member(first, "flow", buf, pos);
+    pos = put1(buf, pos, b'{');
     let inner = &mut true;
     // group < mode < phases < realtime < round
     if let Some(("group", v)) = sub {
-        member(inner, "group", out);
-        write_value(v, out);
+        pos = member(inner, "group", buf, pos);
+        pos = put_value(buf, pos, v);
     }
     if let Some(m) = mode {
-        member(inner, "mode", out);
-        write_str(m, out);
+        pos = member(inner, "mode", buf, pos);
+        pos = put_str(buf, pos, m);
     }
     if let Some(p) = phases {
-        member(inner, "phases", out);
-        write_value(p, out);
+        pos = member(inner, "phases", buf, pos);
+        pos = put_value(buf, pos, p);
     }
     if let Some((name @ ("realtime" | "round"), v)) = sub {
-        member(inner, name, out);
-        write_value(v, out);
+        pos = member(inner, name, buf, pos);
+        pos = put_value(buf, pos, v);
     }
-    out.push(b'}');
-}
-
-fn write_parameters(params: &Map, out: &mut Vec<u8>) {
-    write_object_with(params, out, None, |v, out| match v {
-        Value::Object(m) => write_object(m, out, Some("default")),
-        other => write_value(other, out),
-    });
+    put1(buf, pos, b'}')
 }
 
 /// The canonical contract bytes of a spec object.
 pub fn contract_bytes(spec: &Map) -> Vec<u8> {
-    let mut out = Vec::with_capacity(4096);
+    let mut out = Vec::new();
     write_contract(spec, &mut out);
     out
 }
@@ -125,20 +154,26 @@ pub fn protocol_id_of(spec: &Map) -> String {
     thread_local! {
         static SCRATCH: RefCell<Vec<u8>> = const { RefCell::new(Vec::new()) };
     }
-    let mut buf = SCRATCH
-        .try_with(|s| s.try_borrow_mut().map(|mut b| std::mem::take(&mut *b)))
-        .ok()
-        .and_then(Result::ok)
-        .unwrap_or_default();
-    buf.clear();
-    buf.reserve(4096);
-    write_contract(spec, &mut buf);
-    let id = crate::canonical::hex(&Sha256::digest(&buf));
-    // Kept for the next call unless a huge spec made it large.
-    if buf.capacity() <= 1 << 20 {
-        let _ = SCRATCH.try_with(|s| s.try_borrow_mut().map(|mut b| *b = buf));
-    }
-    id
+    let id = |buf: &mut Vec<u8>| {
+        if buf.len() < 4096 {
+            buf.resize(4096, 0);
+        }
+        let end = contract(spec, buf, 0);
+        crate::canonical::hex(&Sha256::digest(&buf[..end]))
+    };
+    SCRATCH
+        .try_with(|s| match s.try_borrow_mut() {
+            Ok(mut buf) => {
+                let out = id(&mut buf);
+                // Not kept if a huge spec made it large.
+                if buf.len() > 1 << 20 {
+                    *buf = Vec::new();
+                }
+                out
+            }
+            Err(_) => id(&mut Vec::new()),
+        })
+        .unwrap_or_else(|_| id(&mut Vec::new()))
 }
 
 #[cfg(test)]
