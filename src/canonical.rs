@@ -253,6 +253,9 @@ pub(crate) fn put_object(buf: &mut Vec<u8>, pos: usize, m: &Map, skip: Option<&s
         // Strings, the commonest members, are written inline.
         put_object_with(buf, pos, m, skip, |buf, pos, v| match v {
             Value::String(s) => put_plain::<false>(buf, pos, s.as_bytes(), false),
+            Value::Bool(true) => put(buf, pos, b"true"),
+            Value::Bool(false) => put(buf, pos, b"false"),
+            Value::Number(Number::Int(i)) => put_int(buf, pos, *i),
             other => put_any::<true>(buf, pos, other),
         })
     } else {

@@ -6,7 +6,7 @@
 //! `min`, `values` that is not a list), the rule compiles to a clear error
 //! text instead.
 
-use crate::json::{Map, Number, Value};
+use crate::json::{Map, Number, Value, key_eq as eq};
 use std::cmp::Ordering;
 
 /// One compiled entry of `spec.messages` (non-object entries are skipped,
@@ -441,20 +441,6 @@ impl Kind {
             Kind::Unsupported(t) => errors.push(format_args!("{key}: unsupported field type {t}")),
         }
     }
-}
-
-/// String equality tuned for the short names that fill schemas: an inline
-/// byte loop instead of a `memcmp` call per comparison.
-#[inline]
-fn eq(a: &str, b: &str) -> bool {
-    let (a, b) = (a.as_bytes(), b.as_bytes());
-    if a.len() != b.len() {
-        return false;
-    }
-    if a.len() > 32 {
-        return a == b;
-    }
-    a.iter().zip(b).fold(true, |acc, (x, y)| acc & (x == y))
 }
 
 /// Error texts joined with `"; "` as they are found, in one buffer.
