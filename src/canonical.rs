@@ -116,17 +116,23 @@ pub(crate) fn put1(buf: &mut Vec<u8>, pos: usize, b: u8) -> usize {
 
 /// `"s"` (and `:` with `COLON`), for `s` known to need no escape.
 #[inline(always)]
-fn put_plain<const COLON: bool>(buf: &mut Vec<u8>, pos: usize, s: &[u8], comma: bool) -> usize {
+fn put_plain<const COLON: bool>(
+    buf: &mut Vec<u8>,
+    pos: usize,
+    s: &[u8],
+    lead: Option<u8>,
+) -> usize {
     let n = s.len();
-    let c = usize::from(comma);
+    let c = usize::from(lead.is_some());
     let end = pos + c + n + 2 + usize::from(COLON);
     // SLACK bytes of room past the end let short copies store whole words.
     if end + SLACK > buf.len() {
         grow(buf, end + SLACK);
     }
     let room = &mut buf[pos..end + SLACK];
-    // The comma is stored either way; without one the quote overwrites it.
-    room[0] = b',';
+    // The lead byte (`{`, `[` or `,`) is stored either way; without one
+    // the quote overwrites it.
+    room[0] = lead.unwrap_or(b'"');
     let room = &mut room[c..];
     room[0] = b'"';
     copy_short(&mut room[1..], s);
@@ -186,23 +192,27 @@ pub(crate) fn put_str(buf: &mut Vec<u8>, pos: usize, s: &str) -> usize {
     if needs_escape(s.as_bytes()) {
         put_escaped(buf, pos, s.as_bytes(), b"")
     } else {
-        put_plain::<false>(buf, pos, s.as_bytes(), false)
+        put_plain::<false>(buf, pos, s.as_bytes(), None)
     }
 }
 
 /// An object key and its colon (`plain`: known to need no escape).
 #[inline]
 pub(crate) fn put_key(buf: &mut Vec<u8>, pos: usize, k: &str, plain: bool) -> usize {
-    put_member_key(buf, pos, k, plain, false)
+    if plain || !needs_escape(k.as_bytes()) {
+        put_plain::<true>(buf, pos, k.as_bytes(), None)
+    } else {
+        put_escaped(buf, pos, k.as_bytes(), b":")
+    }
 }
 
-/// `,"k":` (the comma only with `comma`).
+/// `{"k":` or `,"k":` (`lead` is the byte before the key).
 #[inline(always)]
-fn put_member_key(buf: &mut Vec<u8>, pos: usize, k: &str, plain: bool, comma: bool) -> usize {
+fn put_member_key(buf: &mut Vec<u8>, pos: usize, k: &str, plain: bool, lead: u8) -> usize {
     if plain || !needs_escape(k.as_bytes()) {
-        put_plain::<true>(buf, pos, k.as_bytes(), comma)
+        put_plain::<true>(buf, pos, k.as_bytes(), Some(lead))
     } else {
-        let pos = if comma { put1(buf, pos, b',') } else { pos };
+        let pos = put1(buf, pos, lead);
         put_escaped(buf, pos, k.as_bytes(), b":")
     }
 }
@@ -222,23 +232,27 @@ fn put_any<const PLAIN: bool>(buf: &mut Vec<u8>, pos: usize, v: &Value) -> usize
         Value::Number(Number::Int(i)) => put_int(buf, pos, *i),
         Value::Number(Number::BigInt(s)) => put(buf, pos, s.as_bytes()),
         Value::Number(Number::Float(f)) => put(buf, pos, python_float_repr(*f).as_bytes()),
-        Value::String(s) if PLAIN => put_plain::<false>(buf, pos, s.as_bytes(), false),
+        Value::String(s) if PLAIN => put_plain::<false>(buf, pos, s.as_bytes(), None),
         Value::String(s) => put_str(buf, pos, s),
         Value::Array(a) => {
-            let mut pos = put1(buf, pos, b'[');
-            if let Some((head, rest)) = a.split_first() {
-                pos = put_any::<PLAIN>(buf, pos, head);
-                for x in rest {
-                    pos = match x {
-                        Value::String(s) if PLAIN => {
-                            put_plain::<false>(buf, pos, s.as_bytes(), true)
-                        }
-                        _ => {
-                            let pos = put1(buf, pos, b',');
-                            put_any::<PLAIN>(buf, pos, x)
-                        }
-                    };
-                }
+            if a.is_empty() {
+                return put(buf, pos, b"[]");
+            }
+            // Each element comes after one byte: `[` for the first, `,`
+            // after that, written with the element.
+            let mut pos = pos;
+            let mut lead = b'[';
+            for x in a {
+                pos = match x {
+                    Value::String(s) if PLAIN => {
+                        put_plain::<false>(buf, pos, s.as_bytes(), Some(lead))
+                    }
+                    _ => {
+                        let pos = put1(buf, pos, lead);
+                        put_any::<PLAIN>(buf, pos, x)
+                    }
+                };
+                lead = b',';
             }
             put1(buf, pos, b']')
         }
@@ -252,7 +266,7 @@ pub(crate) fn put_object(buf: &mut Vec<u8>, pos: usize, m: &Map, skip: Option<&s
     if m.is_plain() {
         // Strings, the commonest members, are written inline.
         put_object_with(buf, pos, m, skip, |buf, pos, v| match v {
-            Value::String(s) => put_plain::<false>(buf, pos, s.as_bytes(), false),
+            Value::String(s) => put_plain::<false>(buf, pos, s.as_bytes(), None),
             Value::Bool(true) => put(buf, pos, b"true"),
             Value::Bool(false) => put(buf, pos, b"false"),
             Value::Number(Number::Int(i)) => put_int(buf, pos, *i),
@@ -273,15 +287,17 @@ pub(crate) fn put_object_with(
 ) -> usize {
     let entries = m.entries();
     let plain = m.is_plain();
-    let start = pos + 1;
-    let mut pos = put1(buf, pos, b'{');
+    // Each member comes after one byte, `{` for the first and `,` after
+    // that, written with its key.
+    let begin = pos;
+    let mut pos = pos;
     // The position is threaded through by value (a closure capturing it
     // would keep it in memory).
     #[inline(always)]
     fn emit<F: Fn(&mut Vec<u8>, usize, &Value) -> usize>(
         buf: &mut Vec<u8>,
         pos: usize,
-        start: usize,
+        begin: usize,
         (k, v): (&str, &Value),
         skip: Option<&str>,
         plain: bool,
@@ -290,30 +306,35 @@ pub(crate) fn put_object_with(
         if skip.is_some_and(|s| s == k) {
             return pos;
         }
-        let pos = put_member_key(buf, pos, k, plain, pos != start);
+        let lead = if pos == begin { b'{' } else { b',' };
+        let pos = put_member_key(buf, pos, k, plain, lead);
         value(buf, pos, v)
     }
     match m.known_key_order() {
         Some(None) => {
             for (k, v) in entries {
-                pos = emit(buf, pos, start, (k, v), skip, plain, &value);
+                pos = emit(buf, pos, begin, (k, v), skip, plain, &value);
             }
         }
         Some(Some(order)) => {
             for &i in order {
                 let (k, v) = &entries[i as usize];
-                pos = emit(buf, pos, start, (k, v), skip, plain, &value);
+                pos = emit(buf, pos, begin, (k, v), skip, plain, &value);
             }
         }
         None => {
             let mut idx: Vec<&(String, Value)> = entries.iter().collect();
             idx.sort_unstable_by(|a, b| a.0.cmp(&b.0));
             for (k, v) in idx {
-                pos = emit(buf, pos, start, (k, v), skip, plain, &value);
+                pos = emit(buf, pos, begin, (k, v), skip, plain, &value);
             }
         }
     }
-    put1(buf, pos, b'}')
+    if pos == begin {
+        put(buf, pos, b"{}")
+    } else {
+        put1(buf, pos, b'}')
+    }
 }
 
 fn put_int(buf: &mut Vec<u8>, pos: usize, i: i64) -> usize {

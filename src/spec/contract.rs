@@ -220,6 +220,10 @@ mod tests {
             r#"{"parameters":{"a":5,"b":{"type":"integer"},"t":{"columns":{"default":2}}}}"#
         );
         assert_eq!(
+            contract(r#"{"parameters":{"only":{"default":1},"e":[],"o":{}}}"#),
+            r#"{"parameters":{"e":[],"o":{},"only":{}}}"#
+        );
+        assert_eq!(
             contract(r#"{"parameters":[1],"timing":null,"rules":{}}"#),
             r#"{"rules":{},"timing":null}"#
         );
