@@ -329,10 +329,7 @@ impl Kind {
             }
             Kind::Text(max) => {
                 if !fits(v.as_str().map(str::len), max) {
-                    errors.push(format_args!(
-                        "{key}: expected text <= {} UTF-8 bytes",
-                        max.text()
-                    ));
+                    errors.field_parts(key, &["expected text <= ", max.text(), " UTF-8 bytes"]);
                 }
             }
             Kind::Ciphertext(max) => {
@@ -343,10 +340,14 @@ impl Kind {
                         && fits(Some(s.len()), max)
                 });
                 if !ok {
-                    errors.push(format_args!(
-                        "{key}: expected hex ciphertext <= {} chars (even length)",
-                        max.text()
-                    ));
+                    errors.field_parts(
+                        key,
+                        &[
+                            "expected hex ciphertext <= ",
+                            max.text(),
+                            " chars (even length)",
+                        ],
+                    );
                 }
             }
             Kind::Key => {
@@ -356,10 +357,7 @@ impl Kind {
             }
             Kind::OtBlob(max) => {
                 if !fits(v.as_str().map(str::len), max) {
-                    errors.push(format_args!(
-                        "{key}: expected ot_blob <= {} UTF-8 bytes",
-                        max.text()
-                    ));
+                    errors.field_parts(key, &["expected ot_blob <= ", max.text(), " UTF-8 bytes"]);
                 }
             }
             Kind::Array {
@@ -464,16 +462,25 @@ impl Errs {
 
     /// `"{key}: {text}"` without the formatting machinery.
     fn field(&mut self, key: Key<'_>, text: &str) {
+        self.field_parts(key, &[text]);
+    }
+
+    /// `"{key}: "` and then `parts`, without the formatting machinery.
+    fn field_parts(&mut self, key: Key<'_>, parts: &[&str]) {
         self.sep();
         match key {
             Key::Field(k) => self.0.push_str(k),
             Key::Item(k, i) => {
-                use std::fmt::Write;
-                let _ = write!(self.0, "{k}[{i}]");
+                self.0.push_str(k);
+                self.0.push('[');
+                push_decimal(&mut self.0, i);
+                self.0.push(']');
             }
         }
         self.0.push_str(": ");
-        self.0.push_str(text);
+        for p in parts {
+            self.0.push_str(p);
+        }
     }
 
     /// `"{prefix}{name}"`, e.g. `missing required field: x`.
@@ -489,6 +496,24 @@ impl Errs {
         } else {
             Err(self.0)
         }
+    }
+}
+
+/// `i` in decimal, appended.
+fn push_decimal(out: &mut String, i: usize) {
+    let mut tmp = [0u8; 20];
+    let mut at = tmp.len();
+    let mut u = i;
+    loop {
+        at -= 1;
+        tmp[at] = b'0' + (u % 10) as u8;
+        u /= 10;
+        if u == 0 {
+            break;
+        }
+    }
+    for &b in &tmp[at..] {
+        out.push(char::from(b));
     }
 }
 
