@@ -337,18 +337,23 @@ pub(crate) fn put_object_with(
     }
 }
 
-fn put_int(buf: &mut Vec<u8>, pos: usize, i: i64) -> usize {
-    let mut tmp = [0u8; 20];
-    let mut u = i.unsigned_abs();
+/// The decimal digits of `u`, right-aligned in `tmp`; returns where they
+/// start (one byte stays free before them for a sign).
+pub(crate) fn decimal_digits(mut u: u64, tmp: &mut [u8; 21]) -> usize {
     let mut at = tmp.len();
     loop {
         at -= 1;
         tmp[at] = b'0' + (u % 10) as u8;
         u /= 10;
         if u == 0 {
-            break;
+            return at;
         }
     }
+}
+
+fn put_int(buf: &mut Vec<u8>, pos: usize, i: i64) -> usize {
+    let mut tmp = [0u8; 21];
+    let mut at = decimal_digits(i.unsigned_abs(), &mut tmp);
     if i < 0 {
         at -= 1;
         tmp[at] = b'-';
@@ -520,6 +525,10 @@ mod tests {
         assert_eq!(
             canon("[1.0, 1e16, 1e-5, -0.0, 1E5, 12345678901234567890]"),
             "[1.0,1e+16,1e-05,-0.0,100000.0,12345678901234567890]"
+        );
+        assert_eq!(
+            canon("[0, -7, 10, 9223372036854775807, -9223372036854775808]"),
+            "[0,-7,10,9223372036854775807,-9223372036854775808]"
         );
         assert_eq!(
             canon(r#"{"é":1,"z":2,"A":3,"😀":4,"ｚ":5}"#),

@@ -501,17 +501,8 @@ impl Errs {
 
 /// `i` in decimal, appended.
 fn push_decimal(out: &mut String, i: usize) {
-    let mut tmp = [0u8; 20];
-    let mut at = tmp.len();
-    let mut u = i;
-    loop {
-        at -= 1;
-        tmp[at] = b'0' + (u % 10) as u8;
-        u /= 10;
-        if u == 0 {
-            break;
-        }
-    }
+    let mut tmp = [0u8; 21];
+    let at = crate::canonical::decimal_digits(i as u64, &mut tmp);
     for &b in &tmp[at..] {
         out.push(char::from(b));
     }
