@@ -78,11 +78,13 @@ pub fn write_value(v: &Value, out: &mut Vec<u8>) {
 // at every byte, as `Vec::len` does when the vector is behind a reference:
 // that store-to-load chain, not the copying, bounded the old writer.
 
-/// `buf` with its length grown to its capacity, and to at least
-/// `pos + extra`.
+/// `buf` (holding `pos` written bytes) with `extra` bytes of room after
+/// them. Only that room is zeroed, never the whole spare capacity: callers
+/// such as [`to_string_ordered`] append one scalar at a time to a growing
+/// buffer, and filling its capacity on each call would make them quadratic.
 pub(crate) fn room_after(mut buf: Vec<u8>, pos: usize, extra: usize) -> Vec<u8> {
-    let want = buf.capacity().max(pos + extra);
-    buf.resize(want, 0);
+    buf.truncate(pos);
+    buf.resize(pos + extra, 0);
     buf
 }
 
@@ -196,23 +198,23 @@ pub(crate) fn put_str(buf: &mut Vec<u8>, pos: usize, s: &str) -> usize {
     }
 }
 
-/// An object key and its colon (`plain`: known to need no escape).
-#[inline]
-pub(crate) fn put_key(buf: &mut Vec<u8>, pos: usize, k: &str, plain: bool) -> usize {
-    if plain || !needs_escape(k.as_bytes()) {
-        put_plain::<true>(buf, pos, k.as_bytes(), None)
-    } else {
-        put_escaped(buf, pos, k.as_bytes(), b":")
-    }
-}
-
-/// `{"k":` or `,"k":` (`lead` is the byte before the key).
+/// An object key and its colon, after `lead` (`{` or `,`) if given
+/// (`plain`: the key is known to need no escape).
 #[inline(always)]
-fn put_member_key(buf: &mut Vec<u8>, pos: usize, k: &str, plain: bool, lead: u8) -> usize {
+pub(crate) fn put_key(
+    buf: &mut Vec<u8>,
+    pos: usize,
+    k: &str,
+    plain: bool,
+    lead: Option<u8>,
+) -> usize {
     if plain || !needs_escape(k.as_bytes()) {
-        put_plain::<true>(buf, pos, k.as_bytes(), Some(lead))
+        put_plain::<true>(buf, pos, k.as_bytes(), lead)
     } else {
-        let pos = put1(buf, pos, lead);
+        let pos = match lead {
+            Some(b) => put1(buf, pos, b),
+            None => pos,
+        };
         put_escaped(buf, pos, k.as_bytes(), b":")
     }
 }
@@ -307,7 +309,7 @@ pub(crate) fn put_object_with(
             return pos;
         }
         let lead = if pos == begin { b'{' } else { b',' };
-        let pos = put_member_key(buf, pos, k, plain, lead);
+        let pos = put_key(buf, pos, k, plain, Some(lead));
         value(buf, pos, v)
     }
     match m.known_key_order() {

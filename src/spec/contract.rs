@@ -88,12 +88,10 @@ fn contract(spec: &Map, buf: &mut Vec<u8>, pos: usize) -> usize {
 }
 
 /// Writes `,"key":` (without the comma for the first member).
-fn member(first: &mut bool, key: &str, buf: &mut Vec<u8>, mut pos: usize) -> usize {
-    if !*first {
-        pos = put1(buf, pos, b',');
-    }
+fn member(first: &mut bool, key: &str, buf: &mut Vec<u8>, pos: usize) -> usize {
+    let lead = (!*first).then_some(b',');
     *first = false;
-    put_key(buf, pos, key, false)
+    put_key(buf, pos, key, false, lead)
 }
 
 fn write_flow(flow: &Map, first: &mut bool, buf: &mut Vec<u8>, pos: usize) -> usize {
