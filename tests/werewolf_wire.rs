@@ -431,4 +431,13 @@ async fn t25_auth_tokens_players_and_spectators() {
     }
     assert!(matches!(got.first(), Some(GameEvent::Started { .. })));
     assert!(matches!(got.last(), Some(GameEvent::Finished { .. })));
+    // A game's streams refuse a missing token and answer an unknown game.
+    let refused = palaver::werewolf::spectate::follow(&base, &id, None)
+        .await
+        .unwrap_err();
+    assert!(refused.to_string().contains("401"), "{refused}");
+    let missing = palaver::werewolf::spectate::follow(&base, "no-such-game", Some(&rec))
+        .await
+        .unwrap_err();
+    assert!(missing.to_string().contains("404"), "{missing}");
 }

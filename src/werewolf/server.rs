@@ -646,8 +646,21 @@ async fn games_list(
     axum::Json(list).into_response()
 }
 
-fn find_game(srv: &Server, id: &str) -> Option<Arc<GameFeed>> {
-    srv.games().into_iter().find(|g| g.id == id)
+/// The game a spectator asked for, or the response that refuses them (no
+/// valid token when one is required, or no such game).
+fn spectated_game(
+    srv: &Server,
+    q: &TokenQuery,
+    headers: &HeaderMap,
+    id: &str,
+) -> Result<Arc<GameFeed>, Box<Response>> {
+    if let Some(r) = spectator_refusal(srv, q, headers) {
+        return Err(Box::new(r));
+    }
+    srv.games()
+        .into_iter()
+        .find(|g| g.id == id)
+        .ok_or_else(|| Box::new((StatusCode::NOT_FOUND, "no such game").into_response()))
 }
 
 /// SSE of the reference realtime packets: the latest is replayed on
@@ -658,11 +671,9 @@ async fn game_events(
     Query(q): Query<TokenQuery>,
     headers: HeaderMap,
 ) -> Response {
-    if let Some(r) = spectator_refusal(&srv, &q, &headers) {
-        return r;
-    }
-    let Some(g) = find_game(&srv, &id) else {
-        return (StatusCode::NOT_FOUND, "no such game").into_response();
+    let g = match spectated_game(&srv, &q, &headers, &id) {
+        Ok(g) => g,
+        Err(r) => return *r,
     };
     let rx = g.tx.subscribe();
     let last = g.realtime.lock().ok().and_then(|r| r.last().cloned());
@@ -699,11 +710,9 @@ async fn game_god(
     Query(q): Query<TokenQuery>,
     headers: HeaderMap,
 ) -> Response {
-    if let Some(r) = spectator_refusal(&srv, &q, &headers) {
-        return r;
-    }
-    let Some(g) = find_game(&srv, &id) else {
-        return (StatusCode::NOT_FOUND, "no such game").into_response();
+    let g = match spectated_game(&srv, &q, &headers, &id) {
+        Ok(g) => g,
+        Err(r) => return *r,
     };
     // Subscribe before reading the backlog so nothing falls in between;
     // duplicates are skipped by count.
