@@ -325,7 +325,7 @@ pub(crate) fn put_object_with(
             }
         }
         None => {
-            let mut idx: Vec<&(String, Value)> = entries.iter().collect();
+            let mut idx: Vec<&(crate::json::Key, Value)> = entries.iter().collect();
             idx.sort_unstable_by(|a, b| a.0.cmp(&b.0));
             for (k, v) in idx {
                 pos = emit(buf, pos, begin, (k, v), skip, plain, &value);

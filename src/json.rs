@@ -9,6 +9,8 @@
 //! reference's error texts and decisions depend on.
 
 use std::cmp::Ordering;
+
+pub use compact_str::CompactString as Key;
 use std::fmt::{self, Write as _};
 
 /// Deepest nesting the parser accepts. The reference (CPython's `json`) fails
@@ -48,7 +50,7 @@ pub enum Value {
 /// point, and whether any string in it or below it needs an escape.
 #[derive(Debug, Clone, Default)]
 pub struct Map {
-    entries: Vec<(String, Value)>,
+    entries: Vec<(Key, Value)>,
     /// What the parser learned, kept in one allocation so a `Value` stays
     /// five words: `[flags]` when insertion order is key order, else
     /// `[flags, index of the entries in key order...]`. `None` (built or
@@ -57,18 +59,43 @@ pub struct Map {
     meta: Option<Box<[u32]>>,
 }
 
-/// String equality tuned for the short keys that fill objects: an inline
-/// byte loop instead of a `memcmp` call per comparison.
+/// String equality tuned for the short keys that fill objects: up to 32
+/// bytes compare as two to four overlapping words, with no loop and no
+/// `memcmp` call.
 #[inline]
 pub(crate) fn key_eq(a: &str, b: &str) -> bool {
-    let (a, b) = (a.as_bytes(), b.as_bytes());
-    if a.len() != b.len() {
+    bytes_eq(a.as_bytes(), b.as_bytes())
+}
+
+/// [`key_eq`] on bytes.
+#[inline]
+pub(crate) fn bytes_eq(a: &[u8], b: &[u8]) -> bool {
+    let n = a.len();
+    if n != b.len() {
         return false;
     }
-    if a.len() > 32 {
-        return a == b;
+    if n >= 8 {
+        if n > 16 {
+            return a == b;
+        }
+        return w64(a) == w64(b) && w64(&a[n - 8..]) == w64(&b[n - 8..]);
     }
-    a.iter().zip(b).fold(true, |acc, (x, y)| acc & (x == y))
+    if n >= 4 {
+        return w32(a) == w32(b) && w32(&a[n - 4..]) == w32(&b[n - 4..]);
+    }
+    n == 0 || (a[0] == b[0] && a[n / 2] == b[n / 2] && a[n - 1] == b[n - 1])
+}
+
+/// The first eight bytes as a word (zero when `s` is shorter).
+#[inline(always)]
+fn w64(s: &[u8]) -> u64 {
+    s.first_chunk::<8>().map_or(0, |c| u64::from_le_bytes(*c))
+}
+
+/// The first four bytes as a word (zero when `s` is shorter).
+#[inline(always)]
+fn w32(s: &[u8]) -> u32 {
+    s.first_chunk::<4>().map_or(0, |c| u32::from_le_bytes(*c))
 }
 
 /// `meta[0]`: no key or string anywhere in this object (nested objects and
@@ -89,7 +116,7 @@ impl Map {
         }
     }
 
-    fn from_entries(entries: Vec<(String, Value)>, plain: bool) -> Self {
+    fn from_entries(entries: Vec<(Key, Value)>, plain: bool) -> Self {
         let flags = if plain { PLAIN } else { 0 };
         let in_order = entries.windows(2).all(|w| w[0].0 < w[1].0);
         let meta = if in_order {
@@ -153,7 +180,7 @@ impl Map {
     }
 
     /// Inserts or replaces; a replaced key keeps its original position.
-    pub fn insert(&mut self, key: impl Into<String>, value: Value) -> Option<Value> {
+    pub fn insert(&mut self, key: impl Into<Key>, value: Value) -> Option<Value> {
         let key = key.into();
         if let Some(slot) = self.get_mut(&key) {
             return Some(std::mem::replace(slot, value));
@@ -169,12 +196,12 @@ impl Map {
         Some(self.entries.remove(idx).1)
     }
 
-    pub fn iter(&self) -> impl ExactSizeIterator<Item = (&String, &Value)> {
-        self.entries.iter().map(|(k, v)| (k, v))
+    pub fn iter(&self) -> impl ExactSizeIterator<Item = (&str, &Value)> {
+        self.entries.iter().map(|(k, v)| (k.as_str(), v))
     }
 
-    pub fn keys(&self) -> impl ExactSizeIterator<Item = &String> {
-        self.entries.iter().map(|(k, _)| k)
+    pub fn keys(&self) -> impl ExactSizeIterator<Item = &str> {
+        self.entries.iter().map(|(k, _)| k.as_str())
     }
 
     pub fn values(&self) -> impl ExactSizeIterator<Item = &Value> {
@@ -182,18 +209,18 @@ impl Map {
     }
 
     /// The members, by value, in insertion order.
-    pub fn into_entries(self) -> Vec<(String, Value)> {
+    pub fn into_entries(self) -> Vec<(Key, Value)> {
         self.entries
     }
 
-    pub(crate) fn entries(&self) -> &[(String, Value)] {
+    pub(crate) fn entries(&self) -> &[(Key, Value)] {
         &self.entries
     }
 
     /// Builds a map from parsed entries, folding duplicate keys the way
     /// Python does. Small objects use a quadratic scan; large ones a hash
     /// index, so a frame with many keys cannot make parsing quadratic.
-    fn from_parsed(mut entries: Vec<(String, Value)>, plain: bool) -> Self {
+    fn from_parsed(mut entries: Vec<(Key, Value)>, plain: bool) -> Self {
         if entries.len() <= 16 {
             let mut i = 1;
             while i < entries.len() {
@@ -206,9 +233,9 @@ impl Map {
             }
             return Self::from_entries(entries, plain);
         }
-        let mut seen: std::collections::HashMap<String, usize> =
+        let mut seen: std::collections::HashMap<Key, usize> =
             std::collections::HashMap::with_capacity(entries.len());
-        let mut out: Vec<(String, Value)> = Vec::with_capacity(entries.len());
+        let mut out: Vec<(Key, Value)> = Vec::with_capacity(entries.len());
         for (k, v) in entries.drain(..) {
             match seen.get(&k) {
                 Some(&j) => out[j].1 = v,
@@ -222,7 +249,7 @@ impl Map {
     }
 }
 
-impl<K: Into<String>> FromIterator<(K, Value)> for Map {
+impl<K: Into<Key>> FromIterator<(K, Value)> for Map {
     fn from_iter<T: IntoIterator<Item = (K, Value)>>(iter: T) -> Self {
         let mut m = Map::new();
         for (k, v) in iter {
@@ -707,7 +734,7 @@ struct Parser<'a> {
     escaped: usize,
 }
 
-impl Parser<'_> {
+impl<'a> Parser<'a> {
     fn err(&mut self, msg: impl Into<String>) -> ParseError {
         let upto = &self.s[..self.pos.min(self.s.len())];
         let line = upto.iter().filter(|b| **b == b'\n').count() + 1;
@@ -737,7 +764,7 @@ impl Parser<'_> {
             None => Err(self.err("unexpected end of input, expected a value")),
             Some(b'{') => self.object(),
             Some(b'[') => self.array(),
-            Some(b'"') => Ok(Value::String(self.string()?)),
+            Some(b'"') => Ok(Value::String(self.string()?.into_owned())),
             Some(b't') => self.literal("true", Value::Bool(true)),
             Some(b'f') => self.literal("false", Value::Bool(false)),
             Some(b'n') => self.literal("null", Value::Null),
@@ -785,7 +812,7 @@ impl Parser<'_> {
             if self.peek() != Some(b'"') {
                 return Err(self.err("expected a string key in double quotes"));
             }
-            let k = self.string()?;
+            let k = Key::from(self.string()?);
             self.skip_ws();
             if self.peek() != Some(b':') {
                 return Err(self.err("expected ':' after an object key"));
@@ -838,7 +865,9 @@ impl Parser<'_> {
         Ok(Value::Array(items))
     }
 
-    fn string(&mut self) -> Result<String, ParseError> {
+    /// A string literal at `pos`, borrowed from the input when it has no
+    /// escapes.
+    fn string(&mut self) -> Result<std::borrow::Cow<'a, str>, ParseError> {
         self.pos += 1; // opening quote
         let start = self.pos;
         // Fast path: no escapes.
@@ -850,8 +879,8 @@ impl Parser<'_> {
                     // The input is valid UTF-8 and both ends are ASCII
                     // quotes, so the slice is on character boundaries.
                     return Ok(match self.text.get(start..end) {
-                        Some(t) => t.to_owned(),
-                        None => String::from_utf8_lossy(&self.s[start..end]).into_owned(),
+                        Some(t) => std::borrow::Cow::Borrowed(t),
+                        None => String::from_utf8_lossy(&self.s[start..end]),
                     });
                 }
                 b'\\' => break,
@@ -870,7 +899,9 @@ impl Parser<'_> {
                     if buf.iter().any(|&b| b < 0x20 || b == b'"' || b == b'\\') {
                         self.escaped += 1;
                     }
-                    return String::from_utf8(buf).map_err(|_| self.err("invalid UTF-8 in string"));
+                    return String::from_utf8(buf)
+                        .map(std::borrow::Cow::Owned)
+                        .map_err(|_| self.err("invalid UTF-8 in string"));
                 }
                 b'\\' => {
                     self.pos += 1;
@@ -1197,7 +1228,7 @@ mod tests {
     #[test]
     fn parse_keeps_order_and_folds_duplicates_like_python() {
         let v = parse_str(r#"{"b":1,"a":2,"b":3}"#).unwrap();
-        let keys: Vec<_> = v.as_object().unwrap().keys().cloned().collect();
+        let keys: Vec<_> = v.as_object().unwrap().keys().collect();
         assert_eq!(keys, ["b", "a"]);
         assert_eq!(v.get("b").unwrap().as_i64(), Some(3));
     }

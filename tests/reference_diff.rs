@@ -312,7 +312,7 @@ fn message_validation_matches_on_mutated_messages() {
         let mut msg = c.get("msg").cloned().unwrap_or_default();
         if let Some(m) = msg.as_object_mut() {
             for _ in 0..g.below(4) {
-                let keys: Vec<String> = m.keys().cloned().collect();
+                let keys: Vec<String> = m.keys().map(str::to_owned).collect();
                 match g.below(4) {
                     0 if !keys.is_empty() => {
                         let k = g.pick(&keys).clone();
@@ -388,7 +388,7 @@ fn options_and_structure_match() {
         let params: Vec<String> = doc
             .get("parameters")
             .and_then(Value::as_object)
-            .map(|p| p.keys().cloned().collect())
+            .map(|p| p.keys().map(str::to_owned).collect())
             .unwrap_or_default();
         for _ in 0..40 {
             let mut o = Map::new();

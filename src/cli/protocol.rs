@@ -277,7 +277,7 @@ fn check(ctx: &Ctx, arg: &str) -> Result<Outcome> {
 fn profile_names(e: &Entry) -> Vec<String> {
     e.profiles
         .as_object()
-        .map(|m| m.keys().cloned().collect())
+        .map(|m| m.keys().map(str::to_owned).collect())
         .unwrap_or_default()
 }
 
@@ -369,7 +369,7 @@ fn show(ctx: &Ctx, key: &str) -> Result<Outcome> {
             .and_then(Value::as_object)
             .map(|f| {
                 f.iter()
-                    .filter(|(k, _)| k.as_str() != "action")
+                    .filter(|(k, _)| *k != "action")
                     .map(|(k, s)| {
                         let t = s.get("type").map(Value::py_str).unwrap_or_default();
                         let req = if matches!(s.get("required"), Some(Value::Bool(true))) {
@@ -408,7 +408,7 @@ fn show(ctx: &Ctx, key: &str) -> Result<Outcome> {
     if let Some(profiles) = e.profiles.as_object().filter(|p| !p.is_empty()) {
         writeln!(out, "\nprofiles")?;
         for (name, p) in profiles.iter() {
-            let marker = if e.default_profile.as_deref() == Some(name.as_str()) {
+            let marker = if e.default_profile.as_deref() == Some(name) {
                 "*"
             } else {
                 " "

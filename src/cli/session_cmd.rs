@@ -189,8 +189,8 @@ fn detail_line(d: &Map) -> String {
         .unwrap_or_else(|| {
             let rest: Map = d
                 .iter()
-                .filter(|(k, _)| k.as_str() != "ts" && k.as_str() != "summary")
-                .map(|(k, v)| (k.clone(), v.clone()))
+                .filter(|(k, _)| *k != "ts" && *k != "summary")
+                .map(|(k, v)| (k, v.clone()))
                 .collect();
             crate::canonical::to_string_ordered(&Value::Object(rest))
         });

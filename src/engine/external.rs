@@ -342,7 +342,7 @@ impl ExternalHooks {
                 .unwrap_or_default();
             let mut d = obj! { "kind" => kind };
             for (k, v) in data.iter() {
-                d.insert(k.clone(), v.clone());
+                d.insert(k, v.clone());
             }
             ctx.sink.emit(Event {
                 kind: "hook_event",

@@ -159,7 +159,7 @@ impl EventSink for MemorySink {
     fn snapshot(&self, patch: Map) {
         if let Ok(mut s) = self.snapshot.lock() {
             for (k, v) in patch.iter() {
-                s.insert(k.clone(), v.clone());
+                s.insert(k, v.clone());
             }
         }
     }

@@ -68,9 +68,9 @@ impl Findings {
     }
     fn unknown(&mut self, m: &Map, allowed: &[&str], path: &str) {
         for k in m.keys() {
-            if !allowed.contains(&k.as_str()) {
+            if !allowed.contains(&k) {
                 let p = if path.is_empty() {
-                    k.clone()
+                    k.to_owned()
                 } else {
                     format!("{path}.{k}")
                 };

@@ -151,10 +151,10 @@ impl<T> Sql<T> for Result<T, MarketError> {
 fn only(m: &Map, allowed: &[&str], path: &str) -> Result<(), MarketError> {
     let bad: Vec<FieldError> = m
         .keys()
-        .filter(|k| !allowed.contains(&k.as_str()))
+        .filter(|k| !allowed.contains(k))
         .map(|k| FieldError {
             path: if path.is_empty() {
-                k.clone()
+                k.to_owned()
             } else {
                 format!("{path}.{k}")
             },

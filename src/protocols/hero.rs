@@ -78,7 +78,7 @@ impl HeroDuel {
         match name.and_then(Value::as_str) {
             Some(n) if self.heroes.contains_key(n) => n.to_owned(),
             _ => {
-                let mut names: Vec<&String> = self.heroes.keys().collect();
+                let mut names: Vec<&str> = self.heroes.keys().collect();
                 names.sort();
                 names.first().map(|s| s.to_string()).unwrap_or_default()
             }
@@ -208,7 +208,7 @@ impl HeroDuel {
             "last_event" => last_event(summary, obj! { "round" => rd, "winner" => w, "game_over" => over, "game_winner" => gw }),
         };
         for (k, v) in self.ui_state().iter() {
-            snap.insert(k.clone(), v.clone());
+            snap.insert(k, v.clone());
         }
         ctx.sink.snapshot(snap);
     }
@@ -300,7 +300,7 @@ impl Hooks for HeroDuel {
         let mut snap =
             obj! { "phase" => "handshake", "round" => 1, "max_rounds" => self.max_rounds };
         for (k, v) in self.ui_state().iter() {
-            snap.insert(k.clone(), v.clone());
+            snap.insert(k, v.clone());
         }
         ctx.sink.snapshot(snap);
         Ok(())

@@ -61,9 +61,9 @@ pub fn house_options(alias: &str, spec: &Spec) -> Map {
     if let Some(params) = spec.get("parameters").and_then(Value::as_object) {
         for (k, p) in params.iter() {
             if let Some(d) = p.get("default")
-                && !options.contains_key(k.as_str())
+                && !options.contains_key(k)
             {
-                options.insert(k.clone(), d.clone());
+                options.insert(k, d.clone());
             }
         }
         if params.contains_key("max_think_seconds") {

@@ -234,7 +234,7 @@ pub fn pretty(v: &Value) -> String {
                         out.push(',');
                     }
                     pad(depth + 1, out);
-                    out.push_str(&canonical::to_string(&Value::from(k.as_str())));
+                    out.push_str(&canonical::to_string(&Value::from(k)));
                     out.push_str(": ");
                     go(x, depth + 1, out);
                 }

@@ -34,7 +34,7 @@ fn contract(spec: &Map, buf: &mut Vec<u8>, pos: usize) -> usize {
     // times). Python's dict keeps the last of duplicate keys; so does Map.
     let mut part: [Option<&Value>; 7] = [None; 7];
     for (k, v) in spec.iter() {
-        let slot = match k.as_str() {
+        let slot = match k {
             "choices" => 0,
             "commit_reveal" => 1,
             "flow" => 2,

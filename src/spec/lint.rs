@@ -411,7 +411,7 @@ fn lint_parameters(spec: &Map, l: &mut Lint) {
             l.error(at.clone(), format!("min {lo} is greater than max {hi}"));
         }
         if let Some(d) = p.get("default") {
-            let opts: Map = [(k.clone(), d.clone())].into_iter().collect();
+            let opts: Map = [(k, d.clone())].into_iter().collect();
             if let Err(e) = validate_options(spec, &opts).map_err(ValidationError) {
                 l.error(
                     format!("{at}.default"),

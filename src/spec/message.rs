@@ -6,7 +6,7 @@
 //! `min`, `values` that is not a list), the rule compiles to a clear error
 //! text instead.
 
-use crate::json::{Map, Number, Value, key_eq as eq};
+use crate::json::{Map, Number, Value, bytes_eq as eq_bytes, key_eq as eq};
 use std::cmp::Ordering;
 
 /// One compiled entry of `spec.messages` (non-object entries are skipped,
@@ -111,18 +111,27 @@ enum Rule {
 /// TypeError comparing against it).
 #[derive(Debug, Clone)]
 struct Limit {
-    raw: Value,
+    raw: Box<Value>,
     num: Option<Number>,
     /// `str(raw)`, computed once for error texts.
-    shown: String,
+    shown: Box<str>,
+    /// The limit as a length when it is a non-negative 64-bit integer, the
+    /// common case, so that checking a length needs no numeric model.
+    len: Option<usize>,
 }
 
 impl Limit {
     fn from(v: &Value) -> Self {
+        let num = v.py_number();
+        let len = match (v, &num) {
+            (Value::Number(_), Some(Number::Int(i))) => usize::try_from(*i).ok(),
+            _ => None,
+        };
         Limit {
-            raw: v.clone(),
-            num: v.py_number(),
-            shown: v.py_str(),
+            raw: Box::new(v.clone()),
+            num,
+            shown: v.py_str().into(),
+            len,
         }
     }
 
@@ -132,6 +141,9 @@ impl Limit {
 
     /// `len > limit`, or None when the limit is not a number.
     fn exceeded_by(&self, len: usize) -> Option<bool> {
+        if let Some(max) = self.len {
+            return Some(len > max);
+        }
         let n = self.num.as_ref()?;
         Some(Number::Int(len as i64).py_cmp(n) == Some(Ordering::Greater))
     }
@@ -336,7 +348,7 @@ impl Kind {
                 let ok = v.as_str().is_some_and(|s| {
                     !s.is_empty()
                         && s.len() % 2 == 0
-                        && s.bytes().all(is_lower_hex)
+                        && all_lower_hex(s.as_bytes())
                         && fits(Some(s.len()), max)
                 });
                 if !ok {
@@ -541,16 +553,41 @@ fn fits(len: Option<usize>, max: &Limit) -> bool {
 }
 
 fn is_lower_hex(b: u8) -> bool {
-    b.is_ascii_digit() || (b'a'..=b'f').contains(&b)
+    (b.wrapping_sub(b'0') < 10) | (b.wrapping_sub(b'a') < 6)
 }
 
 fn lower_hex_len(s: &str, min: usize, max: usize) -> bool {
     (min..=max).contains(&s.len()) && all_lower_hex(s.as_bytes())
 }
 
-/// No early exit, so the loop vectorises; hex strings here are short.
+/// Every byte is `0-9` or `a-f`. Sixteen bytes at a time with no early
+/// exit, which compiles to a few vector instructions per block; a ragged
+/// end is covered by a last block that overlaps the one before it.
 fn all_lower_hex(b: &[u8]) -> bool {
-    b.iter().fold(true, |acc, &c| acc & is_lower_hex(c))
+    fn block(c: &[u8; 16]) -> bool {
+        c.iter().fold(true, |acc, &x| acc & is_lower_hex(x))
+    }
+    let n = b.len();
+    if n < 8 {
+        return b.iter().fold(true, |acc, &x| acc & is_lower_hex(x));
+    }
+    let mut w = [0u8; 16];
+    if n < 16 {
+        w[..8].copy_from_slice(&b[..8]);
+        w[8..].copy_from_slice(&b[n - 8..]);
+        return block(&w);
+    }
+    let mut ok = true;
+    let mut blocks = b.chunks_exact(16);
+    for c in &mut blocks {
+        w.copy_from_slice(c);
+        ok &= block(&w);
+    }
+    if !blocks.remainder().is_empty() {
+        w.copy_from_slice(&b[n - 16..]);
+        ok &= block(&w);
+    }
+    ok
 }
 
 fn char_len_at_most(s: &str, max: usize) -> bool {
@@ -656,7 +693,7 @@ impl CompiledMessage {
         };
         let mut errors = Errs::default();
         for (i, (k, _)) in entries.iter().enumerate() {
-            match names.position(k, i) {
+            match names.position(k) {
                 Some(j) => at[j] = i as u32,
                 None => errors.named("unknown field: ", k),
             }
@@ -676,16 +713,39 @@ impl CompiledMessage {
     }
 }
 
-/// A short list of names with a packed tag per name, so that a lookup
-/// compares one word per candidate and the bytes only on a tag match.
+/// A short set of names in insertion order with an open-addressing index
+/// whose slots carry each name's packed tag and, for names up to 16 bytes,
+/// the bytes themselves: a lookup hashes one word and then reads one slot
+/// (one cache line) per probe. The first of duplicate names wins, as a
+/// Python `list.index` would.
 #[derive(Debug, Clone, Default)]
 pub(crate) struct Names {
-    tags: Vec<u64>,
     names: Vec<String>,
+    /// A power of two at least twice as long as `names` (or empty).
+    slots: Vec<Slot>,
+    /// 64 minus log2 of `slots.len()`: the hash is the product's top bits.
+    shift: u32,
 }
 
+#[derive(Debug, Clone, Copy)]
+struct Slot {
+    /// [`tag`] of the name (its length in the low 32 bits).
+    tag: u64,
+    /// Index into `names`; `EMPTY` when the slot is free.
+    index: u32,
+    /// The name's bytes when it is at most 16 long.
+    head: [u8; 16],
+}
+
+const EMPTY: u32 = u32::MAX;
+const FREE: Slot = Slot {
+    tag: 0,
+    index: EMPTY,
+    head: [0; 16],
+};
+
 /// Length plus the first, middle and last bytes: three loads, and enough to
-/// tell apart the names schemas use (`host_cd_a` / `host_cd_b` differ in
+/// tell apart most names schemas use (`host_cd_a` / `host_cd_b` differ in
 /// the last byte). Equal tags are confirmed byte by byte.
 #[inline]
 pub(crate) fn tag(s: &str) -> u64 {
@@ -703,8 +763,44 @@ pub(crate) fn tag(s: &str) -> u64 {
 
 impl Names {
     pub(crate) fn push(&mut self, s: &str) {
-        self.tags.push(tag(s));
         self.names.push(s.to_owned());
+        if self.slots.len() < 2 * self.names.len() {
+            let len = (4 * self.names.len()).next_power_of_two();
+            self.slots = vec![FREE; len];
+            self.shift = 64 - len.trailing_zeros();
+            for i in 0..self.names.len() {
+                self.index(i);
+            }
+        } else {
+            self.index(self.names.len() - 1);
+        }
+    }
+
+    /// Enters name `i` unless an earlier equal name holds its place.
+    fn index(&mut self, i: usize) {
+        let name = self.names[i].as_str();
+        if self.find(name).is_some() {
+            return;
+        }
+        let (t, mask) = (tag(name), self.slots.len() - 1);
+        let mut h = self.home(t);
+        while self.slots[h].index != EMPTY {
+            h = (h + 1) & mask;
+        }
+        let mut head = [0u8; 16];
+        if name.len() <= head.len() {
+            head[..name.len()].copy_from_slice(name.as_bytes());
+        }
+        self.slots[h] = Slot {
+            tag: t,
+            index: i as u32,
+            head,
+        };
+    }
+
+    #[inline]
+    fn home(&self, t: u64) -> usize {
+        (t.wrapping_mul(0x9E37_79B9_7F4A_7C15) >> self.shift) as usize
     }
 
     pub(crate) fn name(&self, i: usize) -> &str {
@@ -715,22 +811,40 @@ impl Names {
         self.names.iter().map(String::as_str)
     }
 
-    /// Index of `s`, trying `hint` first (senders usually write fields in
-    /// schema order).
-    pub(crate) fn position(&self, s: &str, hint: usize) -> Option<usize> {
-        let t = tag(s);
-        if self.tags.get(hint) == Some(&t) && eq(&self.names[hint], s) {
-            return Some(hint);
+    /// Index of the first name equal to `s`.
+    #[inline]
+    pub(crate) fn position(&self, s: &str) -> Option<usize> {
+        self.find(s)
+    }
+
+    #[inline(always)]
+    fn find(&self, s: &str) -> Option<usize> {
+        if self.slots.is_empty() {
+            return None;
         }
-        self.tags
-            .iter()
-            .enumerate()
-            .find(|(i, tt)| **tt == t && eq(&self.names[*i], s))
-            .map(|(i, _)| i)
+        let (t, mask) = (tag(s), self.slots.len() - 1);
+        let mut h = self.home(t);
+        loop {
+            let slot = self.slots.get(h)?;
+            if slot.index == EMPTY {
+                return None;
+            }
+            if slot.tag == t {
+                let j = slot.index as usize;
+                let hit = match slot.head.get(..s.len()) {
+                    Some(head) => eq_bytes(head, s.as_bytes()),
+                    None => self.names.get(j).is_some_and(|n| eq(n, s)),
+                };
+                if hit {
+                    return Some(j);
+                }
+            }
+            h = (h + 1) & mask;
+        }
     }
 
     pub(crate) fn contains(&self, s: &str) -> bool {
-        self.position(s, 0).is_some()
+        self.find(s).is_some()
     }
 }
 

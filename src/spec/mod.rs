@@ -285,11 +285,12 @@ fn consider<'a>(
 }
 
 /// Schemas by an exact string (an action value, or a message name), in
-/// message order. Keys are scanned with a packed tag first, which beats
-/// hashing for the dozen keys a protocol has.
+/// message order.
 #[derive(Debug, Clone, Default)]
 struct ActionIndex {
-    keys: Vec<(u64, String, Vec<u32>)>,
+    keys: message::Names,
+    /// The schemas of `keys[i]`.
+    lists: Vec<Vec<u32>>,
 }
 
 impl ActionIndex {
@@ -299,28 +300,29 @@ impl ActionIndex {
         messages: &'a [CompiledMessage],
         keys_of: impl Fn(&'a CompiledMessage) -> Option<Vec<&'a str>>,
     ) -> Option<ActionIndex> {
-        let mut keys: Vec<(u64, String, Vec<u32>)> = Vec::new();
+        let mut index = ActionIndex::default();
         for (i, m) in messages.iter().enumerate() {
             for a in keys_of(m)? {
-                match keys.iter_mut().find(|(_, k, _)| k == a) {
-                    Some((_, _, list)) => {
+                match index.keys.position(a) {
+                    Some(k) => {
+                        let list = &mut index.lists[k];
                         if list.last() != Some(&(i as u32)) {
                             list.push(i as u32);
                         }
                     }
-                    None => keys.push((message::tag(a), a.to_owned(), vec![i as u32])),
+                    None => {
+                        index.keys.push(a);
+                        index.lists.push(vec![i as u32]);
+                    }
                 }
             }
         }
-        Some(ActionIndex { keys })
+        Some(index)
     }
 
     fn candidates(&self, action: &str) -> &[u32] {
-        let p = message::tag(action);
         self.keys
-            .iter()
-            .find(|(kp, k, _)| *kp == p && k == action)
-            .map(|(_, _, list)| list.as_slice())
-            .unwrap_or(&[])
+            .position(action)
+            .map_or(&[], |k| self.lists[k].as_slice())
     }
 }

@@ -121,7 +121,7 @@ fn validate_fields(value: &Value, fields: &Map, path: &str, errors: &mut Vec<Str
         if !fields.contains_key(k) {
             errors.push(format!(
                 "{path}: unknown field {}",
-                Value::from(k.as_str()).py_repr()
+                Value::from(k).py_repr()
             ));
         }
     }
@@ -136,7 +136,7 @@ fn validate_fields(value: &Value, fields: &Map, path: &str, errors: &mut Vec<Str
                 if required {
                     errors.push(format!(
                         "{path}: missing field {}",
-                        Value::from(k.as_str()).py_repr()
+                        Value::from(k).py_repr()
                     ));
                 }
             }

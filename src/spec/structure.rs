@@ -171,18 +171,12 @@ fn validate_simultaneous_round(flow: &Map) -> Result<(), String> {
 
 /// `sorted(set(obj) - allowed)` as a Python list repr, or None when empty.
 fn unknown_keys(obj: &Map, allowed: &[&str]) -> Option<String> {
-    let mut unknown: Vec<&String> = obj
-        .keys()
-        .filter(|k| !allowed.contains(&k.as_str()))
-        .collect();
+    let mut unknown: Vec<&str> = obj.keys().filter(|k| !allowed.contains(k)).collect();
     if unknown.is_empty() {
         return None;
     }
     unknown.sort_unstable();
-    let reprs: Vec<String> = unknown
-        .iter()
-        .map(|k| Value::from(k.as_str()).py_repr())
-        .collect();
+    let reprs: Vec<String> = unknown.iter().map(|k| Value::from(*k).py_repr()).collect();
     Some(format!("[{}]", reprs.join(", ")))
 }
 

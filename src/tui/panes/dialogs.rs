@@ -265,7 +265,7 @@ impl HostForm {
                 p.iter()
                     .map(|(k, v)| {
                         (
-                            k.clone(),
+                            k.to_owned(),
                             v.get("options")
                                 .and_then(Value::as_object)
                                 .cloned()
@@ -286,7 +286,7 @@ impl HostForm {
                     .map(|(name, p)| {
                         let (kind, describe) = p.as_object().map(describe).unwrap_or_default();
                         Field {
-                            name: name.clone(),
+                            name: name.to_owned(),
                             describe,
                             kind,
                             value: String::new(),

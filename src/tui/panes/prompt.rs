@@ -282,7 +282,7 @@ impl Prompt {
                     return Err("the decision must be a JSON object".into());
                 };
                 for (k, v) in m.iter() {
-                    body.insert(k.clone(), v.clone());
+                    body.insert(k, v.clone());
                 }
             }
         }
