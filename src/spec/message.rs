@@ -115,23 +115,23 @@ struct Limit {
     num: Option<Number>,
     /// `str(raw)`, computed once for error texts.
     shown: Box<str>,
-    /// The limit as a length when it is a non-negative 64-bit integer, the
-    /// common case, so that checking a length needs no numeric model.
-    len: Option<usize>,
+    /// The limit when it is a 64-bit integer, the common case, so that a
+    /// comparison with it needs no numeric model.
+    int: Option<i64>,
 }
 
 impl Limit {
     fn from(v: &Value) -> Self {
         let num = v.py_number();
-        let len = match (v, &num) {
-            (Value::Number(_), Some(Number::Int(i))) => usize::try_from(*i).ok(),
+        let int = match (v, &num) {
+            (Value::Number(_), Some(Number::Int(i))) => Some(*i),
             _ => None,
         };
         Limit {
             raw: Box::new(v.clone()),
             num,
             shown: v.py_str().into(),
-            len,
+            int,
         }
     }
 
@@ -141,8 +141,8 @@ impl Limit {
 
     /// `len > limit`, or None when the limit is not a number.
     fn exceeded_by(&self, len: usize) -> Option<bool> {
-        if let Some(max) = self.len {
-            return Some(len > max);
+        if let Some(max) = self.int {
+            return Some(i64::try_from(len).map_or(true, |len| len > max));
         }
         let n = self.num.as_ref()?;
         Some(Number::Int(len as i64).py_cmp(n) == Some(Ordering::Greater))
@@ -272,8 +272,12 @@ impl Kind {
                     } else {
                         ("above max", Ordering::Greater)
                     };
+                    let past = match (n, bound.int) {
+                        (Number::Int(x), Some(m)) => Some(x.cmp(&m)),
+                        _ => bound.num.as_ref().and_then(|m| n.py_cmp(m)),
+                    };
                     match &bound.num {
-                        Some(m) if n.py_cmp(m) == Some(beyond) => {
+                        Some(_) if past == Some(beyond) => {
                             errors.field(key, word);
                             errors.0.push(' ');
                             errors.0.push_str(bound.text());
@@ -888,6 +892,42 @@ mod tests {
             check(&empty, "{}").unwrap_err(),
             "message e has no fields schema"
         );
+    }
+
+    #[test]
+    fn names_find_every_name_and_only_those() {
+        let mut names = Names::default();
+        let list: Vec<String> = (0..200)
+            .map(|i| match i % 4 {
+                0 => format!("f{i}"),
+                1 => format!("a_field_name_longer_than_sixteen_bytes_{i}"),
+                2 => "x".repeat(i % 40),
+                _ => format!("host_cd_{}", char::from(b'a' + (i % 26) as u8)),
+            })
+            .collect();
+        for (i, n) in list.iter().enumerate() {
+            names.push(n);
+            // Every name pushed so far is found at its first index, with the
+            // table growing underneath.
+            for m in &list[..=i] {
+                let first = list.iter().position(|x| x == m);
+                assert_eq!(names.position(m), first, "{m:?} after {i} pushes");
+            }
+        }
+        for probe in [
+            "",
+            "f1",
+            "host_cd_",
+            "x".repeat(41).as_str(),
+            "a_field_name_longer_than_sixteen_bytes_0",
+        ] {
+            assert_eq!(
+                names.position(probe),
+                list.iter().position(|x| x == probe),
+                "{probe:?}"
+            );
+        }
+        assert_eq!(Names::default().position("a"), None);
     }
 
     #[test]
