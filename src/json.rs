@@ -622,6 +622,16 @@ pub fn python_float_repr(x: f64) -> String {
 /// Python's `repr(str)`: single quotes unless the text has a single quote and
 /// no double quote; non-printable characters escaped.
 fn py_repr_str(s: &str, out: &mut String) {
+    // Printable ASCII with no quote or backslash comes out as it is.
+    if s.bytes()
+        .all(|b| (0x20..0x7f).contains(&b) && b != b'\'' && b != b'\\')
+    {
+        out.reserve(s.len() + 2);
+        out.push('\'');
+        out.push_str(s);
+        out.push('\'');
+        return;
+    }
     let quote = if s.contains('\'') && !s.contains('"') {
         '"'
     } else {
@@ -1269,6 +1279,11 @@ mod tests {
         assert_eq!(Value::from("a'\"b").py_repr(), "'a\\'\"b'");
         assert_eq!(Value::from("tab\there\u{7}").py_repr(), "'tab\\there\\x07'");
         assert_eq!(Value::from("人狼").py_repr(), "'人狼'");
+        // The printable-ASCII shortcut and its edges.
+        assert_eq!(Value::from("plain text ~!").py_repr(), "'plain text ~!'");
+        assert_eq!(Value::from("").py_repr(), "''");
+        assert_eq!(Value::from("back\\slash").py_repr(), "'back\\\\slash'");
+        assert_eq!(Value::from("del\u{7f}").py_repr(), "'del\\x7f'");
         let v = parse_str(r#"{"k":[1,2,{"z":null}],"t":true,"f":1.5}"#).unwrap();
         assert_eq!(
             v.py_repr(),

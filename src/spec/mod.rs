@@ -232,14 +232,16 @@ impl Spec {
             ));
         }
         let Some(schema) = found else {
-            let action = action.unwrap_or(&Value::Null).py_repr();
-            let suffix = match direction {
-                Some(d) if !d.is_empty() => format!(" direction={d}"),
-                _ => String::new(),
-            };
-            return Err(ValidationError(format!(
-                "message schema not found for action={action}{suffix}"
-            )));
+            // Written piece by piece: cheaper than the formatting machinery,
+            // and a frame with no schema is common on the wire.
+            let mut text = String::with_capacity(96);
+            text.push_str("message schema not found for action=");
+            action.unwrap_or(&Value::Null).write_py_repr(&mut text);
+            if let Some(d) = direction.filter(|d| !d.is_empty()) {
+                text.push_str(" direction=");
+                text.push_str(d);
+            }
+            return Err(ValidationError(text));
         };
         schema.validate(obj).map_err(ValidationError)
     }
