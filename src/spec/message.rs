@@ -257,6 +257,24 @@ impl Kind {
         }
     }
 
+    /// A quick verdict for the string kinds that fill arrays: `true` when
+    /// `v` passes and [`Kind::check`] would have nothing to say, `false`
+    /// when it must look (every other kind).
+    #[inline(always)]
+    fn passes(&self, v: &Value) -> bool {
+        let Value::String(s) = v else {
+            return false;
+        };
+        match self {
+            Kind::Hash | Kind::Key => lower_hex_len(s, 64, 64),
+            Kind::Nonce => lower_hex_len(s, 16, 64),
+            Kind::Id => safe_id(s),
+            Kind::Text(max) | Kind::OtBlob(max) => fits(Some(s.len()), max),
+            Kind::Ciphertext(max) => ciphertext(s, max),
+            _ => false,
+        }
+    }
+
     /// Validates one value, appending errors for `key`.
     fn check(&self, v: &Value, key: Key<'_>, errors: &mut Errs) {
         match self {
@@ -319,14 +337,7 @@ impl Kind {
                 }
             }
             Kind::Id => {
-                let ok = v.as_str().is_some_and(|s| {
-                    (1..=128).contains(&s.len())
-                        && s.bytes().fold(true, |acc, b| {
-                            acc & (b.is_ascii_alphanumeric()
-                                || matches!(b, b'_' | b'.' | b':' | b'-'))
-                        })
-                });
-                if !ok {
+                if !v.as_str().is_some_and(safe_id) {
                     errors.field(key, "expected safe identifier");
                 }
             }
@@ -349,13 +360,7 @@ impl Kind {
                 }
             }
             Kind::Ciphertext(max) => {
-                let ok = v.as_str().is_some_and(|s| {
-                    !s.is_empty()
-                        && s.len() % 2 == 0
-                        && all_lower_hex(s.as_bytes())
-                        && fits(Some(s.len()), max)
-                });
-                if !ok {
+                if !v.as_str().is_some_and(|s| ciphertext(s, max)) {
                     errors.field_parts(
                         key,
                         &[
@@ -418,7 +423,9 @@ impl Kind {
                     None => errors.field(key, "schema max_total_bytes is not a number"),
                 }
                 for (i, item) in list.iter().enumerate() {
-                    item_kind.check(item, key.item(i), errors);
+                    if !item_kind.passes(item) {
+                        item_kind.check(item, key.item(i), errors);
+                    }
                 }
             }
             Kind::Json {
@@ -554,6 +561,22 @@ fn fits(len: Option<usize>, max: &Limit) -> bool {
         Some(n) => max.exceeded_by(n) == Some(false),
         None => false,
     }
+}
+
+/// 1 to 128 of `A-Za-z0-9_.:-`.
+fn safe_id(s: &str) -> bool {
+    (1..=128).contains(&s.len())
+        && s.bytes().fold(true, |acc, b| {
+            acc & (b.is_ascii_alphanumeric() || matches!(b, b'_' | b'.' | b':' | b'-'))
+        })
+}
+
+/// Non-empty lowercase hex of even length within `max`.
+fn ciphertext(s: &str, max: &Limit) -> bool {
+    !s.is_empty()
+        && s.len().is_multiple_of(2)
+        && all_lower_hex(s.as_bytes())
+        && fits(Some(s.len()), max)
 }
 
 fn is_lower_hex(b: u8) -> bool {
