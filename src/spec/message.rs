@@ -806,7 +806,7 @@ impl Names {
     /// Enters name `i` unless an earlier equal name holds its place.
     fn index(&mut self, i: usize) {
         let name = self.names[i].as_str();
-        if self.find(name).is_some() {
+        if self.position(name).is_some() {
             return;
         }
         let (t, mask) = (tag(name), self.slots.len() - 1);
@@ -839,13 +839,8 @@ impl Names {
     }
 
     /// Index of the first name equal to `s`.
-    #[inline]
-    pub(crate) fn position(&self, s: &str) -> Option<usize> {
-        self.find(s)
-    }
-
     #[inline(always)]
-    fn find(&self, s: &str) -> Option<usize> {
+    pub(crate) fn position(&self, s: &str) -> Option<usize> {
         if self.slots.is_empty() {
             return None;
         }
@@ -871,7 +866,7 @@ impl Names {
     }
 
     pub(crate) fn contains(&self, s: &str) -> bool {
-        self.find(s).is_some()
+        self.position(s).is_some()
     }
 }
 
