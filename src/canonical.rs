@@ -66,7 +66,7 @@ pub fn to_string_ordered(v: &Value) -> String {
 pub fn write_value(v: &Value, out: &mut Vec<u8>) {
     let pos = out.len();
     let mut buf = room_after(std::mem::take(out), pos, 64);
-    let end = put_value(&mut buf, pos, v);
+    let end = put_value(&mut buf, pos, v, &mut NoTap);
     buf.truncate(end);
     *out = buf;
 }
@@ -86,6 +86,93 @@ pub(crate) fn room_after(mut buf: Vec<u8>, pos: usize, extra: usize) -> Vec<u8> 
     buf.truncate(pos);
     buf.resize(pos + extra, 0);
     buf
+}
+
+/// Told by the writer, after each object member and array element it
+/// finishes, that the bytes before `pos` are final (bytes past it may still
+/// be scribbled on). [`Sha256Tap`] hashes them as they come.
+pub(crate) trait Tap {
+    fn written(&mut self, buf: &[u8], pos: usize);
+}
+
+/// The tap for plain writing: compiles to nothing.
+pub(crate) struct NoTap;
+
+impl Tap for NoTap {
+    #[inline(always)]
+    fn written(&mut self, _: &[u8], _: usize) {}
+}
+
+/// SHA-256's initial state (FIPS 180-4, 5.3.3).
+pub(crate) const SHA256_H0: [u32; 8] = [
+    0x6a09e667, 0xbb67ae85, 0x3c6ef372, 0xa54ff53a, 0x510e527f, 0x9b05688c, 0x1f83d9ab, 0x5be0cd19,
+];
+
+/// SHA-256 of the bytes a writer produces, fed to the compression function
+/// a block at a time while the writer is still going. The compression is one
+/// long chain of dependent instructions; the writer's work is independent of
+/// it, so the processor runs the two side by side instead of one after the
+/// other.
+pub(crate) struct Sha256Tap {
+    state: [u32; 8],
+    /// Bytes hashed so far (a multiple of 64).
+    done: usize,
+}
+
+impl Default for Sha256Tap {
+    fn default() -> Self {
+        Sha256Tap {
+            state: SHA256_H0,
+            done: 0,
+        }
+    }
+}
+
+type ShaBlock = sha2::digest::generic_array::GenericArray<u8, sha2::digest::typenum::U64>;
+
+impl Tap for Sha256Tap {
+    #[inline(always)]
+    fn written(&mut self, buf: &[u8], pos: usize) {
+        if pos >= self.done + 64 {
+            self.feed(buf, pos);
+        }
+    }
+}
+
+impl Sha256Tap {
+    #[inline(never)]
+    fn feed(&mut self, buf: &[u8], pos: usize) {
+        for block in buf[self.done..pos].chunks_exact(64) {
+            sha2::compress256(
+                &mut self.state,
+                std::slice::from_ref(ShaBlock::from_slice(block)),
+            );
+            self.done += 64;
+        }
+    }
+
+    /// The digest of `buf[..end]` (the writer has finished at `end`).
+    pub(crate) fn finish(mut self, buf: &[u8], end: usize) -> [u8; 32] {
+        self.feed(buf, end);
+        let rest = &buf[self.done..end];
+        let mut tail = [0u8; 128];
+        tail[..rest.len()].copy_from_slice(rest);
+        tail[rest.len()] = 0x80;
+        let blocks = if rest.len() + 9 > 64 { 2 } else { 1 };
+        let bits = (end as u64).wrapping_mul(8);
+        tail[blocks * 64 - 8..blocks * 64].copy_from_slice(&bits.to_be_bytes());
+        for block in tail[..blocks * 64].chunks_exact(64) {
+            sha2::compress256(
+                &mut self.state,
+                std::slice::from_ref(ShaBlock::from_slice(block)),
+            );
+        }
+        let mut out = [0u8; 32];
+        for (o, w) in out.chunks_exact_mut(4).zip(self.state) {
+            o.copy_from_slice(&w.to_be_bytes());
+        }
+        out
+    }
 }
 
 #[cold]
@@ -220,13 +307,18 @@ pub(crate) fn put_key(
 }
 
 /// The canonical form of `v` at `pos`.
-pub(crate) fn put_value(buf: &mut Vec<u8>, pos: usize, v: &Value) -> usize {
-    put_any::<false>(buf, pos, v)
+pub(crate) fn put_value<T: Tap>(buf: &mut Vec<u8>, pos: usize, v: &Value, tap: &mut T) -> usize {
+    put_any::<false, T>(buf, pos, v, tap)
 }
 
 /// The writer, specialised on what is known about the strings below `v`:
 /// with `PLAIN`, none of them needs an escape, so none is scanned.
-fn put_any<const PLAIN: bool>(buf: &mut Vec<u8>, pos: usize, v: &Value) -> usize {
+fn put_any<const PLAIN: bool, T: Tap>(
+    buf: &mut Vec<u8>,
+    pos: usize,
+    v: &Value,
+    tap: &mut T,
+) -> usize {
     match v {
         Value::Null => put(buf, pos, b"null"),
         Value::Bool(true) => put(buf, pos, b"true"),
@@ -251,41 +343,49 @@ fn put_any<const PLAIN: bool>(buf: &mut Vec<u8>, pos: usize, v: &Value) -> usize
                     }
                     _ => {
                         let pos = put1(buf, pos, lead);
-                        put_any::<PLAIN>(buf, pos, x)
+                        put_any::<PLAIN, T>(buf, pos, x, tap)
                     }
                 };
+                tap.written(buf, pos);
                 lead = b',';
             }
             put1(buf, pos, b']')
         }
-        Value::Object(m) => put_object(buf, pos, m, None),
+        Value::Object(m) => put_object(buf, pos, m, None, tap),
     }
 }
 
 /// An object with sorted keys, leaving out `skip` if given (used to drop
 /// `default` from parameter entries without copying them).
-pub(crate) fn put_object(buf: &mut Vec<u8>, pos: usize, m: &Map, skip: Option<&str>) -> usize {
-    if m.is_plain() {
-        // Strings, the commonest members, are written inline.
-        put_object_with(buf, pos, m, skip, |buf, pos, v| match v {
-            Value::String(s) => put_plain::<false>(buf, pos, s.as_bytes(), None),
-            Value::Bool(true) => put(buf, pos, b"true"),
-            Value::Bool(false) => put(buf, pos, b"false"),
-            Value::Number(Number::Int(i)) => put_int(buf, pos, *i),
-            other => put_any::<true>(buf, pos, other),
-        })
-    } else {
-        put_object_with(buf, pos, m, skip, put_any::<false>)
-    }
-}
-
-/// An object with sorted keys, each member value through `value`.
-pub(crate) fn put_object_with(
+pub(crate) fn put_object<T: Tap>(
     buf: &mut Vec<u8>,
     pos: usize,
     m: &Map,
     skip: Option<&str>,
-    value: impl Fn(&mut Vec<u8>, usize, &Value) -> usize,
+    tap: &mut T,
+) -> usize {
+    if m.is_plain() {
+        // Strings, the commonest members, are written inline.
+        put_object_with(buf, pos, m, skip, tap, |buf, pos, v, tap| match v {
+            Value::String(s) => put_plain::<false>(buf, pos, s.as_bytes(), None),
+            Value::Bool(true) => put(buf, pos, b"true"),
+            Value::Bool(false) => put(buf, pos, b"false"),
+            Value::Number(Number::Int(i)) => put_int(buf, pos, *i),
+            other => put_any::<true, T>(buf, pos, other, tap),
+        })
+    } else {
+        put_object_with(buf, pos, m, skip, tap, put_any::<false, T>)
+    }
+}
+
+/// An object with sorted keys, each member value through `value`.
+pub(crate) fn put_object_with<T: Tap>(
+    buf: &mut Vec<u8>,
+    pos: usize,
+    m: &Map,
+    skip: Option<&str>,
+    tap: &mut T,
+    value: impl Fn(&mut Vec<u8>, usize, &Value, &mut T) -> usize,
 ) -> usize {
     let entries = m.entries();
     let plain = m.is_plain();
@@ -296,13 +396,15 @@ pub(crate) fn put_object_with(
     // The position is threaded through by value (a closure capturing it
     // would keep it in memory).
     #[inline(always)]
-    fn emit<F: Fn(&mut Vec<u8>, usize, &Value) -> usize>(
+    #[allow(clippy::too_many_arguments)]
+    fn emit<T: Tap, F: Fn(&mut Vec<u8>, usize, &Value, &mut T) -> usize>(
         buf: &mut Vec<u8>,
         pos: usize,
         begin: usize,
         (k, v): (&str, &Value),
         skip: Option<&str>,
         plain: bool,
+        tap: &mut T,
         value: &F,
     ) -> usize {
         if skip.is_some_and(|s| s == k) {
@@ -310,25 +412,27 @@ pub(crate) fn put_object_with(
         }
         let lead = if pos == begin { b'{' } else { b',' };
         let pos = put_key(buf, pos, k, plain, Some(lead));
-        value(buf, pos, v)
+        let pos = value(buf, pos, v, tap);
+        tap.written(buf, pos);
+        pos
     }
     match m.known_key_order() {
         Some(None) => {
             for (k, v) in entries {
-                pos = emit(buf, pos, begin, (k, v), skip, plain, &value);
+                pos = emit(buf, pos, begin, (k, v), skip, plain, tap, &value);
             }
         }
         Some(Some(order)) => {
             for &i in order {
                 let (k, v) = &entries[i as usize];
-                pos = emit(buf, pos, begin, (k, v), skip, plain, &value);
+                pos = emit(buf, pos, begin, (k, v), skip, plain, tap, &value);
             }
         }
         None => {
             let mut idx: Vec<&(crate::json::Key, Value)> = entries.iter().collect();
             idx.sort_unstable_by(|a, b| a.0.cmp(&b.0));
             for (k, v) in idx {
-                pos = emit(buf, pos, begin, (k, v), skip, plain, &value);
+                pos = emit(buf, pos, begin, (k, v), skip, plain, tap, &value);
             }
         }
     }
@@ -630,6 +734,32 @@ mod tests {
         ] {
             let v = parse_str(src).unwrap();
             assert_eq!(canonical_len(&v), to_vec(&v).len(), "{src}");
+        }
+    }
+
+    #[test]
+    fn hashing_while_writing_matches_hashing_the_bytes() {
+        // Every length class of the final padding (one block or two), and
+        // values that finish blocks in the middle of a member, an element,
+        // or a long string.
+        for n in 0..=300usize {
+            let text: String = (0..n).map(|i| char::from(b'a' + (i % 26) as u8)).collect();
+            for src in [
+                format!(r#""{text}""#),
+                format!(r#"{{"k":"{text}","z":[1,"{text}",{{"q":"{text}"}}]}}"#),
+                format!(r#"[{}]"#, vec!["7"; n.max(1)].join(",")),
+            ] {
+                let v = parse_str(&src).unwrap();
+                let mut buf = room_after(Vec::new(), 0, 64);
+                let mut tap = Sha256Tap::default();
+                let end = put_value(&mut buf, 0, &v, &mut tap);
+                assert_eq!(&buf[..end], &to_vec(&v)[..], "{src}");
+                assert_eq!(
+                    hex(&tap.finish(&buf, end)),
+                    sha256_hex(to_vec(&v)),
+                    "length {n}: {src}"
+                );
+            }
         }
     }
 

@@ -198,9 +198,7 @@ impl Target {
     }
 }
 
-const H0: [u32; 8] = [
-    0x6a09e667, 0xbb67ae85, 0x3c6ef372, 0xa54ff53a, 0x510e527f, 0x9b05688c, 0x1f83d9ab, 0x5be0cd19,
-];
+use crate::canonical::SHA256_H0 as H0;
 
 type Block = GenericArray<u8, U64>;
 

@@ -11,24 +11,25 @@
 //! is cloned, so computing an id costs little more than hashing the bytes.
 
 use crate::canonical::{
-    put_key, put_object, put_object_with, put_str, put_value, put1, room_after,
+    NoTap, Sha256Tap, Tap, put_key, put_object, put_object_with, put_str, put_value, put1,
+    room_after,
 };
 use crate::json::{Map, Value};
-use sha2::{Digest, Sha256};
+
 use std::cell::RefCell;
 
 /// Appends the canonical contract bytes of `spec` to `out`.
 pub fn write_contract(spec: &Map, out: &mut Vec<u8>) {
     let pos = out.len();
     let mut buf = room_after(std::mem::take(out), pos, 4096);
-    let end = contract(spec, &mut buf, pos);
+    let end = contract(spec, &mut buf, pos, &mut NoTap);
     buf.truncate(end);
     *out = buf;
 }
 
 /// Writes the contract at `pos`; returns the end (see the position-passing
 /// writer in [`crate::canonical`]).
-fn contract(spec: &Map, buf: &mut Vec<u8>, pos: usize) -> usize {
+fn contract<T: Tap>(spec: &Map, buf: &mut Vec<u8>, pos: usize, tap: &mut T) -> usize {
     // One pass over the spec's members picks out the contract's (a spec
     // has a dozen top-level keys; seven lookups would scan them seven
     // times). Python's dict keeps the last of duplicate keys; so does Map.
@@ -61,27 +62,30 @@ fn contract(spec: &Map, buf: &mut Vec<u8>, pos: usize) -> usize {
     for (key, v) in [("choices", choices), ("commit_reveal", commit_reveal)] {
         if let Some(v) = v {
             pos = member(first, key, buf, pos);
-            pos = put_value(buf, pos, v);
+            pos = put_value(buf, pos, v, tap);
+            tap.written(buf, pos);
         }
     }
     if let Some(flow) = flow.and_then(Value::as_object) {
-        pos = write_flow(flow, first, buf, pos);
+        pos = write_flow(flow, first, buf, pos, tap);
     }
     if let Some(v) = messages {
         pos = member(first, "messages", buf, pos);
-        pos = put_value(buf, pos, v);
+        pos = put_value(buf, pos, v, tap);
+        tap.written(buf, pos);
     }
     if let Some(params) = parameters.and_then(Value::as_object) {
         pos = member(first, "parameters", buf, pos);
-        pos = put_object_with(buf, pos, params, None, |buf, pos, v| match v {
-            Value::Object(m) => put_object(buf, pos, m, Some("default")),
-            other => put_value(buf, pos, other),
+        pos = put_object_with(buf, pos, params, None, tap, |buf, pos, v, tap| match v {
+            Value::Object(m) => put_object(buf, pos, m, Some("default"), tap),
+            other => put_value(buf, pos, other, tap),
         });
     }
     for (key, v) in [("rules", rules), ("timing", timing)] {
         if let Some(v) = v {
             pos = member(first, key, buf, pos);
-            pos = put_value(buf, pos, v);
+            pos = put_value(buf, pos, v, tap);
+            tap.written(buf, pos);
         }
     }
     put1(buf, pos, b'}')
@@ -94,7 +98,13 @@ fn member(first: &mut bool, key: &str, buf: &mut Vec<u8>, pos: usize) -> usize {
     put_key(buf, pos, key, false, lead)
 }
 
-fn write_flow(flow: &Map, first: &mut bool, buf: &mut Vec<u8>, pos: usize) -> usize {
+fn write_flow<T: Tap>(
+    flow: &Map,
+    first: &mut bool,
+    buf: &mut Vec<u8>,
+    pos: usize,
+    tap: &mut T,
+) -> usize {
     let phases = flow.get("phases").filter(|p| p.truthy());
     let mode = flow
         .get("mode")
@@ -120,7 +130,8 @@ fn write_flow(flow: &Map, first: &mut bool, buf: &mut Vec<u8>, pos: usize) -> us
     // group < mode < phases < realtime < round
     if let Some(("group", v)) = sub {
         pos = member(inner, "group", buf, pos);
-        pos = put_value(buf, pos, v);
+        pos = put_value(buf, pos, v, tap);
+        tap.written(buf, pos);
     }
     if let Some(m) = mode {
         pos = member(inner, "mode", buf, pos);
@@ -128,11 +139,12 @@ fn write_flow(flow: &Map, first: &mut bool, buf: &mut Vec<u8>, pos: usize) -> us
     }
     if let Some(p) = phases {
         pos = member(inner, "phases", buf, pos);
-        pos = put_value(buf, pos, p);
+        pos = put_value(buf, pos, p, tap);
     }
     if let Some((name @ ("realtime" | "round"), v)) = sub {
         pos = member(inner, name, buf, pos);
-        pos = put_value(buf, pos, v);
+        pos = put_value(buf, pos, v, tap);
+        tap.written(buf, pos);
     }
     put1(buf, pos, b'}')
 }
@@ -156,8 +168,9 @@ pub fn protocol_id_of(spec: &Map) -> String {
         if buf.len() < 4096 {
             buf.resize(4096, 0);
         }
-        let end = contract(spec, buf, 0);
-        crate::canonical::hex(&Sha256::digest(&buf[..end]))
+        let mut sha = Sha256Tap::default();
+        let end = contract(spec, buf, 0, &mut sha);
+        crate::canonical::hex(&sha.finish(buf, end))
     };
     SCRATCH
         .try_with(|s| match s.try_borrow_mut() {
