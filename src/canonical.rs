@@ -182,14 +182,45 @@ fn grow(buf: &mut Vec<u8>, need: usize) {
     buf.resize(want, 0);
 }
 
+/// Bytes of room every short token is written into.
+const WINDOW: usize = 64;
+
+/// Longest string written through a [`WINDOW`]: with its lead byte, quotes
+/// and colon it still fits with room to spare.
+const SHORT: usize = 32;
+
+/// The [`WINDOW`] bytes at `pos`, the buffer grown first if they are not
+/// there (so this is always `Some`). One length check on the fast path;
+/// every index into the array is then known to be in bounds, so the stores
+/// into it need none.
+#[inline(always)]
+fn window(buf: &mut Vec<u8>, pos: usize) -> Option<&mut [u8; WINDOW]> {
+    if pos + WINDOW > buf.len() {
+        grow(buf, pos + WINDOW);
+    }
+    buf.get_mut(pos..)?.first_chunk_mut::<WINDOW>()
+}
+
 /// Writes `bytes` at `pos`.
 #[inline]
 pub(crate) fn put(buf: &mut Vec<u8>, pos: usize, bytes: &[u8]) -> usize {
-    let end = pos + bytes.len();
-    if end + SLACK > buf.len() {
-        grow(buf, end + SLACK);
+    let n = bytes.len();
+    match window(buf, pos) {
+        Some(w) if n <= SHORT => {
+            copy_short(w, 0, bytes);
+            pos + n
+        }
+        _ => put_long(buf, pos, bytes),
     }
-    copy_short(&mut buf[pos..end + SLACK], bytes);
+}
+
+#[inline(never)]
+fn put_long(buf: &mut Vec<u8>, pos: usize, bytes: &[u8]) -> usize {
+    let end = pos + bytes.len();
+    if end > buf.len() {
+        grow(buf, end + WINDOW);
+    }
+    buf[pos..end].copy_from_slice(bytes);
     end
 }
 
@@ -213,54 +244,68 @@ fn put_plain<const COLON: bool>(
 ) -> usize {
     let n = s.len();
     let c = usize::from(lead.is_some());
-    let end = pos + c + n + 2 + usize::from(COLON);
-    // SLACK bytes of room past the end let short copies store whole words.
-    if end + SLACK > buf.len() {
-        grow(buf, end + SLACK);
-    }
-    let room = &mut buf[pos..end + SLACK];
+    let w = match window(buf, pos) {
+        Some(w) if n <= SHORT => w,
+        _ => return put_plain_long::<COLON>(buf, pos, s, lead),
+    };
     // The lead byte (`{`, `[` or `,`) is stored either way; without one
     // the quote overwrites it.
-    room[0] = lead.unwrap_or(b'"');
-    let room = &mut room[c..];
-    room[0] = b'"';
-    copy_short(&mut room[1..], s);
-    room[n + 1] = b'"';
+    w[0] = lead.unwrap_or(b'"');
+    w[c] = b'"';
+    copy_short(w, c + 1, s);
+    w[c + 1 + n] = b'"';
     if COLON {
-        room[n + 2] = b':';
+        w[c + 2 + n] = b':';
     }
-    end
+    pos + c + n + 2 + usize::from(COLON)
 }
 
-/// Room the short-string copy may scribble over past the end of a token.
-const SLACK: usize = 16;
+#[inline(never)]
+fn put_plain_long<const COLON: bool>(
+    buf: &mut Vec<u8>,
+    pos: usize,
+    s: &[u8],
+    lead: Option<u8>,
+) -> usize {
+    let pos = match lead {
+        Some(b) => put1(buf, pos, b),
+        None => pos,
+    };
+    let pos = put1(buf, pos, b'"');
+    let pos = put_long(buf, pos, s);
+    let pos = put1(buf, pos, b'"');
+    if COLON { put1(buf, pos, b':') } else { pos }
+}
 
-/// `dst[..s.len()] = s` for `dst` at least `s.len() + SLACK` long, without
-/// a call into `memcpy` for the short strings contracts are made of: two
-/// fixed-size loads and stores that overlap in the middle.
+/// `w[at..at + s.len()] = s` for `at` at most 2 and `s` at most [`SHORT`]
+/// long, without a call into `memcpy`: two fixed-size loads and stores that
+/// overlap in the middle.
 #[inline(always)]
-fn copy_short(dst: &mut [u8], s: &[u8]) {
+fn copy_short(w: &mut [u8; WINDOW], at: usize, s: &[u8]) {
     let n = s.len();
+    if n > SHORT || at > 2 {
+        return;
+    }
+    let d = &mut w[at..at + SHORT];
     match n {
         0 => {}
         1..4 => {
-            dst[0] = s[0];
-            dst[n / 2] = s[n / 2];
-            dst[n - 1] = s[n - 1];
+            d[0] = s[0];
+            d[n / 2] = s[n / 2];
+            d[n - 1] = s[n - 1];
         }
         4..8 => {
-            dst[..4].copy_from_slice(&s[..4]);
-            dst[n - 4..n].copy_from_slice(&s[n - 4..]);
+            d[..4].copy_from_slice(&s[..4]);
+            d[n - 4..n].copy_from_slice(&s[n - 4..]);
         }
         8..=16 => {
-            dst[..8].copy_from_slice(&s[..8]);
-            dst[n - 8..n].copy_from_slice(&s[n - 8..]);
+            d[..8].copy_from_slice(&s[..8]);
+            d[n - 8..n].copy_from_slice(&s[n - 8..]);
         }
-        17..=32 => {
-            dst[..16].copy_from_slice(&s[..16]);
-            dst[n - 16..n].copy_from_slice(&s[n - 16..]);
+        _ => {
+            d[..16].copy_from_slice(&s[..16]);
+            d[n - 16..n].copy_from_slice(&s[n - 16..]);
         }
-        _ => dst[..n].copy_from_slice(s),
     }
 }
 
@@ -632,6 +677,10 @@ mod tests {
             canon("[1.0, 1e16, 1e-5, -0.0, 1E5, 12345678901234567890]"),
             "[1.0,1e+16,1e-05,-0.0,100000.0,12345678901234567890]"
         );
+        // Integers longer than a short token (32 bytes) and at its edge.
+        let big = "[12345678901234567890123456789012,-1234567890123456789012345678901,\
+                   123456789012345678901234567890123456789012345678901234567890]";
+        assert_eq!(canon(big), big.replace(' ', ""));
         assert_eq!(
             canon("[0, -7, 10, 9223372036854775807, -9223372036854775808]"),
             "[0,-7,10,9223372036854775807,-9223372036854775808]"
@@ -731,6 +780,9 @@ mod tests {
             "0",
             "-9223372036854775808",
             "123456789012345678901234567890",
+            // Longer than a short token: written through the long path.
+            "-123456789012345678901234567890123456789012345678",
+            r#"[12345678901234567890123456789012,123456789012345678901234567890123]"#,
         ] {
             let v = parse_str(src).unwrap();
             assert_eq!(canonical_len(&v), to_vec(&v).len(), "{src}");
