@@ -60,6 +60,38 @@ proptest! {
         prop_assert!(same(&p, &v));
     }
 
+    /// protocol_id hashes the contract while writing it, block by block; it
+    /// must equal SHA-256 of the finished contract bytes for any spec, parsed
+    /// (key order and escapes known) or built (nothing known).
+    #[test]
+    fn protocol_id_is_the_hash_of_the_contract_bytes(
+        parts in prop::collection::vec(value(), 7),
+        mode in prop::sample::select(vec!["free", "simultaneous_round", "authoritative_group", "authoritative_realtime", ""]),
+    ) {
+        let keys = ["messages", "rules", "choices", "commit_reveal", "parameters", "timing", "round"];
+        let mut spec = json::Map::new();
+        let mut flow = json::Map::new();
+        flow.insert("mode", Value::from(mode));
+        for (k, v) in keys.iter().zip(parts) {
+            if *k == "round" {
+                flow.insert("phases", v.clone());
+                for sub in ["round", "group", "realtime"] {
+                    flow.insert(sub, v.clone());
+                }
+            } else {
+                spec.insert(*k, v);
+            }
+        }
+        spec.insert("flow", Value::Object(flow));
+        let built = Value::Object(spec);
+        let parsed = json::parse_str(&canonical::to_string(&built)).expect("parses");
+        for v in [&built, &parsed] {
+            let m = v.as_object().expect("object");
+            let bytes = palaver::spec::contract_bytes(m);
+            prop_assert_eq!(palaver::spec::protocol_id_of(m), canonical::sha256_hex(&bytes));
+        }
+    }
+
     /// Python-style float repr always reads back as the same float.
     #[test]
     fn float_repr_round_trips(f in any::<f64>().prop_filter("finite", |f| f.is_finite())) {
