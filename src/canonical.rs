@@ -260,6 +260,8 @@ fn put_plain<const COLON: bool>(
     pos + c + n + 2 + usize::from(COLON)
 }
 
+/// [`put_plain`] for strings longer than [`SHORT`]: byte by byte around
+/// one plain copy.
 #[inline(never)]
 fn put_plain_long<const COLON: bool>(
     buf: &mut Vec<u8>,
@@ -283,6 +285,9 @@ fn put_plain_long<const COLON: bool>(
 #[inline(always)]
 fn copy_short(w: &mut [u8; WINDOW], at: usize, s: &[u8]) {
     let n = s.len();
+    // Both callers guarantee this; the test tells the compiler so, which
+    // lets it drop every bounds check below.
+    debug_assert!(n <= SHORT && at <= 2);
     if n > SHORT || at > 2 {
         return;
     }
