@@ -604,6 +604,12 @@ fn write_escaped(bytes: &[u8], out: &mut Vec<u8>) {
 
 /// Length in bytes of the canonical form, computed without writing it.
 pub fn canonical_len(v: &Value) -> usize {
+    len_of::<false>(v)
+}
+
+/// [`canonical_len`]; with `PLAIN`, no string below `v` needs an escape,
+/// so none is scanned.
+fn len_of<const PLAIN: bool>(v: &Value) -> usize {
     match v {
         Value::Null => 4,
         Value::Bool(true) => 4,
@@ -617,14 +623,19 @@ pub fn canonical_len(v: &Value) -> usize {
         }
         Value::Number(Number::BigInt(s)) => s.len(),
         Value::Number(Number::Float(f)) => python_float_repr(*f).len(),
+        Value::String(s) if PLAIN => s.len() + 2,
         Value::String(s) => str_len(s),
         Value::Array(a) => {
-            2 + a.len().saturating_sub(1) + a.iter().map(canonical_len).sum::<usize>()
+            2 + a.len().saturating_sub(1) + a.iter().map(len_of::<PLAIN>).sum::<usize>()
         }
+        Value::Object(m) if !PLAIN && m.is_plain() => len_of::<true>(v),
         Value::Object(m) => {
             2 + m.len().saturating_sub(1)
                 + m.iter()
-                    .map(|(k, v)| str_len(k) + 1 + canonical_len(v))
+                    .map(|(k, v)| {
+                        let k = if PLAIN { k.len() + 2 } else { str_len(k) };
+                        k + 1 + len_of::<PLAIN>(v)
+                    })
                     .sum::<usize>()
         }
     }
@@ -632,6 +643,9 @@ pub fn canonical_len(v: &Value) -> usize {
 
 /// Length of a string literal with its quotes and escapes.
 fn str_len(s: &str) -> usize {
+    if !needs_escape(s.as_bytes()) {
+        return s.len() + 2;
+    }
     2 + s
         .bytes()
         .map(|b| match b {

@@ -477,7 +477,9 @@ impl Errs {
 
     fn sep(&mut self) {
         if self.0.is_empty() {
-            self.0.reserve(96);
+            if self.0.capacity() == 0 {
+                self.0 = String::with_capacity(96);
+            }
         } else {
             self.0.push_str("; ");
         }
