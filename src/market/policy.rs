@@ -15,6 +15,7 @@
 //! state words, so no candidate is ever hex-encoded.
 
 use super::canonical::{self, MAX_SAFE_INT};
+use crate::canonical::SHA256_H0 as H0;
 use crate::json::{Map, Value};
 use sha2::digest::generic_array::GenericArray;
 use sha2::digest::typenum::U64;
@@ -197,8 +198,6 @@ impl Target {
         self.words.iter().all(|&(w, m, v)| st[w] & m == v)
     }
 }
-
-use crate::canonical::SHA256_H0 as H0;
 
 type Block = GenericArray<u8, U64>;
 

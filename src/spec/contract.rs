@@ -7,15 +7,15 @@
 //! mode's own sub-object (`round`, `realtime` or `group`). Everything else,
 //! names and descriptions included, stays out of the hash.
 //!
-//! The canonical bytes are streamed straight from the parsed spec; nothing
-//! is cloned, so computing an id costs little more than hashing the bytes.
+//! The canonical bytes are streamed straight from the parsed spec (nothing
+//! is cloned), and each 64-byte block is hashed as soon as it is written, so
+//! the hashing runs alongside the writing.
 
 use crate::canonical::{
     NoTap, Sha256Tap, Tap, put_key, put_object, put_object_with, put_str, put_value, put1,
     room_after,
 };
 use crate::json::{Map, Value};
-
 use std::cell::RefCell;
 
 /// Appends the canonical contract bytes of `spec` to `out`.
@@ -140,6 +140,7 @@ fn write_flow<T: Tap>(
     if let Some(p) = phases {
         pos = member(inner, "phases", buf, pos);
         pos = put_value(buf, pos, p, tap);
+        tap.written(buf, pos);
     }
     if let Some((name @ ("realtime" | "round"), v)) = sub {
         pos = member(inner, name, buf, pos);
