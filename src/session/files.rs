@@ -5,7 +5,12 @@
 //!
 //! Appends go out as one `write` of the whole line on a file opened with
 //! `O_APPEND`, so lines from several processes never interleave; readers
-//! skip a torn or damaged line instead of failing.
+//! skip a torn or damaged line instead of failing. One `write` is still not
+//! proof against `SIGKILL`: Linux stops a write between pages when the
+//! process is killed, so a line that crosses a page boundary can be left
+//! cut short at the end of the file. The next writer finds the file not
+//! ending in a newline and starts its line on a fresh one, so the fragment
+//! stays one unreadable line and the new line is whole.
 
 use crate::canonical;
 use crate::json::{self, Map, Value};
@@ -63,12 +68,18 @@ pub fn append_line(path: &Path, v: &Value) -> io::Result<()> {
     append_raw(path, line.as_bytes())
 }
 
-/// Appends bytes that already form whole lines, in one write.
+/// Appends bytes that already form whole lines, in one write (after a
+/// newline when the file ends in a line cut short, see the module notes).
 pub fn append_raw(path: &Path, bytes: &[u8]) -> io::Result<()> {
-    if let Some(dir) = path.parent() {
-        std::fs::create_dir_all(dir)?;
-    }
-    let mut f = OpenOptions::new().create(true).append(true).open(path)?;
+    let mut f = open_append(path)?;
+    let fresh;
+    let bytes = if f.torn {
+        fresh = [b"\n", bytes].concat();
+        &fresh[..]
+    } else {
+        bytes
+    };
+    let f = &mut f.file;
     if bytes.len() > 4096 {
         // Long lines could be split over several writes; hold the advisory
         // lock so another process cannot slip a line in between.
@@ -78,6 +89,36 @@ pub fn append_raw(path: &Path, bytes: &[u8]) -> io::Result<()> {
         return r;
     }
     f.write_all(bytes)
+}
+
+/// A `.jsonl` file opened for appending.
+pub struct AppendFile {
+    pub file: std::fs::File,
+    /// The file does not end in a newline: its last line was cut short.
+    pub torn: bool,
+}
+
+/// Opens (creating it and its directory) a `.jsonl` file for appending and
+/// looks at its last byte.
+pub fn open_append(path: &Path) -> io::Result<AppendFile> {
+    use std::os::unix::fs::FileExt;
+    if let Some(dir) = path.parent() {
+        std::fs::create_dir_all(dir)?;
+    }
+    let file = OpenOptions::new()
+        .create(true)
+        .append(true)
+        .read(true)
+        .open(path)?;
+    let len = file.metadata()?.len();
+    let mut last = [b'\n'];
+    if len > 0 {
+        file.read_exact_at(&mut last, len - 1)?;
+    }
+    Ok(AppendFile {
+        file,
+        torn: last[0] != b'\n',
+    })
 }
 
 /// Every complete, parseable object line of a `.jsonl` file (missing file:
@@ -269,6 +310,27 @@ mod tests {
     use std::time::Duration;
 
     #[test]
+    fn an_append_after_a_line_cut_short_starts_on_a_fresh_line() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("d").join("events.jsonl");
+        append_line(&path, &json::parse_str(r#"{"a":1}"#).unwrap()).unwrap();
+        // A writer killed in the middle of its line.
+        append_raw(&path, br#"{"b":"#).unwrap_or_else(|e| panic!("{e}"));
+        assert!(open_append(&path).unwrap().torn);
+        append_line(&path, &json::parse_str(r#"{"c":3}"#).unwrap()).unwrap();
+        assert_eq!(
+            std::fs::read_to_string(&path).unwrap(),
+            "{\"a\":1}\n{\"b\":\n{\"c\":3}\n"
+        );
+        let keys: Vec<String> = read_jsonl(&path)
+            .iter()
+            .map(|m| m.keys().next().unwrap().to_string())
+            .collect();
+        assert_eq!(keys, ["a", "c"]);
+        assert!(!open_append(&path).unwrap().torn);
+    }
+
+    #[test]
     fn iso_timestamps_match_python() {
         let t = UNIX_EPOCH + Duration::from_micros(1_796_014_562_135_642);
         assert_eq!(iso_at(t), "2026-11-30T04:56:02.135642+00:00");
@@ -287,7 +349,12 @@ mod tests {
         assert_eq!(got.len(), 2);
         let mut tail = Tail::new();
         assert_eq!(tail.poll(&p).len(), 2);
-        append_raw(&p, b"3}\n").unwrap();
+        // The rest of a line another process is still writing.
+        OpenOptions::new()
+            .append(true)
+            .open(&p)
+            .and_then(|mut f| f.write_all(b"3}\n"))
+            .unwrap();
         let more = tail.poll(&p);
         assert_eq!(more.len(), 1);
         assert_eq!(more[0].get("c").and_then(Value::as_i64), Some(3));

@@ -213,6 +213,7 @@ impl StateSink {
 
     /// Appends one line to a .jsonl file through a kept-open handle.
     fn append(&self, path: &Path, v: &Value) -> io::Result<()> {
+        use std::io::Write;
         let mut line = crate::canonical::to_string_ordered(v);
         line.push('\n');
         if line.len() > 4096 {
@@ -223,18 +224,15 @@ impl StateSink {
         let idx = match open.iter().position(|(p, _)| p == path) {
             Some(i) => i,
             None => {
-                if let Some(d) = path.parent() {
-                    std::fs::create_dir_all(d)?;
+                let mut f = files::open_append(path)?;
+                if f.torn {
+                    // Left cut short by a killed writer: start afresh.
+                    f.file.write_all(b"\n")?;
                 }
-                let f = std::fs::OpenOptions::new()
-                    .create(true)
-                    .append(true)
-                    .open(path)?;
-                open.push((path.to_owned(), f));
+                open.push((path.to_owned(), f.file));
                 open.len() - 1
             }
         };
-        use std::io::Write;
         open[idx].1.write_all(line.as_bytes())
     }
 
