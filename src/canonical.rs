@@ -187,7 +187,7 @@ const WINDOW: usize = 64;
 
 /// Longest string written through a [`WINDOW`]: with its lead byte, quotes
 /// and colon it still fits with room to spare.
-const SHORT: usize = 32;
+pub(crate) const SHORT: usize = 32;
 
 /// The [`WINDOW`] bytes at `pos`, the buffer grown first if they are not
 /// there (so this is always `Some`). One length check on the fast path;
@@ -280,18 +280,23 @@ fn put_plain_long<const COLON: bool>(
 }
 
 /// `w[at..at + s.len()] = s` for `at` at most 2 and `s` at most [`SHORT`]
-/// long, without a call into `memcpy`: two fixed-size loads and stores that
-/// overlap in the middle.
+/// long, through [`copy_small`].
 #[inline(always)]
 fn copy_short(w: &mut [u8; WINDOW], at: usize, s: &[u8]) {
-    let n = s.len();
     // Both callers guarantee this; the test tells the compiler so, which
     // lets it drop every bounds check below.
-    debug_assert!(n <= SHORT && at <= 2);
-    if n > SHORT || at > 2 {
-        return;
+    debug_assert!(s.len() <= SHORT && at <= 2);
+    if let Some(Ok(d)) = w.get_mut(at..at + SHORT).map(<&mut [u8; SHORT]>::try_from) {
+        copy_small(d, s);
     }
-    let d = &mut w[at..at + SHORT];
+}
+
+/// `d[..s.len()] = s` for `s` at most [`SHORT`] long (longer does nothing),
+/// without a call into `memcpy`: two fixed-size loads and stores that
+/// overlap in the middle.
+#[inline(always)]
+pub(crate) fn copy_small(d: &mut [u8; SHORT], s: &[u8]) {
+    let n = s.len();
     match n {
         0 => {}
         1..4 => {
@@ -307,10 +312,11 @@ fn copy_short(w: &mut [u8; WINDOW], at: usize, s: &[u8]) {
             d[..8].copy_from_slice(&s[..8]);
             d[n - 8..n].copy_from_slice(&s[n - 8..]);
         }
-        _ => {
+        17..=SHORT => {
             d[..16].copy_from_slice(&s[..16]);
             d[n - 16..n].copy_from_slice(&s[n - 16..]);
         }
+        _ => {}
     }
 }
 

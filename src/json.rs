@@ -427,36 +427,39 @@ impl Value {
     }
 
     /// Appends `repr(self)` to `out`.
-    pub fn write_py_repr(&self, out: &mut String) {
+    pub fn write_py_repr<W: fmt::Write>(&self, out: &mut W) {
+        // Writing to a String or an error text cannot fail.
+        let _ = self.py_repr_into(out);
+    }
+
+    fn py_repr_into<W: fmt::Write>(&self, out: &mut W) -> fmt::Result {
         match self {
-            Value::Null => out.push_str("None"),
-            Value::Bool(true) => out.push_str("True"),
-            Value::Bool(false) => out.push_str("False"),
-            Value::Number(n) => {
-                let _ = write!(out, "{n}");
-            }
+            Value::Null => out.write_str("None"),
+            Value::Bool(true) => out.write_str("True"),
+            Value::Bool(false) => out.write_str("False"),
+            Value::Number(n) => write!(out, "{n}"),
             Value::String(s) => py_repr_str(s, out),
             Value::Array(a) => {
-                out.push('[');
+                out.write_char('[')?;
                 for (i, v) in a.iter().enumerate() {
                     if i > 0 {
-                        out.push_str(", ");
+                        out.write_str(", ")?;
                     }
-                    v.write_py_repr(out);
+                    v.py_repr_into(out)?;
                 }
-                out.push(']');
+                out.write_char(']')
             }
             Value::Object(m) => {
-                out.push('{');
+                out.write_char('{')?;
                 for (i, (k, v)) in m.iter().enumerate() {
                     if i > 0 {
-                        out.push_str(", ");
+                        out.write_str(", ")?;
                     }
-                    py_repr_str(k, out);
-                    out.push_str(": ");
-                    v.write_py_repr(out);
+                    py_repr_str(k, out)?;
+                    out.write_str(": ")?;
+                    v.py_repr_into(out)?;
                 }
-                out.push('}');
+                out.write_char('}')
             }
         }
     }
@@ -623,47 +626,45 @@ pub fn python_float_repr(x: f64) -> String {
 
 /// Python's `repr(str)`: single quotes unless the text has a single quote and
 /// no double quote; non-printable characters escaped.
-fn py_repr_str(s: &str, out: &mut String) {
+fn py_repr_str<W: fmt::Write>(s: &str, out: &mut W) -> fmt::Result {
     // Printable ASCII with no quote or backslash comes out as it is.
     if s.bytes()
         .all(|b| (0x20..0x7f).contains(&b) && b != b'\'' && b != b'\\')
     {
-        out.reserve(s.len() + 2);
-        out.push('\'');
-        out.push_str(s);
-        out.push('\'');
-        return;
+        out.write_char('\'')?;
+        out.write_str(s)?;
+        return out.write_char('\'');
     }
     let quote = if s.contains('\'') && !s.contains('"') {
         '"'
     } else {
         '\''
     };
-    out.push(quote);
+    out.write_char(quote)?;
     for c in s.chars() {
         match c {
-            '\\' => out.push_str("\\\\"),
-            '\n' => out.push_str("\\n"),
-            '\r' => out.push_str("\\r"),
-            '\t' => out.push_str("\\t"),
+            '\\' => out.write_str("\\\\")?,
+            '\n' => out.write_str("\\n")?,
+            '\r' => out.write_str("\\r")?,
+            '\t' => out.write_str("\\t")?,
             c if c == quote => {
-                out.push('\\');
-                out.push(c);
+                out.write_char('\\')?;
+                out.write_char(c)?;
             }
             c if !py_printable(c) => {
                 let cp = c as u32;
                 if cp < 0x100 {
-                    let _ = write!(out, "\\x{cp:02x}");
+                    write!(out, "\\x{cp:02x}")?;
                 } else if cp < 0x10000 {
-                    let _ = write!(out, "\\u{cp:04x}");
+                    write!(out, "\\u{cp:04x}")?;
                 } else {
-                    let _ = write!(out, "\\U{cp:08x}");
+                    write!(out, "\\U{cp:08x}")?;
                 }
             }
-            c => out.push(c),
+            c => out.write_char(c)?,
         }
     }
-    out.push(quote);
+    out.write_char(quote)
 }
 
 /// Python's `str.isprintable()` for one character, from the Unicode tables

@@ -83,7 +83,7 @@ fn every_validation_case_matches_decision_and_text() {
         let got = s.validate_message(msg, direction, name);
         let same = match &got {
             Ok(()) => want_ok,
-            Err(e) => !want_ok && e.0 == want_err,
+            Err(e) => !want_ok && e.as_str() == want_err,
         };
         if !same {
             failures.push(format!("{c}\n    got: {got:?}"));
@@ -110,7 +110,7 @@ fn every_options_case_matches_decision_and_text() {
         let got = s.validate_options(c.get("options").unwrap());
         let same = match &got {
             Ok(()) => want_ok,
-            Err(e) => !want_ok && e.0 == want_err,
+            Err(e) => !want_ok && e.as_str() == want_err,
         };
         if !same {
             failures.push(format!("{c}\n    got: {got:?}"));

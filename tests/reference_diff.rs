@@ -360,7 +360,7 @@ fn message_validation_matches_on_mutated_messages() {
         let s: &Spec = library::bundled_spec(a).expect("bundled");
         let ours = s
             .validate_message(msg, dir.as_str(), name.as_str())
-            .map_err(|e| e.0);
+            .map_err(|e| e.into_string());
         if !same_decision(ours.clone(), theirs) {
             diffs.push(format!(
                 "{a} {} dir={dir} name={name}\n  ours: {ours:?}\n  ref:  {theirs}",

@@ -480,7 +480,7 @@ pub fn validate(ctx: &Ctx, args: ValidateArgs) -> Result<Outcome> {
             ok: result.is_ok(),
             kind: what,
             protocol_id: spec.protocol_id(),
-            error: result.as_ref().err().map(|e| e.0.clone()),
+            error: result.as_ref().err().map(|e| e.as_str().to_owned()),
         })?;
     } else {
         match &result {

@@ -178,7 +178,9 @@ impl<'a> Run<'a> {
                 .spec
                 .validate_object(m, Some(self.ctx.role.incoming()), None)
         {
-            return Err(Stop::Invalid { error: e.0 });
+            return Err(Stop::Invalid {
+                error: e.into_string(),
+            });
         }
         self.report(Dir::Received, m, hooks);
         Ok(())
@@ -974,7 +976,7 @@ async fn free(
                     }
                     Err(e) => ctx.emit(
                         "frame_dropped",
-                        obj([("error", Value::from(e.0.as_str())), ("msg", Value::Object(m))]),
+                        obj([("error", Value::from(e.as_str())), ("msg", Value::Object(m))]),
                         Some(format!("Dropped an invalid frame: {e}")),
                     ),
                 }

@@ -412,7 +412,7 @@ fn lint_parameters(spec: &Map, l: &mut Lint) {
         }
         if let Some(d) = p.get("default") {
             let opts: Map = [(k, d.clone())].into_iter().collect();
-            if let Err(e) = validate_options(spec, &opts).map_err(ValidationError) {
+            if let Err(e) = validate_options(spec, &opts).map_err(ValidationError::from) {
                 l.error(
                     format!("{at}.default"),
                     format!("default is rejected by its own schema: {e}"),

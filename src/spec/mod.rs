@@ -11,6 +11,7 @@ pub mod lint;
 mod message;
 mod options;
 mod structure;
+mod text;
 
 pub use contract::{contract_bytes, protocol_id_of, write_contract};
 pub use options::validate_options;
@@ -19,6 +20,7 @@ pub use structure::{FLOW_MODES, resolve_flow_mode, validate_structure};
 use crate::json::{self, Map, Value};
 use message::CompiledMessage;
 use std::path::{Path, PathBuf};
+use text::Text;
 
 /// Spec versions this build understands.
 pub const SUPPORTED_SPEC_VERSIONS: [&str; 1] = ["1.0"];
@@ -44,9 +46,39 @@ pub enum SpecError {
 
 /// A message or options object the spec does not allow; the text is the
 /// reference's (`"; "`-joined when there are several problems).
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("{0}")]
-pub struct ValidationError(pub String);
+#[derive(Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{}", self.as_str())]
+pub struct ValidationError(Text);
+
+impl ValidationError {
+    pub fn as_str(&self) -> &str {
+        self.0.as_str()
+    }
+
+    pub fn into_string(self) -> String {
+        self.0.into_string()
+    }
+}
+
+impl From<String> for ValidationError {
+    fn from(text: String) -> Self {
+        ValidationError(Text::from(text))
+    }
+}
+
+impl From<&str> for ValidationError {
+    fn from(text: &str) -> Self {
+        ValidationError::from(text.to_owned())
+    }
+}
+
+impl std::fmt::Debug for ValidationError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_tuple("ValidationError")
+            .field(&self.as_str())
+            .finish()
+    }
+}
 
 /// A loaded, structurally valid spec with its compiled message schemas.
 #[derive(Debug, Clone)]
@@ -181,7 +213,7 @@ impl Spec {
         message_name: Option<&str>,
     ) -> Result<(), ValidationError> {
         let Value::Object(obj) = msg else {
-            return Err(ValidationError("message must be a JSON object".into()));
+            return Err(ValidationError::from("message must be a JSON object"));
         };
         self.validate_object(obj, direction, message_name)
     }
@@ -196,7 +228,7 @@ impl Spec {
         let messages = self
             .messages
             .as_ref()
-            .map_err(|e| ValidationError(e.clone()))?;
+            .map_err(|e| ValidationError::from(e.as_str()))?;
         let action = obj.get("action");
         let mut found: Option<&CompiledMessage> = None;
         let mut ambiguous = false;
@@ -227,14 +259,14 @@ impl Spec {
             }
         }
         if ambiguous {
-            return Err(ValidationError(
-                "ambiguous message schema; pass message_name".into(),
+            return Err(ValidationError::from(
+                "ambiguous message schema; pass message_name",
             ));
         }
         let Some(schema) = found else {
             // Written piece by piece: cheaper than the formatting machinery,
             // and a frame with no schema is common on the wire.
-            let mut text = String::with_capacity(96);
+            let mut text = Text::default();
             text.push_str("message schema not found for action=");
             action.unwrap_or(&Value::Null).write_py_repr(&mut text);
             if let Some(d) = direction.filter(|d| !d.is_empty()) {
@@ -267,9 +299,9 @@ impl Spec {
     /// Validates invitation options against the spec's parameters.
     pub fn validate_options(&self, options: &Value) -> Result<(), ValidationError> {
         let Value::Object(opts) = options else {
-            return Err(ValidationError("--options must be a JSON object".into()));
+            return Err(ValidationError::from("--options must be a JSON object"));
         };
-        validate_options(&self.doc, opts).map_err(ValidationError)
+        validate_options(&self.doc, opts).map_err(ValidationError::from)
     }
 }
 
