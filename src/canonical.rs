@@ -283,8 +283,8 @@ fn put_plain_long<const COLON: bool>(
 /// long, through [`copy_small`].
 #[inline(always)]
 fn copy_short(w: &mut [u8; WINDOW], at: usize, s: &[u8]) {
-    // Both callers guarantee this; the test tells the compiler so, which
-    // lets it drop every bounds check below.
+    // Both callers guarantee this; the window's room for `at + SHORT`
+    // bytes is then one check, and `copy_small` needs no other.
     debug_assert!(s.len() <= SHORT && at <= 2);
     if let Some(Ok(d)) = w.get_mut(at..at + SHORT).map(<&mut [u8; SHORT]>::try_from) {
         copy_small(d, s);

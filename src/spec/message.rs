@@ -713,7 +713,7 @@ impl CompiledMessage {
 
     /// Validates a message object against this schema.
     pub(crate) fn validate(&self, msg: &Map) -> Result<(), Text> {
-        let (names, rules) = self.fields.as_ref().map_err(|e| Text::from(e.clone()))?;
+        let (names, rules) = self.fields.as_ref().map_err(|e| Text::from(e.as_str()))?;
         let entries = msg.entries();
         // Where each schema field sits in the message (u32::MAX: absent),
         // found in one pass that also reports unknown fields in message

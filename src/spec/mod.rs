@@ -68,7 +68,7 @@ impl From<String> for ValidationError {
 
 impl From<&str> for ValidationError {
     fn from(text: &str) -> Self {
-        ValidationError::from(text.to_owned())
+        ValidationError(Text::from(text))
     }
 }
 

@@ -97,12 +97,18 @@ fn inline_str(bytes: &[u8]) -> &str {
 impl From<String> for Text {
     fn from(s: String) -> Self {
         if s.len() <= INLINE {
-            let mut t = Text::default();
-            t.push_str(&s);
-            t
+            Text::from(s.as_str())
         } else {
             Text::Heap(s)
         }
+    }
+}
+
+impl From<&str> for Text {
+    fn from(s: &str) -> Self {
+        let mut t = Text::default();
+        t.push_str(s);
+        t
     }
 }
 
@@ -147,6 +153,8 @@ mod tests {
         assert_eq!(t.clone().into_string(), want);
         assert_eq!(Text::from(want.clone()).as_str(), want);
         assert_eq!(Text::from("short".to_owned()).into_string(), "short");
+        assert!(matches!(Text::from("short"), Text::Inline { len: 5, .. }));
+        assert!(matches!(Text::from("x".repeat(95).as_str()), Text::Heap(_)));
         assert!(matches!(Text::from("x".repeat(95)), Text::Heap(_)));
     }
 }
