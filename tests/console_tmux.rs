@@ -1,8 +1,8 @@
 //! The console end to end: the real binary in a real terminal (tmux), with
 //! keys sent and the screen read back as a user would see it.
 //!
-//! Needs `tmux` (`apt-get install -y tmux`; `.ci/run` installs it). Without
-//! it the tests print a note and pass, unless `CI` is set: then they fail.
+//! Needs `tmux` (`apt-get install -y tmux`; `.ci/run` installs it). The tests
+//! are `#[ignore]`d and run under scripts/test, where a missing tmux fails them.
 //!
 //! Each test owns a tmux server on its own socket (`tmux -L <name>`), killed
 //! when the test ends, pass or fail. Nothing waits with a fixed sleep: every
@@ -89,11 +89,10 @@ fn session_dirs(data: &Path) -> Vec<PathBuf> {
     v
 }
 
+#[ignore = "needs tmux: run scripts/test"]
 #[test]
 fn join_the_house_rps_and_play_three_rounds() {
-    if !tmux_or_skip("join_the_house_rps_and_play_three_rounds") {
-        return;
-    }
+    require_tmux("join_the_house_rps_and_play_three_rounds");
     let _one = serial();
     let c = Console::start("rps3");
     join_house_rps(&c);
@@ -172,11 +171,10 @@ fn join_the_house_rps_and_play_three_rounds() {
     );
 }
 
+#[ignore = "needs tmux: run scripts/test"]
 #[test]
 fn a_second_terminal_decision_shows_in_the_console() {
-    if !tmux_or_skip("a_second_terminal_decision_shows_in_the_console") {
-        return;
-    }
+    require_tmux("a_second_terminal_decision_shows_in_the_console");
     let _one = serial();
     let c = Console::start("decide");
     join_house_rps(&c);
@@ -231,11 +229,10 @@ fn a_second_terminal_decision_shows_in_the_console() {
     assert_clean_exit(&c);
 }
 
+#[ignore = "needs tmux: run scripts/test"]
 #[test]
 fn first_frame_shows_quickly() {
-    if !tmux_or_skip("first_frame_shows_quickly") {
-        return;
-    }
+    require_tmux("first_frame_shows_quickly");
     let _one = serial();
     let c = Console::start("frame");
     let s = c.wait_until(

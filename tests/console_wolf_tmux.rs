@@ -3,19 +3,18 @@
 //!
 //! The harness is the one of tests/console_tmux.rs (one tmux server per
 //! test on its own socket, polling `capture-pane`, never a fixed sleep).
-//! Needs `tmux`; without it the test prints a note and passes, unless `CI`
-//! is set: then it fails.
+//! Needs `tmux`: the test is `#[ignore]`d and runs under scripts/test
+//! (`--include-ignored`), where a missing tmux fails it.
 
 mod common;
 
 use common::tmux::*;
 use std::time::{Duration, Instant};
 
+#[ignore = "needs tmux: run scripts/test"]
 #[test]
 fn watch_a_five_seat_bot_game_to_its_winner() {
-    if !tmux_or_skip("watch_a_five_seat_bot_game_to_its_winner") {
-        return;
-    }
+    require_tmux("watch_a_five_seat_bot_game_to_its_winner");
     let _one = serial();
     let c = Console::start("wolf");
     c.wait_for(" palaver ", Duration::from_secs(30));

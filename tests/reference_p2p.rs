@@ -46,8 +46,8 @@ fn ok(o: Output, what: &str) -> String {
 }
 
 impl World {
-    fn new() -> Option<World> {
-        let py = common::reference_python()?;
+    fn new() -> World {
+        let py = common::reference_python();
         let tmp = tempfile::tempdir().unwrap();
         let db = tmp.path().join("community.sqlite");
         let (serve, url) = common::palaver_serve(&db, &["--rate-limit", "0"]);
@@ -71,7 +71,7 @@ impl World {
             "palaver register",
         );
         w.reference_identity(&w.refd, "ref");
-        Some(w)
+        w
     }
 
     fn reference_identity(&self, dir: &Path, nick: &str) {
@@ -392,46 +392,53 @@ fn check(w: &World, alias: &str, post: &str, palaver_out: &str, parent: &Path) {
 
 const RPS: Option<&str> = Some(r#"{"best_of":3}"#);
 
+#[ignore = "needs the reference client (aigenora 0.1.4 in a venv): run scripts/test"]
 #[test]
 fn rps_palaver_hosts_reference_joins() {
-    let Some(w) = World::new() else { return };
+    let w = World::new();
     palaver_hosts(&w, "rps-v1", RPS, "");
 }
 
+#[ignore = "needs the reference client (aigenora 0.1.4 in a venv): run scripts/test"]
 #[test]
 fn rps_reference_hosts_palaver_joins() {
-    let Some(w) = World::new() else { return };
+    let w = World::new();
     reference_hosts(&w, "rps-v1", RPS, &[]);
 }
 
+#[ignore = "needs the reference client (aigenora 0.1.4 in a venv): run scripts/test"]
 #[test]
 fn guess_number_palaver_hosts_reference_joins() {
-    let Some(w) = World::new() else { return };
+    let w = World::new();
     palaver_hosts(&w, "guess-number-v1", None, "");
 }
 
+#[ignore = "needs the reference client (aigenora 0.1.4 in a venv): run scripts/test"]
 #[test]
 fn guess_number_reference_hosts_palaver_joins() {
-    let Some(w) = World::new() else { return };
+    let w = World::new();
     reference_hosts(&w, "guess-number-v1", None, &[]);
 }
 
+#[ignore = "needs the reference client (aigenora 0.1.4 in a venv): run scripts/test"]
 #[test]
 fn chat_palaver_hosts_reference_joins() {
-    let Some(w) = World::new() else { return };
+    let w = World::new();
     palaver_hosts(&w, "human-chat-v1", None, "hello from the reference\n/quit");
 }
 
+#[ignore = "needs the reference client (aigenora 0.1.4 in a venv): run scripts/test"]
 #[test]
 fn chat_reference_hosts_palaver_joins() {
-    let Some(w) = World::new() else { return };
+    let w = World::new();
     reference_hosts(&w, "human-chat-v1", None, &["hello from palaver", "/quit"]);
 }
 
 /// The reference on both ends, daemons and all, with palaver as its server.
+#[ignore = "needs the reference client (aigenora 0.1.4 in a venv): run scripts/test"]
 #[test]
 fn reference_daemons_meet_on_palaver_serve() {
-    let Some(w) = World::new() else { return };
+    let w = World::new();
     let guest = w.tmp.path().join("reference-guest");
     w.reference_identity(&guest, "ref-guest");
     let dir = w.ref_protocol_dir(&w.refd, "rps-v1");

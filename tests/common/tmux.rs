@@ -1,8 +1,8 @@
 //! A tmux harness for end-to-end tests of the real binary: one tmux server
 //! per test on its own socket, polling `capture-pane` (never a fixed
 //! sleep), a wrapper that reports how the console left the terminal.
-//! Needs `tmux`; without it a test prints a note and passes, unless `CI` is
-//! set: then it fails.
+//! Needs `tmux`: the tests are `#[ignore]`d and run by scripts/test, where a
+//! missing tmux fails them.
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
@@ -39,19 +39,14 @@ pub fn tmux_installed() -> bool {
         .is_ok_and(|o| o.status.success())
 }
 
-/// `false` (after a note) when the test cannot run here; fails under CI.
-pub fn tmux_or_skip(test: &str) -> bool {
-    if tmux_installed() {
-        return true;
-    }
-    if std::env::var_os("CI").is_some() {
-        panic!(
-            "{test}: tmux is not installed, and CI is set so this is a failure, not a skip; \
-             install it (`apt-get install -y tmux`, as .ci/run does)"
-        );
-    }
-    eprintln!("note: {test} skipped: tmux is not installed (apt-get install -y tmux)");
-    false
+/// Panics when tmux is missing: the tests that call this are `#[ignore]`d,
+/// so they run only when asked for (`--include-ignored`, as scripts/test
+/// does), and then a missing tmux is a failure, never a skip.
+pub fn require_tmux(test: &str) {
+    assert!(
+        tmux_installed(),
+        "{test}: tmux is not installed (apt-get install -y tmux, as .ci/run does)"
+    );
 }
 
 /// The console running in its own tmux server; dropping it kills the server
