@@ -68,26 +68,33 @@ fn wait_for(what: &str, mut f: impl FnMut() -> bool) {
     }
 }
 
-/// Every file in the tree parses: JSON documents whole, JSONL line by line
-/// and ending with a newline.
-fn assert_all_parse(dir: &Path) {
+/// Every file in the tree parses: JSON documents whole, JSONL line by line.
+/// `torn_tail_allowed`: a .jsonl file may end in a line cut short (right
+/// after a SIGKILL: Linux stops a write between pages when the process is
+/// killed, and nobody has appended since); otherwise every .jsonl file must
+/// end in a newline, so every byte of it is a whole line that parses.
+fn assert_all_parse(dir: &Path, torn_tail_allowed: bool) -> usize {
+    let mut torn = 0;
     for entry in std::fs::read_dir(dir).unwrap() {
         let p = entry.unwrap().path();
         if p.is_dir() {
-            assert_all_parse(&p);
+            torn += assert_all_parse(&p, torn_tail_allowed);
             continue;
         }
         let name = p.file_name().unwrap().to_str().unwrap().to_owned();
         let bytes = std::fs::read(&p).unwrap();
         if name.ends_with(".jsonl") {
-            // Every complete line parses. The last line may be cut short:
-            // Linux stops a write between pages when SIGKILL arrives, so a
-            // line crossing a page boundary can be left unfinished; readers
-            // take complete lines only, and the next writer starts afresh.
             let whole = bytes
                 .iter()
                 .rposition(|b| *b == b'\n')
                 .map_or(0, |at| at + 1);
+            assert!(
+                torn_tail_allowed || whole == bytes.len(),
+                "{}: ends in a line cut short: {:?}",
+                p.display(),
+                String::from_utf8_lossy(&bytes[whole..])
+            );
+            torn += usize::from(whole != bytes.len());
             let lines: Vec<&[u8]> = bytes[..whole]
                 .split(|b| *b == b'\n')
                 .filter(|l| !l.is_empty())
@@ -120,14 +127,25 @@ fn assert_all_parse(dir: &Path) {
             );
         }
     }
+    torn
 }
 
 #[test]
 fn sigkill_at_random_points_leaves_files_that_parse() {
     let data = tempfile::tempdir().unwrap();
-    let mut killed_running = 0;
+    let (mut killed_running, mut torn_seen) = (0, 0);
     let mut seed: u64 = 0x2545_f491_4f6c_dd1d;
-    for i in 0..16 {
+    // PALAVER_SIGKILL_ROUNDS runs the loop longer (1 to 10000; default 16).
+    let rounds: u32 = std::env::var("PALAVER_SIGKILL_ROUNDS")
+        .ok()
+        .map(|v| {
+            v.parse()
+                .ok()
+                .filter(|n| (1..=10_000).contains(n))
+                .unwrap_or_else(|| panic!("PALAVER_SIGKILL_ROUNDS={v}: want 1 to 10000"))
+        })
+        .unwrap_or(16);
+    for i in 0..rounds {
         seed ^= seed << 13;
         seed ^= seed >> 7;
         seed ^= seed << 17;
@@ -155,7 +173,25 @@ fn sigkill_at_random_points_leaves_files_that_parse() {
         if was == "running" || was == "starting" {
             killed_running += 1;
         }
-        assert_all_parse(&d.parent);
+        torn_seen += assert_all_parse(&d.parent, true);
+        // A real tear is rare (the write must cross a page boundary as the
+        // signal lands), so every other dead daemon gets one made by hand:
+        // the events file it was writing ends in half a line, which
+        // `session list` must cut off before it appends `daemon_died`.
+        let events = d.parent.join("events.jsonl");
+        if i % 2 == 1 && matches!(status(&d.parent).as_str(), "running" | "starting") {
+            let mut f = std::fs::OpenOptions::new()
+                .create(true)
+                .append(true)
+                .open(&events)
+                .unwrap();
+            std::io::Write::write_all(
+                &mut f,
+                br#"{"ts":"2026-12-01T00:00:00.000000+00:00","type":"protocol_mes"#,
+            )
+            .unwrap();
+            torn_seen += 1;
+        }
         let (code, out) = palaver(data.path(), &["session", "list", "--json"]);
         assert_eq!(code, 0);
         let rows = json::parse_str(&out).unwrap();
@@ -183,11 +219,16 @@ fn sigkill_at_random_points_leaves_files_that_parse() {
                     .any(|e| e.get("type").and_then(Value::as_str) == Some("daemon_died"))
             );
         }
-        assert_all_parse(&d.parent);
+        // `session list` found the daemon dead, cut any line it left
+        // unfinished and appended `daemon_died`: now every file parses whole.
+        let _ = assert_all_parse(&d.parent, false);
     }
+    eprintln!(
+        "{rounds} kills, {killed_running} mid-session, {torn_seen} files left with a line cut short"
+    );
     assert!(
-        killed_running >= 8,
-        "only {killed_running} kills hit a running session"
+        killed_running >= rounds / 2,
+        "only {killed_running} of {rounds} kills hit a running session"
     );
 }
 
@@ -293,14 +334,13 @@ fn abort_stops_a_waiting_daemon() {
     assert_eq!(status(&d.parent), "aborted");
     let (_, list) = palaver(data.path(), &["session", "list"]);
     assert!(list.contains("aborted"), "{list}");
-    assert_all_parse(&d.parent);
+    let _ = assert_all_parse(&d.parent, false);
 }
 
+#[ignore = "needs the reference client (aigenora 0.1.4 in a venv): run scripts/test"]
 #[test]
 fn the_reference_cli_steers_a_palaver_session() {
-    let Some(py) = common::reference_python() else {
-        return;
-    };
+    let py = common::reference_python();
     let data = tempfile::tempdir().unwrap();
     let d = start(
         data.path(),

@@ -4,13 +4,17 @@
 //! UTC timestamps with microseconds (`2026-11-30T04:56:02.135642+00:00`).
 //!
 //! Appends go out as one `write` of the whole line on a file opened with
-//! `O_APPEND`, so lines from several processes never interleave; readers
-//! skip a torn or damaged line instead of failing. One `write` is still not
-//! proof against `SIGKILL`: Linux stops a write between pages when the
-//! process is killed, so a line that crosses a page boundary can be left
-//! cut short at the end of the file. The next writer finds the file not
-//! ending in a newline and starts its line on a fresh one, so the fragment
-//! stays one unreadable line and the new line is whole.
+//! `O_APPEND`, under an exclusive advisory lock (`flock`) taken by every
+//! appender, so lines from several processes never interleave. One `write`
+//! is still not proof against `SIGKILL`: Linux stops a write between pages
+//! when the process is killed, so a line that crosses a page boundary can be
+//! left cut short at the end of the file. The lock dies with its holder, so
+//! the next appender, holding the lock itself, knows such an unfinished last
+//! line was left by a dead writer and cuts it off before it writes: the
+//! fragment was never a record, and the file parses whole again. Readers
+//! take complete lines only, so they never see a fragment as a record in
+//! the meantime; [`repair_torn_tail`] does the same cut for a file nobody
+//! appends to again (a dead daemon's files).
 
 use crate::canonical;
 use crate::json::{self, Map, Value};
@@ -68,57 +72,95 @@ pub fn append_line(path: &Path, v: &Value) -> io::Result<()> {
     append_raw(path, line.as_bytes())
 }
 
-/// Appends bytes that already form whole lines, in one write (after a
-/// newline when the file ends in a line cut short, see the module notes).
+/// Appends bytes that already form whole lines, in one write under the
+/// append lock (see the module notes).
 pub fn append_raw(path: &Path, bytes: &[u8]) -> io::Result<()> {
     let mut f = open_append(path)?;
-    let fresh;
-    let bytes = if f.torn {
-        fresh = [b"\n", bytes].concat();
-        &fresh[..]
-    } else {
-        bytes
-    };
-    let f = &mut f.file;
-    if bytes.len() > 4096 {
-        // Long lines could be split over several writes; hold the advisory
-        // lock so another process cannot slip a line in between.
-        f.lock()?;
-        let r = f.write_all(bytes);
-        let _ = f.unlock();
-        return r;
-    }
-    f.write_all(bytes)
+    append_locked(&mut f, bytes)
 }
 
-/// A `.jsonl` file opened for appending.
-pub struct AppendFile {
-    pub file: std::fs::File,
-    /// The file does not end in a newline: its last line was cut short.
-    pub torn: bool,
-}
-
-/// Opens (creating it and its directory) a `.jsonl` file for appending and
-/// looks at its last byte.
-pub fn open_append(path: &Path) -> io::Result<AppendFile> {
-    use std::os::unix::fs::FileExt;
+/// Opens (creating it and its directory) a `.jsonl` file for appending with
+/// [`append_locked`].
+pub fn open_append(path: &Path) -> io::Result<std::fs::File> {
     if let Some(dir) = path.parent() {
         std::fs::create_dir_all(dir)?;
     }
-    let file = OpenOptions::new()
+    OpenOptions::new()
         .create(true)
         .append(true)
         .read(true)
-        .open(path)?;
-    let len = file.metadata()?.len();
-    let mut last = [b'\n'];
-    if len > 0 {
-        file.read_exact_at(&mut last, len - 1)?;
+        .open(path)
+}
+
+/// Appends whole lines to a file from [`open_append`]: takes the exclusive
+/// advisory lock, cuts off a last line a killed writer left unfinished,
+/// writes, and lets go of the lock.
+pub fn append_locked(f: &mut std::fs::File, bytes: &[u8]) -> io::Result<()> {
+    f.lock()?;
+    let r = cut_torn_tail(f).and_then(|_| f.write_all(bytes));
+    let _ = f.unlock();
+    r
+}
+
+/// Cuts off an unfinished last line of a `.jsonl` file (one with no final
+/// newline) under the append lock; returns how many bytes were cut. For the
+/// files of a writer known to be dead; appenders do this themselves.
+pub fn repair_torn_tail(path: &Path) -> io::Result<u64> {
+    let f = OpenOptions::new().read(true).write(true).open(path)?;
+    f.lock()?;
+    let r = cut_torn_tail(&f);
+    let _ = f.unlock();
+    r
+}
+
+/// [`repair_torn_tail`] for every `.jsonl` file under `dir` (a dead
+/// daemon's state dir); returns the bytes cut in all.
+pub fn repair_tree(dir: &Path) -> io::Result<u64> {
+    let mut cut = 0;
+    for entry in std::fs::read_dir(dir)? {
+        let entry = entry?;
+        let p = entry.path();
+        if entry.file_type()?.is_dir() {
+            cut += repair_tree(&p)?;
+        } else if p.extension().is_some_and(|e| e == "jsonl") {
+            cut += repair_torn_tail(&p)?;
+        }
     }
-    Ok(AppendFile {
-        file,
-        torn: last[0] != b'\n',
-    })
+    Ok(cut)
+}
+
+/// With the append lock held: a file that does not end in a newline ends in
+/// a line whose writer died before finishing it (live writers hold the lock
+/// while they write). Truncates it back to just after the last newline.
+fn cut_torn_tail(f: &std::fs::File) -> io::Result<u64> {
+    use std::os::unix::fs::FileExt;
+    let len = f.metadata()?.len();
+    if len == 0 {
+        return Ok(0);
+    }
+    let mut last = [0u8];
+    f.read_exact_at(&mut last, len - 1)?;
+    if last[0] == b'\n' {
+        return Ok(0);
+    }
+    // Search backwards in blocks for the newline that ends the last
+    // complete line (none: the whole file is the fragment).
+    let mut end = len;
+    let mut block = vec![0u8; 64 * 1024];
+    let keep = loop {
+        if end == 0 {
+            break 0;
+        }
+        let start = end.saturating_sub(block.len() as u64);
+        let chunk = &mut block[..(end - start) as usize];
+        f.read_exact_at(chunk, start)?;
+        if let Some(i) = chunk.iter().rposition(|b| *b == b'\n') {
+            break start + i as u64 + 1;
+        }
+        end = start;
+    };
+    f.set_len(keep)?;
+    Ok(len - keep)
 }
 
 /// Every complete, parseable object line of a `.jsonl` file (missing file:
@@ -309,25 +351,51 @@ mod tests {
     use super::*;
     use std::time::Duration;
 
+    /// What a writer killed in the middle of its line leaves behind.
+    fn cut_short(path: &Path, bytes: &[u8]) {
+        OpenOptions::new()
+            .append(true)
+            .open(path)
+            .and_then(|mut f| f.write_all(bytes))
+            .unwrap();
+    }
+
     #[test]
-    fn an_append_after_a_line_cut_short_starts_on_a_fresh_line() {
+    fn an_append_after_a_line_cut_short_cuts_the_fragment_off() {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("d").join("events.jsonl");
         append_line(&path, &json::parse_str(r#"{"a":1}"#).unwrap()).unwrap();
-        // A writer killed in the middle of its line.
-        append_raw(&path, br#"{"b":"#).unwrap();
-        assert!(open_append(&path).unwrap().torn);
+        cut_short(&path, br#"{"b":"#);
         append_line(&path, &json::parse_str(r#"{"c":3}"#).unwrap()).unwrap();
         assert_eq!(
             std::fs::read_to_string(&path).unwrap(),
-            "{\"a\":1}\n{\"b\":\n{\"c\":3}\n"
+            "{\"a\":1}\n{\"c\":3}\n"
         );
-        let keys: Vec<String> = read_jsonl(&path)
-            .iter()
-            .map(|m| m.keys().next().unwrap().to_string())
-            .collect();
-        assert_eq!(keys, ["a", "c"]);
-        assert!(!open_append(&path).unwrap().torn);
+        // Through a kept-open handle too, and with a fragment longer than
+        // the block the search reads backwards in.
+        let mut f = open_append(&path).unwrap();
+        cut_short(&path, &vec![b'x'; 200_000]);
+        append_locked(&mut f, b"{\"d\":4}\n").unwrap();
+        assert_eq!(
+            std::fs::read_to_string(&path).unwrap(),
+            "{\"a\":1}\n{\"c\":3}\n{\"d\":4}\n"
+        );
+    }
+
+    #[test]
+    fn repair_cuts_a_torn_tail_and_leaves_whole_files_alone() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("e.jsonl");
+        std::fs::write(&path, "{\"a\":1}\n").unwrap();
+        assert_eq!(repair_torn_tail(&path).unwrap(), 0);
+        cut_short(&path, b"{\"b\":[1,");
+        assert_eq!(repair_torn_tail(&path).unwrap(), 8);
+        assert_eq!(std::fs::read_to_string(&path).unwrap(), "{\"a\":1}\n");
+        // A file that is one fragment becomes empty.
+        std::fs::write(&path, "{\"a\"").unwrap();
+        assert_eq!(repair_torn_tail(&path).unwrap(), 4);
+        assert_eq!(std::fs::read(&path).unwrap(), b"");
+        assert_eq!(repair_torn_tail(&path).unwrap(), 0);
     }
 
     #[test]

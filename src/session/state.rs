@@ -211,29 +211,20 @@ impl StateSink {
         }
     }
 
-    /// Appends one line to a .jsonl file through a kept-open handle.
+    /// Appends one line to a .jsonl file through a kept-open handle, under
+    /// the append lock every appender takes (`files::append_locked`).
     fn append(&self, path: &Path, v: &Value) -> io::Result<()> {
-        use std::io::Write;
         let mut line = crate::canonical::to_string_ordered(v);
         line.push('\n');
-        if line.len() > 4096 {
-            // Long lines take the locked path so no other process can cut in.
-            return files::append_raw(path, line.as_bytes());
-        }
         let mut open = self.open.lock().unwrap_or_else(|p| p.into_inner());
         let idx = match open.iter().position(|(p, _)| p == path) {
             Some(i) => i,
             None => {
-                let mut f = files::open_append(path)?;
-                if f.torn {
-                    // Left cut short by a killed writer: start afresh.
-                    f.file.write_all(b"\n")?;
-                }
-                open.push((path.to_owned(), f.file));
+                open.push((path.to_owned(), files::open_append(path)?));
                 open.len() - 1
             }
         };
-        open[idx].1.write_all(line.as_bytes())
+        files::append_locked(&mut open[idx].1, line.as_bytes())
     }
 
     /// Appends an event line (`data`/`summary` left out when empty).
