@@ -17,6 +17,7 @@ pub mod fsutil;
 pub mod identity;
 pub mod json;
 pub mod library;
+pub mod limits;
 pub mod market;
 pub mod net;
 pub mod paths;

@@ -206,7 +206,7 @@ async fn run_case(c: &Case, mode: ControlMode, when: When, via: Via) -> (Session
             }
         }
     };
-    let cfg = engine_config(10.0);
+    let cfg = engine_config(std::time::Duration::from_secs(10));
     let game = async {
         match c.role {
             Role::Host => play(spec, &options, &cfg, ours.side, bot).await.0,

@@ -38,8 +38,8 @@ pub struct TestArgs {
     /// default is a short exchange that ends with /quit).
     #[arg(long = "chat", value_name = "LINE")]
     pub chat: Vec<String>,
-    /// Give up on a silent peer after this many seconds.
-    #[arg(long, default_value_t = 10.0, value_name = "SECONDS")]
+    /// Give up on a silent peer after this many seconds (0.01 to 86400).
+    #[arg(long, default_value_t = 10.0, value_name = "SECONDS", value_parser = peer_timeout_arg)]
     pub peer_timeout: f64,
     /// Play one side yourself against a bot: that side's session is written
     /// to a state dir under the data dir, steerable with `palaver session …`.
@@ -201,7 +201,7 @@ pub fn run(ctx: &Ctx, args: TestArgs) -> Result<Outcome> {
         )));
     }
     let cfg = EngineConfig {
-        peer_timeout: Some(Duration::from_secs_f64(args.peer_timeout.max(0.01))),
+        peer_timeout: Some(crate::limits::PEER_TIMEOUT.check(args.peer_timeout)?),
         ..Default::default()
     };
     let started = Instant::now();
@@ -287,7 +287,8 @@ async fn adversarial_run(ctx: &Ctx, subject: &Subject, args: &TestArgs) -> Resul
         .find(|e| e.protocol_id == subject.spec.protocol_id())
         .map(|e| e.alias.clone());
     let cases = adversarial::cases_for(alias.as_deref());
-    let timeout = Duration::from_secs_f64(args.peer_timeout.clamp(0.05, 2.0).min(0.5));
+    // Short on purpose: every adversarial case ends on a timeout or sooner.
+    let timeout = crate::limits::PEER_TIMEOUT.check(args.peer_timeout.clamp(0.05, 0.5))?;
     let mut reports = Vec::new();
     for case in &cases {
         reports
@@ -472,7 +473,7 @@ async fn play_stateful(
             Duration::from_millis(1),
         )));
     }
-    let cfg = run::engine_config(job.peer_timeout);
+    let cfg = run::engine_config(crate::limits::PEER_TIMEOUT.check(job.peer_timeout)?);
     let (mine, _) = match job.role {
         Role::Host => play(&subject.spec, options, &cfg, ours.side, bot).await,
         Role::Guest => {
@@ -555,4 +556,10 @@ pub fn daemon_run(ctx: &Ctx, job_json: &str) -> Result<Outcome> {
             Err(e)
         }
     }
+}
+
+/// clap's parser for `--peer-timeout`: a number of seconds in
+/// `limits::PEER_TIMEOUT`'s range.
+pub(crate) fn peer_timeout_arg(s: &str) -> Result<f64, String> {
+    crate::limits::PEER_TIMEOUT.parse_arg(s)
 }

@@ -94,11 +94,10 @@ impl HooksProgram {
     /// `python3` (`PALAVER_PYTHON` overrides). A pristine skeleton is refused
     /// unless `allow_skeleton`.
     pub fn find(dir: &Path, allow_skeleton: bool) -> Result<HooksProgram> {
-        let timeout = std::env::var("PALAVER_HOOK_TIMEOUT")
-            .ok()
-            .and_then(|s| s.parse::<f64>().ok())
-            .map(Duration::from_secs_f64)
-            .unwrap_or(Duration::from_secs(10));
+        let timeout = match std::env::var("PALAVER_HOOK_TIMEOUT") {
+            Ok(v) => crate::limits::HOOK_TIMEOUT.parse(&v)?,
+            Err(_) => Duration::from_secs(10),
+        };
         let python = std::env::var("PALAVER_PYTHON").unwrap_or_else(|_| "python3".into());
         let sidecar = crate::spec::read_json_file(&dir.join(SIDECAR)).ok();
         let from_sidecar: Option<Vec<String>> = sidecar

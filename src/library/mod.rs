@@ -216,6 +216,14 @@ pub fn bundled_spec(alias: &str) -> Option<&'static Spec> {
     specs.iter().find(|(a, _)| *a == alias).map(|(_, s)| s)
 }
 
+/// The bundled spec with this protocol_id, if there is one.
+pub fn bundled_spec_by_id(protocol_id: &str) -> Option<&'static Spec> {
+    BUNDLED_SPECS
+        .iter()
+        .filter_map(|(a, _)| bundled_spec(a))
+        .find(|s| s.protocol_id() == protocol_id)
+}
+
 impl Library {
     /// The library compiled into this binary.
     pub fn bundled() -> Library {

@@ -155,6 +155,9 @@ pub fn check_daemon(parent: &Path) -> Option<Map> {
         patch.insert("last_error_excerpt", Value::from(excerpt.as_str()));
     }
     let meta = update_session_file(&file, patch).ok()?;
+    // The daemon may have died in the middle of a line: nobody will finish
+    // it, so cut such fragments off and leave every file parsing whole.
+    let _ = files::repair_tree(parent);
     let dir = StateDir {
         parent: Some(parent.to_owned()),
         child: parent.to_owned(),
@@ -171,9 +174,9 @@ pub fn check_daemon(parent: &Path) -> Option<Map> {
 }
 
 /// Default engine settings for a stateful run.
-pub fn engine_config(peer_timeout: f64) -> EngineConfig {
+pub fn engine_config(peer_timeout: std::time::Duration) -> EngineConfig {
     EngineConfig {
-        peer_timeout: Some(std::time::Duration::from_secs_f64(peer_timeout.max(0.01))),
+        peer_timeout: Some(peer_timeout.max(std::time::Duration::from_millis(10))),
         ..Default::default()
     }
 }

@@ -14,6 +14,7 @@ use super::files::{self, Tail, iso_now};
 use super::state::StateSink;
 use crate::engine::{ControlMode, Decided, Decider, DecisionError, EventSink, Window};
 use crate::json::{Map, Value};
+use crate::limits;
 use crate::obj;
 use async_trait::async_trait;
 use std::collections::{HashMap, HashSet};
@@ -368,13 +369,15 @@ impl DecisionBus {
 
     async fn hybrid(&self, w: &Window) -> Decided {
         let (key, value) = (w.match_key, &w.match_value);
-        let min_think = num(self.options.get("min_think_seconds"))
-            .unwrap_or(0.0)
-            .max(0.0);
+        // Options were checked against limits::THINK before the session
+        // started; clamping here keeps a value that slipped past from
+        // panicking or overflowing the clock.
+        let min_think =
+            limits::THINK.clamp(num(self.options.get("min_think_seconds")).unwrap_or(0.0));
         let now = mono_now();
         let opened_at = self.refresh().all.len();
         self.publish(key, value, "hybrid", now, now + min_think);
-        let until = Instant::now() + Duration::from_secs_f64(min_think);
+        let until = Instant::now() + limits::THINK.saturate(min_think);
         loop {
             if let Some(d) = self.consume(key, value, opened_at) {
                 self.finalize(key, value, "consumed");
@@ -406,15 +409,17 @@ impl DecisionBus {
 
     async fn human(&self, w: &Window) -> Result<Decided, DecisionError> {
         let (key, value) = (w.match_key, &w.match_value);
-        let min_think = self
-            .think("min_think_seconds", "min_think_seconds")
-            .unwrap_or(0.0)
-            .max(0.0);
+        let min_think = limits::THINK.clamp(
+            self.think("min_think_seconds", "min_think_seconds")
+                .unwrap_or(0.0),
+        );
         // Python's `or`: a zero maximum falls back to the bus timeout.
-        let max_think = self
-            .think("max_think_seconds", "max_think_seconds")
-            .filter(|m| *m > 0.0)
-            .unwrap_or(self.timeout)
+        let max_think = limits::THINK
+            .clamp(
+                self.think("max_think_seconds", "max_think_seconds")
+                    .filter(|m| *m > 0.0)
+                    .unwrap_or(self.timeout),
+            )
             .max(min_think);
         let (mono, epoch) = (mono_now(), files::epoch_now());
         let (release, deadline) = (mono + min_think, mono + max_think);
@@ -425,8 +430,8 @@ impl DecisionBus {
         let opened_at = self.refresh().all.len();
         self.publish(key, value, "human", release, deadline);
         let t0 = Instant::now();
-        let release_i = t0 + Duration::from_secs_f64(min_think);
-        let deadline_i = t0 + Duration::from_secs_f64(max_think);
+        let release_i = t0 + limits::THINK.saturate(min_think);
+        let deadline_i = t0 + limits::THINK.saturate(max_think);
         let mut seen: Option<Map> = None;
         let result = loop {
             let latest = self.latest(key, value, opened_at);

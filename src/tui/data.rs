@@ -19,6 +19,8 @@ pub struct Invitation {
     pub options: Map,
     pub host_control_mode: String,
     pub created_at: f64,
+    /// Why palaver cannot join it (options it cannot honour), if so.
+    pub unjoinable: Option<String>,
 }
 
 fn text(m: &Map, k: &str) -> String {
@@ -58,6 +60,7 @@ impl Invitation {
                 .unwrap_or_default(),
             host_control_mode: text(m, "host_control_mode"),
             created_at: num(m, "created_at"),
+            unjoinable: crate::services::remote::unjoinable(m),
         })
     }
 
@@ -155,6 +158,17 @@ mod tests {
         assert_eq!(l.len(), 1);
         assert_eq!(l[0].alias, "rps-v1");
         assert_eq!(l[0].options_line(), "best_of=3");
+        assert_eq!(l[0].unjoinable, None);
+    }
+
+    #[test]
+    fn an_invitation_palaver_cannot_honour_is_marked_with_the_reason() {
+        let v = crate::json::parse_str(
+            r#"[{"post_id":"p1","protocol_id":"43a806481a8e8cd00bc89f4676756c9be9081c0dd8392bee8e3534da41daa55f","options":{"min_think_seconds":1e300}}]"#,
+        )
+        .unwrap();
+        let why = parse_invitations(&v)[0].unjoinable.clone().unwrap();
+        assert!(why.contains("option min_think_seconds"), "{why}");
     }
 
     #[test]

@@ -154,7 +154,13 @@ pub fn draw_invitations(
                 age(now - i.created_at)
             );
             let mut lines = vec![Line::from(Span::styled(head, theme.text()))];
-            if w >= 40 {
+            if let Some(why) = &i.unjoinable {
+                let detail = format!("  cannot join: {why}");
+                lines.push(Line::from(Span::styled(
+                    detail.chars().take(w.max(20)).collect::<String>(),
+                    theme.fg("error"),
+                )));
+            } else if w >= 40 {
                 let detail = format!("  {} · {}", i.host_control_mode, i.options_line());
                 lines.push(Line::from(Span::styled(
                     detail.chars().take(w).collect::<String>(),
