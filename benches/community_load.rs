@@ -57,7 +57,7 @@ fn main() {
         let store = SqliteStore::open(&dir.path().join("community.sqlite")).unwrap();
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
         let url = format!("http://{}", listener.local_addr().unwrap());
-        let cfg = Config { difficulty: 1, invitation_ttl: 3600.0, max_active_invitations: 3, rate_limit: 0.0 };
+        let cfg = Config { difficulty: 1, invitation_ttl: 3600.0, max_active_invitations: 3, rate_limit: 0.0, ..Config::default() };
         tokio::spawn(palaver::community::serve(listener, Box::new(store), cfg));
 
         let host = Arc::new(Client::new(&url, KeyPair::generate()).unwrap());

@@ -32,6 +32,7 @@ fn cfg() -> Config {
         invitation_ttl: 300.0,
         max_active_invitations: 3,
         rate_limit: 0.0,
+        ..Config::default()
     }
 }
 
@@ -468,19 +469,30 @@ async fn registration_needs_the_proof_of_work_and_a_fresh_nonce() {
         400,
         c.raw("POST", "/api/v1/auth/register", Some(&body(good, "0000")))
     );
-    // A wrong counter spends the nonce (no grinding against one challenge).
-    let (status, _) = c
-        .raw("POST", "/api/v1/auth/register", Some(&body(bad, &nonce)))
-        .await
-        .unwrap();
-    assert_eq!(status, 400);
+    // A wrong counter writes nothing (the nonce stays usable); the right
+    // one spends it, so the same nonce cannot register twice.
     rejected!(
         s,
         400,
-        c.raw("POST", "/api/v1/auth/register", Some(&body(good, &nonce)))
+        c.raw("POST", "/api/v1/auth/register", Some(&body(bad, &nonce)))
     );
-    let (status, _) = c.register("n", "").await.unwrap();
-    assert_eq!(status, 201);
+    let (status, v) = c
+        .raw("POST", "/api/v1/auth/register", Some(&body(good, &nonce)))
+        .await
+        .unwrap();
+    assert_eq!(status, 201, "{v:?}");
+    let other = Client::new(&s.url, KeyPair::generate()).unwrap();
+    let opk = other.keys().public_key.clone();
+    let reuse = Value::Object(obj! {
+        "public_key" => opk.as_str(), "nickname" => "m", "bio" => "", "nonce" => nonce.as_str(),
+        "counter" => auth::solve_pow(&nonce, &opk, 2),
+        "signature" => other.keys().sign(auth::registration_canonical(&nonce, &opk, "m").as_bytes()),
+    });
+    rejected!(
+        s,
+        400,
+        other.raw("POST", "/api/v1/auth/register", Some(&reuse))
+    );
 }
 
 #[tokio::test]

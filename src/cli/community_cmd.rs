@@ -23,11 +23,25 @@ pub struct ServeArgs {
     #[arg(long, default_value_t = 1)]
     pub difficulty: u32,
     /// Requests per second allowed per key (0: no limit).
-    #[arg(long, default_value_t = 20.0)]
+    #[arg(long, default_value_t = 20.0, value_parser = parse_rate_limit)]
     pub rate_limit: f64,
     /// Invitation time to live in seconds (hosts renew them).
-    #[arg(long, default_value_t = 300.0)]
+    #[arg(long, default_value_t = 300.0, value_parser = |s: &str| crate::limits::SERVE_INVITATION_TTL.parse_arg(s))]
     pub invitation_ttl: f64,
+    /// Seconds a client has to send a request's head, and then its body
+    /// (slower ones are cut off; idle connections close after as long).
+    #[arg(long, default_value_t = 30.0, value_parser = |s: &str| crate::limits::SERVE_READ_TIMEOUT.parse_arg(s))]
+    pub read_timeout: f64,
+}
+
+/// `--rate-limit`: a finite number of requests per second, 0 to 1,000,000.
+fn parse_rate_limit(s: &str) -> Result<f64, String> {
+    match s.trim().parse::<f64>() {
+        Ok(v) if v.is_finite() && (0.0..=1_000_000.0).contains(&v) => Ok(v),
+        _ => Err(format!(
+            "--rate-limit = {s} is out of range (allowed 0..=1000000 requests per second)"
+        )),
+    }
 }
 
 pub fn runtime() -> Result<tokio::runtime::Runtime> {
@@ -133,6 +147,7 @@ pub fn serve(ctx: &Ctx, a: ServeArgs) -> Result<Outcome> {
         invitation_ttl: a.invitation_ttl,
         max_active_invitations: 3,
         rate_limit: a.rate_limit,
+        read_timeout: crate::limits::SERVE_READ_TIMEOUT.check(a.read_timeout)?,
     };
     // The GTL market shares the database file (its own tables and schema
     // version) and the router.
@@ -226,12 +241,24 @@ pub fn browse(
     let path = format!("/api/v1/invitations?{}", q.join("&"));
     let c = client(ctx)?;
     let v = runtime()?.block_on(c.call("GET", &path, None, &[200]))?;
-    let list = v
+    // Each row says whether palaver can join it (`unjoinable`: the reason,
+    // or null).
+    let list: Vec<Value> = v
         .get("results")
         .and_then(Value::as_array)
         .cloned()
         .or_else(|| v.as_array().cloned())
-        .unwrap_or_default();
+        .unwrap_or_default()
+        .into_iter()
+        .map(|inv| match inv {
+            Value::Object(mut m) => {
+                let why = crate::services::remote::unjoinable(&m);
+                m.insert("unjoinable", why.map_or(Value::Null, Value::from));
+                Value::Object(m)
+            }
+            other => other,
+        })
+        .collect();
     print(
         ctx,
         |out| {
@@ -260,6 +287,9 @@ pub fn browse(
                     g("message"),
                     opts
                 )?;
+                if let Some(why) = inv.get("unjoinable").and_then(Value::as_str) {
+                    writeln!(out, "    cannot join: {why}")?;
+                }
             }
             Ok(())
         },

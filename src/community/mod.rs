@@ -5,6 +5,7 @@
 pub mod auth;
 pub mod client;
 pub mod embedded;
+pub mod recent;
 pub mod server;
 pub mod store;
 

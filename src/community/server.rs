@@ -6,19 +6,36 @@
 //! A rejected request writes nothing: every check runs before the store is
 //! touched, and multi-step changes are single transactions in the store.
 
-use super::auth::{self, MAX_SKEW, REPLAY_WINDOW};
+use super::auth::{self, MAX_SKEW};
 use super::store::{Agent, NewProtocol, SessionRow, Store};
 use crate::identity::{is_key_hex, verify};
 use crate::json::{self, Map, Value};
 use crate::obj;
 use axum::Router;
-use axum::extract::{Path, State};
-use axum::http::{HeaderMap, Method, StatusCode, Uri};
+use axum::extract::{FromRequestParts, Path, State};
+use axum::http::{HeaderMap, Method, StatusCode, Uri, request::Parts};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
-use std::time::{SystemTime, UNIX_EPOCH};
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+/// Largest request body a community route accepts; a larger one is refused
+/// with 413 `too_large` before it is read (by its Content-Length) or as soon
+/// as it passes the limit (a chunked body). A spec bundle fits many times
+/// over. The market's `POST /api/gtl` has its own, smaller limit
+/// ([`crate::market::MAX_MESSAGE_BYTES`]).
+pub const MAX_BODY: usize = 8 * 1024 * 1024;
+
+/// How long a client may take to send a request's head, and then again its
+/// body, by default (`palaver serve --read-timeout`). A client that dribbles
+/// its head is disconnected; one that dribbles its body gets 408
+/// `timeout`. An idle keep-alive connection is closed after as long.
+pub const READ_TIMEOUT: Duration = Duration::from_secs(30);
+
+/// Connections served at once; further ones wait in the listen backlog
+/// until one closes.
+pub const MAX_CONNECTIONS: usize = 4096;
 
 /// Server settings.
 #[derive(Debug, Clone)]
@@ -31,6 +48,9 @@ pub struct Config {
     pub max_active_invitations: usize,
     /// Requests per second per key (0: unlimited); bursts of twice that.
     pub rate_limit: f64,
+    /// Deadline for a request's head and, separately, its body (see
+    /// [`READ_TIMEOUT`]).
+    pub read_timeout: Duration,
 }
 
 impl Default for Config {
@@ -40,6 +60,7 @@ impl Default for Config {
             invitation_ttl: 300.0,
             max_active_invitations: 3,
             rate_limit: 20.0,
+            read_timeout: READ_TIMEOUT,
         }
     }
 }
@@ -49,10 +70,10 @@ struct AppState {
     /// The GTL market sharing this server (and its database file).
     market: Option<Arc<crate::market::Market>>,
     cfg: Config,
-    /// (public key, request id) → timestamp, for replay refusal.
-    seen: Mutex<HashMap<(String, String), i64>>,
-    /// public key → (tokens, last refill).
-    buckets: Mutex<HashMap<String, (f64, f64)>>,
+    /// Request ids seen recently, for replay refusal.
+    seen: Mutex<super::recent::RequestIds>,
+    /// Rate-limit buckets per key.
+    buckets: Mutex<super::recent::Buckets>,
 }
 
 /// An error with a status and a message a person can act on.
@@ -114,8 +135,125 @@ struct Req {
     body: Map,
 }
 
-/// Largest request body accepted (a spec bundle fits many times over).
-const MAX_BODY: usize = 8 * 1024 * 1024;
+/// Why a request body was not taken.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum BodyProblem {
+    /// Longer than the limit (bytes).
+    TooLarge(usize),
+    /// Not complete within the read timeout.
+    TimedOut(Duration),
+    /// The connection failed or the framing was broken.
+    Broken(String),
+}
+
+impl BodyProblem {
+    pub fn status(&self) -> StatusCode {
+        match self {
+            BodyProblem::TooLarge(_) => StatusCode::PAYLOAD_TOO_LARGE,
+            BodyProblem::TimedOut(_) => StatusCode::REQUEST_TIMEOUT,
+            BodyProblem::Broken(_) => StatusCode::BAD_REQUEST,
+        }
+    }
+
+    pub fn code(&self) -> &'static str {
+        match self {
+            BodyProblem::TooLarge(_) => "too_large",
+            BodyProblem::TimedOut(_) => "timeout",
+            BodyProblem::Broken(_) => "bad_body",
+        }
+    }
+
+    pub fn message(&self) -> String {
+        match self {
+            BodyProblem::TooLarge(n) => format!("request bodies are limited to {n} bytes"),
+            BodyProblem::TimedOut(t) => format!(
+                "the request body did not arrive within {} s",
+                t.as_secs_f64()
+            ),
+            BodyProblem::Broken(e) => format!("the request body could not be read: {e}"),
+        }
+    }
+}
+
+/// Reads a request's whole body, at most `limit` bytes within `timeout`,
+/// and hands the request on with the body in memory. A declared
+/// Content-Length past the limit is refused before a byte is read.
+pub async fn buffer_body(
+    req: axum::extract::Request,
+    limit: usize,
+    timeout: Duration,
+) -> Result<axum::extract::Request, BodyProblem> {
+    let (parts, body) = req.into_parts();
+    let declared = parts
+        .headers
+        .get(axum::http::header::CONTENT_LENGTH)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.trim().parse::<u64>().ok());
+    if declared.is_some_and(|n| n > limit as u64) {
+        return Err(BodyProblem::TooLarge(limit));
+    }
+    let bytes = match tokio::time::timeout(timeout, axum::body::to_bytes(body, limit)).await {
+        Err(_) => return Err(BodyProblem::TimedOut(timeout)),
+        Ok(Err(e)) => {
+            let e = e.into_inner();
+            return Err(
+                if e.downcast_ref::<http_body_util::LengthLimitError>()
+                    .is_some()
+                {
+                    BodyProblem::TooLarge(limit)
+                } else {
+                    BodyProblem::Broken(e.to_string())
+                },
+            );
+        }
+        Ok(Ok(b)) => b,
+    };
+    Ok(axum::extract::Request::from_parts(
+        parts,
+        axum::body::Body::from(bytes),
+    ))
+}
+
+/// The response with `Connection: close`: after a refused body the rest of
+/// it is not read, so the connection cannot carry another request.
+pub fn closing(mut r: Response) -> Response {
+    r.headers_mut().insert(
+        axum::http::header::CONNECTION,
+        axum::http::HeaderValue::from_static("close"),
+    );
+    r
+}
+
+/// The community routes' body guard ([`MAX_BODY`], the read timeout).
+async fn guard_body(
+    State(timeout): State<Duration>,
+    req: axum::extract::Request,
+    next: axum::middleware::Next,
+) -> Response {
+    match buffer_body(req, MAX_BODY, timeout).await {
+        Ok(req) => next.run(req).await,
+        Err(p) => closing(err(p.status(), p.code(), p.message()).into_response()),
+    }
+}
+
+/// A `{id}` path segment; one that does not decode (bad percent-encoding,
+/// not UTF-8) is a 400 with the usual JSON error.
+struct Id(String);
+
+impl<S: Send + Sync> FromRequestParts<S> for Id {
+    type Rejection = ApiError;
+
+    async fn from_request_parts(parts: &mut Parts, state: &S) -> Result<Id, ApiError> {
+        match Path::<String>::from_request_parts(parts, state).await {
+            Ok(Path(id)) => Ok(Id(id)),
+            Err(e) => Err(err(
+                StatusCode::BAD_REQUEST,
+                "bad_path",
+                format!("the id in the path is not valid: {}", e.body_text()),
+            )),
+        }
+    }
+}
 
 impl axum::extract::FromRequest<Arc<AppState>> for Req {
     type Rejection = ApiError;
@@ -140,6 +278,16 @@ fn header<'a>(h: &'a HeaderMap, name: &str) -> Option<&'a str> {
     h.get(name).and_then(|v| v.to_str().ok())
 }
 
+/// Characters a nickname may not hold: control characters, and the
+/// invisible direction and joining controls that would let one name pass
+/// for another on screen.
+fn spoofing_char(c: char) -> bool {
+    c.is_control()
+        || matches!(c,
+            '\u{200B}'..='\u{200F}' | '\u{202A}'..='\u{202E}' | '\u{2060}'..='\u{2069}'
+            | '\u{061C}' | '\u{FEFF}')
+}
+
 /// Checks the signed-request headers, the clock, replays and the rate.
 fn authenticate(
     st: &AppState,
@@ -150,11 +298,14 @@ fn authenticate(
 ) -> Result<Req, ApiError> {
     let unauth = |m: &str| err(StatusCode::UNAUTHORIZED, "unauthorized", m.to_owned());
     let key = header(h, "x-public-key")
-        .ok_or_else(|| unauth("missing X-Public-Key"))?
+        .ok_or_else(|| unauth("missing (or non-ASCII) X-Public-Key"))?
         .to_ascii_lowercase();
-    let ts = header(h, "x-timestamp").ok_or_else(|| unauth("missing X-Timestamp"))?;
-    let rid = header(h, "x-request-id").ok_or_else(|| unauth("missing X-Request-Id"))?;
-    let sig = header(h, "x-signature").ok_or_else(|| unauth("missing X-Signature"))?;
+    let ts =
+        header(h, "x-timestamp").ok_or_else(|| unauth("missing (or non-ASCII) X-Timestamp"))?;
+    let rid =
+        header(h, "x-request-id").ok_or_else(|| unauth("missing (or non-ASCII) X-Request-Id"))?;
+    let sig =
+        header(h, "x-signature").ok_or_else(|| unauth("missing (or non-ASCII) X-Signature"))?;
     if !is_key_hex(&key) {
         return Err(unauth("X-Public-Key must be 64 lowercase hex characters"));
     }
@@ -165,10 +316,11 @@ fn authenticate(
         .parse()
         .map_err(|_| unauth("X-Timestamp must be unix seconds"))?;
     let now = now_f() as i64;
-    if (now - t).abs() > MAX_SKEW {
+    // i128: a timestamp near i64::MIN or MAX must not overflow the difference.
+    let skew = i128::from(now) - i128::from(t);
+    if skew.abs() > i128::from(MAX_SKEW) {
         return Err(unauth(&format!(
-            "X-Timestamp is {}s away from the server clock (limit {MAX_SKEW}s): check your clock",
-            now - t
+            "X-Timestamp is {skew}s away from the server clock (limit {MAX_SKEW}s): check your clock"
         )));
     }
     let path = uri
@@ -184,34 +336,44 @@ fn authenticate(
             "X-Signature does not verify over the request (timestamp, method, path with query, request id, body)",
         ));
     }
+    use super::recent::Refusal;
+    let busy = || {
+        err(
+            StatusCode::SERVICE_UNAVAILABLE,
+            "busy",
+            "the server is tracking too many recent requests; try again in a few seconds",
+        )
+    };
+    match st
+        .seen
+        .lock()
+        .unwrap_or_else(|p| p.into_inner())
+        .admit(&key, rid, t, now)
     {
-        let mut seen = st.seen.lock().unwrap_or_else(|p| p.into_inner());
-        if seen.len() > 100_000 {
-            seen.retain(|_, at| now - *at <= REPLAY_WINDOW);
-        }
-        let id = (key.clone(), rid.to_owned());
-        if seen.get(&id).is_some_and(|at| now - *at <= REPLAY_WINDOW) {
+        Ok(()) => {}
+        Err(Refusal::Busy) => return Err(busy()),
+        Err(_) => {
             return Err(unauth(
                 "X-Request-Id was already used: every request needs a fresh one",
             ));
         }
-        seen.insert(id, now);
     }
     if st.cfg.rate_limit > 0.0 {
-        let mut b = st.buckets.lock().unwrap_or_else(|p| p.into_inner());
-        let cap = st.cfg.rate_limit * 2.0;
-        let nowf = now_f();
-        let e = b.entry(key.clone()).or_insert((cap, nowf));
-        e.0 = (e.0 + (nowf - e.1) * st.cfg.rate_limit).min(cap);
-        e.1 = nowf;
-        if e.0 < 1.0 {
-            return Err(err(
-                StatusCode::TOO_MANY_REQUESTS,
-                "rate_limited",
-                format!("more than {} requests per second", st.cfg.rate_limit),
-            ));
+        match st.buckets.lock().unwrap_or_else(|p| p.into_inner()).take(
+            &key,
+            st.cfg.rate_limit,
+            now_f(),
+        ) {
+            Ok(()) => {}
+            Err(Refusal::Busy) => return Err(busy()),
+            Err(_) => {
+                return Err(err(
+                    StatusCode::TOO_MANY_REQUESTS,
+                    "rate_limited",
+                    format!("more than {} requests per second", st.cfg.rate_limit),
+                ));
+            }
         }
-        e.0 -= 1.0;
     }
     let body = if body.is_empty() {
         Map::new()
@@ -272,6 +434,9 @@ async fn challenge(State(st): State<Arc<AppState>>, _: Req) -> Reply {
     )
 }
 
+/// How long a registration challenge stays usable, seconds.
+const CHALLENGE_AGE: f64 = 300.0;
+
 async fn register(State(st): State<Arc<AppState>>, r: Req) -> Reply {
     let pk = need(&r.body, "public_key")?.to_ascii_lowercase();
     if pk != r.key {
@@ -289,6 +454,16 @@ async fn register(State(st): State<Arc<AppState>>, r: Req) -> Reply {
             "nickname is limited to 64 characters",
         ));
     }
+    if let Some(c) = nickname.chars().find(|c| spoofing_char(*c)) {
+        return Err(err(
+            StatusCode::BAD_REQUEST,
+            "bad_request",
+            format!(
+                "nickname may not hold control or direction characters (found U+{:04X})",
+                u32::from(c)
+            ),
+        ));
+    }
     let nonce = need(&r.body, "nonce")?;
     let counter = r
         .body
@@ -303,7 +478,9 @@ async fn register(State(st): State<Arc<AppState>>, r: Req) -> Reply {
             )
         })?;
     let sig = need(&r.body, "signature")?;
-    let Some(difficulty) = st.store.take_challenge(nonce, now_f(), 300.0)? else {
+    // Every check runs against the challenge before it is spent, so a
+    // refused registration writes nothing; only a successful one takes it.
+    let Some(difficulty) = st.store.challenge(nonce, now_f(), CHALLENGE_AGE)? else {
         return Err(err(
             StatusCode::BAD_REQUEST,
             "bad_challenge",
@@ -335,6 +512,17 @@ async fn register(State(st): State<Arc<AppState>>, r: Req) -> Reply {
                 obj! { "error" => "already_registered", "agent_id" => existing.agent_id, "nickname" => existing.nickname },
             ),
         );
+    }
+    if st
+        .store
+        .take_challenge(nonce, now_f(), CHALLENGE_AGE)?
+        .is_none()
+    {
+        return Err(err(
+            StatusCode::BAD_REQUEST,
+            "bad_challenge",
+            "the nonce was used meanwhile: get a fresh one from /api/v1/auth/challenge",
+        ));
     }
     let agent = Agent {
         public_key: pk.clone(),
@@ -429,8 +617,9 @@ fn pct_decode(s: &str) -> String {
         match b[i] {
             b'+' => out.push(b' '),
             b'%' if i + 2 < b.len() => {
-                let h = std::str::from_utf8(&b[i + 1..i + 3])
-                    .ok()
+                let h = (b[i + 1].is_ascii_hexdigit() && b[i + 2].is_ascii_hexdigit())
+                    .then(|| std::str::from_utf8(&b[i + 1..i + 3]).ok())
+                    .flatten()
                     .and_then(|x| u8::from_str_radix(x, 16).ok());
                 match h {
                     Some(v) => {
@@ -474,7 +663,7 @@ async fn list_protocols(State(st): State<Arc<AppState>>, u: Uri, _: Req) -> Repl
     )
 }
 
-async fn get_protocol(State(st): State<Arc<AppState>>, Path(id): Path<String>, _: Req) -> Reply {
+async fn get_protocol(State(st): State<Arc<AppState>>, Id(id): Id, _: Req) -> Reply {
     let Some((name, description, kind, spec)) = st.store.protocol(&id)? else {
         return Err(err(
             StatusCode::NOT_FOUND,
@@ -564,7 +753,7 @@ async fn list_invitations(State(st): State<Arc<AppState>>, u: Uri, _: Req) -> Re
     )
 }
 
-async fn get_invitation(State(st): State<Arc<AppState>>, Path(id): Path<String>, _: Req) -> Reply {
+async fn get_invitation(State(st): State<Arc<AppState>>, Id(id): Id, _: Req) -> Reply {
     match st.store.invitation(&id)? {
         Some(inv) => reply(StatusCode::OK, Value::Object(inv)),
         None => Err(err(
@@ -593,11 +782,7 @@ fn own_open_invitation(st: &AppState, id: &str, key: &str) -> Result<Map, ApiErr
     Ok(inv)
 }
 
-async fn renew_invitation(
-    State(st): State<Arc<AppState>>,
-    Path(id): Path<String>,
-    r: Req,
-) -> Reply {
+async fn renew_invitation(State(st): State<Arc<AppState>>, Id(id): Id, r: Req) -> Reply {
     let inv = own_open_invitation(&st, &id, &r.key)?;
     if s(&inv, "status") != Some("open") {
         return Err(err(
@@ -614,13 +799,23 @@ async fn renew_invitation(
     )
 }
 
-async fn cancel_invitation(
-    State(st): State<Arc<AppState>>,
-    Path(id): Path<String>,
-    r: Req,
-) -> Reply {
-    own_open_invitation(&st, &id, &r.key)?;
-    st.store.set_invitation(&id, Some("cancelled"), None)?;
+async fn cancel_invitation(State(st): State<Arc<AppState>>, Id(id): Id, r: Req) -> Reply {
+    let inv = own_open_invitation(&st, &id, &r.key)?;
+    match s(&inv, "status") {
+        Some("open") => st.store.set_invitation(&id, Some("cancelled"), None)?,
+        // Cancelling twice is fine and writes nothing.
+        Some("cancelled") => {}
+        other => {
+            return Err(err(
+                StatusCode::CONFLICT,
+                "not_open",
+                format!(
+                    "the invitation is {}: a session was recorded for it",
+                    other.unwrap_or("?")
+                ),
+            ));
+        }
+    }
     Ok(StatusCode::NO_CONTENT.into_response())
 }
 
@@ -726,7 +921,7 @@ fn session_value(s: &SessionRow) -> Value {
     })
 }
 
-async fn get_session(State(st): State<Arc<AppState>>, Path(id): Path<String>, _: Req) -> Reply {
+async fn get_session(State(st): State<Arc<AppState>>, Id(id): Id, _: Req) -> Reply {
     match st.store.session(&id)? {
         Some(s) => reply(StatusCode::OK, session_value(&s)),
         None => Err(err(
@@ -737,7 +932,7 @@ async fn get_session(State(st): State<Arc<AppState>>, Path(id): Path<String>, _:
     }
 }
 
-async fn session_status(State(st): State<Arc<AppState>>, Path(id): Path<String>, r: Req) -> Reply {
+async fn session_status(State(st): State<Arc<AppState>>, Id(id): Id, r: Req) -> Reply {
     let session = party_session(&st, &id, &r.key)?;
     let status = need(&r.body, "status")?;
     if !matches!(status, "closed" | "failed" | "cancelled") {
@@ -760,7 +955,7 @@ async fn session_status(State(st): State<Arc<AppState>>, Path(id): Path<String>,
     )
 }
 
-async fn session_result(State(st): State<Arc<AppState>>, Path(id): Path<String>, r: Req) -> Reply {
+async fn session_result(State(st): State<Arc<AppState>>, Id(id): Id, r: Req) -> Reply {
     party_session(&st, &id, &r.key)?;
     let winner = need(&r.body, "winner")?;
     if !matches!(winner, "host" | "guest" | "draw") {
@@ -779,7 +974,7 @@ async fn session_result(State(st): State<Arc<AppState>>, Path(id): Path<String>,
     )
 }
 
-async fn get_transport(State(st): State<Arc<AppState>>, Path(id): Path<String>, r: Req) -> Reply {
+async fn get_transport(State(st): State<Arc<AppState>>, Id(id): Id, r: Req) -> Reply {
     let s = party_session(&st, &id, &r.key)?;
     reply(
         StatusCode::OK,
@@ -789,7 +984,7 @@ async fn get_transport(State(st): State<Arc<AppState>>, Path(id): Path<String>, 
     )
 }
 
-async fn patch_transport(State(st): State<Arc<AppState>>, Path(id): Path<String>, r: Req) -> Reply {
+async fn patch_transport(State(st): State<Arc<AppState>>, Id(id): Id, r: Req) -> Reply {
     let s = party_session(&st, &id, &r.key)?;
     let ticket = need(&r.body, "iroh_ticket")?;
     let sig = need(&r.body, "transport_binding_signature")?;
@@ -868,7 +1063,7 @@ fn s_opt<'a>(m: &'a Map, k: &str) -> &'a str {
     s(m, k).unwrap_or("")
 }
 
-async fn agent_stats(State(st): State<Arc<AppState>>, Path(id): Path<String>, _: Req) -> Reply {
+async fn agent_stats(State(st): State<Arc<AppState>>, Id(id): Id, _: Req) -> Reply {
     let agent = st
         .store
         .agent(&id)?
@@ -933,12 +1128,13 @@ pub fn router_with_market(
     cfg: Config,
     market: Option<Arc<crate::market::Market>>,
 ) -> Router {
+    let read_timeout = cfg.read_timeout;
     let st = Arc::new(AppState {
         store,
         market: market.clone(),
         cfg,
-        seen: Mutex::new(HashMap::new()),
-        buckets: Mutex::new(HashMap::new()),
+        seen: Mutex::new(Default::default()),
+        buckets: Mutex::new(Default::default()),
     });
     let community = Router::new()
         .route("/api/v1/auth/challenge", get(challenge))
@@ -967,23 +1163,149 @@ pub fn router_with_market(
         .route("/api/v1/ratings", post(rating))
         .route("/api/v1/agents/{id}/stats", get(agent_stats))
         .route("/api/gtl/token", post(market_token))
-        .with_state(st);
-    match market {
-        Some(m) => community.merge(crate::market::http::routes(m)),
+        .with_state(st)
+        .layer(axum::middleware::from_fn_with_state(
+            read_timeout,
+            guard_body,
+        ));
+    let all = match market {
+        Some(m) => community.merge(crate::market::http::routes(m, read_timeout)),
         None => community,
+    };
+    all.fallback(no_route)
+        .method_not_allowed_fallback(wrong_method)
+}
+
+async fn no_route(method: Method, uri: Uri) -> ApiError {
+    err(
+        StatusCode::NOT_FOUND,
+        "not_found",
+        format!("no route {method} {}", uri.path()),
+    )
+}
+
+async fn wrong_method(method: Method, uri: Uri) -> ApiError {
+    err(
+        StatusCode::METHOD_NOT_ALLOWED,
+        "method_not_allowed",
+        format!("{} does not take {method}", uri.path()),
+    )
+}
+
+/// Runs one request through `app` in process, with no network (the fuzz
+/// targets and the property tests drive the routes this way).
+pub async fn call(app: &Router, req: axum::extract::Request) -> Response {
+    use hyper::service::Service as _;
+    match hyper_util::service::TowerToHyperService::new(app.clone())
+        .call(req)
+        .await
+    {
+        Ok(r) => r,
+        Err(never) => match never {},
     }
 }
 
-/// Serves until the listener closes.
+/// A router driven in process, one request at a time, on its own
+/// single-threaded runtime: what the fuzz targets and property tests use
+/// (they need neither a socket nor an async runtime of their own).
+pub struct InProcess {
+    rt: tokio::runtime::Runtime,
+    app: Router,
+}
+
+impl InProcess {
+    pub fn new(app: Router) -> std::io::Result<InProcess> {
+        let rt = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()?;
+        Ok(InProcess { rt, app })
+    }
+
+    /// Sends one request; returns the status and the body bytes. A request
+    /// that cannot be built (a bad method, path or header) is `Err`.
+    pub fn request(
+        &self,
+        method: &str,
+        path: &str,
+        headers: &[(String, String)],
+        body: Vec<u8>,
+    ) -> Result<(u16, Vec<u8>), String> {
+        let mut b = axum::http::Request::builder().method(method).uri(path);
+        for (k, v) in headers {
+            b = b.header(k.as_str(), v.as_str());
+        }
+        let req = b
+            .body(axum::body::Body::from(body))
+            .map_err(|e| e.to_string())?;
+        self.rt.block_on(async {
+            let resp = call(&self.app, req).await;
+            let status = resp.status().as_u16();
+            let bytes = axum::body::to_bytes(resp.into_body(), usize::MAX)
+                .await
+                .map_err(|e| e.to_string())?;
+            Ok((status, bytes.to_vec()))
+        })
+    }
+}
+
+/// Serves the community until the listener fails.
 pub async fn serve(
     listener: tokio::net::TcpListener,
     store: Box<dyn Store>,
     cfg: Config,
 ) -> std::io::Result<()> {
-    axum::serve(listener, router(store, cfg)).await
+    let t = cfg.read_timeout;
+    serve_router(listener, router(store, cfg), t).await
 }
 
-/// Serves the community and the GTL market until the listener closes.
+/// Serves `app` over HTTP/1.1: at most [`MAX_CONNECTIONS`] connections at
+/// once, each with `read_timeout` to send every request head (hyper's
+/// header read timeout, which also ends idle keep-alive connections); the
+/// routes' body guards bound the bodies. A failed accept (out of file
+/// descriptors, say) is retried after a short pause, never fatal.
+pub async fn serve_router(
+    listener: tokio::net::TcpListener,
+    app: Router,
+    read_timeout: Duration,
+) -> std::io::Result<()> {
+    let slots = Arc::new(tokio::sync::Semaphore::new(MAX_CONNECTIONS));
+    loop {
+        let Ok(slot) = slots.clone().acquire_owned().await else {
+            return Ok(());
+        };
+        let stream = match listener.accept().await {
+            Ok((stream, _)) => stream,
+            Err(e)
+                if matches!(
+                    e.kind(),
+                    std::io::ErrorKind::ConnectionAborted
+                        | std::io::ErrorKind::ConnectionReset
+                        | std::io::ErrorKind::ConnectionRefused
+                ) =>
+            {
+                continue;
+            }
+            Err(_) => {
+                tokio::time::sleep(Duration::from_millis(50)).await;
+                continue;
+            }
+        };
+        let _ = stream.set_nodelay(true);
+        let service = hyper_util::service::TowerToHyperService::new(app.clone());
+        tokio::spawn(async move {
+            let _slot = slot;
+            let mut http = hyper::server::conn::http1::Builder::new();
+            http.timer(hyper_util::rt::TokioTimer::new())
+                .header_read_timeout(read_timeout);
+            let _ = http
+                .serve_connection(hyper_util::rt::TokioIo::new(stream), service)
+                .with_upgrades()
+                .await;
+        });
+    }
+}
+
+/// Serves the community and the GTL market until the listener fails.
 pub async fn serve_with_market(
     listener: tokio::net::TcpListener,
     store: Box<dyn Store>,
@@ -1002,7 +1324,8 @@ pub async fn serve_with_market(
             }
         })
     };
-    let r = axum::serve(listener, router_with_market(store, cfg, Some(market))).await;
+    let t = cfg.read_timeout;
+    let r = serve_router(listener, router_with_market(store, cfg, Some(market)), t).await;
     sweeper.abort();
     r
 }

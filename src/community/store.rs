@@ -61,6 +61,9 @@ pub struct NewProtocol<'a> {
 
 pub trait Store: Send + Sync {
     fn add_challenge(&self, nonce: &str, difficulty: u32, now: f64) -> Res<()>;
+    /// The difficulty of a challenge younger than `max_age`, leaving it in
+    /// place.
+    fn challenge(&self, nonce: &str, now: f64, max_age: f64) -> Res<Option<u32>>;
     /// Takes a challenge younger than `max_age` (single use).
     fn take_challenge(&self, nonce: &str, now: f64, max_age: f64) -> Res<Option<u32>>;
     fn agent(&self, public_key: &str) -> Res<Option<Agent>>;
@@ -222,6 +225,18 @@ impl Store for SqliteStore {
             params![nonce, difficulty, now],
         )?;
         Ok(())
+    }
+
+    fn challenge(&self, nonce: &str, now: f64, max_age: f64) -> Res<Option<u32>> {
+        let found: Option<(u32, f64)> = self
+            .db()
+            .query_row(
+                "SELECT difficulty, created_at FROM challenges WHERE nonce = ?1",
+                params![nonce],
+                |r| Ok((r.get(0)?, r.get(1)?)),
+            )
+            .optional()?;
+        Ok(found.filter(|(_, at)| now - at <= max_age).map(|(d, _)| d))
     }
 
     fn take_challenge(&self, nonce: &str, now: f64, max_age: f64) -> Res<Option<u32>> {

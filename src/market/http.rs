@@ -12,13 +12,18 @@
 //!
 //! `POST /api/gtl/token` lives in [`crate::community::server`], because it
 //! is authenticated with the community's signed-request scheme.
+//!
+//! Bodies are limited to [`super::MAX_MESSAGE_BYTES`] (413 `too_large`,
+//! refused by Content-Length before a byte is read) and must arrive within
+//! the server's read timeout (408 `timeout`); a path id that does not decode
+//! is a 400. Every error is the market's JSON envelope.
 
 use super::{Market, MarketError, policy};
 use crate::json::Value;
 use crate::obj;
 use axum::Router;
-use axum::extract::{Path, State};
-use axum::http::{HeaderMap, StatusCode, Uri};
+use axum::extract::{FromRequestParts, Path, State};
+use axum::http::{HeaderMap, StatusCode, Uri, request::Parts};
 use axum::response::{IntoResponse, Response};
 use axum::routing::get;
 use std::sync::Arc;
@@ -57,6 +62,49 @@ pub fn discovery() -> Value {
     })
 }
 
+/// A `{id}` path segment; one that does not decode is a 400 with the
+/// market's error envelope.
+struct Id(String);
+
+impl<S: Send + Sync> FromRequestParts<S> for Id {
+    type Rejection = Response;
+
+    async fn from_request_parts(parts: &mut Parts, state: &S) -> Result<Id, Response> {
+        match Path::<String>::from_request_parts(parts, state).await {
+            Ok(Path(id)) => Ok(Id(id)),
+            Err(e) => Err(MarketError::Malformed(format!(
+                "the id in the path is not valid: {}",
+                e.body_text()
+            ))
+            .into_response()),
+        }
+    }
+}
+
+/// The market's body guard: [`super::MAX_MESSAGE_BYTES`] and the read
+/// timeout, refused with the market's envelope (413 `too_large`, 408
+/// `timeout`).
+async fn guard_body(
+    State(timeout): State<std::time::Duration>,
+    req: axum::extract::Request,
+    next: axum::middleware::Next,
+) -> Response {
+    use crate::community::server::{buffer_body, closing};
+    match buffer_body(req, super::MAX_MESSAGE_BYTES, timeout).await {
+        Ok(req) => next.run(req).await,
+        Err(p) => closing(
+            (
+                p.status(),
+                [("content-type", "application/json")],
+                crate::canonical::to_string_ordered(&Value::Object(
+                    obj! { "ok" => false, "error" => p.code(), "message" => p.message() },
+                )),
+            )
+                .into_response(),
+        ),
+    }
+}
+
 async fn well_known() -> Response {
     json(200, &discovery())
 }
@@ -81,7 +129,7 @@ async fn schema() -> Response {
     json(200, &super::schema::schema())
 }
 
-async fn get_policy(Path(id): Path<String>) -> Response {
+async fn get_policy(Id(id): Id) -> Response {
     if id != policy::POLICY_ID {
         return MarketError::NotFound(format!(
             "no policy {id}: this market publishes {}",
@@ -113,7 +161,7 @@ async fn post_gtl(State(m): State<Arc<Market>>, h: HeaderMap, body: axum::body::
     }
 }
 
-async fn get_transaction(State(m): State<Arc<Market>>, Path(id): Path<String>) -> Response {
+async fn get_transaction(State(m): State<Arc<Market>>, Id(id): Id) -> Response {
     match tokio::task::spawn_blocking(move || m.transaction(&id)).await {
         Ok(Ok(v)) => json(200, &v),
         Ok(Err(e)) => e.into_response(),
@@ -121,7 +169,7 @@ async fn get_transaction(State(m): State<Arc<Market>>, Path(id): Path<String>) -
     }
 }
 
-async fn get_account(State(m): State<Arc<Market>>, Path(id): Path<String>) -> Response {
+async fn get_account(State(m): State<Arc<Market>>, Id(id): Id) -> Response {
     match m.balance(&id) {
         Ok(Some(b)) => json(
             200,
@@ -132,8 +180,9 @@ async fn get_account(State(m): State<Arc<Market>>, Path(id): Path<String>) -> Re
     }
 }
 
-/// The market's routes over `market`.
-pub fn routes(market: Arc<Market>) -> Router {
+/// The market's routes over `market`; a request's head and then its body
+/// must each arrive within `read_timeout`.
+pub fn routes(market: Arc<Market>, read_timeout: std::time::Duration) -> Router {
     Router::new()
         .route("/.well-known/aiguishi.json", get(well_known))
         .route("/api/market", get(list_market))
@@ -146,4 +195,8 @@ pub fn routes(market: Arc<Market>) -> Router {
             super::MAX_MESSAGE_BYTES,
         ))
         .with_state(market)
+        .layer(axum::middleware::from_fn_with_state(
+            read_timeout,
+            guard_body,
+        ))
 }
