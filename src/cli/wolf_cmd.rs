@@ -1,7 +1,7 @@
 //! `palaver wolf …`: the AIWolf NLP werewolf server, client and local bot
 //! games.
 
-use crate::werewolf::agent::{BotDecider, ControlMode, JoinOptions, join};
+use crate::werewolf::agent::{BotDecider, ControlMode, JoinLimits, JoinOptions, join, join_with};
 use crate::werewolf::bot::Bot;
 use crate::werewolf::config::Config;
 use crate::werewolf::game::GameEvent;
@@ -39,7 +39,7 @@ pub struct ServeArgs {
     /// Start this many bot agents (each its own team, pbotA1, pbotB1, …)
     /// that keep joining games; with matching.self_match = false they fill
     /// the seats other teams leave.
-    #[arg(long, default_value_t = 0)]
+    #[arg(long, default_value_t = 0, value_parser = parse_bots)]
     pub bots: usize,
 }
 
@@ -63,6 +63,15 @@ pub struct JoinArgs {
     /// Games to play (reconnecting after each).
     #[arg(long, default_value_t = 1)]
     pub games: usize,
+    /// Seconds to connect and upgrade to WebSocket before giving up.
+    #[arg(long, value_name = "SECONDS", default_value_t = 30.0,
+          value_parser = |s: &str| crate::limits::WOLF_CONNECT_TIMEOUT.parse_arg(s))]
+    pub connect_timeout: f64,
+    /// Seconds of silence from the server (waiting room included) before
+    /// giving up.
+    #[arg(long, value_name = "SECONDS", default_value_t = 600.0,
+          value_parser = |s: &str| crate::limits::WOLF_IDLE_TIMEOUT.parse_arg(s))]
+    pub idle_timeout: f64,
 }
 
 #[derive(Debug, Clone, Copy, clap::ValueEnum)]
@@ -84,6 +93,18 @@ pub struct PlayArgs {
     /// Write the game .log here.
     #[arg(long, value_name = "FILE")]
     pub game_log: Option<PathBuf>,
+}
+
+/// `--bots`: at most [`crate::limits::WOLF_BOTS`].
+fn parse_bots(s: &str) -> Result<usize, String> {
+    let n: i64 = s
+        .trim()
+        .parse()
+        .map_err(|_| format!("--bots must be a whole number, got {s:?}"))?;
+    crate::limits::WOLF_BOTS
+        .check(n)
+        .map(|n| n as usize)
+        .map_err(|e| e.to_string())
 }
 
 fn runtime() -> Result<tokio::runtime::Runtime> {
@@ -176,10 +197,17 @@ fn join_cmd(ctx: &super::Ctx, a: JoinArgs) -> Result<super::Outcome> {
         token: a.token.clone(),
         seed: a.seed,
     };
+    let limits = JoinLimits {
+        connect: crate::limits::WOLF_CONNECT_TIMEOUT.check(a.connect_timeout)?,
+        idle: crate::limits::WOLF_IDLE_TIMEOUT.check(a.idle_timeout)?,
+        ..JoinLimits::default()
+    };
     runtime()?.block_on(async {
         for g in 0..a.games {
             let mut d = BotDecider(Bot::new(a.seed.wrapping_add(g as u64)));
-            let r = join(&opts, &mut d).await?;
+            let r = join_with(&opts, &limits, &mut d)
+                .await
+                .with_context(|| format!("game {} at {}", g + 1, a.url))?;
             let v = &r.view;
             println!(
                 "game {} as {} ({}): {} packets, {} answers, {} fallbacks, winner {}",

@@ -331,24 +331,322 @@ pub struct ClientReport {
     pub frames: Vec<String>,
 }
 
+/// How long `join` waits for the server and how much it takes from it.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct JoinLimits {
+    /// TCP connect plus the WebSocket upgrade.
+    pub connect: Duration,
+    /// The longest silence from the server (the waiting room included).
+    pub idle: Duration,
+    /// The largest packet accepted, in bytes.
+    pub max_packet: usize,
+}
+
+impl Default for JoinLimits {
+    /// 30 s to connect, 10 minutes of silence, 4 MiB packets.
+    fn default() -> Self {
+        JoinLimits {
+            connect: Duration::from_secs(30),
+            idle: Duration::from_secs(600),
+            max_packet: crate::limits::WOLF_MAX_PACKET_BYTES,
+        }
+    }
+}
+
+/// Bytes of received frames a [`ClientReport`] keeps verbatim; later
+/// frames are counted but not kept.
+const REPORT_FRAME_BYTES: usize = 32 << 20;
+
+/// Up to 80 characters of `s`, for quoting a peer's text in an error.
+fn excerpt(s: &str) -> String {
+    let mut out: String = s.chars().take(80).collect();
+    if out.len() < s.len() {
+        out.push('…');
+    }
+    format!("{out:?}")
+}
+
+/// Parses one server packet the way `palaver wolf join` does and checks
+/// what the client relies on: a known request kind, `info` on everything
+/// but NAME, and every number it computes with (day, remain counts and
+/// lengths, the setting's counts, lengths and timeouts) inside
+/// [`crate::limits`]. Unknown keys are ignored.
+pub fn decode_packet(text: &str) -> Result<Packet, WolfError> {
+    let p = match Packet::from_json(text) {
+        Ok(p) => p,
+        Err(e) => {
+            // Name an unknown request kind rather than serde's variant list.
+            if let Ok(v) = serde_json::from_str::<serde_json::Value>(text)
+                && let Some(r) = v.get("request")
+            {
+                let known = serde_json::from_value::<Request>(r.clone()).is_ok();
+                if !known {
+                    let kind = match r.as_str() {
+                        Some(k) => excerpt(k),
+                        None => excerpt(&r.to_string()),
+                    };
+                    return Err(WolfError::Protocol(format!("unknown request kind {kind}")));
+                }
+            }
+            return Err(WolfError::Protocol(format!(
+                "undecodable packet {}: {e}",
+                excerpt(text)
+            )));
+        }
+    };
+    check_packet(&p)?;
+    Ok(p)
+}
+
+/// The range checks of [`decode_packet`] on a parsed packet.
+pub fn check_packet(p: &Packet) -> Result<(), WolfError> {
+    use crate::limits::{
+        Count, WOLF_AGENTS, WOLF_DAYS, WOLF_PACKET_TIMEOUT_MS, WOLF_TALK_COUNT, WOLF_TALK_LENGTH,
+        WOLF_VOTE_ROUNDS,
+    };
+    let bad = |e: crate::limits::LimitError| {
+        WolfError::Protocol(format!("{} packet: {e}", p.request.as_str()))
+    };
+    // FINISH after the last day carries the day after it.
+    let day = Count {
+        field: "day",
+        min: 0,
+        max: WOLF_DAYS.max + 1,
+    };
+    if p.request != Request::Name && p.info.is_none() {
+        return Err(WolfError::Protocol(format!(
+            "{} packet without info",
+            p.request.as_str()
+        )));
+    }
+    if let Some(i) = &p.info {
+        day.check_as("info.day", i.day).map_err(bad)?;
+        if let Some(n) = i.remain_count {
+            WOLF_TALK_COUNT
+                .check_as("info.remain_count", n)
+                .map_err(bad)?;
+        }
+        if let Some(n) = i.remain_skip {
+            WOLF_TALK_COUNT
+                .check_as("info.remain_skip", n)
+                .map_err(bad)?;
+        }
+        if let Some(n) = i.remain_length {
+            WOLF_TALK_LENGTH
+                .check_as("info.remain_length", n)
+                .map_err(bad)?;
+        }
+    }
+    if let Some(s) = &p.setting {
+        WOLF_AGENTS
+            .check_as("setting.agent_count", s.agent_count)
+            .map_err(bad)?;
+        if let Some(d) = s.max_day {
+            WOLF_DAYS.check_as("setting.max_day", d).map_err(bad)?;
+        }
+        for (what, t) in [("talk", &s.talk), ("whisper", &s.whisper)] {
+            let counts = [
+                ("max_count.per_agent", Some(t.max_count.per_agent)),
+                ("max_count.per_day", Some(t.max_count.per_day)),
+                ("max_skip", Some(t.max_skip)),
+            ];
+            for (k, v) in counts {
+                if let Some(v) = v {
+                    WOLF_TALK_COUNT
+                        .check_as(&format!("setting.{what}.{k}"), v)
+                        .map_err(bad)?;
+                }
+            }
+            let m = &t.max_length;
+            let lengths = [
+                ("per_talk", m.per_talk),
+                ("mention_length", m.mention_length),
+                ("per_agent", m.per_agent),
+                ("base_length", m.base_length),
+            ];
+            for (k, v) in lengths {
+                if let Some(v) = v {
+                    WOLF_TALK_LENGTH
+                        .check_as(&format!("setting.{what}.max_length.{k}"), v)
+                        .map_err(bad)?;
+                }
+            }
+            if let Some(d) = t.duration {
+                WOLF_PACKET_TIMEOUT_MS
+                    .check_as(&format!("setting.{what}.duration"), d)
+                    .map_err(bad)?;
+            }
+        }
+        WOLF_VOTE_ROUNDS
+            .check_as("setting.vote.max_count", s.vote.max_count)
+            .map_err(bad)?;
+        WOLF_VOTE_ROUNDS
+            .check_as("setting.attack_vote.max_count", s.attack_vote.max_count)
+            .map_err(bad)?;
+        WOLF_PACKET_TIMEOUT_MS
+            .check_as("setting.timeout.action", s.timeout.action)
+            .map_err(bad)?;
+        WOLF_PACKET_TIMEOUT_MS
+            .check_as("setting.timeout.response", s.timeout.response)
+            .map_err(bad)?;
+        for (r, n) in &s.role_num_map {
+            Count {
+                field: "setting.role_num_map",
+                min: 0,
+                max: WOLF_AGENTS.max,
+            }
+            .check_as(&format!("setting.role_num_map.{}", r.as_str()), *n)
+            .map_err(bad)?;
+        }
+    }
+    Ok(())
+}
+
+/// One step of the client for a packet: what to send back right away and
+/// whether a decision is needed. Pure; [`join`] does the I/O around it.
+#[derive(Debug)]
+pub struct ClientSeat {
+    pub view: View,
+    in_chat: bool,
+    pub finished: bool,
+    rng: StdRng,
+}
+
+/// What [`ClientSeat::handle`] asks the caller to do.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Step {
+    /// Nothing to send.
+    Quiet,
+    /// Answer NAME with the connection name.
+    Name,
+    /// Send this group-chat message (no decision).
+    Chat(String),
+    /// A reply-needing request: decide (by `deadline`) and send one answer.
+    Decide { deadline: Duration },
+}
+
+impl ClientSeat {
+    /// A seat before any packet; `seed` drives the fallback's choices.
+    pub fn new(seed: u64) -> ClientSeat {
+        ClientSeat {
+            view: View::default(),
+            in_chat: false,
+            finished: false,
+            rng: StdRng::seed_from_u64(seed ^ 0x5eed),
+        }
+    }
+
+    /// The safe answer to `request` when nobody decided in time.
+    pub fn fallback(&mut self, request: Request) -> String {
+        fallback(&self.view, request, &mut self.rng)
+    }
+
+    /// Folds one decoded packet in and says what to do. A packet that makes
+    /// the game implausible (more than [`crate::limits::WOLF_MAX_TALKS`]
+    /// talks) is an error.
+    pub fn handle<D: Decider>(
+        &mut self,
+        packet: &Packet,
+        decider: &mut D,
+    ) -> Result<Step, WolfError> {
+        if packet.request == Request::Name {
+            return Ok(Step::Name);
+        }
+        self.view.update(packet);
+        let talks = self.view.talks.len() + self.view.whispers.len();
+        if talks > crate::limits::WOLF_MAX_TALKS {
+            return Err(WolfError::Protocol(format!(
+                "the server sent more than {} talks and whispers in one game",
+                crate::limits::WOLF_MAX_TALKS
+            )));
+        }
+        decider.observe(&self.view, packet);
+        match packet.request {
+            Request::TalkPhaseStart | Request::WhisperPhaseStart => self.in_chat = true,
+            Request::TalkPhaseEnd | Request::WhisperPhaseEnd => self.in_chat = false,
+            Request::Finish => self.finished = true,
+            _ => {}
+        }
+        if self.in_chat
+            && matches!(
+                packet.request,
+                Request::TalkPhaseStart
+                    | Request::WhisperPhaseStart
+                    | Request::TalkBroadcast
+                    | Request::WhisperBroadcast
+            )
+            && let Some(msg) = decider.chat(&self.view, packet)
+        {
+            return Ok(Step::Chat(msg));
+        }
+        if !packet.request.needs_reply() {
+            return Ok(Step::Quiet);
+        }
+        let action = self.view.action_timeout();
+        Ok(Step::Decide {
+            deadline: action.saturating_sub(safety_margin(action)),
+        })
+    }
+}
+
 type Ws =
     tokio_tungstenite::WebSocketStream<tokio_tungstenite::MaybeTlsStream<tokio::net::TcpStream>>;
 
-async fn send_text(ws: &mut Ws, text: &str) -> Result<(), WolfError> {
-    ws.send(tokio_tungstenite::tungstenite::Message::text(text))
-        .await
-        .map_err(|e| WolfError::Connection(e.to_string()))
+/// A read or write error of the socket, said plainly.
+fn ws_error(e: tokio_tungstenite::tungstenite::Error, max: usize) -> WolfError {
+    use tokio_tungstenite::tungstenite::Error as E;
+    use tokio_tungstenite::tungstenite::error::CapacityError;
+    match e {
+        E::Capacity(CapacityError::MessageTooLong { size, .. }) => WolfError::Protocol(format!(
+            "the server sent a {size}-byte frame; packets are limited to {max} bytes"
+        )),
+        E::Capacity(c) => WolfError::Protocol(format!("the server sent too much: {c}")),
+        E::Protocol(
+            tokio_tungstenite::tungstenite::error::ProtocolError::ResetWithoutClosingHandshake,
+        ) => WolfError::Connection(
+            "the server closed the connection before FINISH, without a close frame".into(),
+        ),
+        e => WolfError::Connection(e.to_string()),
+    }
+}
+
+async fn send_text(ws: &mut Ws, text: &str, limits: &JoinLimits) -> Result<(), WolfError> {
+    let sent = tokio::time::timeout(
+        limits.idle,
+        ws.send(tokio_tungstenite::tungstenite::Message::text(text)),
+    )
+    .await
+    .map_err(|_| {
+        WolfError::Connection(format!(
+            "the server took no data for {} s",
+            limits.idle.as_secs_f64()
+        ))
+    })?;
+    sent.map_err(|e| ws_error(e, limits.max_packet))
+}
+
+/// Connects and plays one game with the default [`JoinLimits`].
+pub async fn join<D: Decider>(
+    opts: &JoinOptions,
+    decider: &mut D,
+) -> Result<ClientReport, WolfError> {
+    join_with(opts, &JoinLimits::default(), decider).await
 }
 
 /// Connects and plays one game. NAME is answered at any time with the exact
 /// name; no-reply requests are never answered; every action is answered by
 /// `action − margin` at the latest (the decider's answer or the fallback).
-pub async fn join<D: Decider>(
+/// A packet that does not decode or is out of range ([`decode_packet`]), a
+/// frame over `limits.max_packet`, or `limits.idle` of silence ends the
+/// game with an error; so does a connect that takes over `limits.connect`.
+pub async fn join_with<D: Decider>(
     opts: &JoinOptions,
+    limits: &JoinLimits,
     decider: &mut D,
 ) -> Result<ClientReport, WolfError> {
     use tokio_tungstenite::tungstenite::Message;
     use tokio_tungstenite::tungstenite::client::IntoClientRequest;
+    use tokio_tungstenite::tungstenite::protocol::WebSocketConfig;
     let mut req = opts
         .url
         .as_str()
@@ -360,21 +658,41 @@ pub async fn join<D: Decider>(
             .map_err(|_| WolfError::Auth("token is not a valid header value".into()))?;
         req.headers_mut().insert("Authorization", v);
     }
-    let (mut ws, _) = tokio_tungstenite::connect_async(req)
+    let config = WebSocketConfig::default()
+        .max_message_size(Some(limits.max_packet))
+        .max_frame_size(Some(limits.max_packet));
+    let connect = tokio_tungstenite::connect_async_with_config(req, Some(config), true);
+    let (mut ws, _) = tokio::time::timeout(limits.connect, connect)
         .await
+        .map_err(|_| {
+            WolfError::Connection(format!(
+                "{}: no WebSocket connection within {} s",
+                opts.url,
+                limits.connect.as_secs_f64()
+            ))
+        })?
         .map_err(|e| WolfError::Connection(format!("{}: {e}", opts.url)))?;
-    let mut rng = StdRng::seed_from_u64(opts.seed ^ 0x5eed);
+    let silent = || {
+        WolfError::Connection(format!(
+            "the server sent nothing for {} s",
+            limits.idle.as_secs_f64()
+        ))
+    };
     let mut report = ClientReport::default();
-    let mut in_chat = false;
+    let mut seat = ClientSeat::new(opts.seed);
+    let mut kept = 0usize;
     loop {
-        let Some(frame) = ws.next().await else { break };
+        let next = tokio::time::timeout(limits.idle, ws.next())
+            .await
+            .map_err(|_| silent())?;
+        let Some(frame) = next else { break };
         let frame = match frame {
             Ok(f) => f,
             Err(e) => {
                 if report.finished {
                     break;
                 }
-                return Err(WolfError::Connection(e.to_string()));
+                return Err(ws_error(e, limits.max_packet));
             }
         };
         let text = match frame {
@@ -382,40 +700,32 @@ pub async fn join<D: Decider>(
             Message::Close(_) => break,
             _ => continue,
         };
-        let packet = Packet::from_json(&text)
-            .map_err(|e| WolfError::Protocol(format!("undecodable packet: {e}")))?;
-        report.frames.push(text.clone());
+        let packet = decode_packet(&text).map_err(|e| match e {
+            WolfError::Protocol(m) => {
+                WolfError::Protocol(format!("packet {}: {m}", report.packets + 1))
+            }
+            e => e,
+        })?;
+        kept += text.len();
+        if kept <= REPORT_FRAME_BYTES {
+            report.frames.push(text);
+        }
         report.packets += 1;
-        if packet.request == Request::Name {
-            send_text(&mut ws, &opts.name).await?;
-            continue;
-        }
-        report.view.update(&packet);
-        decider.observe(&report.view, &packet);
-        match packet.request {
-            Request::TalkPhaseStart | Request::WhisperPhaseStart => in_chat = true,
-            Request::TalkPhaseEnd | Request::WhisperPhaseEnd => in_chat = false,
-            Request::Finish => report.finished = true,
-            _ => {}
-        }
-        if in_chat
-            && matches!(
-                packet.request,
-                Request::TalkPhaseStart
-                    | Request::WhisperPhaseStart
-                    | Request::TalkBroadcast
-                    | Request::WhisperBroadcast
-            )
-            && let Some(msg) = decider.chat(&report.view, &packet)
-        {
-            send_text(&mut ws, &msg).await?;
-        }
-        if !packet.request.needs_reply() {
-            continue;
-        }
-        let action = report.view.action_timeout();
-        let deadline = Instant::now() + action.saturating_sub(safety_margin(action));
-        let view = report.view.clone();
+        let step = seat.handle(&packet, decider);
+        report.finished = seat.finished;
+        let deadline = match step? {
+            Step::Quiet => continue,
+            Step::Name => {
+                send_text(&mut ws, &opts.name, limits).await?;
+                continue;
+            }
+            Step::Chat(msg) => {
+                send_text(&mut ws, &msg, limits).await?;
+                continue;
+            }
+            Step::Decide { deadline } => Instant::now() + deadline,
+        };
+        let view = seat.view.clone();
         let decision = decider.decide(&view, &packet, deadline);
         tokio::pin!(decision);
         // Keep reading while deciding so a NAME probe is always answered.
@@ -424,10 +734,13 @@ pub async fn join<D: Decider>(
                 a = tokio::time::timeout_at(deadline, &mut decision) => break a.ok().flatten(),
                 f = ws.next() => match f {
                     Some(Ok(Message::Text(t))) if Packet::from_json(&t).is_ok_and(|p| p.request == Request::Name) => {
-                        send_text(&mut ws, &opts.name).await?;
+                        send_text(&mut ws, &opts.name, limits).await?;
                     }
-                    Some(Ok(Message::Close(_))) | None => return Ok(report),
-                    Some(Err(e)) => return Err(WolfError::Connection(e.to_string())),
+                    Some(Ok(Message::Close(_))) | None => {
+                        report.view = seat.view;
+                        return Ok(report);
+                    }
+                    Some(Err(e)) => return Err(ws_error(e, limits.max_packet)),
                     _ => {}
                 }
             }
@@ -436,11 +749,12 @@ pub async fn join<D: Decider>(
             Some(a) => a,
             None => {
                 report.fallbacks += 1;
-                fallback(&report.view, packet.request, &mut rng)
+                seat.fallback(packet.request)
             }
         };
         report.answered += 1;
-        send_text(&mut ws, &answer).await?;
+        send_text(&mut ws, &answer, limits).await?;
     }
+    report.view = seat.view;
     Ok(report)
 }

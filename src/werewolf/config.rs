@@ -352,13 +352,68 @@ impl Config {
 
     /// Checks the rules a server needs before it can start.
     pub fn validate(&self) -> Result<(), WolfError> {
+        use crate::limits::{
+            WOLF_AGENTS, WOLF_DAYS, WOLF_FRAME_BYTES, WOLF_SERVER_GRACE, WOLF_SERVER_TIMEOUT,
+            WOLF_TALK_COUNT, WOLF_TALK_LENGTH, WOLF_VOTE_ROUNDS,
+        };
+        let limit = |e: crate::limits::LimitError| WolfError::Config(e.to_string());
         let g = &self.game;
-        if g.agent_count < 2 {
-            return Err(WolfError::Config(
-                "game.agent_count must be at least 2".into(),
-            ));
-        }
+        WOLF_AGENTS
+            .check(i64::try_from(g.agent_count).unwrap_or(i64::MAX))
+            .map_err(limit)?;
+        WOLF_DAYS
+            .check_as("game.max_day", g.max_day)
+            .map_err(limit)?;
         self.role_counts()?;
+        for (what, t) in [("talk", &g.talk), ("whisper", &g.whisper)] {
+            for (k, v) in [
+                ("max_count.per_agent", t.max_count.per_agent),
+                ("max_count.per_day", t.max_count.per_day),
+                ("max_skip", t.max_skip),
+            ] {
+                WOLF_TALK_COUNT
+                    .check_as(&format!("game.{what}.{k}"), v)
+                    .map_err(limit)?;
+            }
+            let m = &t.max_length;
+            for (k, v) in [
+                ("per_talk", m.per_talk),
+                ("mention_length", m.mention_length),
+                ("per_agent", m.per_agent),
+                ("base_length", m.base_length),
+            ] {
+                WOLF_TALK_LENGTH
+                    .check_as(&format!("game.{what}.max_length.{k}"), v.max(-1))
+                    .map_err(limit)?;
+            }
+            if let Some(d) = t.duration {
+                WOLF_SERVER_TIMEOUT
+                    .check_as(&format!("game.{what}.duration"), d.0.as_secs_f64())
+                    .map_err(limit)?;
+            }
+        }
+        WOLF_VOTE_ROUNDS
+            .check_as("game.vote.max_count", g.vote.max_count)
+            .map_err(limit)?;
+        WOLF_VOTE_ROUNDS
+            .check_as("game.attack_vote.max_count", g.attack_vote.max_count)
+            .map_err(limit)?;
+        let t = &self.server.timeout;
+        WOLF_SERVER_TIMEOUT
+            .check_as("server.timeout.action", t.action.0.as_secs_f64())
+            .map_err(limit)?;
+        WOLF_SERVER_TIMEOUT
+            .check_as("server.timeout.response", t.response.0.as_secs_f64())
+            .map_err(limit)?;
+        WOLF_SERVER_GRACE
+            .check_as("server.timeout.acceptable", t.acceptable.0.as_secs_f64())
+            .map_err(limit)?;
+        WOLF_SERVER_GRACE
+            .check_as("server.settle", self.server.settle.0.as_secs_f64())
+            .map_err(limit)?;
+        WOLF_FRAME_BYTES
+            .check(i64::try_from(self.server.max_frame_bytes).unwrap_or(i64::MAX))
+            .map_err(limit)?;
         for (what, t) in [("talk", &g.talk), ("whisper", &g.whisper)] {
             if t.max_length.count_in_word && t.max_length.count_spaces {
                 return Err(WolfError::Config(format!(
@@ -404,6 +459,11 @@ impl Config {
                 .ok_or_else(|| WolfError::Config(format!("game.roles.{n}: unknown role {k:?}")))?;
             if *v < 0 {
                 return Err(WolfError::Config(format!("game.roles.{n}.{k} is negative")));
+            }
+            if usize::try_from(*v).is_ok_and(|v| v > n) {
+                return Err(WolfError::Config(format!(
+                    "game.roles.{n}.{k} = {v} is more than the {n} seats"
+                )));
             }
             out.insert(role, *v);
         }
@@ -481,5 +541,38 @@ mod tests {
             let c = Config::default_for(n).unwrap();
             assert_eq!(c.game.agent_count, n);
         }
+    }
+
+    #[test]
+    fn out_of_range_values_are_named_not_panicked_on() {
+        let edit = |from: &str, to: &str| {
+            assert!(DEFAULT_5.contains(from), "{from}");
+            Config::from_toml(&DEFAULT_5.replace(from, to))
+                .unwrap_err()
+                .to_string()
+        };
+        // Role counts whose sum overflows i64.
+        let e = edit("WEREWOLF = 1", "WEREWOLF = 9223372036854775807");
+        assert!(e.contains("game.roles.5.WEREWOLF"), "{e}");
+        let e = edit("agent_count = 5", "agent_count = 100000");
+        assert!(e.contains("game.agent_count"), "{e}");
+        let e = edit("max_day = -1", "max_day = 9223372036854775807");
+        assert!(e.contains("game.max_day"), "{e}");
+        let e = edit("per_agent = 4, per_day = 20", "per_agent = 4, per_day = -3");
+        assert!(e.contains("game.talk.max_count.per_day"), "{e}");
+        // The first base_length is the talk's.
+        let e = edit("base_length = 50 }", "base_length = 9223372036854775807 }");
+        assert!(e.contains("game.talk.max_length.base_length"), "{e}");
+        let e = edit(
+            "[game.vote]\nmax_count = 1",
+            "[game.vote]\nmax_count = 1000000000",
+        );
+        assert!(e.contains("game.vote.max_count"), "{e}");
+        let e = edit("action = \"60s\"", "action = \"0s\"");
+        assert!(e.contains("server.timeout.action"), "{e}");
+        let e = edit("response = \"120s\"", "response = \"100000h\"");
+        assert!(e.contains("server.timeout.response"), "{e}");
+        let e = edit("max_frame_bytes = 65536", "max_frame_bytes = 0");
+        assert!(e.contains("server.max_frame_bytes"), "{e}");
     }
 }

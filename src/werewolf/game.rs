@@ -16,6 +16,10 @@ use std::future::Future;
 use std::sync::Arc;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
+/// Group chat: unusable frames (empty, past the length budget) a seat may
+/// send in one phase before it is no longer read until the phase ends.
+pub const IGNORED_CHAT_FRAMES: usize = 100;
+
 /// Team name from a connection name: trailing ASCII digits removed, after
 /// trailing newlines are stripped (`kanolab12` → `kanolab`, `123` → ``).
 pub fn team_name(connection_name: &str) -> String {
@@ -102,6 +106,10 @@ pub enum Reply {
     Error(String),
 }
 
+/// When a group-chat phase ends (a tokio instant; named here so a
+/// [`Transport`] can be written without depending on tokio).
+pub type Deadline = tokio::time::Instant;
+
 /// The game's I/O. Seats are 0-based; the master never talks to a seat
 /// after it reported an error.
 pub trait Transport: Send {
@@ -118,7 +126,7 @@ pub trait Transport: Send {
     fn next_chat(
         &mut self,
         seats: &[usize],
-        deadline: tokio::time::Instant,
+        deadline: Deadline,
     ) -> impl Future<Output = Option<(usize, String)>> + Send;
     /// Group chat ended: drop whatever these seats sent that was not read.
     fn drain(&mut self, seats: &[usize]) -> impl Future<Output = ()> + Send;
@@ -620,8 +628,13 @@ impl Game {
                 break end;
             }
             self.day += 1;
-            let max_day = self.cfg.game.max_day;
-            if max_day >= 0 && self.day > max_day {
+            // Unset max_day still stops at the limit: agents that never
+            // vote or attack validly would otherwise play forever.
+            let max_day = match self.cfg.game.max_day {
+                d if d >= 0 => d.min(crate::limits::WOLF_DAYS.max),
+                _ => crate::limits::WOLF_DAYS.max,
+            };
+            if self.day > max_day {
                 break (Team::None, FinishReason::MaxDay);
             }
             if let Some(end) = self.check() {
@@ -911,11 +924,18 @@ impl Game {
         }
         let deadline = tokio::time::Instant::now() + duration;
         let mut turns: BTreeMap<usize, i64> = BTreeMap::new();
+        // Frames that count for nothing (empty, or past the length budget);
+        // a seat that sends too many is not read again this phase.
+        let mut ignored: BTreeMap<usize, usize> = BTreeMap::new();
         loop {
             let open: Vec<usize> = members
                 .iter()
                 .copied()
-                .filter(|s| self.seats[*s].error.is_none() && remain[s].count > 0)
+                .filter(|s| {
+                    self.seats[*s].error.is_none()
+                        && remain[s].count > 0
+                        && ignored.get(s).copied().unwrap_or(0) < IGNORED_CHAT_FRAMES
+                })
                 .collect();
             if open.is_empty() {
                 break;
@@ -927,11 +947,11 @@ impl Game {
                 continue;
             }
             let text = raw.replace('\n', "").trim().to_owned();
-            if text.is_empty() {
-                continue;
-            }
             let mut r = remain[&seat];
-            if text != "Over" && (r.count <= 0 || r.length.is_some_and(|l| l <= 0)) {
+            if text.is_empty()
+                || (text != "Over" && (r.count <= 0 || r.length.is_some_and(|l| l <= 0)))
+            {
+                *ignored.entry(seat).or_default() += 1;
                 continue;
             }
             r.count -= 1;

@@ -10,10 +10,26 @@ use serde_json::{Value, json};
 use std::path::{Path, PathBuf};
 
 /// `{timestamp}_{teams}`: Unix seconds and the seats' teams, sorted.
+/// Characters other than letters, digits, `-`, `_` and `.` become `_`, and
+/// the name stops at 200 bytes, so a team name can neither leave the log
+/// directory nor make the file name too long to write.
 pub fn log_filename(unix_s: i64, seats: &[SeatView]) -> String {
     let mut teams: Vec<&str> = seats.iter().map(|s| s.team.as_str()).collect();
     teams.sort_unstable();
-    format!("{unix_s}_{}", teams.join("_"))
+    let raw = format!("{unix_s}_{}", teams.join("_"));
+    let mut out = String::new();
+    for c in raw.chars() {
+        let c = if c.is_alphanumeric() || matches!(c, '-' | '_' | '.') {
+            c
+        } else {
+            '_'
+        };
+        if out.len() + c.len_utf8() > 200 {
+            break;
+        }
+        out.push(c);
+    }
+    out
 }
 
 /// Builds the game .log lines from events.
@@ -401,5 +417,36 @@ impl Observer for RealtimeFeed {
             }
             _ => {}
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::werewolf::packet::Role;
+
+    fn seat(team: &str) -> SeatView {
+        SeatView {
+            idx: 1,
+            name: "Agent[01]".into(),
+            original_name: format!("{team}1"),
+            team: team.into(),
+            role: Role::Villager,
+            profile: None,
+            avatar: None,
+        }
+    }
+
+    #[test]
+    fn log_file_names_stay_one_short_component() {
+        assert_eq!(
+            log_filename(17, &[seat("kanolab"), seat("cap")]),
+            "17_cap_kanolab"
+        );
+        let f = log_filename(17, &[seat("../../etc/x"), seat("a\\b\0c")]);
+        assert_eq!(f, "17_.._.._etc_x_a_b_c");
+        let long = "チーム".repeat(200);
+        let f = log_filename(17, &[seat(&long)]);
+        assert!(f.len() <= 200 && f.starts_with("17_チーム"), "{f}");
     }
 }

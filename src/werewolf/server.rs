@@ -59,7 +59,7 @@ struct Conn {
     name: String,
     team: String,
     sink: SplitSink<WebSocket, Message>,
-    inbox: mpsc::UnboundedReceiver<Incoming>,
+    inbox: mpsc::Receiver<Incoming>,
     closed: Arc<AtomicBool>,
 }
 
@@ -117,6 +117,9 @@ pub struct Server {
     outcomes: Mutex<Vec<Outcome>>,
     seed: AtomicU64,
     done: Notify,
+    /// Log file names given out, so two games with the same teams that
+    /// start in the same second do not overwrite each other's logs.
+    filenames: Mutex<std::collections::HashSet<String>>,
 }
 
 impl Server {
@@ -146,6 +149,7 @@ impl Server {
             outcomes: Mutex::new(Vec::new()),
             seed: AtomicU64::new(seed),
             done: Notify::new(),
+            filenames: Mutex::new(std::collections::HashSet::new()),
         }))
     }
 
@@ -234,6 +238,38 @@ impl Server {
         }
     }
 
+    /// `base`, or `base_2`, `base_3`, … when a game of this server or a file
+    /// in a log directory already has that name.
+    fn unique_filename(&self, base: String) -> String {
+        let Ok(mut used) = self.filenames.lock() else {
+            return base;
+        };
+        let l = &self.cfg.log;
+        let taken = |name: &str| {
+            used.contains(name)
+                || [
+                    (&l.game_dir, ".log"),
+                    (&l.json_dir, ".json"),
+                    (&l.realtime_dir, ".jsonl"),
+                ]
+                .iter()
+                .any(|(d, ext)| {
+                    !d.is_empty()
+                        && std::path::Path::new(d)
+                            .join(format!("{name}{ext}"))
+                            .exists()
+                })
+        };
+        let mut name = base.clone();
+        let mut n = 1;
+        while taken(&name) {
+            n += 1;
+            name = format!("{base}_{n}");
+        }
+        used.insert(name.clone());
+        name
+    }
+
     async fn run_game(self: Arc<Self>, conns: Vec<Conn>) {
         let entrants: Vec<Entrant> = conns
             .iter()
@@ -251,7 +287,7 @@ impl Server {
             }
         };
         let seats = game.seats();
-        let filename = log_filename(now_ms() / 1000, &seats);
+        let filename = self.unique_filename(log_filename(now_ms() / 1000, &seats));
         let (tx, _) = broadcast::channel(1024);
         let feed = Arc::new(GameFeed {
             id: game.game_id().to_owned(),
@@ -338,7 +374,11 @@ impl NetTransport {
 
     /// Drops frames that arrived while no request was outstanding.
     fn discard_stale(&mut self, seat: usize) -> Result<(), String> {
-        while let Ok(m) = self.conns[seat].inbox.try_recv() {
+        // Bounded, so an agent flooding frames cannot hold the game here.
+        for _ in 0..4 * INBOX_FRAMES {
+            let Ok(m) = self.conns[seat].inbox.try_recv() else {
+                break;
+            };
             if let Incoming::Closed(r) = m {
                 self.broken.insert(seat, r.clone());
                 return Err(r);
@@ -522,19 +562,23 @@ async fn ws_handler(
 
 async fn handle_socket(srv: Arc<Server>, socket: WebSocket, token: Option<String>) {
     let (mut sink, mut stream) = socket.split();
-    let (tx, mut inbox) = mpsc::unbounded_channel();
+    // Bounded: an agent that floods frames while nobody reads is held back
+    // by TCP flow control instead of filling the server's memory.
+    let (tx, mut inbox) = mpsc::channel(INBOX_FRAMES);
     let closed = Arc::new(AtomicBool::new(false));
     let flag = closed.clone();
     tokio::spawn(async move {
         let reason = loop {
             match stream.next().await {
                 Some(Ok(Message::Text(t))) => {
-                    if tx.send(Incoming::Text(t.to_string())).is_err() {
+                    if tx.send(Incoming::Text(t.to_string())).await.is_err() {
                         break String::new();
                     }
                 }
                 Some(Ok(Message::Binary(b))) => {
-                    let _ = tx.send(Incoming::Binary(b.len()));
+                    if tx.send(Incoming::Binary(b.len())).await.is_err() {
+                        break String::new();
+                    }
                 }
                 Some(Ok(Message::Close(f))) => {
                     break format!(
@@ -548,7 +592,7 @@ async fn handle_socket(srv: Arc<Server>, socket: WebSocket, token: Option<String
             }
         };
         flag.store(true, Ordering::SeqCst);
-        let _ = tx.send(Incoming::Closed(reason));
+        let _ = tx.send(Incoming::Closed(reason)).await;
     });
     if sink
         .send(Message::Text(Packet::bare(Request::Name).to_json().into()))
@@ -557,14 +601,24 @@ async fn handle_socket(srv: Arc<Server>, socket: WebSocket, token: Option<String
     {
         return;
     }
-    let wait = srv.cfg.server.timeout.response.0;
+    // One deadline for the NAME reply, however many binary frames come first.
+    let deadline = tokio::time::Instant::now() + srv.cfg.server.timeout.response.0;
     let name = loop {
-        match tokio::time::timeout(wait, inbox.recv()).await {
+        match tokio::time::timeout_at(deadline, inbox.recv()).await {
             Ok(Some(Incoming::Text(t))) => break t.replace('\n', ""),
             Ok(Some(Incoming::Binary(_))) => continue,
             _ => return,
         }
     };
+    if let Err(why) = check_connection_name(&name) {
+        let _ = sink
+            .send(Message::Close(Some(CloseFrame {
+                code: 1008,
+                reason: why.into(),
+            })))
+            .await;
+        return;
+    }
     let team = team_name(&name);
     if let Some(secret) = &srv.secret {
         let verdict = match &token {
@@ -588,6 +642,30 @@ async fn handle_socket(srv: Arc<Server>, socket: WebSocket, token: Option<String
         inbox,
         closed,
     });
+}
+
+/// Frames an agent may have queued that the game has not read yet.
+const INBOX_FRAMES: usize = 64;
+
+/// Why a connection name (the NAME reply, newlines removed) is refused:
+/// empty, longer than [`crate::limits::WOLF_NAME_BYTES`], or holding a
+/// control character or a comma (names are written raw into the
+/// comma-separated game log and into log file names).
+pub fn check_connection_name(name: &str) -> Result<(), String> {
+    let max = crate::limits::WOLF_NAME_BYTES;
+    if name.is_empty() {
+        return Err("empty connection name".into());
+    }
+    if name.len() > max {
+        return Err(format!(
+            "connection name of {} bytes (at most {max})",
+            name.len()
+        ));
+    }
+    if name.chars().any(|c| c.is_control() || c == ',') {
+        return Err("connection name with a control character or a comma".into());
+    }
+    Ok(())
 }
 
 /// None when the request may spectate; else the refusal.
