@@ -2,9 +2,14 @@
 hooks (aigenora 0.1.4), over NDJSON on a TCP connection to 127.0.0.1:PORT.
 
 palaver's interop tests start it as a process and play the other side.
-Usage: peer.py --role host|guest --alias rps-v1 --port N [--options JSON]
-               [--control-mode autonomous|hybrid]
-The last line on stdout is `RESULT <json>` with the engine's result.
+Usage: peer.py --role host|guest (--alias rps-v1 | --protocol-dir DIR) --port N
+               [--options JSON] [--control-mode autonomous|hybrid]
+--protocol-dir runs a protocol directory of our own (spec.json + hooks.py on
+the reference's SDK, e.g. tests/data/request-response-v1) instead of a
+bundled one.
+The last line on stdout is `RESULT <json>` with the engine's result
+(completed, outcome, reason) and `events`: the `protocol_message` and
+`session_ended` events the engine emitted, in order, as {type, data}.
 """
 
 import argparse
@@ -12,6 +17,9 @@ import asyncio
 import json
 import sys
 import tempfile
+
+# Loading a protocol directory's hooks.py must not leave __pycache__ in it.
+sys.dont_write_bytecode = True
 from pathlib import Path
 
 import aigenora
@@ -42,6 +50,20 @@ class TcpChannel(AsyncJsonLineChannel):
         self.writer.close()
 
 
+class RecordingBus:
+    """The engine's event bus (it only calls emit): keeps the events that
+    tell what went over the wire and how the session ended."""
+
+    KEPT = ("protocol_message", "session_ended")
+
+    def __init__(self):
+        self.events = []
+
+    def emit(self, event_type, data=None, summary=None):
+        if event_type in self.KEPT:
+            self.events.append({"type": event_type, "data": data or {}})
+
+
 def protocol_dir(alias):
     root = Path(aigenora.__file__).parent / "protocols"
     index = json.loads((root / "index.json").read_text())
@@ -54,7 +76,9 @@ def protocol_dir(alias):
 async def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--role", required=True)
-    ap.add_argument("--alias", required=True)
+    which = ap.add_mutually_exclusive_group(required=True)
+    which.add_argument("--alias")
+    which.add_argument("--protocol-dir")
     ap.add_argument("--port", type=int, required=True)
     ap.add_argument("--options", default="{}")
     ap.add_argument("--control-mode", default="autonomous")
@@ -62,13 +86,16 @@ async def main():
     reader, writer = await asyncio.open_connection("127.0.0.1", a.port)
     channel = TcpChannel(reader, writer)
     run = run_host_async if a.role == "host" else run_guest_async
+    directory = Path(a.protocol_dir) if a.protocol_dir else protocol_dir(a.alias)
+    bus = RecordingBus()
     with tempfile.TemporaryDirectory() as base:
         result = await run(
-            protocol_dir(a.alias), channel, options=json.loads(a.options), state_base=base,
-            control_mode=a.control_mode,
+            directory, channel, options=json.loads(a.options), state_base=base,
+            control_mode=a.control_mode, event_bus=bus,
         )
     writer.close()
     result = {k: v for k, v in result.items() if k in ("completed", "outcome", "reason")}
+    result["events"] = bus.events
     sys.stdout.write("\nRESULT " + json.dumps(result) + "\n")
     sys.stdout.flush()
 
