@@ -272,3 +272,101 @@ fn an_interrupted_host_cancels_its_invitation() {
         "the invitation is still listed"
     );
 }
+
+/// Guests are taken through their handshakes in parallel: a guest that
+/// connects and then says nothing (it would hold the host for a whole
+/// handshake step, 30 s here) does not keep a real guest waiting.
+#[test]
+fn a_silent_guest_does_not_hold_up_the_next_one() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (_serve, url) =
+        common::palaver_serve(&tmp.path().join("db.sqlite"), &["--rate-limit", "0"]);
+    let cmd = |who: &str| {
+        let mut c = Command::new(BIN);
+        c.arg("--data-dir")
+            .arg(tmp.path().join(who))
+            .arg("--server")
+            .arg(&url);
+        c
+    };
+    for who in ["h", "g"] {
+        assert!(cmd(who).arg("init").output().unwrap().status.success());
+        assert!(
+            cmd(who)
+                .args(["register", "--nickname", who])
+                .output()
+                .unwrap()
+                .status
+                .success()
+        );
+    }
+    let started = cmd("h")
+        .args([
+            "host",
+            "rps-v1",
+            "--direct",
+            "--control-mode",
+            "autonomous",
+            "--peer-timeout",
+            "30",
+            "--daemon",
+        ])
+        .output()
+        .unwrap();
+    assert!(started.status.success(), "{started:?}");
+    let started = palaver::json::parse_str(&String::from_utf8_lossy(&started.stdout)).unwrap();
+    let post = started
+        .get("post_id")
+        .and_then(Value::as_str)
+        .unwrap()
+        .to_owned();
+    let rt = tokio::runtime::Runtime::new().unwrap();
+    // The silent guest: connected, stream open, nothing sent; kept alive
+    // until the real guest is done.
+    let silent = rt.block_on(async {
+        let c = palaver::community::Client::new(&url, KeyPair::generate()).unwrap();
+        let inv = c
+            .call("GET", &format!("/api/v1/invitations/{post}"), None, &[200])
+            .await
+            .unwrap();
+        let ticket = inv
+            .get("iroh_ticket")
+            .and_then(Value::as_str)
+            .unwrap()
+            .to_owned();
+        let ep = net::bind(
+            Reach::Direct,
+            Some(SocketAddrV4::new(Ipv4Addr::LOCALHOST, 0)),
+        )
+        .await
+        .unwrap();
+        let (link, ch) = net::connect(&ep, &ticket).await.unwrap();
+        // The stream reaches the host with the first bytes: one blank line,
+        // which the NDJSON reader skips.
+        ch.tx.send_raw("\n".to_owned()).await.unwrap();
+        (ep, link, ch)
+    });
+    let t0 = std::time::Instant::now();
+    let join = cmd("g")
+        .args([
+            "--json",
+            "join",
+            &post,
+            "--direct",
+            "--control-mode",
+            "autonomous",
+        ])
+        .output()
+        .unwrap();
+    let took = t0.elapsed();
+    assert!(
+        join.status.success(),
+        "{}",
+        String::from_utf8_lossy(&join.stderr)
+    );
+    assert!(
+        took < Duration::from_secs(20),
+        "the real guest waited {took:?} behind the silent one"
+    );
+    drop(silent);
+}

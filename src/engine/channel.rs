@@ -11,8 +11,11 @@
 use crate::canonical;
 use crate::json::{self, Map, Value};
 use async_trait::async_trait;
+use std::pin::Pin;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
+use std::task::Poll;
+use std::time::Duration;
 use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt, BufReader};
 use tokio::sync::mpsc;
 
@@ -34,13 +37,33 @@ pub enum ChannelError {
     /// A transport failure other than a clean close.
     #[error("transport error: {0}")]
     Transport(String),
+    /// The peer stopped reading: a frame could not be written for this long.
+    #[error("the peer stopped reading: a frame waited {0:?} to be written")]
+    Stalled(Duration),
 }
+
+/// The most bytes of peer lines a pumped channel holds for a reader that is
+/// busy elsewhere; past it the pump stops reading and the peer's own writes
+/// wait (QUIC flow control), so a flooding peer cannot grow our memory.
+pub const MAX_QUEUED_BYTES: usize = MAX_FRAME_BYTES + 64 * 1024;
+
+/// How long closing a stream waits for frames already handed to it to be
+/// written; a peer that does not read by then is left behind.
+pub const CLOSE_GRACE: Duration = Duration::from_secs(2);
 
 /// The sending side of a line transport.
 #[async_trait]
 pub trait LineTx: Send + Sync {
-    /// Sends one line (without its newline).
+    /// Sends one line (without its newline). Cancel-safe: a send dropped
+    /// half way never leaves half a line behind for the next one.
     async fn send_line(&self, line: String) -> Result<(), ChannelError>;
+    /// Sends one line only if that needs no waiting (the transport is not
+    /// congested): `Ok(false)` when the line was dropped instead. Heartbeat
+    /// traffic goes this way, so it can never pile up behind a peer that
+    /// does not read.
+    async fn try_send_line(&self, line: String) -> Result<bool, ChannelError> {
+        self.send_line(line).await.map(|()| true)
+    }
     /// Closes the sending direction; the peer sees the end of the stream.
     async fn close(&self);
 }
@@ -66,6 +89,22 @@ impl Sender {
     /// Sends one frame.
     pub async fn send(&self, frame: &Value) -> Result<(), ChannelError> {
         self.tx.send_line(canonical::to_string_ordered(frame)).await
+    }
+
+    /// Sends one frame, giving up with [`ChannelError::Stalled`] when the
+    /// peer has not taken it within `limit` (it stopped reading).
+    pub async fn send_within(&self, frame: &Value, limit: Duration) -> Result<(), ChannelError> {
+        tokio::time::timeout(limit, self.send(frame))
+            .await
+            .unwrap_or(Err(ChannelError::Stalled(limit)))
+    }
+
+    /// Sends one frame if the transport can take it without waiting;
+    /// `Ok(false)` when it was dropped because the peer is not reading.
+    pub async fn try_send(&self, frame: &Value) -> Result<bool, ChannelError> {
+        self.tx
+            .try_send_line(canonical::to_string_ordered(frame))
+            .await
     }
 
     /// Sends a raw line as it is (for tests that play a misbehaving peer).
@@ -139,8 +178,10 @@ async fn answer_sys(m: &Map, pong: &Sender, live: &Liveness) {
         ]
         .into_iter()
         .collect();
-        // A failed pong surfaces on the next business send.
-        let _ = pong.send(&Value::Object(reply)).await;
+        // A pong the transport cannot take at once is dropped: a peer that
+        // pings without reading must not queue our answers in memory. A
+        // failed pong surfaces on the next business send.
+        let _ = pong.try_send(&Value::Object(reply)).await;
     } else if kind == Some("pong") {
         live.pongs.fetch_add(1, Ordering::Relaxed);
     }
@@ -157,13 +198,23 @@ fn sys_frame(line: &str) -> Option<Map> {
     }
 }
 
+/// A line the pump read, with the share of [`MAX_QUEUED_BYTES`] it holds
+/// until the reader takes it.
+type Pumped = (
+    Result<String, ChannelError>,
+    Option<tokio::sync::OwnedSemaphorePermit>,
+);
+
 /// The receiving end of a pumped channel.
-struct PumpRx(mpsc::UnboundedReceiver<Result<String, ChannelError>>);
+struct PumpRx(mpsc::UnboundedReceiver<Pumped>);
 
 #[async_trait]
 impl LineRx for PumpRx {
     async fn recv_line(&mut self) -> Result<String, ChannelError> {
-        self.0.recv().await.unwrap_or(Err(ChannelError::Closed))
+        match self.0.recv().await {
+            Some((line, _permit)) => line,
+            None => Err(ChannelError::Closed),
+        }
     }
 }
 
@@ -240,8 +291,11 @@ impl Channel {
             pong,
             liveness,
         } = rx;
-        let (lines, queue) = mpsc::unbounded_channel();
+        let (lines, queue) = mpsc::unbounded_channel::<Pumped>();
         let (p, live) = (pong.clone(), liveness.clone());
+        // Queued lines are bounded by bytes, not by count: the pump waits for
+        // room before it reads on.
+        let room = Arc::new(tokio::sync::Semaphore::new(MAX_QUEUED_BYTES));
         tokio::spawn(async move {
             loop {
                 match rx.recv_line().await {
@@ -250,14 +304,19 @@ impl Channel {
                         match sys_frame(&line) {
                             Some(m) => answer_sys(&m, &p, &live).await,
                             None => {
-                                if lines.send(Ok(line)).is_err() {
+                                let need = line.len().clamp(1, MAX_QUEUED_BYTES) as u32;
+                                let permit = tokio::select! {
+                                    p = room.clone().acquire_many_owned(need) => p.ok(),
+                                    _ = lines.closed() => return,
+                                };
+                                if lines.send((Ok(line), permit)).is_err() {
                                     return;
                                 }
                             }
                         }
                     }
                     Err(e) => {
-                        let _ = lines.send(Err(e));
+                        let _ = lines.send((Err(e), None));
                         return;
                     }
                 }
@@ -282,7 +341,11 @@ impl Channel {
         W: AsyncWrite + Unpin + Send + 'static,
     {
         Channel::new(
-            Arc::new(StreamTx(tokio::sync::Mutex::new(Some(writer)))),
+            Arc::new(StreamTx(tokio::sync::Mutex::new(Some(Writer {
+                w: writer,
+                pending: Vec::new(),
+                off: 0,
+            })))),
             Box::new(StreamRx {
                 reader: BufReader::new(reader),
                 buf: Vec::new(),
@@ -291,28 +354,100 @@ impl Channel {
     }
 }
 
-struct StreamTx<W>(tokio::sync::Mutex<Option<W>>);
+struct StreamTx<W>(tokio::sync::Mutex<Option<Writer<W>>>);
 
 struct StreamRx<R> {
     reader: BufReader<R>,
     buf: Vec<u8>,
 }
 
+/// A byte stream's writer and the line it is in the middle of: bytes are
+/// taken off `pending` only once the stream accepted them, so a send that is
+/// cancelled (timed out) leaves the rest for the next send to finish first,
+/// and the peer never sees two lines spliced together.
+struct Writer<W> {
+    w: W,
+    pending: Vec<u8>,
+    off: usize,
+}
+
+impl<W: AsyncWrite + Unpin> Writer<W> {
+    /// Writes what is pending; `Pending` while the stream takes no more.
+    fn poll_drain(&mut self, cx: &mut std::task::Context<'_>) -> Poll<std::io::Result<()>> {
+        while self.off < self.pending.len() {
+            match Pin::new(&mut self.w).poll_write(cx, &self.pending[self.off..]) {
+                Poll::Ready(Ok(0)) => {
+                    return Poll::Ready(Err(std::io::ErrorKind::WriteZero.into()));
+                }
+                Poll::Ready(Ok(n)) => self.off += n,
+                Poll::Ready(Err(e)) => return Poll::Ready(Err(e)),
+                Poll::Pending => return Poll::Pending,
+            }
+        }
+        self.pending.clear();
+        self.off = 0;
+        Poll::Ready(Ok(()))
+    }
+
+    async fn drain(&mut self) -> std::io::Result<()> {
+        std::future::poll_fn(|cx| self.poll_drain(cx)).await
+    }
+
+    /// One attempt to drain without waiting: true when nothing is left.
+    async fn drain_now(&mut self) -> std::io::Result<bool> {
+        std::future::poll_fn(|cx| {
+            Poll::Ready(match self.poll_drain(cx) {
+                Poll::Ready(r) => r.map(|()| true),
+                Poll::Pending => Ok(false),
+            })
+        })
+        .await
+    }
+
+    fn queue(&mut self, line: String) {
+        self.pending = line.into_bytes();
+        self.pending.push(b'\n');
+        self.off = 0;
+    }
+}
+
 #[async_trait]
 impl<W: AsyncWrite + Unpin + Send + 'static> LineTx for StreamTx<W> {
-    async fn send_line(&self, mut line: String) -> Result<(), ChannelError> {
+    async fn send_line(&self, line: String) -> Result<(), ChannelError> {
         let mut guard = self.0.lock().await;
         let Some(w) = guard.as_mut() else {
             return Err(ChannelError::Closed);
         };
-        line.push('\n');
-        w.write_all(line.as_bytes()).await.map_err(io_error)?;
-        w.flush().await.map_err(io_error)
+        w.drain().await.map_err(io_error)?;
+        w.queue(line);
+        w.drain().await.map_err(io_error)?;
+        w.w.flush().await.map_err(io_error)
+    }
+
+    async fn try_send_line(&self, line: String) -> Result<bool, ChannelError> {
+        let Ok(mut guard) = self.0.try_lock() else {
+            return Ok(false);
+        };
+        let Some(w) = guard.as_mut() else {
+            return Err(ChannelError::Closed);
+        };
+        if !w.drain_now().await.map_err(io_error)? {
+            return Ok(false);
+        }
+        w.queue(line);
+        // What the stream does not take now stays pending for the next send.
+        w.drain_now().await.map_err(io_error)?;
+        Ok(true)
     }
 
     async fn close(&self) {
-        if let Some(mut w) = self.0.lock().await.take() {
-            let _ = w.shutdown().await;
+        let Ok(mut guard) = tokio::time::timeout(CLOSE_GRACE, self.0.lock()).await else {
+            return;
+        };
+        if let Some(mut w) = guard.take()
+            && let Ok(Ok(())) = tokio::time::timeout(CLOSE_GRACE, w.drain()).await
+        {
+            let _ = w.w.shutdown().await;
         }
     }
 }

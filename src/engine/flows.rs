@@ -139,16 +139,25 @@ impl<'a> Run<'a> {
         if !self.cfg.pace.is_zero() {
             tokio::time::sleep(self.cfg.pace).await;
         }
-        self.tx.send(&Value::Object(msg)).await?;
+        self.write(&Value::Object(msg)).await?;
         self.sent += 1;
         Ok(())
+    }
+
+    /// Writes one frame; a peer that has not taken it within the peer
+    /// timeout stopped reading ([`ChannelError::Stalled`]).
+    async fn write(&mut self, frame: &Value) -> Result<(), ChannelError> {
+        match self.cfg.peer_timeout {
+            Some(t) => self.tx.send_within(frame, t).await,
+            None => self.tx.send(frame).await,
+        }
     }
 
     /// Sends an engine control frame the reference sends unvalidated
     /// (`end`, SR `error`).
     async fn send_control(&mut self, msg: Map, hooks: &dyn Hooks) -> Result<(), Stop> {
         self.report(Dir::Sent, &msg, hooks);
-        self.tx.send(&Value::Object(msg)).await?;
+        self.write(&Value::Object(msg)).await?;
         self.sent += 1;
         Ok(())
     }
@@ -231,8 +240,15 @@ impl<'a> Run<'a> {
         ]));
     }
 
-    /// The natural end of a flow.
-    async fn finish(self, completed: bool, reason: &str, winner: Option<String>) -> SessionOutcome {
+    /// The natural end of a flow, or an end the hooks chose (`abort`, with
+    /// `error` saying what happened: the reference writes `abort` alone).
+    async fn finish(
+        self,
+        completed: bool,
+        reason: &str,
+        winner: Option<String>,
+        error: Option<String>,
+    ) -> SessionOutcome {
         self.tx.close().await;
         let mut data = obj([
             ("completed", Value::Bool(completed)),
@@ -241,21 +257,24 @@ impl<'a> Run<'a> {
         if let Some(w) = &winner {
             data.insert("winner", Value::from(w.as_str()));
         }
-        self.ctx.emit(
-            "session_ended",
-            data,
-            Some(format!("Session ended: {reason}")),
-        );
+        if let Some(e) = &error {
+            data.insert("error", Value::from(e.as_str()));
+        }
+        let summary = match &error {
+            Some(e) => format!("Session ended: {reason}: {e}"),
+            None => format!("Session ended: {reason}"),
+        };
+        self.ctx.emit("session_ended", data, Some(summary.clone()));
         let phase = match (completed, reason) {
             (_, "abort") => "aborted",
             (true, _) => "game_over",
             (false, _) => "aborted",
         };
-        self.phase(phase, &format!("Session ended: {reason}"));
+        self.phase(phase, &summary);
         SessionOutcome {
             completed,
             reason: reason.to_owned(),
-            error: None,
+            error,
             winner,
             frames_sent: self.sent,
             frames_received: self.received,
@@ -280,6 +299,7 @@ impl<'a> Run<'a> {
                 &["invalid_message", "protocol_violation", "aborted"],
             ),
             Stop::Channel(ChannelError::Transport(d)) => ("transport_error", d.clone(), &[]),
+            Stop::Channel(e @ ChannelError::Stalled(_)) => ("peer_not_reading", e.to_string(), &[]),
             Stop::Timeout => (
                 "peer_timeout",
                 "the peer sent nothing in time".into(),
@@ -381,7 +401,18 @@ impl<'a> Run<'a> {
             && let Some(frame) = self.error_frame(tell)
         {
             self.report(Dir::Sent, &frame, hooks);
-            if self.tx.send(&Value::Object(frame)).await.is_ok() {
+            // A peer that does not read is not waited for at the end.
+            let limit = self
+                .cfg
+                .peer_timeout
+                .unwrap_or(super::channel::CLOSE_GRACE)
+                .min(super::channel::CLOSE_GRACE);
+            if self
+                .tx
+                .send_within(&Value::Object(frame), limit)
+                .await
+                .is_ok()
+            {
                 self.sent += 1;
             }
         }
@@ -502,7 +533,8 @@ pub(super) async fn run(
             completed,
             reason,
             winner,
-        }) => run.finish(completed, reason, winner).await,
+            error,
+        }) => run.finish(completed, reason, winner, error).await,
         Err(stop) => run.stop(stop, hooks).await,
     }
 }
@@ -535,7 +567,8 @@ pub(super) async fn run_free(
             completed,
             reason,
             winner,
-        }) => run.finish(completed, reason, winner).await,
+            error,
+        }) => run.finish(completed, reason, winner, error).await,
         Err(stop) => run.stop(stop, hooks).await,
     }
 }
@@ -544,10 +577,55 @@ struct Ending {
     completed: bool,
     reason: &'static str,
     winner: Option<String>,
+    /// What happened, for an `abort` the hooks chose: the `error` frame our
+    /// side sent (its reason and message) and the peer frame it answered.
+    error: Option<String>,
 }
 
 fn reason_of(r: &HookResult) -> &'static str {
     if r.abort { "abort" } else { "completed" }
+}
+
+/// The detail of an ending the hooks chose: for an abort, what our side
+/// answered (`sent`, an `error` frame or another) to the peer's frame `got`
+/// (None: our side acted on its own); nothing for a natural end.
+fn abort_detail(r: &HookResult, sent: Option<&Map>, got: Option<&Map>) -> Option<String> {
+    if !r.abort && r.completed {
+        return None;
+    }
+    Some(hooks_ended(sent, got))
+}
+
+/// Why the hooks ended a session early, in words: the `error` frame's
+/// reason (and message) when our side sent one, and the peer frame it
+/// answered.
+fn hooks_ended(sent: Option<&Map>, got: Option<&Map>) -> String {
+    let answering = got
+        .map(|g| match action_of(g) {
+            "" => " in answer to the peer's frame".to_owned(),
+            a => format!(" in answer to the peer's '{a}'"),
+        })
+        .unwrap_or_default();
+    match sent {
+        Some(frame) if action_of(frame) == "error" => {
+            let code = frame
+                .get("reason")
+                .or_else(|| frame.get("error_code"))
+                .map(Value::py_str)
+                .unwrap_or_else(|| "error".into());
+            let message = frame
+                .get("message")
+                .or_else(|| frame.get("detail"))
+                .map(|m| format!(" ({})", m.py_str()))
+                .unwrap_or_default();
+            format!("sent error {code}{message}{answering}")
+        }
+        Some(frame) => format!(
+            "the protocol's hooks ended the session after sending '{}'{answering}",
+            action_of(frame)
+        ),
+        None => format!("the protocol's hooks ended the session{answering}"),
+    }
 }
 
 async fn session_loop(run: &mut Run<'_>, hooks: &mut dyn Hooks) -> Result<Ending, Stop> {
@@ -555,6 +633,10 @@ async fn session_loop(run: &mut Run<'_>, hooks: &mut dyn Hooks) -> Result<Ending
     match ctx.role {
         super::Role::Host => {
             let join = run.recv(hooks).await?;
+            if action_of(&join) == "error" {
+                return Err(Stop::PeerError(join));
+            }
+            opening_frame(run.spec, 0, "guest_to_host", &join)?;
             let ready = hooks.host_handle_join(ctx, &join).await?;
             let Some(resp) = ready.response.clone() else {
                 return Err(Stop::from(HookError::Invalid(
@@ -567,6 +649,7 @@ async fn session_loop(run: &mut Run<'_>, hooks: &mut dyn Hooks) -> Result<Ending
                     completed: ready.completed,
                     reason: reason_of(&ready),
                     winner: winner_of(&[Some(&resp)]),
+                    error: abort_detail(&ready, Some(&resp), Some(&join)),
                 });
             }
             loop {
@@ -583,6 +666,7 @@ async fn session_loop(run: &mut Run<'_>, hooks: &mut dyn Hooks) -> Result<Ending
                                 completed: r.completed,
                                 reason: reason_of(&r),
                                 winner: winner_of(&[Some(&resp)]),
+                                error: abort_detail(&r, Some(&resp), Some(&msg)),
                             });
                         }
                     }
@@ -591,6 +675,7 @@ async fn session_loop(run: &mut Run<'_>, hooks: &mut dyn Hooks) -> Result<Ending
                             completed: r.completed,
                             reason: if r.completed { "completed" } else { "abort" },
                             winner: None,
+                            error: abort_detail(&r, None, Some(&msg)),
                         });
                     }
                 }
@@ -603,12 +688,14 @@ async fn session_loop(run: &mut Run<'_>, hooks: &mut dyn Hooks) -> Result<Ending
             if action_of(&ready) == "error" {
                 return Err(Stop::PeerError(ready));
             }
+            opening_frame(run.spec, 1, "host_to_guest", &ready)?;
             hooks.guest_handle_ready(ctx, &ready).await?;
             let Some(first) = hooks.guest_first_action(ctx).await? else {
                 return Ok(Ending {
                     completed: false,
                     reason: "abort",
                     winner: None,
+                    error: Some("the protocol's hooks chose no first move".into()),
                 });
             };
             run.send(first, hooks).await?;
@@ -626,6 +713,7 @@ async fn session_loop(run: &mut Run<'_>, hooks: &mut dyn Hooks) -> Result<Ending
                                 completed: r.completed,
                                 reason: reason_of(&r),
                                 winner: winner_of(&[Some(&resp), Some(&msg)]),
+                                error: abort_detail(&r, Some(&resp), Some(&msg)),
                             });
                         }
                     }
@@ -634,12 +722,54 @@ async fn session_loop(run: &mut Run<'_>, hooks: &mut dyn Hooks) -> Result<Ending
                             completed: r.completed,
                             reason: if r.completed { "completed" } else { "abort" },
                             winner: winner_of(&[Some(&msg)]),
+                            error: abort_detail(&r, None, Some(&msg)),
                         });
                     }
                 }
             }
         }
     }
+}
+
+/// A session loop opens with the exchange its first phase names (`join`,
+/// then `ready`): a valid frame of another kind there (a `guess` before any
+/// `join`) is out of order, not a join to read numbers from. Specs whose
+/// first phase does not name a single-action message at exchange `i` in
+/// `direction` are not checked.
+fn opening_frame(spec: &Spec, i: usize, direction: &str, got: &Map) -> Result<(), Stop> {
+    let step = spec
+        .get("flow")
+        .and_then(|f| f.get("phases"))
+        .and_then(Value::as_array)
+        .and_then(|p| p.first())
+        .and_then(|p| p.get("exchange"))
+        .and_then(Value::as_array)
+        .and_then(|x| x.get(i));
+    let Some(name) = step
+        .filter(|x| x.get("direction").and_then(Value::as_str) == Some(direction))
+        .and_then(|x| x.get("message"))
+        .and_then(Value::as_str)
+    else {
+        return Ok(());
+    };
+    let single = spec
+        .get("messages")
+        .and_then(Value::as_array)
+        .and_then(|ms| {
+            ms.iter()
+                .find(|m| m.get("name").and_then(Value::as_str) == Some(name))
+        })
+        .and_then(|m| m.get("fields"))
+        .and_then(|f| f.get("action"))
+        .and_then(|a| a.get("values"))
+        .and_then(Value::as_array)
+        .is_some_and(|v| v.len() == 1 && v[0].as_str() == Some(name));
+    if single && action_of(got) != name {
+        return Err(Stop::Unexpected {
+            error: format!("expected '{name}', got '{}'", action_of(got)),
+        });
+    }
+    Ok(())
 }
 
 /// `spec.flow.round.value_field`, default `value`.
@@ -679,6 +809,10 @@ async fn simultaneous_round(run: &mut Run<'_>, hooks: &mut dyn Hooks) -> Result<
     match ctx.role {
         super::Role::Host => {
             let join = run.recv(hooks).await?;
+            if action_of(&join) == "error" {
+                return Err(Stop::PeerError(join));
+            }
+            opening_frame(run.spec, 0, "guest_to_host", &join)?;
             let ready = hooks.host_handle_join(ctx, &join).await?;
             let Some(resp) = ready.response else {
                 return Err(Stop::from(HookError::Invalid(
@@ -736,6 +870,7 @@ async fn simultaneous_round(run: &mut Run<'_>, hooks: &mut dyn Hooks) -> Result<
                         completed: judged.completed,
                         reason: reason_of(&judged),
                         winner: winner_of(&[judged.response.as_ref()]),
+                        error: abort_detail(&judged, judged.response.as_ref(), None),
                     });
                 }
                 r += 1;
@@ -766,6 +901,7 @@ async fn simultaneous_round(run: &mut Run<'_>, hooks: &mut dyn Hooks) -> Result<
                                 completed: true,
                                 reason: "completed",
                                 winner: winner_of(&[last_result.as_ref()]),
+                                error: None,
                             });
                         }
                         run.check_in(&m, hooks)?;
@@ -860,6 +996,7 @@ async fn simultaneous_round(run: &mut Run<'_>, hooks: &mut dyn Hooks) -> Result<
                         completed: true,
                         reason: "completed",
                         winner: winner_of(&[last_result.as_ref()]),
+                        error: None,
                     });
                 }
                 run.check_in(&next, hooks)?;
@@ -874,6 +1011,10 @@ async fn request_response(run: &mut Run<'_>, hooks: &mut dyn Hooks) -> Result<En
     match ctx.role {
         super::Role::Host => {
             let join = run.recv(hooks).await?;
+            if action_of(&join) == "error" {
+                return Err(Stop::PeerError(join));
+            }
+            opening_frame(run.spec, 0, "guest_to_host", &join)?;
             let ready = hooks.host_handle_join(ctx, &join).await?;
             let Some(resp) = ready.response else {
                 return Err(Stop::from(HookError::Invalid(
@@ -888,6 +1029,7 @@ async fn request_response(run: &mut Run<'_>, hooks: &mut dyn Hooks) -> Result<En
                     completed: false,
                     reason: "abort",
                     winner: None,
+                    error: Some(hooks_ended(None, Some(&request))),
                 });
             };
             run.send(resp, hooks).await?;
@@ -895,6 +1037,7 @@ async fn request_response(run: &mut Run<'_>, hooks: &mut dyn Hooks) -> Result<En
                 completed: true,
                 reason: "request_response_complete",
                 winner: None,
+                error: None,
             })
         }
         super::Role::Guest => {
@@ -902,11 +1045,15 @@ async fn request_response(run: &mut Run<'_>, hooks: &mut dyn Hooks) -> Result<En
             run.send(join, hooks).await?;
             let ready = run.recv(hooks).await?;
             hooks.guest_handle_ready(ctx, &ready).await?;
-            let Some(request) = hooks.guest_first_action(ctx).await? else {
+            // The reference ends the guest on any falsy request: none, or
+            // an empty object.
+            let request = hooks.guest_first_action(ctx).await?;
+            let Some(request) = request.filter(|m| !m.is_empty()) else {
                 return Ok(Ending {
                     completed: false,
                     reason: "abort",
                     winner: None,
+                    error: Some("the protocol's hooks chose no request".into()),
                 });
             };
             run.send(request, hooks).await?;
@@ -916,6 +1063,7 @@ async fn request_response(run: &mut Run<'_>, hooks: &mut dyn Hooks) -> Result<En
                 completed: true,
                 reason: "request_response_complete",
                 winner: None,
+                error: None,
             })
         }
     }
@@ -949,7 +1097,7 @@ async fn free(
                     Some(text) if text.trim() == "/quit" => {
                         run.send_control(obj([("action", "end".into())]), hooks).await?;
                         hooks.on_end(ctx).await;
-                        return Ok(Ending { completed: true, reason: "completed", winner: None });
+                        return Ok(Ending { completed: true, reason: "completed", winner: None, error: None });
                     }
                     Some(text) => {
                         seq += 1;
@@ -965,7 +1113,7 @@ async fn free(
                 if is_end(&m) {
                     run.report(Dir::Received, &m, hooks);
                     hooks.on_end(ctx).await;
-                    return Ok(Ending { completed: true, reason: "completed", winner: None });
+                    return Ok(Ending { completed: true, reason: "completed", winner: None, error: None });
                 }
                 // Free mode validates against direction "both"; an invalid
                 // frame is dropped and recorded, as the reference drops it.

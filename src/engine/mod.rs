@@ -380,7 +380,8 @@ pub struct SessionOutcome {
     /// The protocol reached its end (server status `closed` rather than `failed`).
     pub completed: bool,
     /// `completed`, `abort`, `request_response_complete`, `peer_disconnected`,
-    /// `peer_timeout`, `invalid_frame`, `malformed_frame`, `oversized_frame`,
+    /// `peer_timeout`, `peer_not_reading` (our frame waited a peer timeout to
+    /// be written), `invalid_frame`, `malformed_frame`, `oversized_frame`,
     /// `unexpected_frame`, `commit_mismatch`, `balance_mismatch`, `peer_error`,
     /// `human_decision_failed`, `hook_error`, `transport_error`.
     pub reason: String,

@@ -10,7 +10,7 @@
 //! ```
 
 use crate::community::auth;
-use crate::engine::{Channel, ControlMode};
+use crate::engine::{Channel, ControlMode, Sender};
 use crate::identity::{KeyPair, is_key_hex, verify};
 use crate::json::{Map, Value};
 use crate::obj;
@@ -21,10 +21,15 @@ pub const STEP_TIMEOUT: Duration = Duration::from_secs(60);
 
 #[derive(Debug, thiserror::Error)]
 pub enum HandshakeError {
-    #[error("the peer closed the stream during the handshake: {0}")]
+    /// The stream failed: the peer left, or sent a line that is not a
+    /// frame (malformed, oversized), or stopped reading.
+    #[error("during the handshake: {0}")]
     Channel(String),
-    #[error("the peer sent no {0} within {STEP_TIMEOUT:?}")]
-    Timeout(&'static str),
+    #[error("the peer sent no {frame} within {limit:?}")]
+    Timeout {
+        frame: &'static str,
+        limit: Duration,
+    },
     #[error("bad {frame} frame: {msg}")]
     Bad { frame: &'static str, msg: String },
     #[error("the host's session proof does not match the invitation: {0}")]
@@ -44,12 +49,24 @@ pub struct Established {
     pub peer_control_mode: ControlMode,
 }
 
-async fn next(ch: &mut Channel, frame: &'static str) -> Result<Map, HandshakeError> {
-    match tokio::time::timeout(STEP_TIMEOUT, ch.rx.recv()).await {
-        Err(_) => Err(HandshakeError::Timeout(frame)),
+async fn next(
+    ch: &mut Channel,
+    frame: &'static str,
+    step: Duration,
+) -> Result<Map, HandshakeError> {
+    match tokio::time::timeout(step, ch.rx.recv()).await {
+        Err(_) => Err(HandshakeError::Timeout { frame, limit: step }),
         Ok(Err(e)) => Err(HandshakeError::Channel(e.to_string())),
         Ok(Ok(m)) => Ok(m),
     }
+}
+
+/// Sends one handshake frame; a peer that does not take it within `step`
+/// stopped reading.
+async fn send(tx: &Sender, frame: Map, step: Duration) -> Result<(), HandshakeError> {
+    tx.send_within(&Value::Object(frame), step)
+        .await
+        .map_err(|e| HandshakeError::Channel(e.to_string()))
 }
 
 fn field<'a>(m: &'a Map, frame: &'static str, k: &str) -> Result<&'a str, HandshakeError> {
@@ -75,7 +92,7 @@ fn is_nonce(s: &str) -> bool {
 }
 
 /// The host's side: answers the guest's init with a signed proof and waits
-/// for the session id the server assigned.
+/// for the session id the server assigned (each step within [`STEP_TIMEOUT`]).
 pub async fn host(
     ch: &mut Channel,
     keys: &KeyPair,
@@ -83,7 +100,20 @@ pub async fn host(
     protocol_id: &str,
     control_mode: ControlMode,
 ) -> Result<Established, HandshakeError> {
-    let init = next(ch, "_session_init").await?;
+    host_within(ch, keys, post_id, protocol_id, control_mode, STEP_TIMEOUT).await
+}
+
+/// As [`host`], each step (a frame from the guest, or the guest taking
+/// ours) within `step`.
+pub async fn host_within(
+    ch: &mut Channel,
+    keys: &KeyPair,
+    post_id: &str,
+    protocol_id: &str,
+    control_mode: ControlMode,
+    step: Duration,
+) -> Result<Established, HandshakeError> {
+    let init = next(ch, "_session_init", step).await?;
     if init.get("_session_init") != Some(&Value::Bool(true)) {
         return Err(HandshakeError::Bad {
             frame: "_session_init",
@@ -110,11 +140,8 @@ pub async fn host(
         "_session_proof" => true, "host_public_key" => keys.public_key.as_str(), "host_signature" => keys.sign(canonical.as_bytes()),
         "protocol_id" => protocol_id, "host_control_mode" => control_mode.as_str(),
     };
-    ch.tx
-        .send(&Value::Object(proof))
-        .await
-        .map_err(|e| HandshakeError::Channel(e.to_string()))?;
-    let ready = next(ch, "_session_ready").await?;
+    send(&ch.tx, proof, step).await?;
+    let ready = next(ch, "_session_ready", step).await?;
     if ready.get("_session_ready") != Some(&Value::Bool(true)) {
         return Err(HandshakeError::Bad {
             frame: "_session_ready",
@@ -125,7 +152,7 @@ pub async fn host(
     if session_id != auth::session_id(&canonical) {
         return Err(HandshakeError::Bad {
             frame: "_session_ready",
-            msg: "session_id is not sha256 of the session canonical string".into(),
+            msg: "session_id is not sha256 of this session's canonical string (forged, or replayed from another session)".into(),
         });
     }
     Ok(Established {
@@ -146,7 +173,7 @@ pub struct Expect<'a> {
 
 /// The guest's side: sends init, checks the proof against the invitation,
 /// countersigns, has `record` store the proof (POST /api/v1/sessions, which
-/// returns the session id), and sends ready.
+/// returns the session id), and sends ready (each step within [`STEP_TIMEOUT`]).
 pub async fn guest<F, Fut>(
     ch: &mut Channel,
     keys: &KeyPair,
@@ -158,16 +185,30 @@ where
     F: FnOnce(Value) -> Fut,
     Fut: std::future::Future<Output = Result<String, String>>,
 {
+    guest_within(ch, keys, expect, control_mode, record, STEP_TIMEOUT).await
+}
+
+/// As [`guest`], each step (a frame from the host, or the host taking
+/// ours) within `step`.
+pub async fn guest_within<F, Fut>(
+    ch: &mut Channel,
+    keys: &KeyPair,
+    expect: &Expect<'_>,
+    control_mode: ControlMode,
+    record: F,
+    step: Duration,
+) -> Result<Established, HandshakeError>
+where
+    F: FnOnce(Value) -> Fut,
+    Fut: std::future::Future<Output = Result<String, String>>,
+{
     let nonce = crate::canonical::hex(&rand::random::<[u8; 8]>());
     let init = obj! {
         "_session_init" => true, "guest_public_key" => keys.public_key.as_str(), "session_nonce" => nonce.as_str(),
         "guest_control_mode" => control_mode.as_str(),
     };
-    ch.tx
-        .send(&Value::Object(init))
-        .await
-        .map_err(|e| HandshakeError::Channel(e.to_string()))?;
-    let proof = next(ch, "_session_proof").await?;
+    send(&ch.tx, init, step).await?;
+    let proof = next(ch, "_session_proof", step).await?;
     if proof.get("_session_proof") != Some(&Value::Bool(true)) {
         return Err(HandshakeError::Bad {
             frame: "_session_proof",
@@ -194,7 +235,7 @@ where
     let host_sig = field(&proof, "_session_proof", "host_signature")?;
     if !verify(&host, canonical.as_bytes(), host_sig) {
         return Err(HandshakeError::Mismatch(
-            "host_signature does not sign post_id:host:guest:protocol_id:nonce".into(),
+            "host_signature does not sign post_id:host:guest:protocol_id:nonce of this session (forged, or replayed from another session)".into(),
         ));
     }
     let body = Value::Object(obj! {
@@ -209,12 +250,12 @@ where
             "the server returned session_id {session_id}, expected {expected_id}"
         )));
     }
-    ch.tx
-        .send(&Value::Object(
-            obj! { "_session_ready" => true, "session_id" => session_id.as_str() },
-        ))
-        .await
-        .map_err(|e| HandshakeError::Channel(e.to_string()))?;
+    send(
+        &ch.tx,
+        obj! { "_session_ready" => true, "session_id" => session_id.as_str() },
+        step,
+    )
+    .await?;
     Ok(Established {
         session_id,
         host_public_key: host,

@@ -53,7 +53,7 @@ impl GuessNumber {
 
     fn guess_auto(&self, ctx: &Ctx) -> i64 {
         let strat = ctx.strategy.get();
-        let mut number = (self.lo + self.hi).div_euclid(2);
+        let mut number = self.lo.saturating_add(self.hi).div_euclid(2);
         match str_field(&strat, "mode") {
             "fixed" => {
                 if let Some(n) = strat.get("number").and_then(super::as_int) {
@@ -245,11 +245,44 @@ impl Hooks for GuessNumber {
     }
 
     async fn guest_handle_ready(&mut self, ctx: &Ctx, ready: &Map) -> Result<(), HookError> {
-        self.lo = int_field(ready, "range_min");
-        self.hi = int_field(ready, "range_max");
+        // The host's numbers are checked before any arithmetic: a range at the
+        // edge of i64 (or beyond it) would overflow, and reading it as 0
+        // would play a game the host never offered.
+        let int = |k: &str, limit: crate::limits::Count| match ready.get(k) {
+            Some(Value::Number(crate::json::Number::Int(i))) => limit
+                .check_as(&format!("ready's {k}"), *i)
+                .map_err(|e| e.to_string()),
+            other => Err(format!(
+                "ready's {k} is not an integer palaver can play: {}",
+                other
+                    .map(Value::py_str)
+                    .unwrap_or_else(|| "(missing)".into())
+                    .chars()
+                    .take(40)
+                    .collect::<String>()
+            )),
+        };
+        let lo = int("range_min", crate::limits::RANGE_END).map_err(HookError::Protocol)?;
+        let hi = int("range_max", crate::limits::RANGE_END).map_err(HookError::Protocol)?;
+        let attempts = int(
+            "max_attempts",
+            crate::limits::Count {
+                field: "max_attempts",
+                min: 1,
+                max: crate::limits::ROUNDS.max,
+            },
+        )
+        .map_err(HookError::Protocol)?;
+        if lo > hi {
+            return Err(HookError::Protocol(format!(
+                "ready's range_max {hi} is below its range_min {lo}"
+            )));
+        }
+        self.lo = lo;
+        self.hi = hi;
         self.range_min = self.lo;
         self.range_max = self.hi;
-        self.max_attempts = int_field(ready, "max_attempts");
+        self.max_attempts = attempts;
         ctx.sink.snapshot(obj! {
             "range_min" => self.range_min, "range_max" => self.range_max, "max_attempts" => self.max_attempts,
             "lo" => self.lo, "hi" => self.hi, "phase" => "playing",
@@ -266,8 +299,8 @@ impl Hooks for GuessNumber {
             "hint" => {
                 let last = self.last_guess;
                 match str_field(msg, "result") {
-                    "higher" => self.lo = last + 1,
-                    "lower" => self.hi = last - 1,
+                    "higher" => self.lo = last.saturating_add(1),
+                    "lower" => self.hi = last.saturating_sub(1),
                     _ => {}
                 }
                 if self.lo > self.hi {

@@ -118,6 +118,9 @@ pub struct Settings {
     pub keymap: Keymap,
     pub theme: Theme,
     pub me: String,
+    /// Relays for sessions on a remote community (config.toml's
+    /// `relay_url`; empty: n0's relays and discovery).
+    pub relays: Vec<iroh::RelayUrl>,
 }
 
 pub struct App {
@@ -283,8 +286,13 @@ impl App {
                 embedded,
                 nickname,
             } => {
-                match tasks::Community::connect(&url, embedded, &nickname, &self.settings.data_dir)
-                {
+                match tasks::Community::connect(
+                    &url,
+                    embedded,
+                    &nickname,
+                    &self.settings.data_dir,
+                    &self.settings.relays,
+                ) {
                     Ok(c) => {
                         // The identity may be new: startup created it.
                         self.settings.me = c.client.keys().public_key.clone();
@@ -538,6 +546,10 @@ impl App {
                 };
                 if inv.public_key == self.settings.me {
                     self.say(false, "that is your own invitation (x cancels it)");
+                    return;
+                }
+                if let Some(why) = &inv.unjoinable {
+                    self.say(false, format!("palaver cannot join this invitation: {why}"));
                     return;
                 }
                 self.modal = Some(Modal::Join(JoinDialog {

@@ -59,6 +59,9 @@ pub struct ConsoleOptions {
     pub house: bool,
     pub theme: Option<String>,
     pub nickname: String,
+    /// Relays for sessions on a remote community (config.toml's
+    /// `relay_url`; empty: n0's relays and discovery).
+    pub relays: Vec<iroh::RelayUrl>,
     /// Sessions to attach at start (the last one is shown).
     pub attach: Vec<PathBuf>,
     /// Open on the werewolf screen seated at this server (`palaver wolf
@@ -92,7 +95,19 @@ pub fn load_settings(
         keymap,
         theme,
         me,
+        relays: Vec::new(),
     })
+}
+
+/// The settings a console started with `opts` runs on: [`load_settings`]
+/// plus what the options carry over from config.toml (the relays).
+pub fn console_settings(
+    opts: &ConsoleOptions,
+    config_dir: Option<&Path>,
+) -> Result<Settings, TuiError> {
+    let mut settings = load_settings(&opts.data_dir, opts.theme.as_deref(), config_dir)?;
+    settings.relays = opts.relays.clone();
+    Ok(settings)
 }
 
 /// Appends one line to the console's log file (never the screen).
@@ -151,8 +166,7 @@ pub fn run(opts: ConsoleOptions) -> Result<(), TuiError> {
     if !std::io::stdout().is_terminal() || !std::io::stdin().is_terminal() {
         return Err(TuiError::NoTerminal);
     }
-    let config_dir = crate::paths::config_dir();
-    let settings = load_settings(&opts.data_dir, opts.theme.as_deref(), config_dir.as_deref())?;
+    let settings = console_settings(&opts, crate::paths::config_dir().as_deref())?;
     let rt = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .enable_all()

@@ -25,23 +25,27 @@ pub struct Community {
     pub url: String,
     pub embedded: bool,
     pub nickname: String,
-    /// Direct loopback reach on the embedded community, relays otherwise.
+    /// Direct loopback reach on the embedded community; relays otherwise
+    /// (config.toml's `relay_url`, else n0's), as `palaver host`/`join`.
     pub peer: PeerOpts,
 }
 
 impl Community {
-    /// A client for `url` with this machine's identity.
+    /// A client for `url` with this machine's identity; `relays` are
+    /// config.toml's `relay_url` (empty: n0's relays and discovery).
     pub fn connect(
         url: &str,
         embedded: bool,
         nickname: &str,
         data_dir: &Path,
+        relays: &[iroh::RelayUrl],
     ) -> Result<Community, String> {
         let keys = KeyPair::load(data_dir).map_err(|e| e.to_string())?;
-        Community::connect_with(url, embedded, nickname, keys)
+        Ok(Community::connect_with(url, embedded, nickname, keys)?.with_relays(relays))
     }
 
-    /// A client for `url` with the identity `keys`.
+    /// A client for `url` with the identity `keys` (n0's relays off the
+    /// embedded community; [`Community::with_relays`] names others).
     pub fn connect_with(
         url: &str,
         embedded: bool,
@@ -54,12 +58,29 @@ impl Community {
             url: url.to_owned(),
             embedded,
             nickname: nickname.to_owned(),
-            peer: if embedded {
-                PeerOpts::direct()
-            } else {
-                PeerOpts::relay()
-            },
+            peer: peer_opts(embedded, &[]),
         })
+    }
+
+    /// The same community, its sessions reaching peers through `relays`.
+    pub fn with_relays(mut self, relays: &[iroh::RelayUrl]) -> Community {
+        self.peer = peer_opts(self.embedded, relays);
+        self
+    }
+}
+
+/// How sessions on a community reach their peers: direct on loopback for
+/// the embedded one (it lives on this machine: relays are not used, as
+/// `--direct` overrides `--relay` on the CLI); otherwise `relays`, or n0's
+/// relays and discovery when there are none.
+pub fn peer_opts(embedded: bool, relays: &[iroh::RelayUrl]) -> PeerOpts {
+    if embedded {
+        PeerOpts::direct()
+    } else {
+        PeerOpts {
+            relays: relays.to_vec(),
+            ..PeerOpts::relay()
+        }
     }
 }
 
@@ -355,9 +376,13 @@ fn cancelled(
     }
 }
 
+/// The task's report: a session that did not complete (a peer that
+/// misbehaved, a cancel) is a failure the status line shows as one, with
+/// its reason and detail.
 fn finished(r: Result<remote::Finished, remote::RemoteError>) -> Result<String, String> {
     match r {
-        Ok(f) => Ok(f.outcome.line()),
+        Ok(f) if f.outcome.completed => Ok(f.outcome.line()),
+        Ok(f) => Err(f.outcome.line()),
         Err(e) => Err(e.to_string()),
     }
 }
@@ -443,4 +468,88 @@ pub fn host(
         let r = remote::host(&c.client, plan, &report, cancelled(cancel, cancel_this)).await;
         let _ = tx.send(Action::TaskDone(finished(r)));
     });
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::net::Reach;
+
+    fn relay(s: &str) -> iroh::RelayUrl {
+        crate::net::parse_relay_url(s).unwrap()
+    }
+
+    #[test]
+    fn a_remote_community_uses_the_configured_relays() {
+        let relays = [
+            relay("http://127.0.0.1:3340"),
+            relay("https://relay.example.org"),
+        ];
+        let dir = tempfile::tempdir().unwrap();
+        KeyPair::init(dir.path(), false).unwrap();
+        let c = Community::connect("http://127.0.0.1:9", false, "me", dir.path(), &relays).unwrap();
+        assert_eq!(c.peer.reach, Reach::Relay);
+        assert_eq!(c.peer.relays, relays);
+        assert_eq!(c.peer.bind, None);
+        // Without any: n0's relays and discovery, as before.
+        let c = Community::connect("http://127.0.0.1:9", false, "me", dir.path(), &[]).unwrap();
+        assert_eq!(c.peer.reach, Reach::Relay);
+        assert!(c.peer.relays.is_empty());
+    }
+
+    #[test]
+    fn the_embedded_community_stays_direct_whatever_the_relays() {
+        let relays = [relay("http://127.0.0.1:3340")];
+        let c = Community::connect_with("http://127.0.0.1:9", true, "me", KeyPair::generate())
+            .unwrap()
+            .with_relays(&relays);
+        assert_eq!(c.peer.reach, Reach::Direct);
+        assert!(c.peer.relays.is_empty());
+        assert_eq!(c.peer.bind, PeerOpts::direct().bind);
+    }
+
+    #[test]
+    fn the_console_options_relays_reach_its_settings() {
+        let dir = tempfile::tempdir().unwrap();
+        let relays = vec![relay("http://127.0.0.1:3340")];
+        let opts = crate::tui::ConsoleOptions {
+            data_dir: dir.path().to_owned(),
+            server: Some("http://127.0.0.1:9".into()),
+            house: false,
+            theme: None,
+            nickname: "me".into(),
+            relays: relays.clone(),
+            attach: Vec::new(),
+            wolf_join: None,
+        };
+        let settings = crate::tui::console_settings(&opts, None).unwrap();
+        assert_eq!(settings.relays, relays);
+    }
+
+    #[tokio::test]
+    async fn the_console_takes_its_settings_relays_to_a_remote_community() {
+        let dir = tempfile::tempdir().unwrap();
+        KeyPair::init(dir.path(), false).unwrap();
+        let relays = vec![relay("http://127.0.0.1:3340")];
+        let mut settings = crate::tui::load_settings(dir.path(), None, None).unwrap();
+        settings.relays = relays.clone();
+        let mut h = crate::tui::Headless::new(settings, 80, 24);
+        h.update(Action::CommunityReady {
+            url: "http://127.0.0.1:9".into(),
+            embedded: false,
+            nickname: "me".into(),
+        });
+        let c = h.app.community.as_ref().expect("connected");
+        assert_eq!(c.peer.reach, Reach::Relay);
+        assert_eq!(c.peer.relays, relays);
+        // The embedded community stays on loopback.
+        h.update(Action::CommunityReady {
+            url: "http://127.0.0.1:9".into(),
+            embedded: true,
+            nickname: "me".into(),
+        });
+        let c = h.app.community.as_ref().expect("connected");
+        assert_eq!(c.peer.reach, Reach::Direct);
+        assert!(c.peer.relays.is_empty());
+    }
 }
