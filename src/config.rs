@@ -19,6 +19,12 @@ pub enum ConfigError {
         key: &'static str,
         want: &'static str,
     },
+    #[error("{path}: `{key}`: {msg}")]
+    Value {
+        path: PathBuf,
+        key: &'static str,
+        msg: String,
+    },
 }
 
 /// Settings from config.toml.
@@ -31,6 +37,9 @@ pub struct Config {
     pub theme: Option<String>,
     /// The nickname this identity registers with.
     pub nickname: Option<String>,
+    /// Relays for `host` and `join` instead of n0's (`relay_url`: one URL
+    /// or a list); empty: n0's relays and discovery.
+    pub relay_url: Vec<iroh::RelayUrl>,
 }
 
 impl Config {
@@ -52,10 +61,43 @@ impl Config {
                 want,
             }),
         };
+        const RELAY_WANT: &str = "a relay URL such as \"http://127.0.0.1:3340\" or a list of them";
+        let relay_texts: Vec<&str> = match table.get("relay_url") {
+            None => Vec::new(),
+            Some(toml::Value::String(s)) if s.is_empty() => Vec::new(),
+            Some(toml::Value::String(s)) => vec![s.as_str()],
+            Some(toml::Value::Array(items)) => items
+                .iter()
+                .map(|v| v.as_str())
+                .collect::<Option<Vec<_>>>()
+                .ok_or_else(|| ConfigError::Type {
+                    path: path.to_owned(),
+                    key: "relay_url",
+                    want: RELAY_WANT,
+                })?,
+            Some(_) => {
+                return Err(ConfigError::Type {
+                    path: path.to_owned(),
+                    key: "relay_url",
+                    want: RELAY_WANT,
+                });
+            }
+        };
+        let relay_url = relay_texts
+            .into_iter()
+            .map(|t| {
+                crate::net::parse_relay_url(t).map_err(|e| ConfigError::Value {
+                    path: path.to_owned(),
+                    key: "relay_url",
+                    msg: e.to_string(),
+                })
+            })
+            .collect::<Result<Vec<_>, _>>()?;
         Ok(Config {
             server: text_key("server", "a string such as \"http://127.0.0.1:8700\"")?,
             theme: text_key("theme", "a theme name such as \"default\" or \"light\"")?,
             nickname: text_key("nickname", "a string")?,
+            relay_url,
         })
     }
 
@@ -102,5 +144,45 @@ mod tests {
             .unwrap_err()
             .to_string();
         assert!(e.starts_with("c.toml: invalid TOML"), "{e}");
+    }
+
+    #[test]
+    fn relay_url_is_one_url_or_a_list_and_bad_ones_are_named() {
+        let p = Path::new("c.toml");
+        let c = Config::parse("relay_url = \"http://127.0.0.1:3340\"\n", p).unwrap();
+        assert_eq!(c.relay_url.len(), 1);
+        assert_eq!(c.relay_url[0].as_str(), "http://127.0.0.1:3340/");
+        let c = Config::parse(
+            "relay_url = [\"https://relay.example.org\", \"http://[::1]:9\"]\n",
+            p,
+        )
+        .unwrap();
+        assert_eq!(c.relay_url.len(), 2);
+        assert!(
+            Config::parse("relay_url = \"\"\n", p)
+                .unwrap()
+                .relay_url
+                .is_empty()
+        );
+        let e = Config::parse("relay_url = \"ftp://h\"\n", p)
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.starts_with("c.toml: `relay_url`: bad relay URL \"ftp://h\"")
+                && e.contains("http or https"),
+            "{e}"
+        );
+        let e = Config::parse("relay_url = [\"http://h\", 3]\n", p)
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.starts_with("c.toml: `relay_url` must be a relay URL"),
+            "{e}"
+        );
+        let e = Config::parse("relay_url = 3\n", p).unwrap_err().to_string();
+        assert!(
+            e.starts_with("c.toml: `relay_url` must be a relay URL"),
+            "{e}"
+        );
     }
 }

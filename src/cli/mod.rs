@@ -317,6 +317,7 @@ pub(crate) fn console_options(ctx: &Ctx, a: ConsoleArgs) -> Result<crate::tui::C
         house: !a.no_house,
         theme: a.theme.or(cfg.theme),
         nickname,
+        relays: cfg.relay_url,
         attach: a.attach,
         wolf_join: None,
     })

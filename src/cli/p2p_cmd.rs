@@ -8,6 +8,7 @@ use super::test_cmd::{Subject, subject};
 use super::{Ctx, Outcome};
 use crate::engine::{ControlMode, SessionOutcome};
 use crate::json::{Map, Value};
+use crate::limits;
 use crate::net::Reach;
 use crate::obj;
 use crate::services::remote::{self, HostPlan, JoinPlan, PeerOpts, Progress, RemoteError};
@@ -29,23 +30,39 @@ pub struct PeerArgs {
     /// discovery (same machine or LAN; works offline).
     #[arg(long)]
     pub direct: bool,
+    /// Use this relay server instead of n0's (repeat the flag, or separate
+    /// URLs with commas, for more; http:// or https://). No discovery service
+    /// runs then: the ticket carries the relay and the direct addresses. At
+    /// least one relay must accept a connection within 10 s. Default:
+    /// `relay_url` in config.toml, else n0's relays and discovery. --direct
+    /// uses no relay, so it overrides this.
+    #[arg(
+        long = "relay",
+        value_name = "URL",
+        env = "PALAVER_RELAY_URL",
+        value_delimiter = ',',
+        value_parser = |s: &str| crate::net::parse_relay_url(s).map_err(|e| e.to_string())
+    )]
+    pub relay: Vec<iroh::RelayUrl>,
     /// Local UDP address for the iroh endpoint (default: any interface, any port).
     #[arg(long, value_name = "ADDR")]
     pub bind: Option<SocketAddrV4>,
-    /// Give up on a silent peer after this many seconds.
-    #[arg(long, default_value_t = 300.0, value_name = "SECONDS")]
+    /// Give up on a silent peer after this many seconds (0.01 to 86400).
+    #[arg(long, default_value_t = 300.0, value_name = "SECONDS", value_parser = super::test_cmd::peer_timeout_arg)]
     pub peer_timeout: f64,
     /// Run in the background: print where it runs as JSON once the
     /// invitation is up (host) or the session is proven (join), and return.
     /// Its output goes to sessions/daemons/ in the data dir.
     #[arg(long)]
     pub daemon: bool,
-    /// Seconds between heartbeat pings after the handshake (0: none).
-    #[arg(long, default_value_t = 10.0, value_name = "SECONDS")]
+    /// Seconds between heartbeat pings after the handshake (0: none; else
+    /// 0.01 to 3600).
+    #[arg(long, default_value_t = 10.0, value_name = "SECONDS", value_parser = |s: &str| limits::HEARTBEAT_INTERVAL.parse_arg(s))]
     pub heartbeat_interval: f64,
     /// Seconds of silence before the peer is reported unresponsive (it is
-    /// not dropped for it; see --peer-timeout).
-    #[arg(long, default_value_t = 30.0, value_name = "SECONDS")]
+    /// not dropped for it; see --peer-timeout). 0: three intervals; else
+    /// 0.01 to 86400.
+    #[arg(long, default_value_t = 30.0, value_name = "SECONDS", value_parser = |s: &str| limits::HEARTBEAT_TIMEOUT.parse_arg(s))]
     pub heartbeat_timeout: f64,
     /// Run hooks programs even if they are the untouched scaffold skeleton.
     #[arg(long)]
@@ -70,8 +87,8 @@ pub struct HostArgs {
     #[arg(long, default_value = "")]
     pub message: String,
     /// Keep the invitation open this long, renewing it every 2 minutes; with
-    /// no guest by then it is cancelled and host exits.
-    #[arg(long, default_value_t = 30.0, value_name = "MINUTES")]
+    /// no guest by then it is cancelled and host exits (1/60 to 10080, a week).
+    #[arg(long, default_value_t = 30.0, value_name = "MINUTES", value_parser = |s: &str| limits::INVITATION_TTL_MINUTES.parse_arg(s))]
     pub invitation_ttl_minutes: f64,
     #[command(flatten)]
     pub peer: PeerArgs,
@@ -85,18 +102,27 @@ pub struct JoinArgs {
     pub peer: PeerArgs,
 }
 
-fn peer_opts(p: &PeerArgs) -> PeerOpts {
-    PeerOpts {
+/// The peer options, each duration checked against its range again (clap
+/// checked the flags; a daemon's job file is read back from disk).
+fn peer_opts(p: &PeerArgs) -> Result<PeerOpts> {
+    Ok(PeerOpts {
         reach: if p.direct {
             Reach::Direct
         } else {
             Reach::Relay
         },
+        relays: if p.direct {
+            Vec::new()
+        } else if p.relay.is_empty() {
+            crate::config::Config::load()?.relay_url
+        } else {
+            p.relay.clone()
+        },
         bind: p.bind,
-        peer_timeout: p.peer_timeout,
-        heartbeat_interval: p.heartbeat_interval,
-        heartbeat_timeout: p.heartbeat_timeout,
-    }
+        peer_timeout: limits::PEER_TIMEOUT.check(p.peer_timeout)?,
+        heartbeat_interval: limits::HEARTBEAT_INTERVAL.check(p.heartbeat_interval)?,
+        heartbeat_timeout: limits::HEARTBEAT_TIMEOUT.check(p.heartbeat_timeout)?,
+    })
 }
 
 /// Prints one progress line (stdout, or stderr under --json).
@@ -189,9 +215,8 @@ pub fn host(ctx: &Ctx, a: HostArgs) -> Result<Outcome> {
             spec: subj.spec,
             options,
             mode,
-            ttl: Duration::try_from_secs_f64((a.invitation_ttl_minutes * 60.0).max(1.0))
-                .unwrap_or(Duration::MAX),
-            peer: peer_opts(&a.peer),
+            ttl: limits::INVITATION_TTL_MINUTES.check(a.invitation_ttl_minutes)?,
+            peer: peer_opts(&a.peer)?,
             data_dir: Some(data_dir),
             chat: None,
             observer: None,
@@ -232,7 +257,7 @@ pub fn join(ctx: &Ctx, a: JoinArgs) -> Result<Outcome> {
             let hooks = subj.hooks().map_err(|e| format!("{e:#}"))?;
             Ok((subj.spec, hooks))
         };
-        let plan = JoinPlan::new(a.post_id.clone(), mode, peer_opts(&a.peer), Some(data_dir));
+        let plan = JoinPlan::new(a.post_id.clone(), mode, peer_opts(&a.peer)?, Some(data_dir));
         let waiting = AtomicBool::new(false);
         let progress = |p: Progress| show(ctx, p, &waiting);
         match remote::join(&c, plan, resolve, &progress, interrupted(&mut sigint)).await {

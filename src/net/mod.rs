@@ -6,7 +6,7 @@ pub mod handshake;
 
 use crate::engine::Channel;
 use iroh::endpoint::{Connection, SendStream};
-use iroh::{Endpoint, NodeAddr, RelayMode};
+use iroh::{Endpoint, NodeAddr, RelayMap, RelayMode, RelayUrl};
 use iroh_base::ticket::NodeTicket;
 use std::net::{Ipv4Addr, SocketAddrV4};
 use std::pin::Pin;
@@ -31,6 +31,13 @@ pub enum NetError {
     Accept(String),
     #[error("no peer connected within {0:?}")]
     Timeout(Duration),
+    /// A relay URL that is not one (from a flag, the environment or config.toml).
+    #[error("bad relay URL {url:?}: {msg}")]
+    RelayUrl { url: String, msg: String },
+    /// None of the chosen relays could be reached, or the endpoint took
+    /// none of them as its home.
+    #[error("no relay reachable: {0}")]
+    Relay(String),
 }
 
 /// How an endpoint reaches peers.
@@ -45,13 +52,131 @@ pub enum Reach {
 
 /// Binds an endpoint; with `Reach::Direct` on `bind` (default: all v4 interfaces).
 pub async fn bind(reach: Reach, bind: Option<SocketAddrV4>) -> Result<Endpoint, NetError> {
+    bind_via(reach, &[], bind).await
+}
+
+/// How long a chosen relay may take to accept a TCP connection, and the
+/// endpoint to take one of them as its home relay.
+pub const RELAY_WAIT: Duration = Duration::from_secs(10);
+
+/// Parses a relay URL given by a user: `http://` or `https://`, a host, no
+/// credentials, query or fragment (iroh dials `<url>/relay`).
+pub fn parse_relay_url(text: &str) -> Result<RelayUrl, NetError> {
+    let bad = |msg: &str| NetError::RelayUrl {
+        url: text.to_owned(),
+        msg: msg.to_owned(),
+    };
+    let url: RelayUrl = text.trim().parse().map_err(|e| bad(&format!("{e}")))?;
+    if !matches!(url.scheme(), "http" | "https") {
+        return Err(bad("the scheme must be http or https"));
+    }
+    if url.host_str().is_none_or(str::is_empty) {
+        return Err(bad("it names no host"));
+    }
+    if !url.username().is_empty() || url.password().is_some() {
+        return Err(bad("credentials in a relay URL are not supported"));
+    }
+    if url.query().is_some() || url.fragment().is_some() {
+        return Err(bad("a relay URL takes no query or fragment"));
+    }
+    Ok(url)
+}
+
+/// Binds an endpoint like [`bind`]. With `Reach::Relay` and `relays` named,
+/// those relays replace n0's and no discovery service runs (the ticket
+/// carries the relay URL and the direct addresses, so none is needed, and
+/// nothing waits on n0's DNS offline). Before binding, at least one of them
+/// must accept a TCP connection within [`RELAY_WAIT`]; after binding, the
+/// endpoint must take one as its home relay within [`RELAY_WAIT`], so its
+/// ticket names it. `Reach::Direct` ignores `relays`.
+pub async fn bind_via(
+    reach: Reach,
+    relays: &[RelayUrl],
+    bind: Option<SocketAddrV4>,
+) -> Result<Endpoint, NetError> {
+    let custom = reach == Reach::Relay && !relays.is_empty();
+    if custom {
+        reachable(relays, RELAY_WAIT).await?;
+    }
     let mut b = Endpoint::builder().alpns(vec![ALPN.to_vec()]);
     b = match reach {
+        Reach::Relay if custom => b.relay_mode(RelayMode::Custom(
+            relays.iter().cloned().collect::<RelayMap>(),
+        )),
         Reach::Relay => b.discovery_n0(),
         Reach::Direct => b.relay_mode(RelayMode::Disabled),
     };
     b = b.bind_addr_v4(bind.unwrap_or(SocketAddrV4::new(Ipv4Addr::UNSPECIFIED, 0)));
-    b.bind().await.map_err(|e| NetError::Bind(format!("{e:#}")))
+    let ep = b
+        .bind()
+        .await
+        .map_err(|e| NetError::Bind(format!("{e:#}")))?;
+    if custom {
+        let home = tokio::time::timeout(RELAY_WAIT, ep.home_relay().initialized()).await;
+        if !matches!(home, Ok(Ok(_))) {
+            ep.close().await;
+            return Err(NetError::Relay(format!(
+                "the endpoint took none of {} as its home relay within {RELAY_WAIT:?}",
+                list(relays)
+            )));
+        }
+    }
+    Ok(ep)
+}
+
+fn list(relays: &[RelayUrl]) -> String {
+    relays
+        .iter()
+        .map(|u| u.to_string())
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+/// Succeeds when at least one relay accepts a TCP connection within `wait`
+/// (all are tried at once); otherwise says why each failed.
+pub async fn reachable(relays: &[RelayUrl], wait: Duration) -> Result<(), NetError> {
+    async fn one(url: &RelayUrl) -> Result<(), String> {
+        // iroh adds a root dot to a domain; the system resolver may not
+        // know `localhost.`.
+        let host = url
+            .host_str()
+            .unwrap_or_default()
+            .trim_matches(['[', ']'])
+            .trim_end_matches('.');
+        let port = url
+            .port_or_known_default()
+            .ok_or_else(|| "no port".to_owned())?;
+        let addrs: Vec<_> = tokio::net::lookup_host((host, port))
+            .await
+            .map_err(|e| format!("cannot resolve {host}: {e}"))?
+            .collect();
+        let mut last = format!("{host} resolves to no address");
+        for a in addrs {
+            match tokio::net::TcpStream::connect(a).await {
+                Ok(_) => return Ok(()),
+                Err(e) => last = format!("{a}: {e}"),
+            }
+        }
+        Err(last)
+    }
+    let tries = relays.iter().map(|u| async move {
+        match tokio::time::timeout(wait, one(u)).await {
+            Ok(r) => r,
+            Err(_) => Err(format!("no TCP connection within {wait:?}")),
+        }
+    });
+    let results = futures_util::future::join_all(tries).await;
+    if results.iter().any(Result::is_ok) {
+        return Ok(());
+    }
+    Err(NetError::Relay(
+        relays
+            .iter()
+            .zip(results)
+            .map(|(u, r)| format!("{u}: {}", r.err().unwrap_or_default()))
+            .collect::<Vec<_>>()
+            .join("; "),
+    ))
 }
 
 /// The endpoint's ticket (`node…`, the reference's NodeTicket format): its
@@ -169,6 +294,9 @@ impl Drop for Parked {
     }
 }
 
+/// How long an accepted connection may take to open its session stream.
+pub const STREAM_WAIT: Duration = Duration::from_secs(10);
+
 /// Waits for one peer and its bidirectional stream (the guest writes first).
 /// Failed connection attempts are told to `failed` and waiting goes on.
 pub async fn accept(
@@ -182,30 +310,40 @@ pub async fn accept(
                 .accept()
                 .await
                 .ok_or_else(|| NetError::Accept("endpoint closed".into()))?;
-            let conn = match incoming.accept() {
-                Ok(connecting) => match connecting.await {
-                    Ok(c) => c,
-                    Err(e) => {
-                        failed(format!("a connection attempt failed: {e}"));
-                        continue;
-                    }
-                },
-                Err(e) => {
-                    failed(format!("a connection attempt was refused: {e}"));
-                    continue;
-                }
-            };
-            let (send, recv) = conn
-                .accept_bi()
-                .await
-                .map_err(|e| NetError::Accept(e.to_string()))?;
-            let (link, send) = Link::new(conn, send);
-            return Ok((link, Channel::from_stream(recv, send).pumped()));
+            match establish(incoming).await {
+                Ok(x) => return Ok(x),
+                Err(e) => failed(e),
+            }
         }
     };
     tokio::time::timeout(wait, fut)
         .await
         .map_err(|_| NetError::Timeout(wait))?
+}
+
+/// Takes one incoming connection to its session stream: the QUIC handshake,
+/// then the bidirectional stream the guest opens within [`STREAM_WAIT`]. A
+/// peer that connects but opens no stream (or leaves at once) is one failed
+/// attempt, said in the error, not the end of waiting.
+pub async fn establish(incoming: iroh::endpoint::Incoming) -> Result<(Link, Channel), String> {
+    let conn = match incoming.accept() {
+        Ok(connecting) => connecting
+            .await
+            .map_err(|e| format!("a connection attempt failed: {e}"))?,
+        Err(e) => return Err(format!("a connection attempt was refused: {e}")),
+    };
+    let (send, recv) = match tokio::time::timeout(STREAM_WAIT, conn.accept_bi()).await {
+        Ok(Ok(s)) => s,
+        Ok(Err(e)) => return Err(format!("a peer connected but opened no stream: {e}")),
+        Err(_) => {
+            conn.close(1u32.into(), b"no stream");
+            return Err(format!(
+                "a peer connected but opened no stream within {STREAM_WAIT:?}"
+            ));
+        }
+    };
+    let (link, send) = Link::new(conn, send);
+    Ok((link, Channel::from_stream(recv, send).pumped()))
 }
 
 /// Dials a ticket and opens the session stream.
@@ -250,7 +388,13 @@ pub fn heartbeat(
                 since_ping = Duration::ZERO;
                 seq += 1;
                 let ping = crate::obj! { "_sys" => "ping", "probe_id" => format!("{tag}-{seq:x}"), "ts" => crate::session::files::epoch_now() };
-                if tx.send(&crate::json::Value::Object(ping)).await.is_err() {
+                // A ping the transport cannot take now (the peer is not
+                // reading) is skipped; silence is reported below.
+                if tx
+                    .try_send(&crate::json::Value::Object(ping))
+                    .await
+                    .is_err()
+                {
                     return;
                 }
             }

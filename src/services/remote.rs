@@ -22,6 +22,8 @@ use crate::services::run;
 use crate::session::files::InboxChat;
 use crate::session::{StateDir, update_session_file};
 use crate::spec::Spec;
+use futures_util::StreamExt;
+use futures_util::stream::FuturesUnordered;
 use std::convert::Infallible;
 use std::future::Future;
 use std::net::{Ipv4Addr, SocketAddrV4};
@@ -42,14 +44,18 @@ pub const CANCELLED_REASON: &str = "cancelled";
 #[derive(Debug, Clone)]
 pub struct PeerOpts {
     pub reach: Reach,
+    /// With `Reach::Relay`: these relays instead of n0's, and no discovery
+    /// service (empty: n0's relays and discovery, the default).
+    pub relays: Vec<iroh::RelayUrl>,
     /// Local UDP address of the iroh endpoint (None: any interface, any port).
     pub bind: Option<SocketAddrV4>,
-    /// Give up on a silent peer after this many seconds (turn-based modes).
-    pub peer_timeout: f64,
-    /// Seconds between heartbeat pings after the handshake (0: none).
-    pub heartbeat_interval: f64,
-    /// Seconds of silence before the peer is reported unresponsive (0: three intervals).
-    pub heartbeat_timeout: f64,
+    /// Give up on a silent peer after this long (turn-based modes); flags
+    /// reach it through `limits::PEER_TIMEOUT`.
+    pub peer_timeout: Duration,
+    /// Time between heartbeat pings after the handshake (zero: none).
+    pub heartbeat_interval: Duration,
+    /// Silence before the peer is reported unresponsive (zero: three intervals).
+    pub heartbeat_timeout: Duration,
 }
 
 impl PeerOpts {
@@ -68,10 +74,11 @@ impl PeerOpts {
     pub fn relay() -> PeerOpts {
         PeerOpts {
             reach: Reach::Relay,
+            relays: Vec::new(),
             bind: None,
-            peer_timeout: 300.0,
-            heartbeat_interval: 10.0,
-            heartbeat_timeout: 30.0,
+            peer_timeout: Duration::from_secs(300),
+            heartbeat_interval: Duration::from_secs(10),
+            heartbeat_timeout: Duration::from_secs(30),
         }
     }
 }
@@ -216,10 +223,15 @@ pub async fn host(
             .validate_options(&Value::Object(plan.options.clone()))
             .map_err(|e| RemoteError::Protocol(format!("invitation options: {e}")))?;
     }
+    crate::limits::check_session(plan.spec.doc(), &plan.options).map_err(|e| {
+        RemoteError::Protocol(format!(
+            "palaver cannot honour these invitation options: {e}"
+        ))
+    })?;
     if cancelled(&mut cancel).await {
         return Err(RemoteError::Cancelled);
     }
-    let ep = net::bind(plan.peer.reach, plan.peer.bind).await?;
+    let ep = net::bind_via(plan.peer.reach, &plan.peer.relays, plan.peer.bind).await?;
     let r = host_on(&ep, client, plan, progress, &mut cancel).await;
     ep.close().await;
     r
@@ -289,23 +301,44 @@ async fn host_on<C: Future<Output = ()>>(
             let deadline = now
                 .checked_add(ttl.max(Duration::from_secs(1)))
                 .unwrap_or(now + Duration::from_secs(100 * 365 * 24 * 3600));
+            // Guests are taken in parallel, each through its own QUIC and
+            // session handshake, so a guest that stalls or misbehaves holds
+            // up nobody else; the first to pass the handshake plays.
+            let mut trying = FuturesUnordered::new();
             loop {
                 let left = deadline.saturating_duration_since(tokio::time::Instant::now());
-                let failed = |e: String| progress(Progress::Warning(e));
-                let (link, mut ch) =
-                    match net::accept(ep, left.max(Duration::from_millis(1)), &failed).await {
-                        Ok(x) => x,
-                        Err(NetError::Timeout(_)) => return Err(RemoteError::NoGuest(ttl)),
-                        Err(e) => return Err(RemoteError::Net(e)),
-                    };
-                match handshake::host(&mut ch, keys, &post_id, &pid, mode).await {
-                    Ok(est) => return Ok((link, ch, est)),
-                    Err(e) => {
-                        progress(Progress::TurnedAway {
-                            reason: e.to_string(),
+                tokio::select! {
+                    incoming = tokio::time::timeout(left, ep.accept()) => {
+                        let Ok(incoming) = incoming else {
+                            return Err(RemoteError::NoGuest(ttl));
+                        };
+                        let Some(incoming) = incoming else {
+                            return Err(RemoteError::Net(NetError::Accept("endpoint closed".into())));
+                        };
+                        if trying.len() >= MAX_HANDSHAKES {
+                            incoming.refuse();
+                            progress(Progress::Warning(format!(
+                                "refused a connection: {MAX_HANDSHAKES} guests are already in their handshake"
+                            )));
+                            continue;
+                        }
+                        let (keys, post_id, pid, peer) = (keys, &post_id, &pid, &peer);
+                        trying.push(async move {
+                            let (link, mut ch) = net::establish(incoming).await.map_err(Progress::Warning)?;
+                            let step = handshake_step(peer);
+                            match handshake::host_within(&mut ch, keys, post_id, pid, mode, step).await {
+                                Ok(est) => Ok((link, ch, est)),
+                                Err(e) => {
+                                    link.conn.close(1u32.into(), b"handshake failed");
+                                    Err(Progress::TurnedAway { reason: e.to_string() })
+                                }
+                            }
                         });
-                        link.conn.close(1u32.into(), b"handshake failed");
                     }
+                    Some(done) = trying.next(), if !trying.is_empty() => match done {
+                        Ok(x) => return Ok(x),
+                        Err(p) => progress(p),
+                    },
                 }
             }
         };
@@ -354,6 +387,10 @@ async fn host_on<C: Future<Output = ()>>(
         .await
 }
 
+/// How many guests a host takes through their handshakes at once; a further
+/// connection is refused until one of them ends.
+pub const MAX_HANDSHAKES: usize = 16;
+
 /// Renews the invitation every [`RENEW_EVERY`] until dropped.
 async fn renew(client: &Client, post_id: &str, progress: Report<'_>) -> Infallible {
     let path = format!("/api/v1/invitations/{post_id}/renew");
@@ -365,6 +402,29 @@ async fn renew(client: &Client, post_id: &str, progress: Report<'_>) -> Infallib
             )));
         }
     }
+}
+
+/// Why palaver cannot join an invitation as listed, if it cannot: options
+/// it cannot honour (`limits::check_options`), or timing in its protocol's
+/// spec beyond `limits::THINK` when the protocol is bundled. `browse` and
+/// the console's invitation list show this; `join` refuses such an
+/// invitation before it dials.
+pub fn unjoinable(invitation: &Map) -> Option<String> {
+    let options = invitation
+        .get("options")
+        .and_then(Value::as_object)
+        .cloned()
+        .unwrap_or_default();
+    let pid = invitation
+        .get("protocol_id")
+        .and_then(Value::as_str)
+        .unwrap_or("");
+    let spec = crate::library::bundled_spec_by_id(pid);
+    let checked = match &spec {
+        Some(spec) => crate::limits::check_session(spec.doc(), &options),
+        None => crate::limits::check_options(&options),
+    };
+    checked.err().map(|e| e.to_string())
 }
 
 /// Joins an invitation: fetches and checks it (open, transport binding
@@ -434,10 +494,15 @@ pub async fn join(
                 "invitation {post} has options its protocol refuses: {e}"
             ))
         })?;
+    crate::limits::check_session(spec.doc(), &options).map_err(|e| {
+        RemoteError::Protocol(format!(
+            "invitation {post} cannot be joined: {e} (not dialling the host)"
+        ))
+    })?;
     if cancelled(&mut cancel).await {
         return Err(RemoteError::Cancelled);
     }
-    let ep = net::bind(plan.peer.reach, plan.peer.bind).await?;
+    let ep = net::bind_via(plan.peer.reach, &plan.peer.relays, plan.peer.bind).await?;
     let dial = Dial {
         host_pk: &host_pk,
         pid: &pid,
@@ -505,7 +570,9 @@ async fn join_on<C: Future<Output = ()>>(
                 Ok(id)
             }
         };
-        let est = handshake::guest(&mut ch, client.keys(), &expect, mode, record).await?;
+        let step = handshake_step(&peer);
+        let est =
+            handshake::guest_within(&mut ch, client.keys(), &expect, mode, record, step).await?;
         Ok::<_, RemoteError>((link, ch, est))
     };
     let (link, ch, est) = tokio::select! {
@@ -671,19 +738,19 @@ impl Session<'_> {
         let cfg = run::engine_config(self.peer.peer_timeout);
         // Heartbeats run for turn-based modes only: in free mode the reference
         // has no heartbeat layer and would show the pings as chat noise.
-        let beat =
-            (self.peer.heartbeat_interval > 0.0 && self.spec.flow_mode() != "free").then(|| {
+        let beat = (!self.peer.heartbeat_interval.is_zero() && self.spec.flow_mode() != "free")
+            .then(|| {
                 let sink = tap.clone();
-                let timeout = if self.peer.heartbeat_timeout > 0.0 {
-                    self.peer.heartbeat_timeout
+                let timeout = if self.peer.heartbeat_timeout.is_zero() {
+                    self.peer.heartbeat_interval.saturating_mul(3)
                 } else {
-                    3.0 * self.peer.heartbeat_interval
+                    self.peer.heartbeat_timeout
                 };
                 net::heartbeat(
                     ch.tx.clone(),
                     ch.rx.liveness.clone(),
-                    Duration::from_secs_f64(self.peer.heartbeat_interval),
-                    Duration::from_secs_f64(timeout),
+                    self.peer.heartbeat_interval,
+                    timeout,
                     move |kind, data| {
                         let summary = match kind {
                             "peer_unresponsive" => "The peer has gone silent",
@@ -824,4 +891,11 @@ async fn settle(client: &Client, session_id: &str, o: &SessionOutcome, progress:
             )));
         }
     }
+}
+
+/// How long each handshake step may take: the peer timeout, at most
+/// [`handshake::STEP_TIMEOUT`] (a silent or non-reading peer is given up on
+/// as quickly during the handshake as during play).
+fn handshake_step(peer: &PeerOpts) -> Duration {
+    peer.peer_timeout.min(handshake::STEP_TIMEOUT)
 }
