@@ -96,23 +96,47 @@ struct Route {
 
 use AuthKind::{Bearer, Public, Signed};
 
+const fn route(
+    method: &'static str,
+    template: &'static str,
+    auth: AuthKind,
+    writes: bool,
+    fields: &'static [Field],
+    ok: u16,
+) -> Route {
+    Route {
+        method,
+        template,
+        auth,
+        writes,
+        fields,
+        ok,
+    }
+}
+
+/// A signed request that writes when accepted.
+const fn write(
+    method: &'static str,
+    template: &'static str,
+    fields: &'static [Field],
+    ok: u16,
+) -> Route {
+    route(method, template, Signed, true, fields, ok)
+}
+
+/// A read: GET, writing nothing, 200 when well formed.
+const fn read(template: &'static str, auth: AuthKind, fields: &'static [Field]) -> Route {
+    route("GET", template, auth, false, fields, 200)
+}
+
 /// Every route of the community and the market. `routes_in_the_source_are_
 /// the_routes_tested` keeps this list equal to the router's.
 const ROUTES: &[Route] = &[
-    Route {
-        method: "GET",
-        template: "/api/v1/auth/challenge",
-        auth: Signed,
-        writes: true,
-        fields: &[],
-        ok: 200,
-    },
-    Route {
-        method: "POST",
-        template: "/api/v1/auth/register",
-        auth: Signed,
-        writes: true,
-        fields: &[
+    route("GET", "/api/v1/auth/challenge", Signed, true, &[], 200),
+    write(
+        "POST",
+        "/api/v1/auth/register",
+        &[
             body("nickname", true, true),
             body("bio", true, false),
             body("nonce", false, true),
@@ -120,52 +144,31 @@ const ROUTES: &[Route] = &[
             body("signature", false, true),
             body("public_key", false, true),
         ],
-        ok: 201,
-    },
-    Route {
-        method: "POST",
-        template: "/api/v1/protocols",
-        auth: Signed,
-        writes: true,
-        fields: &[
+        201,
+    ),
+    write(
+        "POST",
+        "/api/v1/protocols",
+        &[
             body("protocol_id", false, true),
             body("name", true, false),
             body("description", true, false),
             body("type", true, false),
             body("spec_json", false, true),
         ],
-        ok: 201,
-    },
-    Route {
-        method: "GET",
-        template: "/api/v1/protocols",
-        auth: Signed,
-        writes: false,
-        fields: &[query("limit"), query("cursor")],
-        ok: 200,
-    },
-    Route {
-        method: "GET",
-        template: "/api/v1/protocols/{id}",
-        auth: Signed,
-        writes: false,
-        fields: &[ID],
-        ok: 200,
-    },
-    Route {
-        method: "GET",
-        template: "/api/v1/protocols/{id}/bundle",
-        auth: Signed,
-        writes: false,
-        fields: &[ID],
-        ok: 200,
-    },
-    Route {
-        method: "POST",
-        template: "/api/v1/invitations",
-        auth: Signed,
-        writes: true,
-        fields: &[
+        201,
+    ),
+    read(
+        "/api/v1/protocols",
+        Signed,
+        &[query("limit"), query("cursor")],
+    ),
+    read("/api/v1/protocols/{id}", Signed, &[ID]),
+    read("/api/v1/protocols/{id}/bundle", Signed, &[ID]),
+    write(
+        "POST",
+        "/api/v1/invitations",
+        &[
             body("message", true, false),
             body("iroh_ticket", true, true),
             body("transport", true, false),
@@ -175,51 +178,25 @@ const ROUTES: &[Route] = &[
             body("transport_binding_signature", true, true),
             body("tags", false, false),
         ],
-        ok: 201,
-    },
-    Route {
-        method: "GET",
-        template: "/api/v1/invitations",
-        auth: Signed,
-        writes: false,
-        fields: &[
+        201,
+    ),
+    read(
+        "/api/v1/invitations",
+        Signed,
+        &[
             query("protocol_id"),
             query("type"),
             query("tags"),
             query("limit"),
         ],
-        ok: 200,
-    },
-    Route {
-        method: "GET",
-        template: "/api/v1/invitations/{id}",
-        auth: Signed,
-        writes: false,
-        fields: &[ID],
-        ok: 200,
-    },
-    Route {
-        method: "DELETE",
-        template: "/api/v1/invitations/{id}",
-        auth: Signed,
-        writes: true,
-        fields: &[ID],
-        ok: 204,
-    },
-    Route {
-        method: "POST",
-        template: "/api/v1/invitations/{id}/renew",
-        auth: Signed,
-        writes: true,
-        fields: &[ID],
-        ok: 200,
-    },
-    Route {
-        method: "POST",
-        template: "/api/v1/sessions",
-        auth: Signed,
-        writes: true,
-        fields: &[
+    ),
+    read("/api/v1/invitations/{id}", Signed, &[ID]),
+    write("DELETE", "/api/v1/invitations/{id}", &[ID], 204),
+    write("POST", "/api/v1/invitations/{id}/renew", &[ID], 200),
+    write(
+        "POST",
+        "/api/v1/sessions",
+        &[
             body("post_id", true, true),
             body("host_public_key", false, true),
             body("guest_public_key", false, true),
@@ -228,130 +205,69 @@ const ROUTES: &[Route] = &[
             body("host_signature", true, true),
             body("guest_signature", true, true),
         ],
-        ok: 201,
-    },
-    Route {
-        method: "GET",
-        template: "/api/v1/sessions/{id}",
-        auth: Signed,
-        writes: false,
-        fields: &[ID],
-        ok: 200,
-    },
-    Route {
-        method: "POST",
-        template: "/api/v1/sessions/{id}/status",
-        auth: Signed,
-        writes: true,
-        fields: &[ID, body("status", false, true)],
-        ok: 200,
-    },
-    Route {
-        method: "POST",
-        template: "/api/v1/sessions/{id}/result",
-        auth: Signed,
-        writes: true,
-        fields: &[ID, body("winner", false, true)],
-        ok: 200,
-    },
-    Route {
-        method: "GET",
-        template: "/api/v1/sessions/{id}/transport",
-        auth: Signed,
-        writes: false,
-        fields: &[ID],
-        ok: 200,
-    },
-    Route {
-        method: "PATCH",
-        template: "/api/v1/sessions/{id}/transport",
-        auth: Signed,
-        writes: true,
-        fields: &[
+        201,
+    ),
+    read("/api/v1/sessions/{id}", Signed, &[ID]),
+    write(
+        "POST",
+        "/api/v1/sessions/{id}/status",
+        &[ID, body("status", false, true)],
+        200,
+    ),
+    write(
+        "POST",
+        "/api/v1/sessions/{id}/result",
+        &[ID, body("winner", false, true)],
+        200,
+    ),
+    read("/api/v1/sessions/{id}/transport", Signed, &[ID]),
+    write(
+        "PATCH",
+        "/api/v1/sessions/{id}/transport",
+        &[
             ID,
             body("iroh_ticket", true, true),
             body("transport_binding_signature", true, true),
         ],
-        ok: 200,
-    },
-    Route {
-        method: "POST",
-        template: "/api/v1/feedback",
-        auth: Signed,
-        writes: true,
-        fields: &[
+        200,
+    ),
+    write(
+        "POST",
+        "/api/v1/feedback",
+        &[
             body("session_id", false, true),
             body("text", true, false),
             body("tags", false, false),
         ],
-        ok: 201,
-    },
-    Route {
-        method: "POST",
-        template: "/api/v1/ratings",
-        auth: Signed,
-        writes: true,
-        fields: &[
+        201,
+    ),
+    write(
+        "POST",
+        "/api/v1/ratings",
+        &[
             body("session_id", false, true),
             body("score", false, true),
             body("comment", true, false),
         ],
-        ok: 201,
-    },
-    Route {
-        method: "GET",
-        template: "/api/v1/agents/{id}/stats",
-        auth: Signed,
-        writes: false,
-        fields: &[ID],
-        ok: 200,
-    },
-    Route {
-        method: "POST",
-        template: "/api/gtl/token",
-        auth: Signed,
-        writes: true,
-        fields: &[body("principal_id", true, false)],
-        ok: 201,
-    },
-    Route {
-        method: "GET",
-        template: "/.well-known/aiguishi.json",
-        auth: Public,
-        writes: false,
-        fields: &[],
-        ok: 200,
-    },
-    Route {
-        method: "GET",
-        template: "/api/market",
-        auth: Public,
-        writes: false,
-        fields: &[query("all")],
-        ok: 200,
-    },
-    Route {
-        method: "GET",
-        template: "/api/gtl/schema",
-        auth: Public,
-        writes: false,
-        fields: &[],
-        ok: 200,
-    },
-    Route {
-        method: "GET",
-        template: "/api/gtl/policies/{id}",
-        auth: Public,
-        writes: false,
-        fields: &[ID],
-        ok: 200,
-    },
-    Route {
-        method: "POST",
-        template: "/api/gtl",
-        auth: Bearer,
-        writes: true,
-        fields: &[
+        201,
+    ),
+    read("/api/v1/agents/{id}/stats", Signed, &[ID]),
+    write(
+        "POST",
+        "/api/gtl/token",
+        &[body("principal_id", true, false)],
+        201,
+    ),
+    read("/.well-known/aiguishi.json", Public, &[]),
+    read("/api/market", Public, &[query("all")]),
+    read("/api/gtl/schema", Public, &[]),
+    read("/api/gtl/policies/{id}", Public, &[ID]),
+    route(
+        "POST",
+        "/api/gtl",
+        Bearer,
+        true,
+        &[
             body("type", false, true),
             body("gtl_version", false, false),
             body("transaction_id", true, true),
@@ -360,24 +276,10 @@ const ROUTES: &[Route] = &[
             body("job.budget.asset", true, true),
             body("signature", true, true),
         ],
-        ok: 200,
-    },
-    Route {
-        method: "GET",
-        template: "/api/gtl/transactions/{id}",
-        auth: Public,
-        writes: false,
-        fields: &[ID],
-        ok: 200,
-    },
-    Route {
-        method: "GET",
-        template: "/api/gtl/accounts/{id}",
-        auth: Public,
-        writes: false,
-        fields: &[ID],
-        ok: 200,
-    },
+        200,
+    ),
+    read("/api/gtl/transactions/{id}", Public, &[ID]),
+    read("/api/gtl/accounts/{id}", Public, &[ID]),
 ];
 
 fn body_limit(r: &Route) -> usize {
@@ -661,14 +563,24 @@ impl World {
 
     /// Sends a prepared request with its authentication.
     async fn send(&self, p: &Prep) -> (u16, Value) {
-        let headers: Vec<(String, String)> = match &p.auth {
-            Auth::Signed => auth::headers(p.who.keys(), p.method, &p.path, &p.body, now())
-                .map(|(k, v)| (k.to_owned(), v))
-                .to_vec(),
-            Auth::Bearer(t) => vec![("Authorization".into(), format!("Bearer {t}"))],
-            Auth::Public => Vec::new(),
-        };
-        self.send_with(p, p.body.clone(), &headers).await
+        self.send_with(p, p.body.clone(), &p.headers(&p.body)).await
+    }
+
+    /// Sends `p` with `body` and `headers`, expecting the refusal `want`
+    /// (see [`assert_refusal`]; `what` names the case); the reply.
+    async fn refused(
+        &self,
+        what: &str,
+        p: &Prep,
+        body: Vec<u8>,
+        headers: &[(String, String)],
+        want: u16,
+    ) -> Value {
+        let before = dump(&self.db);
+        let (status, v) = self.send_with(p, body, headers).await;
+        assert_eq!(status, want, "{what}: {v:?}");
+        assert_refusal(what, status, &v, &self.db, &before);
+        v
     }
 
     async fn send_with(
@@ -974,6 +886,30 @@ struct Prep {
     auth: Auth,
 }
 
+type Headers = Vec<(String, String)>;
+
+impl Prep {
+    /// Its authentication's headers, signed (when signed) over `body`.
+    fn headers(&self, body: &[u8]) -> Headers {
+        match &self.auth {
+            Auth::Signed => signed(self.who.keys(), self.method, &self.path, body, now()),
+            Auth::Bearer(t) => bearer(t),
+            Auth::Public => Vec::new(),
+        }
+    }
+}
+
+/// The community's signed-request headers of `keys` at time `ts`.
+fn signed(keys: &KeyPair, method: &str, path: &str, body: &[u8], ts: i64) -> Headers {
+    auth::headers(keys, method, path, body, ts)
+        .map(|(k, v)| (k.to_owned(), v))
+        .to_vec()
+}
+
+fn bearer(token: &str) -> Headers {
+    vec![("Authorization".into(), format!("Bearer {token}"))]
+}
+
 /// Sets a (dotted) body member.
 fn apply(m: &mut Map, over: &[(&Field, Value)]) {
     for (f, v) in over.iter().filter(|(f, _)| f.place == Place::Body) {
@@ -1117,13 +1053,7 @@ async fn malformed_bodies_are_refused_without_writing() {
         for (what, bytes) in malformed() {
             let p = w.build(r, &[]).await;
             let before = dump(&w.db);
-            let headers: Vec<(String, String)> = match &p.auth {
-                Auth::Signed => auth::headers(p.who.keys(), p.method, &p.path, &bytes, now())
-                    .map(|(k, v)| (k.to_owned(), v))
-                    .to_vec(),
-                Auth::Bearer(t) => vec![("Authorization".into(), format!("Bearer {t}"))],
-                Auth::Public => Vec::new(),
-            };
+            let headers = p.headers(&bytes);
             let (status, v) = w.send_with(&p, bytes, &headers).await;
             let label = format!("{} {} with {what}", r.method, r.template);
             if r.auth == Public {
@@ -1343,11 +1273,7 @@ async fn forged_skewed_and_replayed_auth_is_refused_on_every_signed_route() {
         let label = |what: &str| format!("{} {}: {what}", r.method, r.template);
         let p = w.build(r, &[]).await;
         let k = p.who.keys().clone();
-        let good = |ts: i64| -> Vec<(String, String)> {
-            auth::headers(&k, p.method, &p.path, &p.body, ts)
-                .map(|(a, b)| (a.to_owned(), b))
-                .to_vec()
-        };
+        let good = |ts: i64| signed(&k, p.method, &p.path, &p.body, ts);
         let set = |mut h: Vec<(String, String)>, name: &str, value: &str| {
             h.iter_mut()
                 .filter(|(n, _)| n == name)
@@ -1356,19 +1282,14 @@ async fn forged_skewed_and_replayed_auth_is_refused_on_every_signed_route() {
         };
         let mut forged: Vec<(String, Vec<(String, String)>)> = Vec::new();
         // Another key's signature presented under this key.
-        let o = auth::headers(&other, p.method, &p.path, &p.body, now())
-            .map(|(a, b)| (a.to_owned(), b))
-            .to_vec();
+        let o = signed(&other, p.method, &p.path, &p.body, now());
         forged.push((
             "another key's signature".into(),
             set(o, "X-Public-Key", &k.public_key),
         ));
         // Signed over another body, path or method.
-        let sig_over = |method: &str, path: &str, body: &[u8]| {
-            auth::headers(&k, method, path, body, now())
-                .map(|(a, b)| (a.to_owned(), b))
-                .to_vec()
-        };
+        let sig_over =
+            |method: &str, path: &str, body: &[u8]| signed(&k, method, path, body, now());
         forged.push((
             "signed over another body".into(),
             sig_over(p.method, &p.path, b"{\"x\":1}"),
@@ -1416,21 +1337,17 @@ async fn forged_skewed_and_replayed_auth_is_refused_on_every_signed_route() {
             ));
         }
         for (what, h) in forged {
-            let before = dump(&w.db);
-            let (status, v) = w.send_with(&p, p.body.clone(), &h).await;
-            assert_eq!(status, 401, "{}: {v:?}", label(&what));
-            assert_refusal(&label(&what), status, &v, &w.db, &before);
+            w.refused(&label(&what), &p, p.body.clone(), &h, 401).await;
         }
         // A replay: the first use gets whatever the route answers, the copy
         // is refused and writes nothing.
         let h = good(now());
         let (first, v) = w.send_with(&p, p.body.clone(), &h).await;
         assert_eq!(first, r.ok, "{}: {v:?}", label("the original"));
-        let before = dump(&w.db);
-        let (status, v) = w.send_with(&p, p.body.clone(), &h).await;
-        assert_eq!(status, 401, "{}: {v:?}", label("replay"));
+        let v = w
+            .refused(&label("replay"), &p, p.body.clone(), &h, 401)
+            .await;
         assert!(s(&v, "message").contains("already used"), "{v:?}");
-        assert_refusal(&label("replay"), status, &v, &w.db, &before);
     }
 }
 
@@ -1439,7 +1356,6 @@ async fn the_market_refuses_bad_tokens_signatures_and_replays_without_writing() 
     let w = World::new(&[]).await;
     let r = ROUTES.iter().find(|r| r.template == "/api/gtl").unwrap();
     let p = w.build(r, &[]).await;
-    type Headers = Vec<(String, String)>;
     let cases: Vec<(&str, Headers, u16)> = vec![
         ("no token", vec![], 401),
         (
@@ -1459,10 +1375,7 @@ async fn the_market_refuses_bad_tokens_signatures_and_replays_without_writing() 
         ),
     ];
     for (what, h, want) in cases {
-        let before = dump(&w.db);
-        let (status, v) = w.send_with(&p, p.body.clone(), &h).await;
-        assert_eq!(status, want, "{what}: {v:?}");
-        assert_refusal(what, status, &v, &w.db, &before);
+        w.refused(what, &p, p.body.clone(), &h, want).await;
     }
     // Another principal's token over the host's signed message.
     let other = w.fresh().await;
@@ -1470,37 +1383,23 @@ async fn the_market_refuses_bad_tokens_signatures_and_replays_without_writing() 
         .call("POST", "/api/gtl/token", None, &[201])
         .await
         .unwrap();
-    let h = vec![(
-        "Authorization".into(),
-        format!("Bearer {}", s(&tok, "token")),
-    )];
-    let before = dump(&w.db);
-    let (status, v) = w.send_with(&p, p.body.clone(), &h).await;
-    assert_eq!(status, 403, "{v:?}");
-    assert_refusal("another principal's token", status, &v, &w.db, &before);
+    let h = bearer(s(&tok, "token"));
+    w.refused("another principal's token", &p, p.body.clone(), &h, 403)
+        .await;
     // A tampered message under a valid signature.
     let tampered = String::from_utf8(p.body.clone())
         .unwrap()
         .replace("\"budget\":{\"amount\":5", "\"budget\":{\"amount\":6");
     assert_ne!(tampered.as_bytes(), &p.body[..]);
-    let before = dump(&w.db);
-    let t = Prep {
-        who: p.who.clone(),
-        method: p.method,
-        path: p.path.clone(),
-        body: tampered.into_bytes(),
-        auth: Auth::Bearer(w.host_token.clone()),
-    };
-    let (status, v) = w.send(&t).await;
-    assert_eq!(status, 403, "{v:?}");
-    assert_refusal("a tampered message", status, &v, &w.db, &before);
+    let h = bearer(&w.host_token);
+    w.refused("a tampered message", &p, tampered.into_bytes(), &h, 403)
+        .await;
     // The same signed message twice: the copy is a 409 and writes nothing.
     let (status, v) = w.send(&p).await;
     assert_eq!(status, 200, "{v:?}");
-    let before = dump(&w.db);
-    let (status, v) = w.send(&p).await;
-    assert_eq!(status, 409, "{v:?}");
-    assert_refusal("a replayed JOB_OPEN", status, &v, &w.db, &before);
+    let h = p.headers(&p.body);
+    w.refused("a replayed JOB_OPEN", &p, p.body.clone(), &h, 409)
+        .await;
 }
 
 // ---------------------------------------------------------------------------
@@ -1596,17 +1495,11 @@ async fn bodies_over_the_limit_are_413_on_every_route() {
     let r = ROUTES.iter().find(|r| r.template == "/api/gtl").unwrap();
     let p = w.build(r, &[]).await;
     let (status, v) = w
-        .send_with(
-            &p,
-            vec![b' '; MAX_MESSAGE_BYTES],
-            &[("Authorization".into(), format!("Bearer {}", w.host_token))],
-        )
+        .send_with(&p, vec![b' '; MAX_MESSAGE_BYTES], &bearer(&w.host_token))
         .await;
     assert_eq!(status, 400, "{v:?}");
     let big = vec![b' '; MAX_BODY];
-    let h: Vec<_> = auth::headers(w.host.keys(), "POST", "/api/v1/feedback", &big, now())
-        .map(|(k, v)| (k.to_owned(), v))
-        .to_vec();
+    let h = signed(w.host.keys(), "POST", "/api/v1/feedback", &big, now());
     let (status, v) = w
         .host
         .send("POST", "/api/v1/feedback", big, &h)

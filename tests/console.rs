@@ -2,7 +2,10 @@
 //! TestBackend snapshots (80×24 and 160×48), and the app driven by keys
 //! and actions against real sessions.
 
-use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
+mod common;
+
+use common::console::{ch, ctrl, key};
+use crossterm::event::KeyCode;
 use palaver::json::{Map, Value};
 use palaver::obj;
 use palaver::session::decision::mono_now;
@@ -14,16 +17,6 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 const SIZES: [(u16, u16); 2] = [(80, 24), (160, 48)];
-
-fn key(c: KeyCode) -> KeyEvent {
-    KeyEvent::new(c, KeyModifiers::NONE)
-}
-fn ch(c: char) -> KeyEvent {
-    key(KeyCode::Char(c))
-}
-fn ctrl(c: char) -> KeyEvent {
-    KeyEvent::new(KeyCode::Char(c), KeyModifiers::CONTROL)
-}
 
 fn pid(alias: &str) -> String {
     palaver::library::bundled_spec(alias)

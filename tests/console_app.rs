@@ -1,7 +1,8 @@
 //! The console driven headless by keys against real sessions: an embedded
 //! community, a bot over iroh on loopback, the state dirs on disk.
 
-use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
+use common::console::{ch, ctrl, key};
+use crossterm::event::KeyCode;
 use palaver::community::{Client, embedded};
 use palaver::engine::ControlMode;
 use palaver::identity::KeyPair;
@@ -15,34 +16,7 @@ use std::time::Duration;
 
 mod common;
 
-fn key(c: KeyCode) -> KeyEvent {
-    KeyEvent::new(c, KeyModifiers::NONE)
-}
-fn ch(c: char) -> KeyEvent {
-    key(KeyCode::Char(c))
-}
-fn ctrl(c: char) -> KeyEvent {
-    KeyEvent::new(KeyCode::Char(c), KeyModifiers::CONTROL)
-}
-
 const LONG: Duration = Duration::from_secs(60);
-
-async fn console_with_community(data: &Path) -> Headless {
-    let settings = load_settings(data, None, None).unwrap();
-    let mut h = Headless::new(settings, 120, 40);
-    h.start_community(Startup {
-        data_dir: data.to_owned(),
-        server: None,
-        nickname: "tester".into(),
-        house: false,
-    });
-    assert!(
-        h.until(LONG, |a| a.community.is_some()).await,
-        "the embedded community did not start: {}",
-        h.app.community_status
-    );
-    h
-}
 
 /// Types into the focused host-form field, replacing what is there.
 fn set_field(h: &mut Headless, name: &str, value: &str) {
@@ -134,7 +108,7 @@ fn phase(a: &App) -> String {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn host_rps_in_human_mode_and_decide_three_rounds_in_the_prompt() {
     let tmp = tempfile::tempdir().unwrap();
-    let mut h = console_with_community(tmp.path()).await;
+    let mut h = common::console::with_community(tmp.path(), "tester").await;
     h.key(ch('n'));
     let Some(Modal::Host(form)) = &h.app.modal else {
         panic!("n opens the host form:\n{}", h.screen());
@@ -216,7 +190,7 @@ async fn host_rps_in_human_mode_and_decide_three_rounds_in_the_prompt() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_strategy_saved_in_the_editor_plays_the_next_hybrid_rounds() {
     let tmp = tempfile::tempdir().unwrap();
-    let mut h = console_with_community(tmp.path()).await;
+    let mut h = common::console::with_community(tmp.path(), "tester").await;
     h.key(ch('n'));
     // Row 1 is the control mode: human → hybrid.
     h.key(key(KeyCode::Down));
@@ -290,7 +264,7 @@ async fn a_decision_from_another_process_shows_in_the_prompt() {
     // A real session in human mode in this process; `palaver session decide`
     // from another process; the console shows the decision on file.
     let tmp = tempfile::tempdir().unwrap();
-    let mut h = console_with_community(tmp.path()).await;
+    let mut h = common::console::with_community(tmp.path(), "tester").await;
     h.key(ch('n'));
     set_field(&mut h, "best_of", "1");
     set_field(&mut h, "min_think_seconds", "3");
@@ -410,7 +384,7 @@ async fn invalid_strategy_json_is_never_saved() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn cancelling_your_hosted_invitation_stops_the_host_and_withdraws_it() {
     let tmp = tempfile::tempdir().unwrap();
-    let mut h = console_with_community(tmp.path()).await;
+    let mut h = common::console::with_community(tmp.path(), "tester").await;
     h.key(ch('n'));
     h.key(key(KeyCode::Enter));
     let me = h.app.settings.me.clone();

@@ -22,18 +22,19 @@
 //!
 //! Listed in docs/reliability.md.
 
-use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
+use common::console::{ch, ctrl, key};
+use crossterm::event::KeyCode;
 use palaver::community::{Client, embedded};
 use palaver::engine::ControlMode;
 use palaver::identity::KeyPair;
 use palaver::json::{Map, Value};
+use palaver::tui::Headless;
 use palaver::tui::app::{Focus, Modal};
-use palaver::tui::tasks::Startup;
-use palaver::tui::{Headless, load_settings};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
+mod common;
 #[path = "common/hostile.rs"]
 mod hostile;
 
@@ -269,33 +270,10 @@ fn hosting_cases() -> Vec<Case> {
     ]
 }
 
-fn key(c: KeyCode) -> KeyEvent {
-    KeyEvent::new(c, KeyModifiers::NONE)
-}
-fn ch(c: char) -> KeyEvent {
-    key(KeyCode::Char(c))
-}
-fn ctrl(c: char) -> KeyEvent {
-    KeyEvent::new(KeyCode::Char(c), KeyModifiers::CONTROL)
-}
-
 /// A console on its embedded community (no house), as `palaver console`
 /// starts it, with the shorter peer timeout.
 async fn console(data: &Path) -> Headless {
-    let settings = load_settings(data, None, None).unwrap();
-    let mut h = Headless::new(settings, 120, 40);
-    h.start_community(Startup {
-        data_dir: data.to_owned(),
-        server: None,
-        nickname: "victim".into(),
-        house: false,
-    });
-    assert!(
-        h.until(Duration::from_secs(60), |a| a.community.is_some())
-            .await,
-        "the embedded community did not start: {}",
-        h.app.community_status
-    );
+    let mut h = common::console::with_community(data, "victim").await;
     h.app.community.as_mut().unwrap().peer.peer_timeout = PEER_TIMEOUT;
     // Two finished sessions from before, so the sessions list always has
     // rows to move through and a refresh has something to bring back.
@@ -315,26 +293,8 @@ async fn console(data: &Path) -> Headless {
 /// events.jsonl it is in.
 fn session_ends(data: &Path) -> BTreeMap<PathBuf, Vec<Map>> {
     let mut found: BTreeMap<PathBuf, Vec<Map>> = BTreeMap::new();
-    let mut stack = vec![data.join("sessions")];
-    while let Some(d) = stack.pop() {
-        let Ok(rd) = std::fs::read_dir(&d) else {
-            continue;
-        };
-        for e in rd.flatten() {
-            let p = e.path();
-            if p.is_dir() {
-                stack.push(p);
-            } else if p.file_name().is_some_and(|n| n == "events.jsonl") {
-                let text = std::fs::read_to_string(&p).unwrap_or_default();
-                for l in text.lines() {
-                    if let Ok(Value::Object(ev)) = palaver::json::parse_str(l)
-                        && ev.get("type").and_then(Value::as_str) == Some("session_ended")
-                    {
-                        found.entry(p.clone()).or_default().push(ev);
-                    }
-                }
-            }
-        }
+    for (p, ev) in hostile::session_ended_events(data) {
+        found.entry(p).or_default().push(ev);
     }
     found
 }
@@ -349,15 +309,52 @@ fn new_ends(data: &Path, before: &BTreeMap<PathBuf, Vec<Map>>) -> Vec<(PathBuf, 
     out
 }
 
-/// Checks one new `session_ended` (reason and detail, in data and summary)
-/// in the attached session's dir.
+/// Waits for the console's `which` task to report (within [`BOUND`]); a
+/// hostile peer that finished with an error fails the case too.
+async fn task_reports(
+    h: &mut Headless,
+    peer: tokio::task::JoinHandle<Result<(), String>>,
+    which: &str,
+) -> Result<(), String> {
+    let ended = h.until(BOUND, |a| a.running_tasks == 0).await;
+    let peer_result = if peer.is_finished() {
+        Some(peer.await)
+    } else {
+        peer.abort();
+        None
+    };
+    if let Some(Ok(Err(e))) = peer_result {
+        return Err(format!("the hostile peer failed: {e}"));
+    }
+    if !ended {
+        return Err(format!(
+            "the {which} task did not report within {BOUND:?}:\n{}",
+            h.screen()
+        ));
+    }
+    Ok(())
+}
+
+/// Checks that the console's status line and frame name the failure, and
+/// one new `session_ended` (reason and detail, in data and summary) in the
+/// attached session's dir.
 fn check_ended(
-    h: &Headless,
+    h: &mut Headless,
     data: &Path,
     before: &BTreeMap<PathBuf, Vec<Map>>,
     reason: &str,
     detail: &str,
 ) -> Result<String, String> {
+    let (ok, status) = h.app.status.clone();
+    if ok || !status.contains(reason) || !status.contains(detail) {
+        return Err(format!(
+            "the console says {status:?} (ok: {ok}); expected {reason} with {detail:?}"
+        ));
+    }
+    let screen = h.screen();
+    if !screen.contains(&format!("failed: {reason}")) {
+        return Err(format!("the frame does not show the failure:\n{screen}"));
+    }
     let ends = new_ends(data, before);
     if ends.len() != 1 {
         return Err(format!("{} new session_ended events: {ends:?}", ends.len()));
@@ -534,22 +531,7 @@ async fn console_joins(
         peer.abort();
         return Err(format!("{} tasks run after joining", h.app.running_tasks));
     }
-    let ended = h.until(BOUND, |a| a.running_tasks == 0).await;
-    let peer_result = if peer.is_finished() {
-        Some(peer.await)
-    } else {
-        peer.abort();
-        None
-    };
-    if let Some(Ok(Err(e))) = peer_result {
-        return Err(format!("the hostile peer failed: {e}"));
-    }
-    if !ended {
-        return Err(format!(
-            "the join task did not report within {BOUND:?}:\n{}",
-            h.screen()
-        ));
-    }
+    task_reports(h, peer, "join").await?;
     // The hostile invitation may still be open (refused handshakes).
     let _ = c
         .call(
@@ -577,18 +559,7 @@ async fn console_joins(
             }
             Ok(format!("refused: {status}"))
         }
-        Ended(reason, detail) => {
-            if ok || !status.contains(reason) || !status.contains(detail) {
-                return Err(format!(
-                    "the console says {status:?} (ok: {ok}); expected {reason} with {detail:?}"
-                ));
-            }
-            let screen = h.screen();
-            if !screen.contains(&format!("failed: {reason}")) {
-                return Err(format!("the frame does not show the failure:\n{screen}"));
-            }
-            check_ended(h, data, &before, reason, detail)
-        }
+        Ended(reason, detail) => check_ended(h, data, &before, reason, detail),
     }
 }
 
@@ -702,33 +673,8 @@ async fn console_hosts(
             Ok(status)
         }
         Ended(reason, detail) => {
-            let ended = h.until(BOUND, |a| a.running_tasks == 0).await;
-            let peer_result = if peer.is_finished() {
-                Some(peer.await)
-            } else {
-                peer.abort();
-                None
-            };
-            if let Some(Ok(Err(e))) = peer_result {
-                return Err(format!("the hostile peer failed: {e}"));
-            }
-            if !ended {
-                return Err(format!(
-                    "the host task did not report within {BOUND:?}:\n{}",
-                    h.screen()
-                ));
-            }
+            task_reports(h, peer, "host").await?;
             *hosting = None;
-            let (ok, status) = h.app.status.clone();
-            if ok || !status.contains(reason) || !status.contains(detail) {
-                return Err(format!(
-                    "the console says {status:?} (ok: {ok}); expected {reason} with {detail:?}"
-                ));
-            }
-            let screen = h.screen();
-            if !screen.contains(&format!("failed: {reason}")) {
-                return Err(format!("the frame does not show the failure:\n{screen}"));
-            }
             check_ended(h, data, &before, reason, detail)
         }
     }

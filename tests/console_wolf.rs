@@ -4,7 +4,10 @@
 //! whole games — watching a 5-seat bot game to its winner, playing a seat
 //! in human mode, and spectating a game on a `palaver wolf serve` server.
 
-use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
+mod common;
+
+use common::console::{ch, ctrl, key};
+use crossterm::event::KeyCode;
 use palaver::tui::action::{Action, Shared};
 use palaver::tui::app::ScreenId;
 use palaver::tui::screen::Screen;
@@ -23,16 +26,6 @@ const SIZES: [(u16, u16); 2] = [(80, 24), (160, 48)];
 /// A 5-seat game that lasts three days (the wolves win).
 const SEED: u64 = 1;
 const LONG: Duration = Duration::from_secs(60);
-
-fn key(c: KeyCode) -> KeyEvent {
-    KeyEvent::new(c, KeyModifiers::NONE)
-}
-fn ch(c: char) -> KeyEvent {
-    key(KeyCode::Char(c))
-}
-fn ctrl(c: char) -> KeyEvent {
-    KeyEvent::new(KeyCode::Char(c), KeyModifiers::CONTROL)
-}
 
 fn console(data: &std::path::Path, w: u16, h: u16) -> Headless {
     let settings = load_settings(data, None, None).unwrap();

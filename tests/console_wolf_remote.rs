@@ -4,7 +4,10 @@
 //! by keys until the game ends, and the server's finished game is checked
 //! against what the console showed.
 
-use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
+mod common;
+
+use common::console::{ch, ctrl, key};
+use crossterm::event::KeyCode;
 use palaver::tui::app::ScreenId;
 use palaver::tui::screen::Screen;
 use palaver::tui::wolf::board::Item;
@@ -21,15 +24,6 @@ use std::time::Duration;
 
 const LONG: Duration = Duration::from_secs(60);
 
-fn key(c: KeyCode) -> KeyEvent {
-    KeyEvent::new(c, KeyModifiers::NONE)
-}
-fn ch(c: char) -> KeyEvent {
-    key(KeyCode::Char(c))
-}
-fn ctrl(c: char) -> KeyEvent {
-    KeyEvent::new(KeyCode::Char(c), KeyModifiers::CONTROL)
-}
 fn typed(h: &mut Headless, s: &str) {
     for c in s.chars() {
         h.key(ch(c));

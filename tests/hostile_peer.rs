@@ -28,7 +28,8 @@ mod common;
 #[path = "common/hostile.rs"]
 mod hostile;
 
-use hostile::Raw;
+use hostile::scripts::*;
+use hostile::{Act, Ctx, Script, Step};
 
 const BIN: &str = env!("CARGO_BIN_EXE_palaver");
 const PROTOCOL: &str = "guess-number-v1";
@@ -38,7 +39,6 @@ const PEER_TIMEOUT: &str = "2";
 const RSS_LIMIT_KB: u64 = 100 * 1024;
 /// How long a victim may take to end after the hostile peer's last act.
 const BOUND: Duration = Duration::from_secs(40);
-const MAX_LINE: usize = 8 * 1024 * 1024;
 
 #[derive(Clone, Copy, Debug, PartialEq)]
 enum Victim {
@@ -46,36 +46,6 @@ enum Victim {
     Host,
     /// `palaver join`; the hostile peer is the invitation's host.
     Guest,
-}
-
-/// Where the hostile peer deviates.
-#[derive(Clone, Copy, Debug, PartialEq)]
-enum Step {
-    /// The first handshake frame it owes: the guest's `_session_init`, the
-    /// host's `_session_proof`.
-    Hs1,
-    /// The guest's `_session_ready` (host victims only).
-    Hs2,
-    /// The first business frame it owes: the guest's `join`, the host's `ready`.
-    Play0,
-    /// The second: the guest's first `guess`, the host's first `hint`.
-    Play1,
-}
-
-/// What the hostile peer does, in order; afterwards it keeps the connection
-/// and reads (and drops) what comes, unless it turned `Deaf`.
-#[derive(Clone, Debug)]
-enum Act {
-    Bytes(Vec<u8>),
-    Line(String),
-    /// Reads one frame (skipping heartbeats).
-    Read,
-    /// Stops reading for good (and keeps the connection).
-    Deaf,
-    /// Finishes the stream and closes the connection.
-    Close,
-    /// Connects and leaves without opening a stream (host victims, Hs1).
-    LeaveBeforeStream,
 }
 
 /// What a case must end with.
@@ -88,17 +58,6 @@ enum Expect {
     Refused(&'static str),
 }
 
-/// What a payload is built from.
-struct Ctx<'a> {
-    /// The frame that belongs at this step.
-    valid: Map,
-    me: &'a KeyPair,
-    peer_pk: &'a str,
-    post_id: &'a str,
-    pid: &'a str,
-    nonce: &'a str,
-}
-
 #[derive(Clone, Copy)]
 struct Case {
     name: &'static str,
@@ -107,64 +66,30 @@ struct Case {
     peer_timeout: &'static str,
     victim: Victim,
     step: Step,
-    send: fn(&Ctx) -> Vec<Act>,
+    send: Script,
     expect: Expect,
 }
 
-fn line(s: impl Into<String>) -> Act {
-    Act::Line(s.into())
-}
-
-fn frame(m: Map) -> Act {
-    line(palaver::canonical::to_string_ordered(&Value::Object(m)))
-}
-
-fn garbage(_: &Ctx) -> Vec<Act> {
-    vec![Act::Bytes(
-        b"GET / HTTP/1.1\r\nHost: palaver\r\n\r\n".to_vec(),
-    )]
-}
 fn invalid_utf8(_: &Ctx) -> Vec<Act> {
     vec![Act::Bytes(
         b"{\"action\":\"join\",\"x\":\"\xff\xfe\xc0\"}\n".to_vec(),
     )]
 }
-fn oversized(c: &Ctx) -> Vec<Act> {
-    vec![Act::Bytes(hostile::padded(&c.valid, MAX_LINE + 4096))]
-}
 fn near_limit(c: &Ctx) -> Vec<Act> {
     vec![Act::Bytes(hostile::padded(&c.valid, MAX_LINE - 64))]
-}
-fn no_newline_then_silence(c: &Ctx) -> Vec<Act> {
-    let s = palaver::canonical::to_string_ordered(&Value::Object(c.valid.clone()));
-    vec![Act::Bytes(s.as_bytes()[..s.len() / 2].to_vec())]
 }
 fn silence(_: &Ctx) -> Vec<Act> {
     vec![]
 }
-fn deep_nesting(_: &Ctx) -> Vec<Act> {
-    vec![Act::Bytes(hostile::deep(100_000))]
-}
 fn deep_object(c: &Ctx) -> Vec<Act> {
     let nest = format!("{}1{}", "{\"a\":".repeat(100_000), "}".repeat(100_000));
     vec![line(hostile::with_raw(&c.valid, "x", &nest))]
-}
-fn disconnect(_: &Ctx) -> Vec<Act> {
-    vec![Act::Close]
-}
-fn disconnect_mid_line(c: &Ctx) -> Vec<Act> {
-    let mut v = no_newline_then_silence(c);
-    v.push(Act::Close);
-    v
 }
 fn leave_before_stream(_: &Ctx) -> Vec<Act> {
     vec![Act::LeaveBeforeStream]
 }
 fn ping_burst_then_silence(_: &Ctx) -> Vec<Act> {
     vec![Act::Deaf, Act::Bytes(hostile::pings(100_000))]
-}
-fn ping_burst_then_disconnect(_: &Ctx) -> Vec<Act> {
-    vec![Act::Deaf, Act::Bytes(hostile::pings(100_000)), Act::Close]
 }
 /// Never reads: floods pings (whose pongs fill the stream) and then sends
 /// the valid frame, so the victim must write to a peer that takes nothing.
@@ -228,17 +153,6 @@ fn ready_forged(_: &Ctx) -> Vec<Act> {
         obj! { "_session_ready" => true, "session_id" => "ab".repeat(32) },
     )]
 }
-fn ready_replayed(c: &Ctx) -> Vec<Act> {
-    // The ready of an earlier session between the same two keys.
-    let earlier = hostile::nonce();
-    vec![frame(hostile::ready(
-        c.post_id,
-        c.peer_pk,
-        &c.me.public_key,
-        c.pid,
-        &earlier,
-    ))]
-}
 fn ready_bigint(c: &Ctx) -> Vec<Act> {
     vec![line(hostile::with_raw(
         &c.valid,
@@ -261,24 +175,6 @@ fn init_twice(c: &Ctx) -> Vec<Act> {
 }
 
 // Handshake, guest victim (the hostile peer is the host).
-fn proof_bad_signature(c: &Ctx) -> Vec<Act> {
-    let mut p = c.valid.clone();
-    p.insert("host_signature", Value::from(c.me.sign(b"something else")));
-    vec![frame(p)]
-}
-fn proof_replayed(c: &Ctx) -> Vec<Act> {
-    // The proof of an earlier session: same post, host and guest, another nonce.
-    let earlier = hostile::nonce();
-    vec![frame(hostile::proof(
-        c.me, c.post_id, c.peer_pk, c.pid, &earlier,
-    ))]
-}
-fn proof_wrong_protocol(c: &Ctx) -> Vec<Act> {
-    let other = "0f".repeat(32);
-    vec![frame(hostile::proof(
-        c.me, c.post_id, c.peer_pk, &other, c.nonce,
-    ))]
-}
 fn proof_wrong_host(c: &Ctx) -> Vec<Act> {
     let impostor = KeyPair::generate();
     vec![frame(hostile::proof(
@@ -308,14 +204,6 @@ fn proof_as_init(c: &Ctx) -> Vec<Act> {
 
 // Play: the host victim expects `join` (Play0) and `guess` (Play1); the
 // guest victim `ready` (Play0) and `hint` (Play1).
-fn number_1e400(c: &Ctx) -> Vec<Act> {
-    let key = first_int_field(&c.valid);
-    vec![line(hostile::with_raw(&c.valid, key, "1e400"))]
-}
-fn number_bigint(c: &Ctx) -> Vec<Act> {
-    let key = first_int_field(&c.valid);
-    vec![line(hostile::with_raw(&c.valid, key, &"4".repeat(400)))]
-}
 fn negative_bigint(c: &Ctx) -> Vec<Act> {
     let key = first_int_field(&c.valid);
     vec![line(hostile::with_raw(
@@ -338,16 +226,6 @@ fn wrong_role(c: &Ctx) -> Vec<Act> {
             obj! { "action" => "ready", "range_min" => 1, "range_max" => 100, "max_attempts" => 7 }
         }
         _ => obj! { "action" => "join" },
-    })]
-}
-fn out_of_order(c: &Ctx) -> Vec<Act> {
-    // A frame of the peer's own direction from a later step.
-    vec![frame(match c.valid.get("action").and_then(Value::as_str) {
-        Some("join") => obj! { "action" => "guess", "attempt" => 1, "number" => 50 },
-        Some("guess") => obj! { "action" => "join" },
-        _ => {
-            obj! { "action" => "game_over", "winner" => "host", "secret_number" => 5, "total_attempts" => 1 }
-        }
     })]
 }
 fn empty_object(_: &Ctx) -> Vec<Act> {
@@ -380,24 +258,9 @@ fn contradicting_hint(_: &Ctx) -> Vec<Act> {
     ]
 }
 
-fn first_int_field(m: &Map) -> &'static str {
-    for k in [
-        "max_attempts",
-        "number",
-        "range_min",
-        "attempt",
-        "attempts_used",
-    ] {
-        if m.contains_key(k) {
-            return k;
-        }
-    }
-    "max_attempts"
-}
-
 use Expect::{Ended, Refused};
-use Step::{Hs1, Hs2, Play0, Play1};
 use Victim::{Guest, Host};
+use hostile::Step::{Hs1, Hs2, Play0, Play1};
 
 /// The cases (name, victim, step, what is sent, what must come of it).
 fn cases() -> Vec<Case> {
@@ -419,7 +282,7 @@ fn cases() -> Vec<Case> {
             "host/init/garbage-before-handshake",
             Host,
             Hs1,
-            garbage as fn(&Ctx) -> Vec<Act>,
+            garbage as Script,
             Refused("malformed frame"),
         ),
         c(
@@ -673,7 +536,7 @@ fn cases() -> Vec<Case> {
             "host/join/100000-pings-then-disconnect",
             Host,
             Play0,
-            ping_burst_then_disconnect,
+            pings_then_disconnect,
             Ended("peer_disconnected", ""),
         )),
         slow(c(
@@ -930,7 +793,7 @@ fn cases() -> Vec<Case> {
             "guest/ready/100000-pings-then-disconnect",
             Guest,
             Play0,
-            ping_burst_then_disconnect,
+            pings_then_disconnect,
             Ended("peer_disconnected", ""),
         )),
         slow(c(
@@ -1132,6 +995,14 @@ impl Proc {
         None
     }
 
+    /// The invitation a host victim printed.
+    fn post_id(&self) -> Option<String> {
+        let out = self.out.lock().unwrap();
+        out.lines()
+            .find_map(|l| l.strip_prefix("post_id: "))
+            .map(|p| p.trim().to_owned())
+    }
+
     fn text(&self) -> String {
         format!(
             "stdout:\n{}\nstderr:\n{}",
@@ -1141,203 +1012,17 @@ impl Proc {
     }
 }
 
-/// Plays the acts; afterwards holds the connection, reading unless deaf.
-async fn play(mut raw: Raw, acts: Vec<Act>) {
-    let mut deaf = false;
-    for a in acts {
-        match a {
-            Act::Bytes(b) => {
-                if !raw.write(&b).await {
-                    break;
-                }
-            }
-            Act::Line(l) => {
-                if !raw.line(&l).await {
-                    break;
-                }
-            }
-            Act::Read => {
-                let _ = raw.read(Duration::from_secs(15)).await;
-            }
-            Act::Deaf => deaf = true,
-            Act::Close => {
-                raw.close().await;
-                return;
-            }
-            Act::LeaveBeforeStream => unreachable!("handled before dialling"),
-        }
-    }
-    if deaf {
-        std::future::pending::<()>().await;
-    }
-    raw.drain().await;
-    std::future::pending::<()>().await;
-}
-
-/// The hostile guest against a host victim's invitation `post_id`.
-async fn hostile_guest(world: &World, post_id: &str, case: &Case) -> Result<(), String> {
-    let c = Client::new(&world.url, KeyPair::generate()).unwrap();
-    let inv = hostile::invitation(&c, post_id).await;
-    let me = KeyPair::generate();
-    let nonce = hostile::nonce();
-    let acts = |valid: Map| {
-        (case.send)(&Ctx {
-            valid,
-            me: &me,
-            peer_pk: &inv.host_public_key,
-            post_id,
-            pid: &inv.protocol_id,
-            nonce: &nonce,
-        })
-    };
-    let init = hostile::init(&me, &nonce);
-    if case.step == Hs1 {
-        let acts = acts(init);
-        if matches!(acts.first(), Some(Act::LeaveBeforeStream)) {
-            hostile::dial_and_leave(&inv.ticket).await;
-            return Ok(());
-        }
-        play(hostile::dial(&inv.ticket).await, acts).await;
-        return Ok(());
-    }
-    let mut raw = hostile::dial(&inv.ticket).await;
-    raw.frame(&init).await;
-    let Some(proof) = raw.read(Duration::from_secs(15)).await else {
-        return Err("no _session_proof from the victim".into());
-    };
-    if proof.get("_session_proof") != Some(&Value::Bool(true)) {
-        return Err(format!("expected a proof, got {proof:?}"));
-    }
-    let ready = hostile::ready(
-        post_id,
-        &inv.host_public_key,
-        &me.public_key,
-        &inv.protocol_id,
-        &nonce,
-    );
-    if case.step == Hs2 {
-        play(raw, acts(ready)).await;
-        return Ok(());
-    }
-    raw.frame(&ready).await;
-    let join = obj! { "action" => "join" };
-    if case.step == Play0 {
-        play(raw, acts(join)).await;
-        return Ok(());
-    }
-    raw.frame(&join).await;
-    match raw.read(Duration::from_secs(15)).await {
-        Some(r) if r.get("action").and_then(Value::as_str) == Some("ready") => {}
-        other => return Err(format!("expected ready, got {other:?}")),
-    }
-    play(
-        raw,
-        acts(obj! { "action" => "guess", "attempt" => 1, "number" => 50 }),
-    )
-    .await;
-    Ok(())
-}
-
-/// The hostile host behind invitation `post_id`, for a guest victim.
-async fn hostile_host(
-    world: &World,
-    me: KeyPair,
-    ep: iroh::Endpoint,
-    post_id: &str,
-    case: &Case,
-) -> Result<(), String> {
-    let Some(mut raw) = hostile::accept(ep, Duration::from_secs(20)).await else {
-        return Err("the victim never connected".into());
-    };
-    let Some(init) = raw.read(Duration::from_secs(15)).await else {
-        return Err("no _session_init from the victim".into());
-    };
-    let guest_pk = init
-        .get("guest_public_key")
-        .and_then(Value::as_str)
-        .unwrap_or_default()
-        .to_owned();
-    let nonce = init
-        .get("session_nonce")
-        .and_then(Value::as_str)
-        .unwrap_or_default()
-        .to_owned();
-    let me = &me;
-    let acts = |valid: Map| {
-        (case.send)(&Ctx {
-            valid,
-            me,
-            peer_pk: &guest_pk,
-            post_id,
-            pid: &world.pid,
-            nonce: &nonce,
-        })
-    };
-    let proof = hostile::proof(me, post_id, &guest_pk, &world.pid, &nonce);
-    if case.step == Hs1 {
-        play(raw, acts(proof)).await;
-        return Ok(());
-    }
-    raw.frame(&proof).await;
-    match raw.read(Duration::from_secs(15)).await {
-        Some(r) if r.get("_session_ready") == Some(&Value::Bool(true)) => {}
-        other => return Err(format!("expected _session_ready, got {other:?}")),
-    }
-    match raw.read(Duration::from_secs(15)).await {
-        Some(r) if r.get("action").and_then(Value::as_str) == Some("join") => {}
-        other => return Err(format!("expected join, got {other:?}")),
-    }
-    let ready =
-        obj! { "action" => "ready", "range_min" => 1, "range_max" => 100, "max_attempts" => 7 };
-    if case.step == Play0 {
-        play(raw, acts(ready)).await;
-        return Ok(());
-    }
-    raw.frame(&ready).await;
-    match raw.read(Duration::from_secs(15)).await {
-        Some(r) if r.get("action").and_then(Value::as_str) == Some("guess") => {}
-        other => return Err(format!("expected guess, got {other:?}")),
-    }
-    play(
-        raw,
-        acts(
-            obj! { "action" => "hint", "attempt" => 1, "result" => "higher", "attempts_used" => 1 },
-        ),
-    )
-    .await;
-    Ok(())
-}
-
-/// Every `session_ended` event under a data dir's sessions.
+/// The data of every `session_ended` event under a data dir's sessions.
 fn session_ends(data: &Path) -> Vec<Map> {
-    let mut found = Vec::new();
-    let mut stack = vec![data.join("sessions")];
-    while let Some(d) = stack.pop() {
-        let Ok(rd) = std::fs::read_dir(&d) else {
-            continue;
-        };
-        for e in rd.flatten() {
-            let p = e.path();
-            if p.is_dir() {
-                stack.push(p);
-            } else if p.file_name().is_some_and(|n| n == "events.jsonl") {
-                let text = std::fs::read_to_string(&p).unwrap_or_default();
-                for l in text.lines() {
-                    if let Ok(Value::Object(ev)) = palaver::json::parse_str(l)
-                        && ev.get("type").and_then(Value::as_str) == Some("session_ended")
-                    {
-                        found.push(
-                            ev.get("data")
-                                .and_then(Value::as_object)
-                                .cloned()
-                                .unwrap_or_default(),
-                        );
-                    }
-                }
-            }
-        }
-    }
-    found
+    hostile::session_ended_events(data)
+        .into_iter()
+        .map(|(_, ev)| {
+            ev.get("data")
+                .and_then(Value::as_object)
+                .cloned()
+                .unwrap_or_default()
+        })
+        .collect()
 }
 
 /// Runs one case; Err says what went wrong.
@@ -1356,15 +1041,10 @@ fn run_case(world: &Arc<World>, case: &Case) -> Result<String, String> {
                     victim.text()
                 ));
             }
-            let out = victim.out.lock().unwrap().clone();
-            let post = out
-                .lines()
-                .find_map(|l| l.strip_prefix("post_id: "))
-                .unwrap()
-                .trim()
-                .to_owned();
+            let post = victim.post_id().unwrap();
             let (w, case) = (world.clone(), *case);
-            hostile = rt.spawn(async move { hostile_guest(&w, &post, &case).await });
+            hostile = rt
+                .spawn(async move { hostile::as_guest(&w.url, &post, case.step, case.send).await });
         }
         Guest => {
             let me = KeyPair::generate();
@@ -1377,7 +1057,9 @@ fn run_case(world: &Arc<World>, case: &Case) -> Result<String, String> {
             });
             victim = spawn(world, &data, &["join", &post], case.peer_timeout);
             let (w, case) = (world.clone(), *case);
-            hostile = rt.spawn(async move { hostile_host(&w, me, ep, &post, &case).await });
+            hostile = rt.spawn(async move {
+                hostile::as_host(me, ep, &post, &w.pid, case.step, case.send).await
+            });
         }
     }
     let result = judge(world, case, &mut victim, &data, &hostile);
@@ -1415,13 +1097,7 @@ fn judge(
                 ));
             }
             // The invitation is still open for the next guest.
-            let out = victim.out.lock().unwrap().clone();
-            let post = out
-                .lines()
-                .find_map(|l| l.strip_prefix("post_id: "))
-                .unwrap_or_default()
-                .trim()
-                .to_owned();
+            let post = victim.post_id().unwrap_or_default();
             let status = rt().block_on(async {
                 let c = Client::new(&world.url, KeyPair::generate()).unwrap();
                 c.call("GET", &format!("/api/v1/invitations/{post}"), None, &[200])

@@ -5,10 +5,9 @@
 
 mod common;
 
-use palaver::community::{Client, auth};
+use palaver::community::Client;
 use palaver::identity::KeyPair;
 use palaver::json::{self, Value};
-use palaver::obj;
 use std::path::Path;
 use std::process::{Command, Output};
 
@@ -182,25 +181,12 @@ fn an_invitation_with_an_impossible_think_time_is_unjoinable() {
             .unwrap();
         let ticket = palaver::net::ticket(&ep).await;
         ep.close().await;
-        let binding =
-            auth::transport_binding_canonical(&host.public_key, "iroh", &ticket, Some(pid));
-        let body = obj! {
-            "protocol_id" => pid, "message" => "impossible think time", "type" => "supply",
-            "options" => json::parse_str(r#"{"min_think_seconds":1e300}"#).unwrap(),
-            "transport" => "iroh", "iroh_ticket" => ticket.as_str(),
-            "transport_binding_signature" => host.sign(binding.as_bytes()),
-            "host_control_mode" => "autonomous",
-        };
-        let v = client
-            .call(
-                "POST",
-                "/api/v1/invitations",
-                Some(&Value::Object(body)),
-                &[201],
-            )
-            .await
-            .expect("post the invitation");
-        v.get("post_id").and_then(Value::as_str).unwrap().to_owned()
+        let mut body = common::invitation_body(&host, &ticket, pid, "impossible think time");
+        body.insert(
+            "options",
+            json::parse_str(r#"{"min_think_seconds":1e300}"#).unwrap(),
+        );
+        common::post_invitation(&client, body).await
     });
     let g = tmp.path().join("g");
 

@@ -2,12 +2,14 @@
 //! serve`: the real binaries end to end, and a peer that breaks the
 //! handshake, which ends the host's attempt with a reason instead of a crash.
 
-use palaver::engine::ControlMode;
+use iroh::Endpoint;
+use palaver::engine::{Channel, ControlMode};
 use palaver::identity::KeyPair;
 use palaver::json::Value;
-use palaver::net::{self, Reach, handshake};
+use palaver::net::{self, Link, Reach, handshake};
 use std::io::{BufRead, BufReader};
 use std::net::{Ipv4Addr, SocketAddrV4};
+use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::Duration;
 
@@ -15,62 +17,88 @@ mod common;
 
 const BIN: &str = env!("CARGO_BIN_EXE_palaver");
 
-#[test]
-fn palaver_hosts_and_palaver_joins_over_iroh() {
-    let tmp = tempfile::tempdir().unwrap();
-    let (_serve, url) = common::palaver_serve(&tmp.path().join("db.sqlite"), &[]);
-    let cmd = |who: &str| {
+/// A `palaver serve` and the identities of these tests, each in its own
+/// data dir under `dir`.
+struct Peers {
+    dir: PathBuf,
+    url: String,
+    _serve: common::Serve,
+}
+
+impl Peers {
+    /// Serves with `serve_args`; initialises and registers each of `who`.
+    fn new(dir: &Path, serve_args: &[&str], who: &[&str]) -> Peers {
+        let (serve, url) = common::palaver_serve(&dir.join("db.sqlite"), serve_args);
+        let p = Peers {
+            dir: dir.to_owned(),
+            url,
+            _serve: serve,
+        };
+        for w in who {
+            assert!(p.cmd(w).arg("init").output().unwrap().status.success());
+            assert!(
+                p.cmd(w)
+                    .args(["register", "--nickname", w])
+                    .output()
+                    .unwrap()
+                    .status
+                    .success()
+            );
+        }
+        p
+    }
+
+    /// `palaver` as `who` on this server.
+    fn cmd(&self, who: &str) -> Command {
         let mut c = Command::new(BIN);
         c.arg("--data-dir")
-            .arg(tmp.path().join(who))
+            .arg(self.dir.join(who))
             .arg("--server")
-            .arg(&url);
+            .arg(&self.url);
         c
-    };
-    for who in ["h", "g"] {
-        assert!(cmd(who).arg("init").output().unwrap().status.success());
-        assert!(
-            cmd(who)
-                .args(["register", "--nickname", who])
-                .output()
-                .unwrap()
-                .status
-                .success()
-        );
     }
-    // The host runs in the background and says where.
-    let started = cmd("h")
-        .args([
-            "host",
-            "rps-v1",
-            "--direct",
-            "--control-mode",
-            "autonomous",
-            "--options",
-            r#"{"best_of":5}"#,
-            "--daemon",
-        ])
-        .output()
-        .unwrap();
-    assert!(
-        started.status.success(),
-        "{}",
-        String::from_utf8_lossy(&started.stderr)
-    );
-    let started = palaver::json::parse_str(&String::from_utf8_lossy(&started.stdout)).unwrap();
-    let post = started
-        .get("post_id")
-        .and_then(Value::as_str)
-        .unwrap()
-        .to_owned();
-    let out_log = started
-        .get("out_log")
-        .and_then(Value::as_str)
-        .unwrap()
-        .to_owned();
-    // A guest that breaks the handshake is turned away; the host keeps waiting.
-    tokio::runtime::Runtime::new().unwrap().block_on(async {
-        let c = palaver::community::Client::new(&url, KeyPair::generate()).unwrap();
+
+    /// `palaver host rps-v1 --direct --control-mode autonomous <extra>
+    /// --daemon` as `h`: what it prints, and the invitation's post id.
+    fn host_rps(&self, extra: &[&str]) -> (Value, String) {
+        let started = self
+            .cmd("h")
+            .args(["host", "rps-v1", "--direct", "--control-mode", "autonomous"])
+            .args(extra)
+            .arg("--daemon")
+            .output()
+            .unwrap();
+        let started = palaver::json::parse_str(&common::ok(started, "host --daemon")).unwrap();
+        let post = started
+            .get("post_id")
+            .and_then(Value::as_str)
+            .unwrap()
+            .to_owned();
+        (started, post)
+    }
+
+    /// `palaver --json join <post> --direct --control-mode autonomous` as
+    /// `g`: what it prints.
+    fn join(&self, post: &str) -> String {
+        let join = self
+            .cmd("g")
+            .args([
+                "--json",
+                "join",
+                post,
+                "--direct",
+                "--control-mode",
+                "autonomous",
+            ])
+            .output()
+            .unwrap();
+        common::ok(join, "join")
+    }
+
+    /// A stranger's connection to the host of invitation `post` (no
+    /// handshake: what it sends is up to the test).
+    async fn dial(&self, post: &str) -> (Endpoint, Link, Channel) {
+        let c = palaver::community::Client::new(&self.url, KeyPair::generate()).unwrap();
         let inv = c
             .call("GET", &format!("/api/v1/invitations/{post}"), None, &[200])
             .await
@@ -83,6 +111,25 @@ fn palaver_hosts_and_palaver_joins_over_iroh() {
         .await
         .unwrap();
         let (link, ch) = net::connect(&ep, ticket).await.unwrap();
+        (ep, link, ch)
+    }
+}
+
+#[test]
+fn palaver_hosts_and_palaver_joins_over_iroh() {
+    let tmp = tempfile::tempdir().unwrap();
+    let peers = Peers::new(tmp.path(), &[], &["h", "g"]);
+    let cmd = |who: &str| peers.cmd(who);
+    // The host runs in the background and says where.
+    let (started, post) = peers.host_rps(&["--options", r#"{"best_of":5}"#]);
+    let out_log = started
+        .get("out_log")
+        .and_then(Value::as_str)
+        .unwrap()
+        .to_owned();
+    // A guest that breaks the handshake is turned away; the host keeps waiting.
+    tokio::runtime::Runtime::new().unwrap().block_on(async {
+        let (ep, link, ch) = peers.dial(&post).await;
         ch.tx
             .send(&Value::Object(palaver::obj! { "action" => "join" }))
             .await
@@ -90,23 +137,7 @@ fn palaver_hosts_and_palaver_joins_over_iroh() {
         let _ = tokio::time::timeout(Duration::from_secs(5), link.conn.closed()).await;
         ep.close().await;
     });
-    let join = cmd("g")
-        .args([
-            "--json",
-            "join",
-            &post,
-            "--direct",
-            "--control-mode",
-            "autonomous",
-        ])
-        .output()
-        .unwrap();
-    assert!(
-        join.status.success(),
-        "{}",
-        String::from_utf8_lossy(&join.stderr)
-    );
-    let j = palaver::json::parse_str(&String::from_utf8_lossy(&join.stdout)).unwrap();
+    let j = palaver::json::parse_str(&peers.join(&post)).unwrap();
     let winner = j
         .get("outcome")
         .and_then(|o| o.get("winner"))
@@ -226,24 +257,8 @@ async fn heartbeats_report_a_silent_peer_and_its_return() {
 #[test]
 fn an_interrupted_host_cancels_its_invitation() {
     let tmp = tempfile::tempdir().unwrap();
-    let (_serve, url) = common::palaver_serve(&tmp.path().join("db.sqlite"), &[]);
-    let cmd = || {
-        let mut c = Command::new(BIN);
-        c.arg("--data-dir")
-            .arg(tmp.path().join("h"))
-            .arg("--server")
-            .arg(&url);
-        c
-    };
-    assert!(cmd().arg("init").output().unwrap().status.success());
-    assert!(
-        cmd()
-            .args(["register", "--nickname", "h"])
-            .output()
-            .unwrap()
-            .status
-            .success()
-    );
+    let peers = Peers::new(tmp.path(), &[], &["h"]);
+    let cmd = || peers.cmd("h");
     let mut host = cmd()
         .args(["host", "guess-number-v1", "--direct"])
         .stdout(Stdio::piped())
@@ -279,91 +294,21 @@ fn an_interrupted_host_cancels_its_invitation() {
 #[test]
 fn a_silent_guest_does_not_hold_up_the_next_one() {
     let tmp = tempfile::tempdir().unwrap();
-    let (_serve, url) =
-        common::palaver_serve(&tmp.path().join("db.sqlite"), &["--rate-limit", "0"]);
-    let cmd = |who: &str| {
-        let mut c = Command::new(BIN);
-        c.arg("--data-dir")
-            .arg(tmp.path().join(who))
-            .arg("--server")
-            .arg(&url);
-        c
-    };
-    for who in ["h", "g"] {
-        assert!(cmd(who).arg("init").output().unwrap().status.success());
-        assert!(
-            cmd(who)
-                .args(["register", "--nickname", who])
-                .output()
-                .unwrap()
-                .status
-                .success()
-        );
-    }
-    let started = cmd("h")
-        .args([
-            "host",
-            "rps-v1",
-            "--direct",
-            "--control-mode",
-            "autonomous",
-            "--peer-timeout",
-            "30",
-            "--daemon",
-        ])
-        .output()
-        .unwrap();
-    assert!(started.status.success(), "{started:?}");
-    let started = palaver::json::parse_str(&String::from_utf8_lossy(&started.stdout)).unwrap();
-    let post = started
-        .get("post_id")
-        .and_then(Value::as_str)
-        .unwrap()
-        .to_owned();
+    let peers = Peers::new(tmp.path(), &["--rate-limit", "0"], &["h", "g"]);
+    let (_, post) = peers.host_rps(&["--peer-timeout", "30"]);
     let rt = tokio::runtime::Runtime::new().unwrap();
     // The silent guest: connected, stream open, nothing sent; kept alive
     // until the real guest is done.
     let silent = rt.block_on(async {
-        let c = palaver::community::Client::new(&url, KeyPair::generate()).unwrap();
-        let inv = c
-            .call("GET", &format!("/api/v1/invitations/{post}"), None, &[200])
-            .await
-            .unwrap();
-        let ticket = inv
-            .get("iroh_ticket")
-            .and_then(Value::as_str)
-            .unwrap()
-            .to_owned();
-        let ep = net::bind(
-            Reach::Direct,
-            Some(SocketAddrV4::new(Ipv4Addr::LOCALHOST, 0)),
-        )
-        .await
-        .unwrap();
-        let (link, ch) = net::connect(&ep, &ticket).await.unwrap();
+        let (ep, link, ch) = peers.dial(&post).await;
         // The stream reaches the host with the first bytes: one blank line,
         // which the NDJSON reader skips.
         ch.tx.send_raw("\n".to_owned()).await.unwrap();
         (ep, link, ch)
     });
     let t0 = std::time::Instant::now();
-    let join = cmd("g")
-        .args([
-            "--json",
-            "join",
-            &post,
-            "--direct",
-            "--control-mode",
-            "autonomous",
-        ])
-        .output()
-        .unwrap();
+    peers.join(&post);
     let took = t0.elapsed();
-    assert!(
-        join.status.success(),
-        "{}",
-        String::from_utf8_lossy(&join.stderr)
-    );
     assert!(
         took < Duration::from_secs(20),
         "the real guest waited {took:?} behind the silent one"

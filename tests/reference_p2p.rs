@@ -8,21 +8,15 @@
 
 mod common;
 
+use common::{Kill, ok, read_until};
+
 use palaver::json::{self, Value};
-use std::io::{BufRead, BufReader, Write};
+use std::io::{BufReader, Write};
 use std::path::{Path, PathBuf};
-use std::process::{Child, ChildStdout, Command, Output, Stdio};
+use std::process::{Child, ChildStdout, Command, Stdio};
 use std::time::{Duration, Instant};
 
 const BIN: &str = env!("CARGO_BIN_EXE_palaver");
-
-struct Kill(Child);
-impl Drop for Kill {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
-}
 
 struct World {
     py: String,
@@ -32,17 +26,6 @@ struct World {
     refd: PathBuf,
     tmp: tempfile::TempDir,
     _serve: common::Serve,
-}
-
-fn ok(o: Output, what: &str) -> String {
-    let out = String::from_utf8_lossy(&o.stdout).into_owned();
-    assert!(
-        o.status.success(),
-        "{what} failed ({:?}): {out}\n{}",
-        o.status,
-        String::from_utf8_lossy(&o.stderr)
-    );
-    out
 }
 
 impl World {
@@ -75,20 +58,7 @@ impl World {
     }
 
     fn reference_identity(&self, dir: &Path, nick: &str) {
-        ok(
-            Command::new(&self.py)
-                .args(["-m", "aigenora", "init", "--data-dir"])
-                .arg(dir)
-                .output()
-                .unwrap(),
-            "aigenora init",
-        );
-        ok(
-            self.aigenora(dir, &["register", "--nickname", nick])
-                .output()
-                .unwrap(),
-            "aigenora register",
-        );
+        common::reference_identity(&self.py, &self.url, dir, nick);
     }
 
     fn palaver(&self, dir: &Path, args: &[&str]) -> Command {
@@ -102,14 +72,7 @@ impl World {
     }
 
     fn aigenora(&self, dir: &Path, args: &[&str]) -> Command {
-        let mut c = Command::new(&self.py);
-        c.args(["-m", "aigenora"])
-            .args(args)
-            .arg("--server")
-            .arg(&self.url)
-            .arg("--data-dir")
-            .arg(dir);
-        c
+        common::aigenora(&self.py, &self.url, dir, args)
     }
 
     /// The protocol's directory in the reference's own library.
@@ -156,47 +119,9 @@ impl World {
     }
 }
 
-/// Reads lines until one starts with `prefix`; returns its rest.
-fn read_until(out: &mut BufReader<ChildStdout>, prefix: &str, seen: &mut String) -> String {
-    loop {
-        let mut line = String::new();
-        let n = out.read_line(&mut line).unwrap();
-        assert!(
-            n > 0,
-            "the process ended before printing {prefix:?}; it printed:\n{seen}"
-        );
-        seen.push_str(&line);
-        if let Some(rest) = line.trim().strip_prefix(prefix) {
-            return rest.trim().to_owned();
-        }
-    }
-}
-
-fn finish(child: Child, mut out: BufReader<ChildStdout>, mut seen: String, what: &str) -> String {
-    let mut k = Kill(child);
-    let start = Instant::now();
-    loop {
-        if let Some(status) = k.0.try_wait().unwrap() {
-            let mut rest = String::new();
-            std::io::Read::read_to_string(&mut out, &mut rest).unwrap();
-            seen.push_str(&rest);
-            assert!(status.success(), "{what} exited with {status}:\n{seen}");
-            return seen;
-        }
-        assert!(
-            start.elapsed() < Duration::from_secs(90),
-            "{what} did not finish:\n{seen}"
-        );
-        std::thread::sleep(Duration::from_millis(100));
-    }
-}
-
-fn game_winner(palaver_out: &str) -> String {
-    let line = palaver_out
-        .lines()
-        .find(|l| l.starts_with("completed: completed"))
-        .unwrap_or_else(|| panic!("palaver did not complete:\n{palaver_out}"));
-    line.rsplit("winner: ").next().unwrap().trim().to_owned()
+/// Waits for a process to finish; all it printed.
+fn finish(child: Child, out: BufReader<ChildStdout>, seen: String, what: &str) -> String {
+    common::finish(Kill(child), out, seen, what, Duration::from_secs(90))
 }
 
 fn chat_lines(dir: &Path) -> Vec<String> {
@@ -377,7 +302,7 @@ fn check(w: &World, alias: &str, post: &str, palaver_out: &str, parent: &Path) {
             "no chat line crossed: {lines:?}"
         );
     } else {
-        let winner = game_winner(palaver_out);
+        let winner = common::winner_line(palaver_out);
         // Both sides report; the server holds one agreed winner.
         let (status, server_winner, reports) = w.settled(post, 2);
         assert_eq!(status, "closed");

@@ -7,16 +7,18 @@
 
 mod common;
 
+use common::{Kill, ok, read_until, winner_line};
+
 use iroh::{NodeAddr, NodeId, RelayUrl};
 use iroh_base::ticket::NodeTicket;
 use iroh_relay::server::{AccessConfig, RelayConfig, Server, ServerConfig};
 use palaver::json::Value;
 use palaver::net::{self, NetError, Reach};
 use std::collections::BTreeSet;
-use std::io::{BufRead, BufReader};
+use std::io::BufReader;
 use std::net::{Ipv4Addr, SocketAddrV4};
 use std::path::PathBuf;
-use std::process::{Child, Command, Output, Stdio};
+use std::process::{ChildStdout, Command, Stdio};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
@@ -106,17 +108,6 @@ fn closed_port() -> u16 {
         .port()
 }
 
-fn ok(o: &Output, what: &str) -> String {
-    let out = String::from_utf8_lossy(&o.stdout).into_owned();
-    assert!(
-        o.status.success(),
-        "{what} failed ({:?}): {out}\n{}",
-        o.status,
-        String::from_utf8_lossy(&o.stderr)
-    );
-    out
-}
-
 /// A `palaver serve` and the data dirs of its users.
 struct World {
     url: String,
@@ -135,9 +126,9 @@ impl World {
             _serve: serve,
         };
         for who in users {
-            ok(&w.palaver(who).arg("init").output().unwrap(), "init");
+            ok(w.palaver(who).arg("init").output().unwrap(), "init");
             ok(
-                &w.palaver(who)
+                w.palaver(who)
                     .args(["register", "--nickname", who])
                     .output()
                     .unwrap(),
@@ -185,57 +176,6 @@ impl World {
     }
 }
 
-/// Waits for a line starting with `prefix` in what a process prints.
-fn read_until(out: &mut impl BufRead, prefix: &str, seen: &mut String) -> String {
-    loop {
-        let mut line = String::new();
-        let n = out.read_line(&mut line).unwrap();
-        assert!(n > 0, "ended before printing {prefix:?}:\n{seen}");
-        seen.push_str(&line);
-        if let Some(rest) = line.trim().strip_prefix(prefix) {
-            return rest.trim().to_owned();
-        }
-    }
-}
-
-struct Kill(Child);
-impl Drop for Kill {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
-}
-
-/// Waits for a host started with piped stdout to exit; returns all it printed.
-fn finish(mut k: Kill, mut out: impl BufRead, mut seen: String, what: &str) -> String {
-    let start = Instant::now();
-    loop {
-        if let Some(status) = k.0.try_wait().unwrap() {
-            let mut rest = String::new();
-            std::io::Read::read_to_string(&mut out, &mut rest).unwrap();
-            seen.push_str(&rest);
-            assert!(status.success(), "{what} exited with {status}:\n{seen}");
-            return seen;
-        }
-        assert!(
-            start.elapsed() < Duration::from_secs(60),
-            "{what} did not finish:\n{seen}"
-        );
-        std::thread::sleep(Duration::from_millis(100));
-    }
-}
-
-fn winner_line(out: &str) -> String {
-    out.lines()
-        .find(|l| l.starts_with("completed: completed"))
-        .unwrap_or_else(|| panic!("no completed game in:\n{out}"))
-        .rsplit("winner: ")
-        .next()
-        .unwrap()
-        .trim()
-        .to_owned()
-}
-
 /// The host's ticket names the local relay, and the relay saw the host.
 fn check_ticket(relay: &Relay, ticket: &str) -> NodeAddr {
     let addr = net::parse_ticket(ticket).unwrap();
@@ -253,6 +193,84 @@ fn check_ticket(relay: &Relay, ticket: &str) -> NodeAddr {
     addr
 }
 
+/// A palaver host of rps-v1 through the local relay (`--relay`,
+/// autonomous, `extra` flags), its invitation posted and its ticket
+/// checked.
+struct RelayedHost {
+    kill: Kill,
+    out: BufReader<ChildStdout>,
+    seen: String,
+    post: String,
+    addr: NodeAddr,
+    /// What the relay had forwarded when the invitation was up.
+    forwarded: u64,
+}
+
+impl RelayedHost {
+    /// Starts the host and waits for its invitation (unchecked).
+    fn spawn(
+        w: &World,
+        relay: &RelayUrl,
+        extra: &[&str],
+    ) -> (Kill, BufReader<ChildStdout>, String, String) {
+        let mut host = w
+            .palaver("h")
+            .args([
+                "host",
+                "rps-v1",
+                "--relay",
+                relay.as_str(),
+                "--control-mode",
+                "autonomous",
+            ])
+            .args(extra)
+            .stdout(Stdio::piped())
+            .stderr(Stdio::inherit())
+            .spawn()
+            .unwrap();
+        let mut out = BufReader::new(host.stdout.take().unwrap());
+        let kill = Kill(host);
+        let mut seen = String::new();
+        let post = read_until(&mut out, "post_id:", &mut seen);
+        (kill, out, seen, post)
+    }
+
+    fn start(w: &World, relay: &Relay, extra: &[&str]) -> RelayedHost {
+        let (kill, out, seen, post) = RelayedHost::spawn(w, &relay.url, extra);
+        let addr = check_ticket(relay, &w.ticket(&post));
+        RelayedHost {
+            kill,
+            out,
+            seen,
+            post,
+            addr,
+            forwarded: relay.forwarded(),
+        }
+    }
+
+    /// Waits for the game to end; what the host printed. The relay saw the
+    /// host and its guest (`guest` names it) and forwarded their packets.
+    fn finish(self, relay: &Relay, guest: &str) -> String {
+        let seen = common::finish(
+            self.kill,
+            self.out,
+            self.seen,
+            "host",
+            Duration::from_secs(60),
+        );
+        let nodes = relay.seen();
+        assert!(
+            nodes.len() >= 2 && nodes.contains(&self.addr.node_id),
+            "the relay saw {nodes:?}, not the host and {guest}"
+        );
+        assert!(
+            relay.forwarded() > self.forwarded,
+            "the relay forwarded nothing between the peers"
+        );
+        seen
+    }
+}
+
 /// palaver hosts (relay from `--relay`) and palaver joins (relay from
 /// `PALAVER_RELAY_URL`), neither with `--direct`: the ticket names the local
 /// relay, both nodes connect to it, it forwards their first packets, and the
@@ -261,36 +279,15 @@ fn check_ticket(relay: &Relay, ticket: &str) -> NodeAddr {
 fn palaver_hosts_and_joins_through_a_local_relay() {
     let relay = Relay::start();
     let w = World::new(&["h", "g"]);
-    let mut host = w
-        .palaver("h")
-        .args([
-            "host",
-            "rps-v1",
-            "--relay",
-            relay.url.as_str(),
-            "--control-mode",
-            "autonomous",
-            "--options",
-            r#"{"best_of":3}"#,
-        ])
-        .stdout(Stdio::piped())
-        .stderr(Stdio::inherit())
-        .spawn()
-        .unwrap();
-    let mut out = BufReader::new(host.stdout.take().unwrap());
-    let host = Kill(host);
-    let mut seen = String::new();
-    let post = read_until(&mut out, "post_id:", &mut seen);
-    let host_addr = check_ticket(&relay, &w.ticket(&post));
-    let before = relay.forwarded();
+    let host = RelayedHost::start(&w, &relay, &["--options", r#"{"best_of":3}"#]);
     let join = w
         .palaver("g")
         .env("PALAVER_RELAY_URL", relay.url.as_str())
-        .args(["--json", "join", &post, "--control-mode", "autonomous"])
+        .args(["--json", "join", &host.post, "--control-mode", "autonomous"])
         .output()
         .unwrap();
     let j = palaver::json::parse_str(&ok(&join, "join")).unwrap();
-    let seen = finish(host, out, seen, "host");
+    let seen = host.finish(&relay, "the guest");
     let guest_winner = j
         .get("outcome")
         .and_then(|o| o.get("winner"))
@@ -298,15 +295,6 @@ fn palaver_hosts_and_joins_through_a_local_relay() {
         .unwrap_or("none")
         .to_owned();
     assert_eq!(winner_line(&seen), guest_winner, "host said:\n{seen}");
-    let nodes = relay.seen();
-    assert!(
-        nodes.len() >= 2 && nodes.contains(&host_addr.node_id),
-        "the relay saw {nodes:?}, not the host and the guest"
-    );
-    assert!(
-        relay.forwarded() > before,
-        "the relay forwarded nothing between the peers"
-    );
 }
 
 /// A ticket stripped down to the node id and the relay URL leaves the relay
@@ -434,17 +422,7 @@ fn palaver_with_an_unreachable_relay_fails_fast_and_clearly() {
     // The guest side: a good host (through a live relay) and a guest whose
     // own relay is dead.
     let relay = Relay::start();
-    let mut hostp = w
-        .palaver("h")
-        .args(["host", "rps-v1", "--relay", relay.url.as_str()])
-        .args(["--control-mode", "autonomous"])
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut out = BufReader::new(hostp.stdout.take().unwrap());
-    let _host = Kill(hostp);
-    let post = read_until(&mut out, "post_id:", &mut String::new());
+    let (_host, _out, _, post) = RelayedHost::spawn(&w, &relay.url, &[]);
     let start = Instant::now();
     let join = w
         .palaver("g")
@@ -515,65 +493,25 @@ fn the_reference_joins_a_palaver_host_through_a_local_relay() {
     let relay = Relay::start();
     let w = World::new(&["h"]);
     let refd = w.dir("reference");
-    let aigenora = |args: &[&str]| {
-        let mut c = Command::new(&py);
-        c.args(["-m", "aigenora"])
-            .args(args)
-            .arg("--server")
-            .arg(&w.url)
-            .arg("--data-dir")
-            .arg(&refd);
-        c
-    };
-    ok(
-        &Command::new(&py)
-            .args(["-m", "aigenora", "init", "--data-dir"])
-            .arg(&refd)
-            .output()
-            .unwrap(),
-        "aigenora init",
-    );
-    ok(
-        &aigenora(&["register", "--nickname", "ref"])
-            .output()
-            .unwrap(),
-        "aigenora register",
-    );
-    let mut host = w
-        .palaver("h")
-        .args([
-            "host",
-            "rps-v1",
-            "--relay",
-            relay.url.as_str(),
+    common::reference_identity(&py, &w.url, &refd, "ref");
+    let host = RelayedHost::start(&w, &relay, &[]);
+    let join = common::aigenora(
+        &py,
+        &w.url,
+        &refd,
+        &[
+            "join",
+            &host.post,
             "--control-mode",
             "autonomous",
-        ])
-        .stdout(Stdio::piped())
-        .stderr(Stdio::inherit())
-        .spawn()
-        .unwrap();
-    let mut out = BufReader::new(host.stdout.take().unwrap());
-    let host = Kill(host);
-    let mut seen = String::new();
-    let post = read_until(&mut out, "post_id:", &mut seen);
-    let host_addr = check_ticket(&relay, &w.ticket(&post));
-    let before = relay.forwarded();
-    let join = aigenora(&["join", &post, "--control-mode", "autonomous", "--no-web"])
-        .stdin(Stdio::null())
-        .output()
-        .unwrap();
+            "--no-web",
+        ],
+    )
+    .stdin(Stdio::null())
+    .output()
+    .unwrap();
     let ref_out = ok(&join, "aigenora join");
     assert!(ref_out.contains("done"), "{ref_out}");
-    let seen = finish(host, out, seen, "host");
+    let seen = host.finish(&relay, "the reference");
     winner_line(&seen);
-    let nodes = relay.seen();
-    assert!(
-        nodes.len() >= 2 && nodes.contains(&host_addr.node_id),
-        "the relay saw {nodes:?}: the reference never connected to it"
-    );
-    assert!(
-        relay.forwarded() > before,
-        "the relay forwarded nothing between the peers"
-    );
 }

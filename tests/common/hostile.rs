@@ -2,6 +2,9 @@
 //! from palaver's library: it registers real invitations on a `palaver
 //! serve` (playing host) or dials a real host's invitation (playing guest),
 //! and then writes whatever bytes a test wants on the session's bi-stream.
+//!
+//! Include it as `#[path = "common/hostile.rs"] mod hostile;` next to
+//! `mod common;` (it uses `crate::common`).
 #![allow(dead_code)]
 
 use iroh::Endpoint;
@@ -12,6 +15,7 @@ use palaver::json::{self, Map, Value};
 use palaver::net::{self, ALPN, Reach};
 use palaver::obj;
 use std::net::{Ipv4Addr, SocketAddrV4};
+use std::path::{Path, PathBuf};
 use std::time::Duration;
 use tokio::io::{AsyncBufReadExt, AsyncReadExt, BufReader};
 
@@ -107,28 +111,9 @@ pub async fn endpoint() -> Endpoint {
 /// Posts an invitation for `pid` on the server whose ticket is `ep`'s,
 /// signed like a real host's; returns its post id.
 pub async fn open_invitation(client: &Client, ep: &Endpoint, pid: &str) -> String {
-    let keys = client.keys();
     let ticket = net::ticket(ep).await;
-    let binding = auth::transport_binding_canonical(&keys.public_key, "iroh", &ticket, Some(pid));
-    let body = obj! {
-        "message" => "hostile", "tags" => Value::Array(vec![]), "iroh_ticket" => ticket.as_str(), "transport" => "iroh",
-        "transport_info" => Value::Object(obj! { "version" => 1, "endpoint_id" => keys.public_key.as_str(), "ticket" => ticket.as_str() }),
-        "transport_binding_signature" => keys.sign(binding.as_bytes()), "protocol_id" => pid,
-        "host_control_mode" => "autonomous", "type" => "supply",
-    };
-    let inv = client
-        .call(
-            "POST",
-            "/api/v1/invitations",
-            Some(&Value::Object(body)),
-            &[201],
-        )
-        .await
-        .expect("post the hostile invitation");
-    inv.get("post_id")
-        .and_then(Value::as_str)
-        .expect("post_id")
-        .to_owned()
+    let body = crate::common::invitation_body(client.keys(), &ticket, pid, "hostile");
+    crate::common::post_invitation(client, body).await
 }
 
 /// Waits for the victim guest's connection and its stream.
@@ -281,9 +266,37 @@ pub fn padded(frame: &Map, len: usize) -> Vec<u8> {
     v
 }
 
+/// Every `session_ended` event under a data dir's sessions, with the
+/// events.jsonl it is in.
+pub fn session_ended_events(data: &Path) -> Vec<(PathBuf, Map)> {
+    let mut found = Vec::new();
+    let mut stack = vec![data.join("sessions")];
+    while let Some(d) = stack.pop() {
+        let Ok(rd) = std::fs::read_dir(&d) else {
+            continue;
+        };
+        for e in rd.flatten() {
+            let p = e.path();
+            if p.is_dir() {
+                stack.push(p);
+            } else if p.file_name().is_some_and(|n| n == "events.jsonl") {
+                let text = std::fs::read_to_string(&p).unwrap_or_default();
+                for l in text.lines() {
+                    if let Ok(Value::Object(ev)) = json::parse_str(l)
+                        && ev.get("type").and_then(Value::as_str) == Some("session_ended")
+                    {
+                        found.push((p.clone(), ev));
+                    }
+                }
+            }
+        }
+    }
+    found
+}
+
 // ---- Scripts: what a hostile peer does at a chosen step of a
-// guess-number-v1 session (the console tests use these; tests/hostile_peer.rs
-// has its own table).
+// guess-number-v1 session (tests/hostile_peer.rs and tests/console_hostile.rs
+// play them; the scripts only one of them uses live there).
 
 /// Where the hostile peer deviates.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -311,6 +324,9 @@ pub enum Act {
     Deaf,
     /// Finishes the stream and closes the connection.
     Close,
+    /// Connects and leaves without opening a stream (a guest at `Hs1` only:
+    /// [`as_guest`] plays it in place of dialling).
+    LeaveBeforeStream,
 }
 
 /// What a payload is built from.
@@ -345,6 +361,7 @@ pub async fn play(mut raw: Raw, acts: Vec<Act>) {
                 raw.close().await;
                 return;
             }
+            Act::LeaveBeforeStream => unreachable!("as_guest plays it before dialling, at Hs1"),
         };
         if !ok {
             break;
@@ -375,7 +392,12 @@ pub async fn as_guest(url: &str, post_id: &str, step: Step, script: Script) -> R
     };
     let init = init(&me, &nonce);
     if step == Step::Hs1 {
-        play(dial(&inv.ticket).await, acts(init)).await;
+        let acts = acts(init);
+        if matches!(acts.first(), Some(Act::LeaveBeforeStream)) {
+            dial_and_leave(&inv.ticket).await;
+        } else {
+            play(dial(&inv.ticket).await, acts).await;
+        }
         return Ok(());
     }
     let mut raw = dial(&inv.ticket).await;
@@ -491,17 +513,26 @@ pub mod scripts {
 
     pub const MAX_LINE: usize = 8 * 1024 * 1024;
 
-    fn line(s: impl Into<String>) -> Act {
+    /// One line as it is.
+    pub fn line(s: impl Into<String>) -> Act {
         Act::Line(s.into())
     }
-    fn frame(m: palaver::json::Map) -> Act {
+    /// One frame as a line.
+    pub fn frame(m: palaver::json::Map) -> Act {
         line(palaver::canonical::to_string_ordered(&Value::Object(m)))
     }
-    fn first_int_field(m: &palaver::json::Map) -> &'static str {
-        ["max_attempts", "number", "range_min", "attempt"]
-            .into_iter()
-            .find(|k| m.contains_key(k))
-            .unwrap_or("max_attempts")
+    /// The frame's first integer field (the one the number payloads replace).
+    pub fn first_int_field(m: &palaver::json::Map) -> &'static str {
+        [
+            "max_attempts",
+            "number",
+            "range_min",
+            "attempt",
+            "attempts_used",
+        ]
+        .into_iter()
+        .find(|k| m.contains_key(k))
+        .unwrap_or("max_attempts")
     }
 
     /// HTTP where the frame belongs.
@@ -587,9 +618,15 @@ pub mod scripts {
     pub fn disconnect(_: &Ctx) -> Vec<Act> {
         vec![Act::Close]
     }
+    /// Half of the valid frame (no newline), then silence.
+    pub fn no_newline_then_silence(c: &Ctx) -> Vec<Act> {
+        let s = palaver::canonical::to_string_ordered(&Value::Object(c.valid.clone()));
+        vec![Act::Bytes(s.as_bytes()[..s.len() / 2].to_vec())]
+    }
     /// Half of the valid frame, then leaves.
     pub fn disconnect_mid_line(c: &Ctx) -> Vec<Act> {
-        let s = palaver::canonical::to_string_ordered(&Value::Object(c.valid.clone()));
-        vec![Act::Bytes(s.as_bytes()[..s.len() / 2].to_vec()), Act::Close]
+        let mut v = no_newline_then_silence(c);
+        v.push(Act::Close);
+        v
     }
 }

@@ -1,6 +1,8 @@
-//! Shared test helpers: proptest strategies for JSON values.
+//! Shared test helpers: proptest strategies for JSON values, a `palaver
+//! serve` process, signed invitations, the headless console.
 #![allow(dead_code)]
 
+pub mod console;
 pub mod tmux;
 
 use palaver::json::{Map, Number, Value};
@@ -65,6 +67,42 @@ pub fn reference_python() -> String {
     )
 }
 
+/// `python -m aigenora <args> --server <url> --data-dir <dir>`: the
+/// reference client with the identity in `dir`.
+pub fn aigenora(
+    py: &str,
+    url: &str,
+    dir: &std::path::Path,
+    args: &[&str],
+) -> std::process::Command {
+    let mut c = std::process::Command::new(py);
+    c.args(["-m", "aigenora"])
+        .args(args)
+        .arg("--server")
+        .arg(url)
+        .arg("--data-dir")
+        .arg(dir);
+    c
+}
+
+/// A new reference identity in `dir`, registered on `url` as `nick`.
+pub fn reference_identity(py: &str, url: &str, dir: &std::path::Path, nick: &str) {
+    ok(
+        std::process::Command::new(py)
+            .args(["-m", "aigenora", "init", "--data-dir"])
+            .arg(dir)
+            .output()
+            .unwrap(),
+        "aigenora init",
+    );
+    ok(
+        aigenora(py, url, dir, &["register", "--nickname", nick])
+            .output()
+            .unwrap(),
+        "aigenora register",
+    );
+}
+
 /// The interpreter named by `var`; panics naming what is missing.
 pub fn peer_python(var: &str, what: &str) -> String {
     match std::env::var(var) {
@@ -79,14 +117,82 @@ pub fn peer_python(var: &str, what: &str) -> String {
     }
 }
 
-/// A `palaver serve` process, killed when dropped.
-pub struct Serve(pub std::process::Child);
+/// A child process, killed when dropped.
+pub struct Kill(pub std::process::Child);
 
-impl Drop for Serve {
+impl Drop for Kill {
     fn drop(&mut self) {
         let _ = self.0.kill();
         let _ = self.0.wait();
     }
+}
+
+/// A `palaver serve` process, killed when dropped.
+pub type Serve = Kill;
+
+/// A command's stdout, after asserting that it succeeded (`what` names it).
+pub fn ok(o: impl std::borrow::Borrow<std::process::Output>, what: &str) -> String {
+    let o = o.borrow();
+    let out = String::from_utf8_lossy(&o.stdout).into_owned();
+    assert!(
+        o.status.success(),
+        "{what} failed ({:?}): {out}\n{}",
+        o.status,
+        String::from_utf8_lossy(&o.stderr)
+    );
+    out
+}
+
+/// Reads lines until one starts with `prefix` (collecting them in `seen`);
+/// returns its rest.
+pub fn read_until(out: &mut impl std::io::BufRead, prefix: &str, seen: &mut String) -> String {
+    loop {
+        let mut line = String::new();
+        let n = out.read_line(&mut line).unwrap();
+        assert!(
+            n > 0,
+            "the process ended before printing {prefix:?}; it printed:\n{seen}"
+        );
+        seen.push_str(&line);
+        if let Some(rest) = line.trim().strip_prefix(prefix) {
+            return rest.trim().to_owned();
+        }
+    }
+}
+
+/// Waits (up to `within`) for a process whose stdout is `out` to exit
+/// successfully; returns `seen` and all it printed after.
+pub fn finish(
+    mut k: Kill,
+    mut out: impl std::io::Read,
+    mut seen: String,
+    what: &str,
+    within: std::time::Duration,
+) -> String {
+    let start = std::time::Instant::now();
+    loop {
+        if let Some(status) = k.0.try_wait().unwrap() {
+            let mut rest = String::new();
+            out.read_to_string(&mut rest).unwrap();
+            seen.push_str(&rest);
+            assert!(status.success(), "{what} exited with {status}:\n{seen}");
+            return seen;
+        }
+        assert!(start.elapsed() < within, "{what} did not finish:\n{seen}");
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    }
+}
+
+/// The winner in palaver's `completed: completed, winner: …` line.
+pub fn winner_line(out: &str) -> String {
+    out.lines()
+        .find(|l| l.starts_with("completed: completed"))
+        .unwrap_or_else(|| panic!("no completed game in:\n{out}"))
+        .rsplit("winner: ")
+        .next()
+        .unwrap()
+        .trim()
+        .to_owned()
 }
 
 /// Starts `palaver serve` on a free loopback port with its database at
@@ -110,7 +216,7 @@ pub fn palaver_serve(db: &std::path::Path, extra: &[&str]) -> (Serve, String) {
         .find(|w| w.starts_with("http://"))
         .unwrap_or_else(|| panic!("serve printed no URL: {line}"))
         .to_owned();
-    (Serve(child), url)
+    (Kill(child), url)
 }
 
 /// Every row of every table, as text: what "nothing was written" compares.
@@ -147,4 +253,45 @@ pub fn dump(db: &std::path::Path) -> String {
         }
     }
     out
+}
+
+/// An invitation body for protocol `pid` reachable at `ticket`, signed by
+/// `keys` as `palaver host` signs it (src/services/remote.rs): iroh
+/// transport with its binding signature, autonomous, a supply post.
+pub fn invitation_body(
+    keys: &palaver::identity::KeyPair,
+    ticket: &str,
+    pid: &str,
+    message: &str,
+) -> Map {
+    use palaver::obj;
+    let binding = palaver::community::auth::transport_binding_canonical(
+        &keys.public_key,
+        "iroh",
+        ticket,
+        Some(pid),
+    );
+    obj! {
+        "message" => message, "tags" => Value::Array(vec![]), "iroh_ticket" => ticket, "transport" => "iroh",
+        "transport_info" => Value::Object(obj! { "version" => 1, "endpoint_id" => keys.public_key.as_str(), "ticket" => ticket }),
+        "transport_binding_signature" => keys.sign(binding.as_bytes()), "protocol_id" => pid,
+        "host_control_mode" => "autonomous", "type" => "supply",
+    }
+}
+
+/// Posts an invitation `body` as `client`; returns its post id.
+pub async fn post_invitation(client: &palaver::community::Client, body: Map) -> String {
+    let inv = client
+        .call(
+            "POST",
+            "/api/v1/invitations",
+            Some(&Value::Object(body)),
+            &[201],
+        )
+        .await
+        .expect("post the invitation");
+    inv.get("post_id")
+        .and_then(Value::as_str)
+        .expect("post_id")
+        .to_owned()
 }
