@@ -37,8 +37,9 @@ pub struct Config {
     pub theme: Option<String>,
     /// The nickname this identity registers with.
     pub nickname: Option<String>,
-    /// Relays for `host` and `join` instead of n0's (`relay_url`: one URL
-    /// or a list); empty: n0's relays and discovery.
+    /// Relays for `host`, `join` and the console's sessions on a remote
+    /// community instead of n0's (`relay_url`: one URL or a list); empty:
+    /// n0's relays and discovery.
     pub relay_url: Vec<iroh::RelayUrl>,
 }
 

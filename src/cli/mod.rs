@@ -317,7 +317,14 @@ pub(crate) fn console_options(ctx: &Ctx, a: ConsoleArgs) -> Result<crate::tui::C
         house: !a.no_house,
         theme: a.theme.or(cfg.theme),
         nickname,
-        relays: cfg.relay_url,
+        // As host/join: PALAVER_RELAY_URL (comma-separated) over config.toml.
+        relays: match std::env::var("PALAVER_RELAY_URL") {
+            Ok(v) if !v.trim().is_empty() => v
+                .split(',')
+                .map(|u| crate::net::parse_relay_url(u).context("PALAVER_RELAY_URL"))
+                .collect::<Result<Vec<_>>>()?,
+            _ => cfg.relay_url,
+        },
         attach: a.attach,
         wolf_join: None,
     })
