@@ -203,29 +203,81 @@ fn join_cmd(ctx: &super::Ctx, a: JoinArgs) -> Result<super::Outcome> {
         ..JoinLimits::default()
     };
     runtime()?.block_on(async {
-        for g in 0..a.games {
-            let mut d = BotDecider(Bot::new(a.seed.wrapping_add(g as u64)));
-            let r = join_with(&opts, &limits, &mut d)
-                .await
-                .with_context(|| format!("game {} at {}", g + 1, a.url))?;
+        for g in 1..=a.games {
+            let mut d = BotDecider(Bot::new(a.seed.wrapping_add(g as u64 - 1)));
+            let at = || format!("game {g} at {}", a.url);
+            let r = match join_with(&opts, &limits, &mut d).await {
+                Ok(r) => r,
+                Err(e) => {
+                    if ctx.json {
+                        json_line(&serde_json::json!({
+                            "game": g,
+                            "url": a.url,
+                            "name": a.name,
+                            "finished": false,
+                            "error": e.to_string(),
+                            "kind": e.kind(),
+                        }))?;
+                    }
+                    return Err(anyhow::Error::new(e).context(at()));
+                }
+            };
             let v = &r.view;
-            println!(
-                "game {} as {} ({}): {} packets, {} answers, {} fallbacks, winner {}",
-                v.game_id,
-                v.me,
-                v.role.map(|r| r.as_str()).unwrap_or("?"),
-                r.packets,
-                r.answered,
-                r.fallbacks,
-                v.finished.map(|t| t.as_str()).unwrap_or("unfinished")
-            );
-            if !r.finished {
-                bail!("the server closed the connection before FINISH");
+            let unfinished = (!r.finished).then(|| {
+                format!(
+                    "the server closed the connection before FINISH (day {} of game {})",
+                    v.day, v.game_id
+                )
+            });
+            if ctx.json {
+                let mut line = serde_json::json!({
+                    "game": g,
+                    "url": a.url,
+                    "name": a.name,
+                    "game_id": v.game_id,
+                    "agent": v.me,
+                    "role": v.role.map(|r| r.as_str()),
+                    "day": v.day,
+                    "packets": r.packets,
+                    "answers": r.answered,
+                    "fallbacks": r.fallbacks,
+                    "finished": r.finished,
+                    "winner": v.finished.map(|t| t.as_str()),
+                });
+                if let Some(u) = &unfinished {
+                    line["error"] = u.clone().into();
+                    line["kind"] = "connection".into();
+                }
+                json_line(&line)?;
+            } else {
+                println!(
+                    "game {} as {} ({}): {} packets, {} answers, {} fallbacks, winner {}",
+                    v.game_id,
+                    v.me,
+                    v.role.map(|r| r.as_str()).unwrap_or("?"),
+                    r.packets,
+                    r.answered,
+                    r.fallbacks,
+                    v.finished.map(|t| t.as_str()).unwrap_or("unfinished")
+                );
+            }
+            if let Some(u) = unfinished {
+                return Err(anyhow::anyhow!(u).context(at()));
             }
         }
         Ok::<_, anyhow::Error>(())
     })?;
     Ok(super::Outcome::Ok)
+}
+
+/// One JSON object on one line of stdout (`wolf join --json`: a line per
+/// game, and one for the error that ended the run).
+fn json_line(v: &serde_json::Value) -> Result<()> {
+    let mut out = std::io::stdout().lock();
+    serde_json::to_writer(&mut out, v).context("writing JSON")?;
+    writeln!(out)?;
+    out.flush()?;
+    Ok(())
 }
 
 fn play_cmd(a: PlayArgs) -> Result<super::Outcome> {

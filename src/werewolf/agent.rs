@@ -144,12 +144,15 @@ impl View {
             .collect()
     }
 
-    /// The announced action timeout.
+    /// The announced action timeout; the servers' default (60 s) when no
+    /// setting came yet or it did not say (0: the official library's value
+    /// for an absent `timeout.action`).
     pub fn action_timeout(&self) -> Duration {
         let ms = self
             .setting
             .as_ref()
             .map(|s| s.timeout.action)
+            .filter(|ms| *ms > 0)
             .unwrap_or(60_000);
         Duration::from_millis(u64::try_from(ms).unwrap_or(60_000))
     }
@@ -477,12 +480,15 @@ pub fn check_packet(p: &Packet) -> Result<(), WolfError> {
                     .map_err(bad)?;
             }
         }
-        WOLF_VOTE_ROUNDS
-            .check_as("setting.vote.max_count", s.vote.max_count)
-            .map_err(bad)?;
-        WOLF_VOTE_ROUNDS
-            .check_as("setting.attack_vote.max_count", s.attack_vote.max_count)
-            .map_err(bad)?;
+        // 0 is the official library's default for an absent count: not told.
+        for (k, v) in [
+            ("setting.vote.max_count", s.vote.max_count),
+            ("setting.attack_vote.max_count", s.attack_vote.max_count),
+        ] {
+            if v != 0 {
+                WOLF_VOTE_ROUNDS.check_as(k, v).map_err(bad)?;
+            }
+        }
         WOLF_PACKET_TIMEOUT_MS
             .check_as("setting.timeout.action", s.timeout.action)
             .map_err(bad)?;
@@ -610,6 +616,37 @@ fn ws_error(e: tokio_tungstenite::tungstenite::Error, max: usize) -> WolfError {
     }
 }
 
+/// Whether a read error is the peer going away without a close frame.
+fn is_reset(e: &tokio_tungstenite::tungstenite::Error) -> bool {
+    use tokio_tungstenite::tungstenite::Error as E;
+    use tokio_tungstenite::tungstenite::error::ProtocolError;
+    match e {
+        E::Protocol(ProtocolError::ResetWithoutClosingHandshake) => true,
+        E::ConnectionClosed | E::AlreadyClosed => true,
+        E::Io(io) => matches!(
+            io.kind(),
+            std::io::ErrorKind::ConnectionReset
+                | std::io::ErrorKind::ConnectionAborted
+                | std::io::ErrorKind::BrokenPipe
+                | std::io::ErrorKind::UnexpectedEof
+        ),
+        _ => false,
+    }
+}
+
+/// Sends our close frame and reads until the server's close, the end of
+/// the stream or [`CLOSE_WAIT`]; errors here change nothing (the game is
+/// over).
+async fn close_after_finish(ws: &mut Ws) {
+    let _ = tokio::time::timeout(CLOSE_WAIT, async {
+        if ws.close(None).await.is_err() {
+            return;
+        }
+        while let Some(Ok(_)) = ws.next().await {}
+    })
+    .await;
+}
+
 async fn send_text(ws: &mut Ws, text: &str, limits: &JoinLimits) -> Result<(), WolfError> {
     let sent = tokio::time::timeout(
         limits.idle,
@@ -633,12 +670,73 @@ pub async fn join<D: Decider>(
     join_with(opts, &JoinLimits::default(), decider).await
 }
 
+/// Seconds after the NAME answer within which a close with no game means
+/// the server refused the token (servers check it right after NAME).
+const TOKEN_CHECK: Duration = Duration::from_secs(5);
+
+/// How long the client waits for the server's half of the closing
+/// handshake after FINISH.
+const CLOSE_WAIT: Duration = Duration::from_secs(2);
+
+/// The team a connection name belongs to (trailing digits dropped).
+fn team_of(name: &str) -> &str {
+    name.trim_end_matches(|c: char| c.is_ascii_digit())
+}
+
+/// The error for a connection the server ended before the game began:
+/// no NAME at all, the token refused (a token was sent and the connection
+/// closed within [`TOKEN_CHECK`] of the NAME answer, with no reason or one
+/// about authentication), or closed in the waiting room. `close` is the
+/// close frame's code and reason, None when it closed without one.
+fn closed_before_game(
+    opts: &JoinOptions,
+    named: Option<Instant>,
+    close: Option<(u16, String)>,
+) -> WolfError {
+    let how = match &close {
+        Some((code, r)) if r.is_empty() => format!(" (close code {code})"),
+        Some((code, r)) => format!(" (close code {code}: {})", excerpt(r).trim_matches('"')),
+        None => " without a close frame".to_owned(),
+    };
+    let Some(at) = named else {
+        return WolfError::Connection(format!(
+            "the server closed the connection before asking for a name{how}"
+        ));
+    };
+    let about_auth = close.as_ref().is_none_or(|(_, r)| {
+        let r = r.to_lowercase();
+        r.is_empty() || r.contains("auth") || r.contains("token")
+    });
+    if opts.token.is_some() && about_auth && at.elapsed() <= TOKEN_CHECK {
+        return WolfError::Auth(format!(
+            "the server refused the token: it closed the connection right after NAME{how}; \
+             check --token / AIWOLF_TOKEN (a PLAYER token for team {:?}, signed with the \
+             server's secret)",
+            team_of(&opts.name)
+        ));
+    }
+    let hint = if opts.token.is_none() && about_auth {
+        "; if the server requires authentication, give a PLAYER token with --token or AIWOLF_TOKEN"
+    } else {
+        ""
+    };
+    WolfError::Connection(format!(
+        "the server closed the connection before the game began (NAME answered as {:?}, \
+         no INITIALIZE){how}{hint}",
+        opts.name
+    ))
+}
+
 /// Connects and plays one game. NAME is answered at any time with the exact
 /// name; no-reply requests are never answered; every action is answered by
 /// `action − margin` at the latest (the decider's answer or the fallback).
-/// A packet that does not decode or is out of range ([`decode_packet`]), a
-/// frame over `limits.max_packet`, or `limits.idle` of silence ends the
-/// game with an error; so does a connect that takes over `limits.connect`.
+/// After FINISH the client closes the connection itself (and waits up to
+/// [`CLOSE_WAIT`] for the server's close). A packet that does not decode or
+/// is out of range ([`decode_packet`]), a frame over `limits.max_packet`,
+/// or `limits.idle` of silence ends the game with an error; so does a
+/// connect that takes over `limits.connect`, and a close before the game
+/// began ([`WolfError::Auth`] when the server refused the token). A close
+/// in the middle of a game returns the report with `finished` false.
 pub async fn join_with<D: Decider>(
     opts: &JoinOptions,
     limits: &JoinLimits,
@@ -681,23 +779,44 @@ pub async fn join_with<D: Decider>(
     let mut report = ClientReport::default();
     let mut seat = ClientSeat::new(opts.seed);
     let mut kept = 0usize;
+    // When NAME was last answered; whether any game packet came.
+    let mut named: Option<Instant> = None;
+    let mut in_game = false;
     loop {
         let next = tokio::time::timeout(limits.idle, ws.next())
             .await
             .map_err(|_| silent())?;
-        let Some(frame) = next else { break };
+        let Some(frame) = next else {
+            if !in_game {
+                return Err(closed_before_game(opts, named, None));
+            }
+            break;
+        };
         let frame = match frame {
             Ok(f) => f,
             Err(e) => {
                 if report.finished {
                     break;
                 }
+                if !in_game && is_reset(&e) {
+                    return Err(closed_before_game(opts, named, None));
+                }
                 return Err(ws_error(e, limits.max_packet));
             }
         };
         let text = match frame {
             Message::Text(t) => t.to_string(),
-            Message::Close(_) => break,
+            Message::Close(f) => {
+                if !in_game {
+                    let close = f.map(|f| (u16::from(f.code), f.reason.to_string()));
+                    return Err(closed_before_game(
+                        opts,
+                        named,
+                        Some(close.unwrap_or((1005, String::new()))),
+                    ));
+                }
+                break;
+            }
             _ => continue,
         };
         let packet = decode_packet(&text).map_err(|e| match e {
@@ -711,12 +830,20 @@ pub async fn join_with<D: Decider>(
             report.frames.push(text);
         }
         report.packets += 1;
+        in_game |= packet.request != Request::Name;
         let step = seat.handle(&packet, decider);
         report.finished = seat.finished;
+        if report.finished {
+            // The game is over: close our side now rather than wait for
+            // the server's (v0.4.12 closes every socket after FINISH).
+            close_after_finish(&mut ws).await;
+            break;
+        }
         let deadline = match step? {
             Step::Quiet => continue,
             Step::Name => {
                 send_text(&mut ws, &opts.name, limits).await?;
+                named = Some(Instant::now());
                 continue;
             }
             Step::Chat(msg) => {

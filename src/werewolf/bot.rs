@@ -4,6 +4,11 @@
 //! suspicion, wolves agree on their prey in whispers. Talk is drawn from
 //! role- and situation-specific phrasings with a seeded RNG, so a game with
 //! the same seeds replays exactly.
+//!
+//! Every talk and whisper is shortened to the length rules of the setting
+//! in force ([`super::length::fit`], cut between words), so the server
+//! never cuts it; and once the bot has said "I'll vote for @X" it votes
+//! for X that day (its word and its vote agree).
 
 use super::agent::View;
 use super::packet::{Judge, Packet, Request, Role, Species, Talk};
@@ -64,6 +69,10 @@ pub struct Bot {
     planned_day: i64,
     said_today: usize,
     suspicion: BTreeMap<String, f64>,
+    /// Today's planned vote announcement and its target.
+    vote_line: Option<(String, String)>,
+    /// The target this bot announced (day, name): its vote follows it.
+    declared: Option<(i64, String)>,
 }
 
 fn pick<'a>(rng: &mut StdRng, options: &[&'a str]) -> &'a str {
@@ -133,7 +142,51 @@ impl Bot {
             planned_day: -1,
             said_today: 0,
             suspicion: BTreeMap::new(),
+            vote_line: None,
+            declared: None,
         }
+    }
+
+    /// `line` shortened to the length rules of today's talk (or whisper)
+    /// setting, for this speaker's budget: what the server records uncut.
+    fn fitted(view: &View, line: &str, whisper: bool) -> String {
+        let Some(s) = &view.setting else {
+            return line.to_owned();
+        };
+        let m = if whisper {
+            &s.whisper.max_length
+        } else {
+            &s.talk.max_length
+        };
+        let cfg = super::length::from_setting(m);
+        let others: Vec<&str> = view
+            .status
+            .keys()
+            .filter(|n| **n != view.me)
+            .map(String::as_str)
+            .collect();
+        super::length::fit(line, &cfg, &others, view.remain_length)
+    }
+
+    /// The text to send for `line`; notes a vote announcement that
+    /// survived the shortening.
+    fn say(&mut self, view: &View, line: String, whisper: bool) -> String {
+        let out = Bot::fitted(view, &line, whisper);
+        if !whisper
+            && let Some((l, t)) = &self.vote_line
+            && *l == line
+            && out.contains(&format!("@{t}"))
+        {
+            self.declared = Some((view.day, t.clone()));
+        }
+        out
+    }
+
+    /// The target announced today, if it can still be voted for.
+    fn declared_target(&self, view: &View) -> Option<String> {
+        let (day, t) = self.declared.as_ref()?;
+        let alive = view.status.get(t) == Some(&super::packet::Status::Alive);
+        (*day == view.day && alive && *t != view.me).then(|| t.clone())
     }
 
     /// Every packet passes here first (no-reply ones included).
@@ -364,6 +417,7 @@ impl Bot {
         }
         self.planned_day = view.day;
         self.queue.clear();
+        self.vote_line = None;
         let role = view.role.unwrap_or(Role::Villager);
         let mut lines: Vec<String> = Vec::new();
         if view.day == 0 {
@@ -444,16 +498,9 @@ impl Bot {
                 }
             }
             if let Some(t) = self.vote_target(view) {
-                let l = pick(
-                    &mut self.rng,
-                    &[
-                        "I will vote for @{t} today.",
-                        "My vote goes to @{t}; the story doesn't add up.",
-                        "I suspect @{t}. I'll vote that way.",
-                        "Let's vote for @{t} unless someone objects.",
-                    ],
-                );
-                lines.push(l.replace("{t}", &t));
+                let l = pick(&mut self.rng, &VOTE_LINES).replace("{t}", &t);
+                self.vote_line = Some((l.clone(), t));
+                lines.push(l);
             }
         }
         // News first, then claims and votes; spoken in that order.
@@ -489,15 +536,21 @@ impl Bot {
         Some(l.replace("{a}", &accuser))
     }
 
-    /// The answer to a TALK.
+    /// The answer to a TALK, within the length rules.
     pub fn talk(&mut self, view: &View) -> String {
+        let line = self.talk_line(view);
+        self.say(view, line, false)
+    }
+
+    fn talk_line(&mut self, view: &View) -> String {
         self.plan(view);
         self.said_today += 1;
         // Nobody repeats a line already said today, and news gets two
         // comments at most: the rest of the village has other things to say.
         let said = said_today(view);
         while let Some((l, topic)) = self.queue.pop() {
-            if said.contains(&squeeze(&l)) {
+            if said.contains(&squeeze(&l)) || said.contains(&squeeze(&Bot::fitted(view, &l, false)))
+            {
                 continue;
             }
             if let Some(x) = topic {
@@ -522,8 +575,14 @@ impl Bot {
         "Over".to_owned()
     }
 
-    /// The answer to a WHISPER: propose (or confirm) tonight's prey.
+    /// The answer to a WHISPER (propose or confirm tonight's prey), within
+    /// the length rules.
     pub fn whisper(&mut self, view: &View) -> String {
+        let line = self.whisper_line(view);
+        self.say(view, line, true)
+    }
+
+    fn whisper_line(&mut self, view: &View) -> String {
         let mine_today = view
             .whispers
             .iter()
@@ -548,7 +607,11 @@ impl Bot {
         }
     }
 
+    /// The vote: the target announced today if any, else the bot's pick.
     pub fn vote(&mut self, view: &View) -> String {
+        if let Some(t) = self.declared_target(view) {
+            return t;
+        }
         self.vote_target(view).unwrap_or_else(|| view.me.clone())
     }
 
@@ -638,6 +701,31 @@ impl Bot {
             _ => String::new(),
         }
     }
+}
+
+/// How the bot announces its vote (`{t}`: the target).
+pub const VOTE_LINES: [&str; 4] = [
+    "I will vote for @{t} today.",
+    "My vote goes to @{t}; the story doesn't add up.",
+    "I suspect @{t}. I'll vote that way.",
+    "Let's vote for @{t} unless someone objects.",
+];
+
+/// The target of a vote announcement in `text` (one of [`VOTE_LINES`],
+/// whole or shortened after the name, as recorded by a server that may
+/// re-space around the mention), among `names`.
+pub fn announced_vote(text: &str, names: &[String]) -> Option<String> {
+    let squeezed = squeeze(text);
+    VOTE_LINES.iter().find_map(|l| {
+        let (pre, _) = l.split_once("{t}")?;
+        let pre = squeeze(pre);
+        let rest = squeezed.strip_prefix(&pre)?;
+        names
+            .iter()
+            .filter(|n| rest.starts_with(&squeeze(n)))
+            .max_by_key(|n| n.len())
+            .cloned()
+    })
 }
 
 fn seer_line(rng: &mut StdRng, target: &str, result: Species) -> String {

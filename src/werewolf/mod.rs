@@ -39,3 +39,16 @@ pub enum WolfError {
     #[error("authentication: {0}")]
     Auth(String),
 }
+
+impl WolfError {
+    /// The kind as one word (`palaver wolf join --json` reports it).
+    pub fn kind(&self) -> &'static str {
+        match self {
+            WolfError::Config(_) => "config",
+            WolfError::Io(_) => "io",
+            WolfError::Connection(_) => "connection",
+            WolfError::Protocol(_) => "protocol",
+            WolfError::Auth(_) => "auth",
+        }
+    }
+}

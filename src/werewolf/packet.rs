@@ -3,9 +3,29 @@
 //! optional fields are omitted (never `null`), agent names are opaque
 //! strings. Serialization follows the Go reference server's field order so
 //! packets diff cleanly against its transcripts.
+//!
+//! Decoding is as lenient as the official agent library (aiwolf-nlp-common
+//! 0.7.0): a setting member it defaults when absent (`allow_self_vote`,
+//! which servers v0.4.0–v0.4.4 do not send, the counts, the timeouts, whole
+//! `talk`/`whisper`/`vote`/`attack_vote`/`timeout` objects) takes the same
+//! default here (`false`, `0`, empty), and so does `null` in those members
+//! and in `vote_list`/`attack_vote_list`, `skip` and `over`. What the
+//! library requires (`request`, `info.game_id`, `day`, `agent`, the status
+//! and role maps, `agent_count`, `role_num_map`, a talk's `idx`, `day`,
+//! `turn`, `agent`, `text`) is required here too.
 
-use serde::{Deserialize, Serialize};
+use serde::{Deserialize, Deserializer, Serialize};
 use std::collections::BTreeMap;
+
+/// `T::default()` for an absent member (with `#[serde(default)]`) and for
+/// `null`, as the official library reads them.
+fn null_default<'de, D, T>(d: D) -> Result<T, D::Error>
+where
+    D: Deserializer<'de>,
+    T: Default + Deserialize<'de>,
+{
+    Ok(Option::<T>::deserialize(d)?.unwrap_or_default())
+}
 
 /// What the server asks (or tells) an agent.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -176,7 +196,9 @@ pub struct Talk {
     pub turn: i64,
     pub agent: String,
     pub text: String,
+    #[serde(default, deserialize_with = "null_default")]
     pub skip: bool,
+    #[serde(default, deserialize_with = "null_default")]
     pub over: bool,
     /// Unix milliseconds when recorded. Absent from v0.4.12 servers.
     #[serde(default)]
@@ -215,9 +237,17 @@ pub struct Info {
     pub executed_agent: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub attacked_agent: Option<String>,
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    #[serde(
+        default,
+        deserialize_with = "null_default",
+        skip_serializing_if = "Vec::is_empty"
+    )]
     pub vote_list: Vec<Vote>,
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    #[serde(
+        default,
+        deserialize_with = "null_default",
+        skip_serializing_if = "Vec::is_empty"
+    )]
     pub attack_vote_list: Vec<Vote>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub remain_count: Option<i64>,
@@ -229,9 +259,11 @@ pub struct Info {
     pub role_map: BTreeMap<String, Role>,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
 pub struct MaxCount {
+    #[serde(default, deserialize_with = "null_default")]
     pub per_agent: i64,
+    #[serde(default, deserialize_with = "null_default")]
     pub per_day: i64,
 }
 
@@ -252,34 +284,48 @@ pub struct MaxLength {
     pub base_length: Option<i64>,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
 pub struct TalkSetting {
+    #[serde(default, deserialize_with = "null_default")]
     pub max_count: MaxCount,
+    #[serde(default, deserialize_with = "null_default")]
     pub max_length: MaxLength,
     /// Group-chat phase length in ms; present only in group-chat mode.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub duration: Option<i64>,
+    #[serde(default, deserialize_with = "null_default")]
     pub max_skip: i64,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+/// `max_count` 0 is what the official library makes of an absent one:
+/// "not told" (servers always send at least 1).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
 pub struct VoteSetting {
+    #[serde(default, deserialize_with = "null_default")]
     pub max_count: i64,
+    /// Absent before server v0.4.5: `false`, as the official library reads it.
+    #[serde(default, deserialize_with = "null_default")]
     pub allow_self_vote: bool,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
 pub struct AttackVoteSetting {
+    #[serde(default, deserialize_with = "null_default")]
     pub max_count: i64,
+    #[serde(default, deserialize_with = "null_default")]
     pub allow_self_vote: bool,
+    #[serde(default, deserialize_with = "null_default")]
     pub allow_no_target: bool,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+/// 0 (absent) is "not told"; see [`crate::werewolf::agent::View::action_timeout`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
 pub struct TimeoutSetting {
     /// Milliseconds an agent has to answer an action.
+    #[serde(default, deserialize_with = "null_default")]
     pub action: i64,
     /// Milliseconds an agent has to answer the NAME liveness probe.
+    #[serde(default, deserialize_with = "null_default")]
     pub response: i64,
 }
 
@@ -289,11 +335,17 @@ pub struct Setting {
     pub agent_count: i64,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub max_day: Option<i64>,
+    #[serde(default, deserialize_with = "null_default")]
     pub vote_visibility: bool,
+    #[serde(default, deserialize_with = "null_default")]
     pub talk: TalkSetting,
+    #[serde(default, deserialize_with = "null_default")]
     pub whisper: TalkSetting,
+    #[serde(default, deserialize_with = "null_default")]
     pub vote: VoteSetting,
+    #[serde(default, deserialize_with = "null_default")]
     pub attack_vote: AttackVoteSetting,
+    #[serde(default, deserialize_with = "null_default")]
     pub timeout: TimeoutSetting,
     pub role_num_map: BTreeMap<Role, i64>,
 }

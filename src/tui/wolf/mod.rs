@@ -873,6 +873,11 @@ impl WolfView {
             _ => return false,
         };
         if let Some(a) = answer {
+            if let Some(why) = d.refusal(&a) {
+                // Nothing the server would cut or turn into Over goes out.
+                self.note = Some((false, format!("not sent: {why}")));
+                return true;
+            }
             let req = d.request;
             if d.send(a.clone()) {
                 self.note = Some((true, format!("sent {}: {a}", req.as_str())));

@@ -15,14 +15,7 @@ use tokio::time::Instant;
 /// The server's counting rules as announced in `setting` (unset limits are
 /// omitted there and are -1 here).
 pub fn length_config(m: &MaxLength) -> LengthConfig {
-    LengthConfig {
-        count_in_word: m.count_in_word.unwrap_or(false),
-        count_spaces: m.count_spaces.unwrap_or(false),
-        per_talk: m.per_talk.unwrap_or(-1),
-        mention_length: m.mention_length.unwrap_or(-1),
-        per_agent: m.per_agent.unwrap_or(-1),
-        base_length: m.base_length.unwrap_or(-1),
-    }
+    length::from_setting(m)
 }
 
 /// How a text line measures under the length rules.
@@ -42,6 +35,24 @@ pub struct Measure {
     /// What the server would record, when it differs from the text.
     pub kept: Option<String>,
     pub unit: &'static str,
+}
+
+impl Measure {
+    /// How much more may be typed before the server cuts: the tightest of
+    /// the allowance of the part being typed (before the mention, or after
+    /// it) and the per-talk cap. None when nothing limits the talk.
+    pub fn left(&self) -> Option<i64> {
+        let after = self.mention.as_ref().map(|m| m.1);
+        let part = match after {
+            Some(a) => self.after_limit.map(|l| l - a),
+            None => self.before_limit.map(|l| l - self.before),
+        };
+        let talk = self.per_talk.map(|p| p - self.before - after.unwrap_or(0));
+        match (part, talk) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        }
+    }
 }
 
 /// Measures `text` as the server will (same split, same counting, same
@@ -72,8 +83,11 @@ pub fn measure(text: &str, cfg: &LengthConfig, others: &[&str], remain: Option<i
     }
 }
 
+/// Text without whitespace: what the server keeps is compared with what
+/// was typed this way, since it re-spaces around a mention (`a @B. c`
+/// becomes `a  @B . c`) without cutting anything.
 fn squeeze(s: &str) -> String {
-    s.split_whitespace().collect::<Vec<_>>().join(" ")
+    s.chars().filter(|c| !c.is_whitespace()).collect()
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -295,6 +309,42 @@ impl Decision {
         }
     }
 
+    /// Why `answer` may not be sent as it is (None: it may): a talk the
+    /// server would cut (the length rules of the setting, the budget left
+    /// today) or a `Skip` with no skips left (the server would make it
+    /// `Over`). Targets are never refused here.
+    pub fn refusal(&self, answer: &str) -> Option<String> {
+        if !matches!(self.input, Input::Text { .. }) {
+            return None;
+        }
+        match answer {
+            "Over" => None,
+            "Skip" => match self.view.remain_skip {
+                Some(n) if n <= 0 => {
+                    Some("no skips left today (the server would take Skip as Over)".into())
+                }
+                _ => None,
+            },
+            text => {
+                let others = self.others();
+                let refs: Vec<&str> = others.iter().map(String::as_str).collect();
+                let m = measure(text, &self.length_config(), &refs, self.view.remain_length);
+                let kept = m.kept.clone()?;
+                let over = m.left().map(|l| -l).filter(|n| *n > 0);
+                Some(match (kept.as_str(), over) {
+                    ("Over", _) => "nothing more may be said today: the length budget is spent \
+                                    (C-o Over)"
+                        .to_owned(),
+                    (_, Some(n)) => format!(
+                        "too long by {n} {}: the server would keep only {kept:?}",
+                        m.unit
+                    ),
+                    _ => format!("too long: the server would keep only {kept:?}"),
+                })
+            }
+        }
+    }
+
     /// What the question asks, in words.
     pub fn question(&self) -> &'static str {
         match self.request {
@@ -365,6 +415,9 @@ mod tests {
         let m = measure("hi @Bob you", &cfg, &["Bob"], None);
         assert_eq!((m.before, m.kept.clone()), (2, None));
         assert_eq!(m.mention, Some(("Bob".into(), 3)));
+        // Re-spacing around a mention is not a cut.
+        let m = measure("I suspect @Bob. I'll vote that way.", &cfg, &["Bob"], None);
+        assert_eq!(m.kept, None);
         let long = "x".repeat(60);
         let m = measure(&long, &cfg, &["Bob"], None);
         assert_eq!(m.before, 60);

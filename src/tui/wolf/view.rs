@@ -733,14 +733,30 @@ fn draw_prompt(v: &WolfView, d: &Decision, f: &mut Frame, area: Rect, t: &Theme)
                     }
                 }
                 if let Some(pt) = m.per_talk {
-                    over |= m.before + m.mention.as_ref().map(|x| x.1).unwrap_or(0) > pt;
-                    parts.push(format!("≤{pt} a talk"));
+                    let used = m.before + m.mention.as_ref().map(|x| x.1).unwrap_or(0);
+                    over |= used > pt;
+                    parts.push(format!("{used}/{pt} a talk"));
+                }
+                // What may still be typed, where a limit is tighter than
+                // the part counts above show.
+                if let Some(l) = m.left()
+                    && (m.per_talk.is_some() || m.budget.is_some())
+                {
+                    parts.push(format!("{} {} left", l.max(0), m.unit));
                 }
                 if let Some(bud) = m.budget {
                     parts.push(format!("{bud} left today"));
                 }
                 if let Some(c) = d.view.remain_count {
                     parts.push(format!("{c} turns left"));
+                }
+                if let Some(k) = d.view.remain_skip
+                    && d.view
+                        .setting
+                        .as_ref()
+                        .is_some_and(|s| s.talk.max_skip > 0 || s.whisper.max_skip > 0)
+                {
+                    parts.push(format!("{k} skips"));
                 }
                 lines.push(Line::from(Span::styled(
                     parts.join(" · "),
