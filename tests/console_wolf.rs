@@ -186,25 +186,7 @@ fn ask(h: &mut Headless, request: Request, view: View) -> oneshot::Receiver<Stri
 
 /// The board as seat 1 sees it at day 1's talk.
 fn seated(h: &mut Headless, ev: &[GameEvent]) {
-    let g = h.app.wolf.generation();
-    h.update(Action::Wolf(Box::new(WolfMsg::Seated(
-        g,
-        1,
-        ControlMode::Human,
-    ))));
-    let talk1 = ev
-        .iter()
-        .position(|e| {
-            matches!(
-                e,
-                GameEvent::Phase {
-                    day: 1,
-                    phase: palaver::werewolf::Phase::Talk
-                }
-            )
-        })
-        .unwrap();
-    feed(h, &ev[..talk1 + 3]);
+    common::console::seat_at_day1_talk(h, ev, 3);
 }
 
 #[tokio::test]

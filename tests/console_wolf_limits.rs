@@ -3,12 +3,15 @@
 //! today's budget, turns, skips) and refuses to send a line the server
 //! would cut, or a Skip with no skips left; what fits goes out unchanged.
 
-use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
+mod common;
+
+use common::console::{ch, ctrl, key};
+use crossterm::event::KeyCode;
 use palaver::tui::action::{Action, Shared};
 use palaver::tui::app::ScreenId;
 use palaver::tui::wolf::WolfMsg;
 use palaver::tui::{Headless, load_settings};
-use palaver::werewolf::agent::{ControlMode, DecisionRequest, View};
+use palaver::werewolf::agent::{DecisionRequest, View};
 use palaver::werewolf::config::Config;
 use palaver::werewolf::game::GameEvent;
 use palaver::werewolf::packet::MaxLength;
@@ -17,17 +20,9 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 use tokio::sync::oneshot;
 
-fn key(c: KeyCode) -> KeyEvent {
-    KeyEvent::new(c, KeyModifiers::NONE)
-}
-
-fn ctrl(c: char) -> KeyEvent {
-    KeyEvent::new(KeyCode::Char(c), KeyModifiers::CONTROL)
-}
-
 fn typed(h: &mut Headless, s: &str) {
     for c in s.chars() {
-        h.key(key(KeyCode::Char(c)));
+        h.key(ch(c));
     }
 }
 
@@ -43,27 +38,7 @@ async fn seated(data: &std::path::Path, m: MaxLength) -> (Headless, View) {
     let mut h = Headless::new(settings, 120, 30);
     h.key(key(KeyCode::F(3)));
     assert_eq!(h.app.screen, ScreenId::Werewolf);
-    let g = h.app.wolf.generation();
-    h.update(Action::Wolf(Box::new(WolfMsg::Seated(
-        g,
-        1,
-        ControlMode::Human,
-    ))));
-    let talk1 = ev
-        .iter()
-        .position(|e| {
-            matches!(
-                e,
-                GameEvent::Phase {
-                    day: 1,
-                    phase: palaver::werewolf::Phase::Talk
-                }
-            )
-        })
-        .unwrap();
-    for e in &ev[..talk1 + 1] {
-        h.update(Action::Wolf(Box::new(WolfMsg::Event(g, e.clone()))));
-    }
+    common::console::seat_at_day1_talk(&mut h, &ev, 1);
     let GameEvent::Started { seats, .. } = &ev[0] else {
         panic!("the game starts with Started");
     };

@@ -93,6 +93,27 @@ pub fn find_mention<'a>(text: &str, names: &[&'a str]) -> Option<(usize, &'a str
     best
 }
 
+/// `text` split around its first `@mention` of one of `others` (when the
+/// setting counts mentions apart): the text before, the name, the text
+/// after; no mention: all of it before.
+fn split_mention<'a>(
+    text: &str,
+    cfg: &LengthConfig,
+    others: &[&'a str],
+) -> (String, Option<&'a str>, String) {
+    match cfg
+        .mention_length()
+        .and_then(|_| find_mention(text, others))
+    {
+        Some((pos, n)) => (
+            text[..pos].to_owned(),
+            Some(n),
+            text[pos + 1 + n.len()..].to_owned(),
+        ),
+        None => (text.to_owned(), None, String::new()),
+    }
+}
+
 /// Applies the length rules to one talk. `others` are the in-game names
 /// of the other agents (mention targets); `remain_length` is the speaker's
 /// daily budget when `per_agent` is set, and is updated. Returns the text
@@ -103,17 +124,7 @@ pub fn apply(
     others: &[&str],
     remain_length: &mut Option<i64>,
 ) -> String {
-    let mention = cfg
-        .mention_length()
-        .and_then(|_| find_mention(text, others));
-    let (mut before, mut name, mut after) = match mention {
-        Some((pos, n)) => (
-            text[..pos].to_owned(),
-            Some(n),
-            text[pos + 1 + n.len()..].to_owned(),
-        ),
-        None => (text.to_owned(), None, String::new()),
-    };
+    let (mut before, mut name, mut after) = split_mention(text, cfg, others);
     if cfg.per_agent().is_some() || cfg.base_length().is_some() {
         let base = cfg.base_length().unwrap_or(0);
         let mut budget = remain_length.unwrap_or(0).max(0);
@@ -202,17 +213,7 @@ pub fn trim_words(text: &str, limit: i64, cfg: &LengthConfig) -> String {
 /// today (`info.remain_length`). The result is `text` when it fits, and
 /// `Over` when nothing may be said.
 pub fn fit(text: &str, cfg: &LengthConfig, others: &[&str], remain_length: Option<i64>) -> String {
-    let mention = cfg
-        .mention_length()
-        .and_then(|_| find_mention(text, others));
-    let (mut before, mut name, mut after) = match mention {
-        Some((pos, n)) => (
-            text[..pos].to_owned(),
-            Some(n),
-            text[pos + 1 + n.len()..].to_owned(),
-        ),
-        None => (text.to_owned(), None, String::new()),
-    };
+    let (mut before, mut name, mut after) = split_mention(text, cfg, others);
     let cut_before = |before: &mut String, limit: i64| {
         let t = trim_words(before, limit, cfg);
         let cut = t.len() != before.len();

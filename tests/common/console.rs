@@ -37,3 +37,37 @@ pub async fn with_community(data: &Path, nickname: &str) -> Headless {
     );
     h
 }
+
+/// Seats the werewolf screen at seat 1 (human) and feeds the game's events
+/// up to `extra` past the start of day 1's talk.
+pub fn seat_at_day1_talk(
+    h: &mut Headless,
+    ev: &[palaver::werewolf::game::GameEvent],
+    extra: usize,
+) {
+    use palaver::tui::action::Action;
+    use palaver::tui::wolf::WolfMsg;
+    use palaver::werewolf::agent::ControlMode;
+    use palaver::werewolf::game::GameEvent;
+    let g = h.app.wolf.generation();
+    h.update(Action::Wolf(Box::new(WolfMsg::Seated(
+        g,
+        1,
+        ControlMode::Human,
+    ))));
+    let talk1 = ev
+        .iter()
+        .position(|e| {
+            matches!(
+                e,
+                GameEvent::Phase {
+                    day: 1,
+                    phase: palaver::werewolf::Phase::Talk
+                }
+            )
+        })
+        .expect("day 1 has a talk phase");
+    for e in &ev[..talk1 + extra] {
+        h.update(Action::Wolf(Box::new(WolfMsg::Event(g, e.clone()))));
+    }
+}
