@@ -200,8 +200,7 @@ pub fn host(ctx: &Ctx, a: HostArgs) -> Result<Outcome> {
     let c = client(ctx)?;
     let data_dir = ctx.data_dir()?;
     let rt = runtime()?;
-    let _guard = rt.enter();
-    rt.block_on(async {
+    let r = rt.block_on(async {
         // Listen for Ctrl-C before the invitation exists, so an interrupt
         // always finds the handler that cancels it.
         let mut sigint = ctrl_c()?;
@@ -237,7 +236,9 @@ pub fn host(ctx: &Ctx, a: HostArgs) -> Result<Outcome> {
                 })
             }
         }
-    })
+    });
+    shut_down(rt);
+    r
 }
 
 pub fn join(ctx: &Ctx, a: JoinArgs) -> Result<Outcome> {
@@ -248,8 +249,7 @@ pub fn join(ctx: &Ctx, a: JoinArgs) -> Result<Outcome> {
     let c = client(ctx)?;
     let data_dir = ctx.data_dir()?;
     let rt = runtime()?;
-    let _guard = rt.enter();
-    rt.block_on(async {
+    let r = rt.block_on(async {
         let mut sigint = ctrl_c()?;
         let allow = a.peer.allow_skeleton_hooks;
         let resolve = |pid: &str| {
@@ -265,7 +265,17 @@ pub fn join(ctx: &Ctx, a: JoinArgs) -> Result<Outcome> {
             Err(RemoteError::Cancelled) => Err(anyhow!("interrupted")),
             Err(e) => Err(anyhow::Error::new(e)),
         }
-    })
+    });
+    shut_down(rt);
+    r
+}
+
+/// Ends a side's runtime without waiting for its blocking threads: the
+/// session is settled and every file written by now, and a thread still in
+/// a lookup (iroh's DNS discovery of an unreachable relay can take seconds)
+/// must not hold up the exit.
+fn shut_down(rt: tokio::runtime::Runtime) {
+    rt.shutdown_background();
 }
 
 /// Starts this same command without `--daemon` in its own process group,

@@ -232,18 +232,58 @@ impl Link {
         )
     }
 
-    /// Lets the peer read the last frames and leave first (the reference
-    /// client treats an early end of stream as a disconnect, even after its
-    /// final frame), then finishes the stream and closes the connection.
+    /// Ends the session's stream and connection. With a `grace` above zero
+    /// this side's last frames may still be unread, so it first lets the
+    /// peer read them and leave first, for at most `grace` (the reference
+    /// client treats an end of stream that comes right after its peer's
+    /// final frame as a disconnect, even though the frame has arrived); with
+    /// zero it closes at once. Then finishes the stream, closes the
+    /// connection and returns once the close has gone out to the peer (at
+    /// most [`CLOSE_FLUSH`] later), so the peer learns of it even if this
+    /// process exits next.
     pub async fn finish(self, grace: Duration) {
-        let _ = tokio::time::timeout(grace, self.conn.closed()).await;
+        if !grace.is_zero() {
+            let _ = tokio::time::timeout(grace, self.conn.closed()).await;
+        }
         let send = self.parked.lock().ok().and_then(|mut s| s.take());
         if let Some(mut s) = send {
             let _ = s.finish();
         }
+        if self.conn.close_reason().is_some() {
+            // Closed by the peer (or lost): nothing is left to tell it.
+            return;
+        }
+        let before = self.conn.stats().udp_tx.datagrams;
         self.conn.close(0u32.into(), b"done");
+        // The connection's driver sends the CONNECTION_CLOSE as its next
+        // datagram; wait for it rather than for the endpoint's drain.
+        let sent = async {
+            while self.conn.stats().udp_tx.datagrams == before {
+                tokio::time::sleep(Duration::from_millis(1)).await;
+            }
+        };
+        let _ = tokio::time::timeout(CLOSE_FLUSH, sent).await;
     }
 }
+
+/// Closes an endpoint without waiting for its drain: every connection is
+/// told to close now (a session's own was closed by [`Link::finish`], its
+/// close already sent), and the rest of the shutdown (the drain of three
+/// probe timeouts, ~0.2 s even on loopback, and the endpoint's tasks) goes
+/// on in the background, or ends with the runtime.
+pub async fn close(ep: Endpoint) {
+    let mut closing = Box::pin(async move { ep.close().await });
+    // The first poll closes every connection; the drain comes after it.
+    if tokio::time::timeout(Duration::ZERO, &mut closing)
+        .await
+        .is_err()
+    {
+        tokio::spawn(closing);
+    }
+}
+
+/// How long [`Link::finish`] waits for its connection close to go out.
+pub const CLOSE_FLUSH: Duration = Duration::from_millis(50);
 
 /// The session's send stream as the channel sees it: shutting it down only
 /// flushes, and dropping it parks the stream in its [`Link`], so the stream

@@ -30,12 +30,17 @@ use std::net::{Ipv4Addr, SocketAddrV4};
 use std::path::{Path, PathBuf};
 use std::pin::Pin;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::Duration;
 
 /// How often a waiting host renews its invitation (the server keeps one
 /// for 5 minutes by default).
 pub const RENEW_EVERY: Duration = Duration::from_secs(120);
+
+/// How long the side that sent a session's last frame waits for the peer
+/// to read it and close the connection (the reference client takes an end
+/// of stream right after its peer's final frame for a disconnect).
+pub const FINISH_GRACE: Duration = Duration::from_secs(2);
 
 /// The `reason` of a session this side cancelled after it was established.
 pub const CANCELLED_REASON: &str = "cancelled";
@@ -233,7 +238,7 @@ pub async fn host(
     }
     let ep = net::bind_via(plan.peer.reach, &plan.peer.relays, plan.peer.bind).await?;
     let r = host_on(&ep, client, plan, progress, &mut cancel).await;
-    ep.close().await;
+    net::close(ep).await;
     r
 }
 
@@ -511,7 +516,7 @@ pub async fn join(
         options: &options,
     };
     let r = join_on(&ep, client, plan, dial, hooks, progress, &mut cancel).await;
-    ep.close().await;
+    net::close(ep).await;
     r
 }
 
@@ -707,9 +712,15 @@ impl Session<'_> {
             Role::Host => est.guest_public_key.clone(),
             Role::Guest => est.host_public_key.clone(),
         };
-        let (outcome, state_dir) = self.play(hooks, ch, progress, cancel).await?;
-        settle(client, &est.session_id, &outcome, progress).await;
-        link.finish(Duration::from_secs(2)).await;
+        let (outcome, state_dir, unread) = self.play(hooks, ch, progress, cancel).await?;
+        // The side that sent the session's last frame waits (bounded) for
+        // the peer to read it and leave; the side that received it leaves
+        // at once, which ends that wait. Settling on the server meanwhile.
+        let grace = if unread { FINISH_GRACE } else { Duration::ZERO };
+        tokio::join!(
+            settle(client, &est.session_id, &outcome, progress),
+            link.finish(grace)
+        );
         Ok(Finished {
             session_id: est.session_id.clone(),
             outcome,
@@ -719,20 +730,23 @@ impl Session<'_> {
         })
     }
 
-    /// Plays to the end of the session, or until `cancel` resolves.
+    /// Plays to the end of the session, or until `cancel` resolves. Also
+    /// says whether this side's frame was the session's last (the peer may
+    /// not have read it yet).
     async fn play<C: Future<Output = ()>>(
         mut self,
         hooks: Box<dyn Hooks>,
         ch: Channel,
         progress: Report<'_>,
         cancel: &mut Pin<&mut C>,
-    ) -> Result<(SessionOutcome, Option<PathBuf>), RemoteError> {
+    ) -> Result<(SessionOutcome, Option<PathBuf>, bool), RemoteError> {
         let (mut side, dir) = self.side(hooks, progress)?;
         let tap = Arc::new(Tap {
             inner: side.sink.clone(),
             observer: self.observer.take(),
             sent: AtomicU64::new(0),
             received: AtomicU64::new(0),
+            last_sent: AtomicBool::new(false),
         });
         side.sink = tap.clone();
         let cfg = run::engine_config(self.peer.peer_timeout);
@@ -780,7 +794,11 @@ impl Session<'_> {
         if let Some(d) = &dir {
             run::write_end(d, &outcome)?;
         }
-        Ok((outcome, dir.map(|d| d.parent.clone().unwrap_or(d.child))))
+        Ok((
+            outcome,
+            dir.map(|d| d.parent.clone().unwrap_or(d.child)),
+            tap.last_sent.load(Ordering::Relaxed),
+        ))
     }
 }
 
@@ -792,6 +810,8 @@ struct Tap {
     observer: Option<Arc<dyn EventSink>>,
     sent: AtomicU64,
     received: AtomicU64,
+    /// Whether the latest protocol frame was one this side sent.
+    last_sent: AtomicBool,
 }
 
 impl Tap {
@@ -824,8 +844,10 @@ impl EventSink for Tap {
             let dir = event.data.get("direction").and_then(Value::as_str);
             if dir == Some(Dir::Sent.as_str()) {
                 self.sent.fetch_add(1, Ordering::Relaxed);
+                self.last_sent.store(true, Ordering::Relaxed);
             } else if dir == Some(Dir::Received.as_str()) {
                 self.received.fetch_add(1, Ordering::Relaxed);
+                self.last_sent.store(false, Ordering::Relaxed);
             }
         }
         if let Some(o) = &self.observer {

@@ -1,0 +1,552 @@
+//! What a user waits for, measured on the release binary as a user runs it:
+//! a `palaver serve` on loopback, two identities registered on it, and RPS
+//! (best_of 1, both sides `--control-mode autonomous`) between a host and a
+//! join, every state file written. Each run is one of two layouts — the host
+//! as a daemon (`host --daemon`) with `join` in the foreground, or `host` in
+//! the foreground with `join --daemon` — with `--direct` and in the default
+//! mode (n0's relays and discovery; offline here, so none is reachable).
+//!
+//! Figures, each a median over the runs (min and max beside it):
+//! - **join start → first frame**: from spawning the `join` process (the
+//!   foreground CLI, or the `join --daemon` launcher) to the `ts` of the first
+//!   `protocol_message` in the guest's events.jsonl. Includes process start,
+//!   fetching and checking the invitation, binding the endpoint, dialling and
+//!   the session handshake (with its POST to the server); excludes the host.
+//! - **session_ended → exit**, per side and layout: from the `ts` of the
+//!   side's `session_ended` event to the moment its process is gone (a
+//!   foreground process: `wait` returns; a daemon: its /proc entry is gone
+//!   or a zombie, polled every 0.5 ms). Includes settling the session on the
+//!   server, closing the iroh connection and endpoint, and process teardown.
+//! - the size of the binary.
+//!
+//! Every run also checks what must hold when both have exited: both sides
+//! recorded `session_ended` with `completed: true`, the server holds the
+//! session `closed` with a result from each side, and the host's frames all
+//! reached the guest (its sent count equals the guest's received count).
+//!
+//! Run: `cargo build --release && cargo bench --bench user_figures`.
+//! `PALAVER_BIN` names another binary; `USER_FIGURES_RUNS` sets the runs per
+//! layout and mode (default 7). Wall-clock figures on a shared machine:
+//! read medians, not single runs.
+
+use palaver::json::{self, Value};
+use std::io::{BufRead, BufReader, Read};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+
+fn main() {
+    let bin = binary();
+    let runs: usize = std::env::var("USER_FIGURES_RUNS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .filter(|n| *n > 0)
+        .unwrap_or(7);
+    let size = std::fs::metadata(&bin)
+        .unwrap_or_else(|e| panic!("{}: {e}", bin.display()))
+        .len();
+    println!("binary: {} ({:.1} MB)", bin.display(), size as f64 / 1e6);
+    let w = World::new(&bin);
+    for direct in [true, false] {
+        let mode = if direct { "--direct" } else { "default mode" };
+        let mut a = Vec::new();
+        let mut b = Vec::new();
+        for _ in 0..runs {
+            a.push(w.host_daemon_join_cli(direct));
+            b.push(w.host_cli_join_daemon(direct));
+        }
+        println!("\n{mode}, {runs} runs per layout (ms: median [min … max])");
+        line(
+            "join start → first frame (join CLI)",
+            a.iter().map(|r| r.first_frame),
+        );
+        line(
+            "join start → first frame (join --daemon)",
+            b.iter().map(|r| r.first_frame),
+        );
+        line(
+            "session_ended → exit: host daemon",
+            a.iter().map(|r| r.host_exit),
+        );
+        line(
+            "session_ended → exit: join CLI",
+            a.iter().map(|r| r.join_exit),
+        );
+        line(
+            "session_ended → exit: host CLI",
+            b.iter().map(|r| r.host_exit),
+        );
+        line(
+            "session_ended → exit: join daemon",
+            b.iter().map(|r| r.join_exit),
+        );
+    }
+}
+
+/// The binary under test: `PALAVER_BIN`, else the release build in this
+/// workspace's target dir.
+fn binary() -> PathBuf {
+    if let Some(p) = std::env::var_os("PALAVER_BIN") {
+        return PathBuf::from(p);
+    }
+    let target = std::env::var_os("CARGO_TARGET_DIR")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("target"));
+    let p = target.join("release").join("palaver");
+    assert!(
+        p.is_file(),
+        "{} is missing: run `cargo build --release` first (or set PALAVER_BIN)",
+        p.display()
+    );
+    p
+}
+
+fn line(what: &str, ms: impl Iterator<Item = f64>) {
+    let mut v: Vec<f64> = ms.collect();
+    v.sort_by(f64::total_cmp);
+    let median = if v.len() % 2 == 1 {
+        v[v.len() / 2]
+    } else {
+        (v[v.len() / 2 - 1] + v[v.len() / 2]) / 2.0
+    };
+    println!(
+        "  {what:<44} {median:8.1}   [{:.1} … {:.1}]",
+        v[0],
+        v[v.len() - 1]
+    );
+}
+
+/// One run's figures, in milliseconds.
+struct Run {
+    first_frame: f64,
+    host_exit: f64,
+    join_exit: f64,
+}
+
+struct World {
+    bin: PathBuf,
+    url: String,
+    db: PathBuf,
+    host_dir: PathBuf,
+    guest_dir: PathBuf,
+    config: PathBuf,
+    serve: Child,
+    _tmp: tempfile::TempDir,
+}
+
+impl Drop for World {
+    fn drop(&mut self) {
+        let _ = self.serve.kill();
+        let _ = self.serve.wait();
+    }
+}
+
+impl World {
+    fn new(bin: &Path) -> World {
+        let tmp = tempfile::tempdir().expect("tempdir");
+        let db = tmp.path().join("community.sqlite");
+        let mut serve = Command::new(bin)
+            .args([
+                "serve",
+                "--bind",
+                "127.0.0.1:0",
+                "--rate-limit",
+                "0",
+                "--db",
+            ])
+            .arg(&db)
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("start palaver serve");
+        let mut banner = String::new();
+        BufReader::new(serve.stderr.take().expect("stderr"))
+            .read_line(&mut banner)
+            .expect("read the serve banner");
+        let url = banner
+            .split_whitespace()
+            .find(|w| w.starts_with("http://"))
+            .unwrap_or_else(|| panic!("serve printed no URL: {banner}"))
+            .to_owned();
+        let config = tmp.path().join("config");
+        std::fs::create_dir_all(&config).expect("config dir");
+        let w = World {
+            bin: bin.to_owned(),
+            url,
+            db,
+            host_dir: tmp.path().join("host"),
+            guest_dir: tmp.path().join("guest"),
+            config,
+            serve,
+            _tmp: tmp,
+        };
+        for (dir, nick) in [(&w.host_dir, "bench-host"), (&w.guest_dir, "bench-guest")] {
+            ok(w.palaver(dir, &["init"]).output().expect("init"), "init");
+            ok(
+                w.palaver(dir, &["register", "--nickname", nick])
+                    .output()
+                    .expect("register"),
+                "register",
+            );
+        }
+        w
+    }
+
+    /// A palaver command on `dir`, with an empty config dir (no relay URL
+    /// from the user's config.toml) and no relay from the environment.
+    fn palaver(&self, dir: &Path, args: &[&str]) -> Command {
+        let mut c = Command::new(&self.bin);
+        c.env("PALAVER_CONFIG_DIR", &self.config)
+            .env_remove("PALAVER_RELAY_URL")
+            .arg("--data-dir")
+            .arg(dir)
+            .arg("--server")
+            .arg(&self.url)
+            .args(args);
+        c
+    }
+
+    fn peer_args(direct: bool) -> Vec<&'static str> {
+        let mut a = vec!["--control-mode", "autonomous"];
+        if direct {
+            a.push("--direct");
+        }
+        a
+    }
+
+    fn host_args(direct: bool, daemon: bool) -> Vec<&'static str> {
+        let mut a = vec!["host", "rps-v1", "--options", r#"{"best_of":1}"#];
+        a.extend(Self::peer_args(direct));
+        if daemon {
+            a.push("--daemon");
+        }
+        a
+    }
+
+    /// `host --daemon`, then `join` in the foreground.
+    fn host_daemon_join_cli(&self, direct: bool) -> Run {
+        let out = ok(
+            self.palaver(&self.host_dir, &Self::host_args(direct, true))
+                .output()
+                .expect("host --daemon"),
+            "host --daemon",
+        );
+        let started = launcher_json(&out);
+        let post = field(&started, "post_id");
+        let host_pid = pid(&started);
+        let host_gone = watch_pid(host_pid);
+
+        let mut args = vec!["join", post.as_str()];
+        args.extend(Self::peer_args(direct));
+        let t0 = epoch();
+        let mut join = self
+            .palaver(&self.guest_dir, &args)
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("start join");
+        let (stdout, stderr) = drain(&mut join);
+        let status = join.wait().expect("wait for join");
+        let join_exit = epoch();
+        let (stdout, stderr) = (stdout.join().unwrap(), stderr.join().unwrap());
+        assert!(
+            status.success(),
+            "join failed ({status}):\n{stdout}\n{stderr}"
+        );
+        let host_exit = host_gone.join().expect("host watcher");
+        let guest = state_dir(&stdout);
+        let host = newest_session(&self.host_dir, "host");
+        self.checked(&post, &host, &guest, t0, host_exit, join_exit)
+    }
+
+    /// `host` in the foreground, then `join --daemon`.
+    fn host_cli_join_daemon(&self, direct: bool) -> Run {
+        let mut host = self
+            .palaver(&self.host_dir, &Self::host_args(direct, false))
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("start host");
+        let mut hout = BufReader::new(host.stdout.take().expect("stdout"));
+        let mut seen = String::new();
+        let post = loop {
+            let mut l = String::new();
+            if hout.read_line(&mut l).expect("host stdout") == 0 {
+                let _ = host.kill();
+                let mut err = String::new();
+                let _ = host.stderr.take().map(|mut e| e.read_to_string(&mut err));
+                panic!("host ended before its invitation was up:\n{seen}\n{err}");
+            }
+            seen.push_str(&l);
+            if let Some(p) = l.strip_prefix("post_id:") {
+                break p.trim().to_owned();
+            }
+        };
+        let herr = host.stderr.take().expect("stderr");
+        let hrest = std::thread::spawn(move || {
+            let mut s = String::new();
+            let _ = hout.read_to_string(&mut s);
+            let mut e = String::new();
+            let _ = BufReader::new(herr).read_to_string(&mut e);
+            (s, e)
+        });
+        let host_done = std::thread::spawn(move || {
+            let status = host.wait().expect("wait for host");
+            (status, epoch())
+        });
+
+        let mut args = vec!["join", post.as_str()];
+        args.extend(Self::peer_args(direct));
+        args.push("--daemon");
+        let t0 = epoch();
+        let out = ok(
+            self.palaver(&self.guest_dir, &args)
+                .output()
+                .expect("join --daemon"),
+            "join --daemon",
+        );
+        let started = launcher_json(&out);
+        let join_exit = watch_pid(pid(&started)).join().expect("join watcher");
+        let guest = PathBuf::from(field(&started, "state_dir"));
+        let (status, host_exit) = host_done.join().expect("host waiter");
+        let (hout, herr) = hrest.join().expect("host output");
+        assert!(
+            status.success(),
+            "host failed ({status}):\n{seen}{hout}\n{herr}"
+        );
+        let host = newest_session(&self.host_dir, "host");
+        self.checked(&post, &host, &guest, t0, host_exit, join_exit)
+    }
+
+    /// Checks the run's records and computes its figures.
+    fn checked(
+        &self,
+        post: &str,
+        host: &Path,
+        guest: &Path,
+        t0: f64,
+        host_exit: f64,
+        join_exit: f64,
+    ) -> Run {
+        let h = Events::read(host);
+        let g = Events::read(guest);
+        let (status, reports) = self.server_record(post);
+        assert_eq!(
+            (status.as_str(), reports),
+            ("closed", 2),
+            "the server's record of {post} is not settled by both sides"
+        );
+        assert_eq!(
+            h.sent, g.received,
+            "the guest did not receive every frame the host sent"
+        );
+        assert_eq!(
+            g.sent, h.received,
+            "the host did not receive every frame the guest sent"
+        );
+        Run {
+            first_frame: (g.first_frame - t0) * 1e3,
+            host_exit: (host_exit - h.ended) * 1e3,
+            join_exit: (join_exit - g.ended) * 1e3,
+        }
+    }
+
+    /// (status, number of result reports) of the one session of `post`.
+    fn server_record(&self, post: &str) -> (String, i64) {
+        let c = rusqlite::Connection::open(&self.db).expect("open the server's db");
+        c.query_row(
+            "SELECT status, (SELECT COUNT(*) FROM results r WHERE r.session_id = s.session_id) FROM sessions s WHERE post_id = ?1",
+            [post],
+            |r| Ok((r.get(0)?, r.get(1)?)),
+        )
+        .unwrap_or_else(|e| panic!("no session of {post} on the server: {e}"))
+    }
+}
+
+/// What one side's events.jsonl says.
+struct Events {
+    first_frame: f64,
+    ended: f64,
+    sent: usize,
+    received: usize,
+}
+
+impl Events {
+    fn read(parent: &Path) -> Events {
+        let path = parent.join("events.jsonl");
+        let text =
+            std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+        let (mut first, mut ended, mut sent, mut received) = (None, None, 0, 0);
+        for l in text.lines().filter(|l| !l.trim().is_empty()) {
+            let v = json::parse_str(l).unwrap_or_else(|e| panic!("{}: {e}: {l}", path.display()));
+            let ts = v.get("ts").and_then(Value::as_str).map(parse_iso);
+            match v.get("type").and_then(Value::as_str) {
+                Some("protocol_message") => {
+                    first = first.or(ts);
+                    match v
+                        .get("data")
+                        .and_then(|d| d.get("direction"))
+                        .and_then(Value::as_str)
+                    {
+                        Some("sent") => sent += 1,
+                        Some("received") => received += 1,
+                        _ => {}
+                    }
+                }
+                Some("session_ended") => {
+                    let completed = v
+                        .get("data")
+                        .and_then(|d| d.get("completed"))
+                        .and_then(Value::as_bool);
+                    assert_eq!(completed, Some(true), "{}: {l}", path.display());
+                    ended = ts;
+                }
+                _ => {}
+            }
+        }
+        Events {
+            first_frame: first.unwrap_or_else(|| panic!("{}: no protocol frame", path.display())),
+            ended: ended.unwrap_or_else(|| panic!("{}: no session_ended", path.display())),
+            sent,
+            received,
+        }
+    }
+}
+
+/// Seconds since the epoch of `YYYY-MM-DDTHH:MM:SS.ffffff+00:00`.
+fn parse_iso(s: &str) -> f64 {
+    let bad = || -> ! { panic!("not a UTC timestamp: {s}") };
+    let n = |r: std::ops::Range<usize>| -> i64 {
+        s.get(r)
+            .and_then(|t| t.parse().ok())
+            .unwrap_or_else(|| bad())
+    };
+    if !s.ends_with("+00:00") {
+        bad();
+    }
+    let (y, m, d) = (n(0..4), n(5..7), n(8..10));
+    // Days from the civil date (Howard Hinnant's algorithm).
+    let y = if m <= 2 { y - 1 } else { y };
+    let era = y.div_euclid(400);
+    let yoe = y - era * 400;
+    let doy = (153 * (if m > 2 { m - 3 } else { m + 9 }) + 2) / 5 + d - 1;
+    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+    let days = era * 146_097 + doe - 719_468;
+    let secs = days * 86_400 + n(11..13) * 3600 + n(14..16) * 60 + n(17..19);
+    let frac: f64 = s
+        .get(19..s.len() - 6)
+        .and_then(|f| format!("0{f}").parse().ok())
+        .unwrap_or_else(|| bad());
+    secs as f64 + frac
+}
+
+fn epoch() -> f64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map(|d| d.as_secs_f64())
+        .unwrap_or(0.0)
+}
+
+fn ok(o: std::process::Output, what: &str) -> String {
+    let out = String::from_utf8_lossy(&o.stdout).into_owned();
+    assert!(
+        o.status.success(),
+        "{what} failed ({}):\n{out}\n{}",
+        o.status,
+        String::from_utf8_lossy(&o.stderr)
+    );
+    out
+}
+
+/// The JSON a `--daemon` launcher prints.
+fn launcher_json(out: &str) -> serde_json::Value {
+    let start = out.find('{').unwrap_or_else(|| panic!("no JSON in {out}"));
+    serde_json::from_str(&out[start..]).unwrap_or_else(|e| panic!("{e}: {out}"))
+}
+
+fn field(v: &serde_json::Value, k: &str) -> String {
+    v[k].as_str()
+        .unwrap_or_else(|| panic!("no {k} in {v}"))
+        .to_owned()
+}
+
+fn pid(v: &serde_json::Value) -> u32 {
+    v["pid"]
+        .as_u64()
+        .and_then(|p| u32::try_from(p).ok())
+        .unwrap_or_else(|| panic!("no pid in {v}"))
+}
+
+/// Reads a child's stdout and stderr to the end on two threads.
+fn drain(
+    child: &mut Child,
+) -> (
+    std::thread::JoinHandle<String>,
+    std::thread::JoinHandle<String>,
+) {
+    let mut out = child.stdout.take().expect("stdout");
+    let mut err = child.stderr.take().expect("stderr");
+    (
+        std::thread::spawn(move || {
+            let mut s = String::new();
+            let _ = out.read_to_string(&mut s);
+            s
+        }),
+        std::thread::spawn(move || {
+            let mut s = String::new();
+            let _ = err.read_to_string(&mut s);
+            s
+        }),
+    )
+}
+
+/// When a process that is not our child is gone (no /proc entry, or a
+/// zombie), polled every 0.5 ms for at most 60 s.
+fn watch_pid(pid: u32) -> std::thread::JoinHandle<f64> {
+    std::thread::spawn(move || {
+        let stat = PathBuf::from(format!("/proc/{pid}/stat"));
+        let start = Instant::now();
+        loop {
+            let gone = match std::fs::read_to_string(&stat) {
+                Err(_) => true,
+                // The state follows the command name's closing parenthesis.
+                Ok(s) => s
+                    .rsplit_once(')')
+                    .is_some_and(|(_, rest)| rest.trim_start().starts_with(['Z', 'X'])),
+            };
+            if gone {
+                return epoch();
+            }
+            assert!(
+                start.elapsed() < Duration::from_secs(60),
+                "process {pid} still runs after 60 s"
+            );
+            std::thread::sleep(Duration::from_micros(500));
+        }
+    })
+}
+
+/// The parent state dir a foreground side printed.
+fn state_dir(stdout: &str) -> PathBuf {
+    stdout
+        .lines()
+        .find_map(|l| l.strip_prefix("session state:"))
+        .and_then(|v| v.split_whitespace().next())
+        .map(PathBuf::from)
+        .unwrap_or_else(|| panic!("no session state line in:\n{stdout}"))
+}
+
+/// The newest `<role>-<epoch_ms>` parent state dir under `data/sessions`.
+fn newest_session(data: &Path, role: &str) -> PathBuf {
+    let dir = data.join("sessions");
+    std::fs::read_dir(&dir)
+        .unwrap_or_else(|e| panic!("{}: {e}", dir.display()))
+        .filter_map(Result::ok)
+        .filter_map(|e| {
+            let name = e.file_name().into_string().ok()?;
+            let ms: u64 = name.strip_prefix(role)?.strip_prefix('-')?.parse().ok()?;
+            Some((ms, e.path()))
+        })
+        .max_by_key(|(ms, _)| *ms)
+        .map(|(_, p)| p)
+        .unwrap_or_else(|| panic!("no {role} session under {}", dir.display()))
+}
