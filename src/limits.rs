@@ -76,8 +76,9 @@ impl Seconds {
             });
         }
         let secs = if self.minutes { value * 60.0 } else { value };
-        // In range, so finite, non-negative and far below u64::MAX seconds.
-        Ok(Duration::from_secs_f64(secs))
+        // In range, so finite and non-negative; the fallback only guards a
+        // range constant set past what a Duration holds.
+        Ok(Duration::try_from_secs_f64(secs).unwrap_or(Duration::MAX))
     }
 
     /// The value clamped into the range (NaN reads as the minimum): for a
@@ -85,7 +86,8 @@ impl Seconds {
     /// that must not fail. Never panics.
     pub fn saturate(&self, value: f64) -> Duration {
         let v = self.clamp(value);
-        Duration::from_secs_f64(if self.minutes { v * 60.0 } else { v })
+        Duration::try_from_secs_f64(if self.minutes { v * 60.0 } else { v })
+            .unwrap_or(Duration::MAX)
     }
 
     /// The number clamped into the range (NaN reads as the minimum).

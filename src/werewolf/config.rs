@@ -67,10 +67,10 @@ pub fn parse_duration(s: &str) -> Result<Duration, WolfError> {
         };
         total += n * scale;
     }
-    if !total.is_finite() || total > 1e12 {
+    if total > 1e12 {
         return Err(bad());
     }
-    Ok(Duration::from_secs_f64(total))
+    Duration::try_from_secs_f64(total).map_err(|_| bad())
 }
 
 impl<'de> Deserialize<'de> for GoDuration {
