@@ -245,7 +245,7 @@ async fn logs_have_the_reference_shapes() {
     println!(
         "json: only in the reference {only_ref:?}\n only ours {only_ours:?}\n types {mismatched:?}"
     );
-    // The one documented addition (README: "v0.4 packets … plus the newer
+    // The one documented addition (docs/compatibility.md: "v0.4 packets … plus the newer
     // fields — `Talk.time` in ms"): talks carry their time.
     let only_ours: Vec<_> = only_ours
         .into_iter()
@@ -266,7 +266,7 @@ async fn logs_have_the_reference_shapes() {
             .unwrap_or_else(|| panic!("realtime event {ev} is not in the reference"));
         let only_ref: Vec<_> = w.keys().filter(|k| !g.contains_key(*k)).collect();
         // `timestamp` (Unix s) is the newer servers' field, documented in
-        // README's compatibility notes with `Talk.time`.
+        // docs/compatibility.md with `Talk.time`.
         let only_ours: Vec<_> = g
             .keys()
             .filter(|k| !w.contains_key(*k) && k.as_str() != ".timestamp")
