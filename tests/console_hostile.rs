@@ -708,10 +708,12 @@ async fn run_cases(hosting_role: bool) {
     let mut hosting = None;
     let mut used = Vec::new();
     let mut failed = Vec::new();
+    let mut ran = 0;
     for (n, c) in cases.iter().enumerate() {
         if !c.name.contains(only.as_str()) {
             continue;
         }
+        ran += 1;
         let t = Instant::now();
         let mut r = if hosting_role {
             console_hosts(&mut h, &data, &mut hosting, &mut used, c).await
@@ -733,9 +735,10 @@ async fn run_cases(hosting_role: bool) {
         }
     }
     let peak = peak_rss_kb();
+    assert!(ran > 0, "HOSTILE_CASE={only:?} matches no case");
     eprintln!(
         "{} cases in {:.1}s; process peak RSS {} MB",
-        cases.len(),
+        ran,
         started.elapsed().as_secs_f64(),
         peak / 1024
     );

@@ -1245,5 +1245,6 @@ fn hostile_peers_on_the_real_wire() {
         results.len(),
         started.elapsed().as_secs_f64()
     );
+    assert!(!results.is_empty(), "HOSTILE_CASE={only:?} matches no case");
     assert!(failed.is_empty(), "failed: {failed:?}");
 }
