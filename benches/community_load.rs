@@ -6,10 +6,11 @@
 //! The server is the one `palaver serve` runs (same router, SQLite file
 //! store), started in this process so client and server share the 2 cores.
 
-use palaver::community::{Client, Config, SqliteStore, auth};
+use palaver::community::{Config, SqliteStore};
 use palaver::identity::KeyPair;
 use palaver::json::Value;
 use palaver::obj;
+use palaver::web::{Client, auth};
 use std::sync::Arc;
 use std::time::Instant;
 
@@ -58,7 +59,7 @@ fn main() {
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
         let url = format!("http://{}", listener.local_addr().unwrap());
         let cfg = Config { difficulty: 1, invitation_ttl: 3600.0, max_active_invitations: 3, rate_limit: 0.0, ..Config::default() };
-        tokio::spawn(palaver::community::serve(listener, Box::new(store), cfg));
+        tokio::spawn(palaver::services::server::serve(listener, Box::new(store), cfg));
 
         let host = Arc::new(Client::new(&url, KeyPair::generate()).unwrap());
         let guest = Arc::new(Client::new(&url, KeyPair::generate()).unwrap());

@@ -1,4 +1,4 @@
-"""Regenerates src/printable.rs: the code points Python's str.isprintable()
+"""Regenerates src/json/printable.rs: the code points Python's str.isprintable()
 rejects, which decide how repr() escapes text in the reference's errors.
 
 Run with the Python the reference client runs on:
@@ -41,5 +41,5 @@ for a, b in ranges:
 out.append(line)
 out.append("];")
 root = pathlib.Path(__file__).resolve().parent.parent
-(root / "src/printable.rs").write_text("\n".join(out) + "\n")
+(root / "src/json/printable.rs").write_text("\n".join(out) + "\n")
 print(f"{len(ranges)} ranges written")

@@ -2,6 +2,7 @@
 //! Flags and environment variables win over it; a missing file is the
 //! embedded defaults (`assets/config.toml`).
 
+use serde::de::{Deserialize, Deserializer, Error as _};
 use std::path::{Path, PathBuf};
 
 /// The documented defaults, shipped in the binary.
@@ -11,19 +12,20 @@ pub const DEFAULT: &str = include_str!("../assets/config.toml");
 pub enum ConfigError {
     #[error("{path}: cannot read: {msg}")]
     Read { path: PathBuf, msg: String },
-    #[error("{path}: invalid TOML: {msg}")]
-    Parse { path: PathBuf, msg: String },
-    #[error("{path}: `{key}` must be {want}")]
-    Type {
+    #[error("{path}: invalid TOML{at}: {msg}")]
+    Parse {
         path: PathBuf,
-        key: &'static str,
-        want: &'static str,
-    },
-    #[error("{path}: `{key}`: {msg}")]
-    Value {
-        path: PathBuf,
-        key: &'static str,
+        /// ` at line N`, or empty when the parser names no place.
+        at: String,
         msg: String,
+    },
+    /// An unknown key, or a value of the wrong type or form.
+    #[error("{path}: {msg}{at}")]
+    Invalid {
+        path: PathBuf,
+        msg: String,
+        /// ` (line N)`, or empty when the parser names no place.
+        at: String,
     },
 }
 
@@ -43,62 +45,109 @@ pub struct Config {
     pub relay_url: Vec<iroh::RelayUrl>,
 }
 
-impl Config {
-    /// Parses config text; `path` names it in errors.
-    pub fn parse(text: &str, path: &Path) -> Result<Config, ConfigError> {
-        let table: toml::Table = text
-            .parse()
-            .map_err(|e: toml::de::Error| ConfigError::Parse {
-                path: path.to_owned(),
-                msg: e.to_string(),
-            })?;
-        let text_key = |key: &'static str, want: &'static str| match table.get(key) {
-            None => Ok(None),
-            Some(toml::Value::String(s)) if s.is_empty() => Ok(None),
-            Some(toml::Value::String(s)) => Ok(Some(s.clone())),
-            Some(_) => Err(ConfigError::Type {
-                path: path.to_owned(),
-                key,
-                want,
-            }),
-        };
-        const RELAY_WANT: &str = "a relay URL such as \"http://127.0.0.1:3340\" or a list of them";
-        let relay_texts: Vec<&str> = match table.get("relay_url") {
-            None => Vec::new(),
-            Some(toml::Value::String(s)) if s.is_empty() => Vec::new(),
-            Some(toml::Value::String(s)) => vec![s.as_str()],
-            Some(toml::Value::Array(items)) => items
-                .iter()
-                .map(|v| v.as_str())
-                .collect::<Option<Vec<_>>>()
-                .ok_or_else(|| ConfigError::Type {
-                    path: path.to_owned(),
-                    key: "relay_url",
-                    want: RELAY_WANT,
-                })?,
-            Some(_) => {
-                return Err(ConfigError::Type {
-                    path: path.to_owned(),
-                    key: "relay_url",
-                    want: RELAY_WANT,
-                });
-            }
-        };
-        let relay_url = relay_texts
+/// config.toml as written: every key optional, no other key allowed; an
+/// empty string is the same as no setting.
+#[derive(serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+struct File {
+    #[serde(default, deserialize_with = "server")]
+    server: Option<String>,
+    #[serde(default, deserialize_with = "theme")]
+    theme: Option<String>,
+    #[serde(default, deserialize_with = "nickname")]
+    nickname: Option<String>,
+    #[serde(default, deserialize_with = "relay_url")]
+    relay_url: Vec<iroh::RelayUrl>,
+}
+
+fn text<'de, D: Deserializer<'de>>(
+    d: D,
+    key: &str,
+    want: &str,
+) -> Result<Option<String>, D::Error> {
+    match toml::Value::deserialize(d)? {
+        toml::Value::String(s) if s.is_empty() => Ok(None),
+        toml::Value::String(s) => Ok(Some(s)),
+        _ => Err(D::Error::custom(format!("`{key}` must be {want}"))),
+    }
+}
+
+fn server<'de, D: Deserializer<'de>>(d: D) -> Result<Option<String>, D::Error> {
+    text(d, "server", "a string such as \"http://127.0.0.1:8700\"")
+}
+
+fn theme<'de, D: Deserializer<'de>>(d: D) -> Result<Option<String>, D::Error> {
+    text(d, "theme", "a theme name such as \"default\" or \"light\"")
+}
+
+fn nickname<'de, D: Deserializer<'de>>(d: D) -> Result<Option<String>, D::Error> {
+    text(d, "nickname", "a string")
+}
+
+fn relay_url<'de, D: Deserializer<'de>>(d: D) -> Result<Vec<iroh::RelayUrl>, D::Error> {
+    let wrong = || {
+        D::Error::custom(
+            "`relay_url` must be a relay URL such as \"http://127.0.0.1:3340\" or a list of them",
+        )
+    };
+    let texts = match toml::Value::deserialize(d)? {
+        toml::Value::String(s) if s.is_empty() => Vec::new(),
+        toml::Value::String(s) => vec![s],
+        toml::Value::Array(items) => items
             .into_iter()
-            .map(|t| {
-                crate::net::parse_relay_url(t).map_err(|e| ConfigError::Value {
-                    path: path.to_owned(),
-                    key: "relay_url",
-                    msg: e.to_string(),
-                })
+            .map(|v| match v {
+                toml::Value::String(s) => Ok(s),
+                _ => Err(wrong()),
             })
-            .collect::<Result<Vec<_>, _>>()?;
+            .collect::<Result<_, _>>()?,
+        _ => return Err(wrong()),
+    };
+    texts
+        .iter()
+        .map(|t| {
+            crate::net::parse_relay_url(t)
+                .map_err(|e| D::Error::custom(format!("`relay_url`: {e}")))
+        })
+        .collect()
+}
+
+/// The line a parser error points at, 1-based.
+fn line_of(text: &str, e: &toml::de::Error) -> Option<usize> {
+    let start = e.span()?.start.min(text.len());
+    Some(
+        text.as_bytes()[..start]
+            .iter()
+            .filter(|b| **b == b'\n')
+            .count()
+            + 1,
+    )
+}
+
+impl Config {
+    /// Parses config text; `path` names it in errors, with the key and the
+    /// line at fault.
+    pub fn parse(text: &str, path: &Path) -> Result<Config, ConfigError> {
+        if let Err(e) = text.parse::<toml::Table>() {
+            return Err(ConfigError::Parse {
+                path: path.to_owned(),
+                at: line_of(text, &e)
+                    .map(|n| format!(" at line {n}"))
+                    .unwrap_or_default(),
+                msg: e.message().trim_end().to_owned(),
+            });
+        }
+        let file: File = toml::from_str(text).map_err(|e| ConfigError::Invalid {
+            path: path.to_owned(),
+            msg: e.message().trim_end().to_owned(),
+            at: line_of(text, &e)
+                .map(|n| format!(" (line {n})"))
+                .unwrap_or_default(),
+        })?;
         Ok(Config {
-            server: text_key("server", "a string such as \"http://127.0.0.1:8700\"")?,
-            theme: text_key("theme", "a theme name such as \"default\" or \"light\"")?,
-            nickname: text_key("nickname", "a string")?,
-            relay_url,
+            server: file.server,
+            theme: file.theme,
+            nickname: file.nickname,
+            relay_url: file.relay_url,
         })
     }
 
@@ -185,5 +234,46 @@ mod tests {
             e.starts_with("c.toml: `relay_url` must be a relay URL"),
             "{e}"
         );
+    }
+
+    #[test]
+    fn an_unknown_key_is_refused_with_file_key_and_line() {
+        let e = Config::parse(
+            "server = \"http://h:1\"\n\ncolour = \"red\"\n",
+            Path::new("c.toml"),
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(
+            e.starts_with("c.toml: unknown field `colour`")
+                && e.contains("`server`, `theme`, `nickname`, `relay_url`")
+                && e.ends_with("(line 3)"),
+            "{e}"
+        );
+        let e = Config::parse("[server]\nurl = \"x\"\n", Path::new("c.toml"))
+            .unwrap_err()
+            .to_string();
+        assert!(e.starts_with("c.toml: `server` must be a string"), "{e}");
+    }
+
+    #[test]
+    fn a_bad_value_names_the_file_key_and_line() {
+        let p = Path::new("c.toml");
+        let e = Config::parse("theme = \"light\"\nnickname = true\n", p)
+            .unwrap_err()
+            .to_string();
+        assert_eq!(e, "c.toml: `nickname` must be a string (line 2)");
+        let e = Config::parse("\n\nrelay_url = [\"http://h\", \"ftp://g\"]\n", p)
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.starts_with("c.toml: `relay_url`: bad relay URL \"ftp://g\"")
+                && e.ends_with("(line 3)"),
+            "{e}"
+        );
+        let e = Config::parse("theme = \"light\"\nserver = \n", p)
+            .unwrap_err()
+            .to_string();
+        assert!(e.starts_with("c.toml: invalid TOML at line 2: "), "{e}");
     }
 }

@@ -3,7 +3,7 @@
 //! hex seed>}`, mode 0600). Signatures are 128 lowercase hex characters
 //! over the raw message bytes.
 
-use crate::canonical::hex;
+use crate::json::canonical::hex;
 use ed25519_dalek::{Signature, Signer, SigningKey, Verifier, VerifyingKey};
 use std::path::{Path, PathBuf};
 

@@ -1,14 +1,29 @@
 //! palaver: a terminal console for protocol-driven agent-to-agent sessions.
 //!
 //! The library holds everything; `src/main.rs` only calls [`cli::main`].
-//! Layers, from the bottom: [`json`] and [`canonical`] (byte-exact JSON),
-//! [`spec`] (the protocol contract: protocol_id and validators),
-//! [`library`] (bundled and installed protocols), and [`cli`].
-//! ARCHITECTURE.md maps the whole system.
+//! Modules by layer, bottom first (a module uses its own layer or lower
+//! ones, never in a cycle; `tests/layers.rs` checks it, ARCHITECTURE.md
+//! maps the whole system):
+//!
+//! 0. [`json`]: the JSON value model, canonical form, Python's repr rules.
+//!    [`fsutil`]: atomic file replacement. [`paths`]: the data and config
+//!    dirs. [`limits`]: checked numbers from outside.
+//! 1. [`spec`]: the protocol contract (protocol_id, validators, lint).
+//!    [`library`]: bundled and installed protocols. [`identity`]: the
+//!    Ed25519 key pair. [`web`]: the signed-request scheme, its client and
+//!    the HTTP serving pieces.
+//! 2. [`engine`]: channels, hooks, flow runners, commit-reveal, decisions.
+//! 3. [`session`]: state dirs, the decision bus, strategy files.
+//!    [`protocols`]: the native hooks of the bundled games.
+//! 4. [`net`]: iroh endpoints and the session handshake. [`community`]: the
+//!    community server's routes and store. [`market`]: the GTL 0.2 market.
+//!    [`werewolf`]: the AIWolf NLP game, server and agents.
+//! 5. [`services`]: sessions local and remote, the adversarial catalogue,
+//!    the house, the community-and-market server. [`config`]: config.toml.
+//! 6. [`tui`]: the console. [`cli`]: the commands.
 
 #![forbid(unsafe_code)]
 
-pub mod canonical;
 pub mod cli;
 pub mod community;
 pub mod config;
@@ -21,10 +36,10 @@ pub mod limits;
 pub mod market;
 pub mod net;
 pub mod paths;
-mod printable;
 pub mod protocols;
 pub mod services;
 pub mod session;
 pub mod spec;
 pub mod tui;
+pub mod web;
 pub mod werewolf;

@@ -4,10 +4,11 @@
 mod common;
 
 use common::dump;
-use palaver::community::{Client, Config, SqliteStore, auth};
+use palaver::community::{Config, SqliteStore};
 use palaver::identity::KeyPair;
 use palaver::json::Value;
 use palaver::obj;
+use palaver::web::{Client, auth};
 use std::path::PathBuf;
 
 struct Server {
@@ -22,7 +23,11 @@ async fn start(cfg: Config) -> Server {
     let store = SqliteStore::open(&db).unwrap();
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let url = format!("http://{}", listener.local_addr().unwrap());
-    tokio::spawn(palaver::community::serve(listener, Box::new(store), cfg));
+    tokio::spawn(palaver::services::server::serve(
+        listener,
+        Box::new(store),
+        cfg,
+    ));
     Server { url, db, _dir: dir }
 }
 
@@ -111,7 +116,7 @@ async fn forged_skewed_and_replayed_requests_are_refused_without_writing() {
     let s = start(cfg()).await;
     let host = registered(&s, "host").await;
     let body = invitation_body(&host, "t", PID);
-    let bytes = palaver::canonical::to_string_ordered(&body).into_bytes();
+    let bytes = palaver::json::canonical::to_string_ordered(&body).into_bytes();
     let path = "/api/v1/invitations";
 
     // A signature over a different body.

@@ -12,12 +12,12 @@ mod common;
 
 use common::{Serve, dump, palaver_serve};
 use palaver::community::server::MAX_BODY;
-use palaver::community::{Client, auth};
 use palaver::identity::KeyPair;
 use palaver::json::{Map, Number, Value};
 use palaver::market::messages::{self, JobRequest};
 use palaver::market::{MAX_MESSAGE_BYTES, policy};
 use palaver::obj;
+use palaver::web::{Client, auth};
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -290,9 +290,12 @@ fn body_limit(r: &Route) -> usize {
     }
 }
 
-/// `(METHOD, path)` of every `.route(…)` call in a router's source.
-fn routes_in(src: &str) -> BTreeSet<(String, String)> {
+/// `(METHOD, path)` of every `.route(…)` call with a literal path in a
+/// router's source, and the methods of the calls whose path is a variable
+/// (the community's loop over the signed routes other modules add).
+fn routes_in(src: &str) -> (BTreeSet<(String, String)>, Vec<String>) {
     let mut out = BTreeSet::new();
+    let mut variable = Vec::new();
     let mut rest = src;
     while let Some(i) = rest.find(".route(") {
         let after = &rest[i + ".route(".len()..];
@@ -310,6 +313,19 @@ fn routes_in(src: &str) -> BTreeSet<(String, String)> {
             .map(|(j, _)| j)
             .expect("a closed .route( call");
         let call = &after[..end];
+        if !call.trim_start().starts_with('"') {
+            let (_, handlers) = call.split_once(',').expect("a path and a handler");
+            variable.push(
+                handlers
+                    .trim_start()
+                    .split('(')
+                    .next()
+                    .unwrap_or("")
+                    .to_uppercase(),
+            );
+            rest = &after[end..];
+            continue;
+        }
         let q1 = call.find('"').expect("a path literal");
         let q2 = q1 + 1 + call[q1 + 1..].find('"').expect("a closed path literal");
         let path = &call[q1 + 1..q2];
@@ -330,16 +346,35 @@ fn routes_in(src: &str) -> BTreeSet<(String, String)> {
         }
         rest = &after[end..];
     }
-    out
+    (out, variable)
+}
+
+/// The paths of the `("path", handler)` pairs the merged server passes to
+/// the community's `server::routes(…)` as signed routes.
+fn signed_routes_in(src: &str) -> Vec<String> {
+    let i = src.find("server::routes(").expect("a server::routes( call");
+    let call = &src[i..];
+    let call = &call[..call.find(");").expect("a closed server::routes( call")];
+    call.split("(\"")
+        .skip(1)
+        .map(|p| p[..p.find('"').expect("a closed path literal")].to_owned())
+        .collect()
 }
 
 #[test]
 fn routes_in_the_source_are_the_routes_tested() {
-    let server = include_str!("../src/community/server.rs");
+    let server = include_str!("../src/community/server/mod.rs");
     let market = include_str!("../src/market/http.rs");
-    // Routes come only from `.route(` calls in these two files: no nesting,
-    // no services mounted, one merge of the market into the community.
-    for (name, src) in [("server.rs", server), ("http.rs", market)] {
+    let merged = include_str!("../src/services/server.rs");
+    // Routes come only from `.route(` calls in the community's and the
+    // market's files, and the signed routes the merged server hands the
+    // community (POST): no nesting, no services mounted, one merge of the
+    // market into the community.
+    for (name, src) in [
+        ("community/server/mod.rs", server),
+        ("market/http.rs", market),
+        ("services/server.rs", merged),
+    ] {
         for banned in [".nest(", ".route_service(", ".nest_service("] {
             assert!(
                 !src.contains(banned),
@@ -347,10 +382,21 @@ fn routes_in_the_source_are_the_routes_tested() {
             );
         }
     }
-    assert_eq!(server.matches(".merge(").count(), 1);
-    assert!(server.contains("crate::market::http::routes("));
-    let mut found = routes_in(server);
-    found.extend(routes_in(market));
+    assert_eq!(
+        server.matches(".merge(").count() + merged.matches(".merge(").count(),
+        1
+    );
+    assert!(merged.contains("crate::market::http::routes("));
+    let (mut found, variable) = routes_in(server);
+    assert_eq!(variable, ["POST"], "the community's signed-route loop");
+    let (market_routes, variable) = routes_in(market);
+    assert!(variable.is_empty(), "{variable:?}");
+    found.extend(market_routes);
+    found.extend(
+        signed_routes_in(merged)
+            .into_iter()
+            .map(|p| ("POST".to_owned(), p)),
+    );
     let tested: BTreeSet<(String, String)> = ROUTES
         .iter()
         .map(|r| (r.method.to_owned(), r.template.to_owned()))
@@ -556,7 +602,7 @@ impl World {
             who: self.host.clone(),
             method: "POST",
             path: "/api/gtl".into(),
-            body: palaver::canonical::to_string_ordered(&Value::Object(msg)).into_bytes(),
+            body: palaver::json::canonical::to_string_ordered(&Value::Object(msg)).into_bytes(),
             auth: Auth::Bearer(self.host_token.clone()),
         }
     }
@@ -613,7 +659,7 @@ impl World {
             enc(&v
                 .as_str()
                 .map(str::to_owned)
-                .unwrap_or_else(|| palaver::canonical::to_string_ordered(v)))
+                .unwrap_or_else(|| palaver::json::canonical::to_string_ordered(v)))
         };
         let id = |default: &str| -> String {
             find("id", Place::Path)
@@ -865,7 +911,9 @@ impl World {
             method: r.method,
             path,
             body: b
-                .map(|m| palaver::canonical::to_string_ordered(&Value::Object(m)).into_bytes())
+                .map(|m| {
+                    palaver::json::canonical::to_string_ordered(&Value::Object(m)).into_bytes()
+                })
                 .unwrap_or_default(),
             auth,
         }
@@ -969,7 +1017,9 @@ fn db_contains(db: &Path, needle: &str) -> bool {
     let strip = |q: String| q[1..q.len() - 1].to_owned();
     let forms = [
         needle.to_owned(),
-        strip(palaver::canonical::to_string_ordered(&Value::from(needle))),
+        strip(palaver::json::canonical::to_string_ordered(&Value::from(
+            needle,
+        ))),
         strip(
             String::from_utf8(
                 palaver::market::canonical::canonical_json(&Value::from(needle)).unwrap(),

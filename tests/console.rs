@@ -9,9 +9,10 @@ use crossterm::event::KeyCode;
 use palaver::json::{Map, Value};
 use palaver::obj;
 use palaver::session::decision::mono_now;
-use palaver::tui::action::Action;
-use palaver::tui::app::{Focus, Modal};
-use palaver::tui::data::Invitation;
+use palaver::tui::command::Command;
+use palaver::tui::report::Report;
+use palaver::tui::report::rows::Invitation;
+use palaver::tui::screens::sessions::{Focus, Modal};
 use palaver::tui::{Headless, load_settings};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -27,7 +28,7 @@ fn pid(alias: &str) -> String {
 
 fn write(path: &Path, v: Value) {
     std::fs::create_dir_all(path.parent().unwrap()).unwrap();
-    std::fs::write(path, palaver::canonical::to_string_ordered(&v)).unwrap();
+    std::fs::write(path, palaver::json::canonical::to_string_ordered(&v)).unwrap();
 }
 
 /// One event line at a fixed time (`sec` seconds after noon).
@@ -36,7 +37,7 @@ fn event(sec: u32, kind: &str, data: Map, summary: Option<&str>) -> String {
     if let Some(s) = summary {
         m.insert("summary", Value::from(s));
     }
-    palaver::canonical::to_string_ordered(&Value::Object(m))
+    palaver::json::canonical::to_string_ordered(&Value::Object(m))
 }
 
 fn msg(sec: u32, dir: &str, m: Map, summary: Option<&str>) -> String {
@@ -226,12 +227,12 @@ async fn attach(h: &mut Headless, parent: &Path, want_window: bool) {
     h.app.attach(parent);
     let ok = h
         .until(Duration::from_secs(10), |app| {
-            app.attached.as_ref().is_some_and(|a| {
+            app.sessions.attached.as_ref().is_some_and(|a| {
                 a.feed.total > 0
                     && !a.snapshot.is_empty()
                     && !a.session.is_empty()
                     && (!want_window || a.prompt.is_some())
-            }) && !app.sessions.is_empty()
+            }) && !app.sessions.rows.is_empty()
         })
         .await;
     assert!(ok, "the session did not load:\n{}", h.screen());
@@ -261,10 +262,10 @@ async fn pane_lists() {
         a.write(d);
         let b = Fixture::new("host-2000", "connect4-v1", "hybrid");
         b.write(d);
-        h.update(Action::Invitations(Ok(invitations())));
-        h.update(Action::Down);
+        h.update(Report::Invitations(Ok(invitations())));
+        h.update(Command::Down);
         assert!(
-            h.until(Duration::from_secs(10), |app| app.sessions.len() == 2)
+            h.until(Duration::from_secs(10), |app| app.sessions.rows.len() == 2)
                 .await
         );
     })
@@ -276,7 +277,11 @@ async fn pane_rps_prompt_and_feed() {
     snap("rps_prompt", async |h: &mut Headless, d: &Path| {
         let p = rps_fixture("human").write(d);
         attach(h, &p, true).await;
-        assert_eq!(h.app.focus, Focus::Prompt, "an open window takes the focus");
+        assert_eq!(
+            h.app.sessions.focus,
+            Focus::Prompt,
+            "an open window takes the focus"
+        );
         h.key(key(KeyCode::Right));
     })
     .await;
@@ -414,7 +419,7 @@ async fn pane_feed_raw_filtered_and_searched() {
         attach(h, &f.write(d), false).await;
         h.key(key(KeyCode::Tab));
         h.key(key(KeyCode::Tab));
-        assert_eq!(h.app.focus, Focus::Feed);
+        assert_eq!(h.app.sessions.focus, Focus::Feed);
         h.key(ch('r'));
         h.key(ch('f'));
         h.key(ch('/'));
@@ -424,6 +429,7 @@ async fn pane_feed_raw_filtered_and_searched() {
         h.key(key(KeyCode::Enter));
         assert!(
             h.until(Duration::from_secs(10), |app| app
+                .sessions
                 .attached
                 .as_ref()
                 .is_some_and(|a| a.feed.matches.len() == 2))
@@ -442,7 +448,7 @@ async fn pane_strategy_editor() {
         h.key(ch('s'));
         h.key(ctrl('p'));
         h.key(ctrl('p'));
-        assert!(matches!(h.app.modal, Some(Modal::Strategy(_))));
+        assert!(matches!(h.app.sessions.modal, Some(Modal::Strategy(_))));
     })
     .await;
 }
@@ -452,7 +458,7 @@ async fn pane_host_form() {
     snap("host_form", async |h: &mut Headless, _d: &Path| {
         // The form needs a community; a dead URL is enough to open it.
         h.app.community = Some(
-            palaver::tui::tasks::Community::connect_with(
+            palaver::tui::community::Community::connect_with(
                 "http://127.0.0.1:9",
                 false,
                 "tester",
@@ -464,7 +470,7 @@ async fn pane_host_form() {
         h.key(key(KeyCode::Down));
         h.key(key(KeyCode::Down));
         h.key(key(KeyCode::Down));
-        assert!(matches!(h.app.modal, Some(Modal::Host(_))));
+        assert!(matches!(h.app.sessions.modal, Some(Modal::Host(_))));
     })
     .await;
 }
@@ -472,9 +478,9 @@ async fn pane_host_form() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn pane_join_dialog() {
     snap("join_dialog", async |h: &mut Headless, _d: &Path| {
-        h.update(Action::Invitations(Ok(invitations())));
+        h.update(Report::Invitations(Ok(invitations())));
         h.key(key(KeyCode::Enter));
-        assert!(matches!(h.app.modal, Some(Modal::Join(_))));
+        assert!(matches!(h.app.sessions.modal, Some(Modal::Join(_))));
     })
     .await;
 }
@@ -483,12 +489,12 @@ async fn pane_join_dialog() {
 async fn pane_help_overlay() {
     snap("help", async |h: &mut Headless, _d: &Path| {
         h.key(ch('?'));
-        assert!(matches!(h.app.modal, Some(Modal::Help(_))));
+        assert!(h.app.help.is_some());
     })
     .await;
 }
 
-/// The README's keymap table, generated from the built-in keymap.
+/// The keymap table of docs/console.md, generated from the built-in keymap.
 fn keymap_table() -> String {
     use palaver::tui::keymap::{Context, Keymap};
     let k = Keymap::builtin();
@@ -506,12 +512,12 @@ fn keymap_table() -> String {
 }
 
 #[test]
-fn the_readme_lists_the_builtin_keymap() {
-    let readme =
-        std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/README.md")).unwrap();
+fn the_console_guide_lists_the_builtin_keymap() {
+    let guide =
+        std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/docs/console.md")).unwrap();
     let table = keymap_table();
     assert!(
-        readme.contains(&table),
-        "README.md's keymap table is out of date; it should read:\n\n{table}"
+        guide.contains(&table),
+        "docs/console.md's keymap table is out of date; it should read:\n\n{table}"
     );
 }

@@ -3,14 +3,16 @@
 
 use common::console::{ch, ctrl, key};
 use crossterm::event::KeyCode;
-use palaver::community::{Client, embedded};
 use palaver::engine::ControlMode;
 use palaver::identity::KeyPair;
 use palaver::json::{Map, Value};
 use palaver::services::remote::{self, JoinPlan, PeerOpts};
-use palaver::tui::app::{App, Focus, Modal};
+use palaver::services::server::ensure_registered;
+use palaver::tui::app::App;
+use palaver::tui::screens::sessions::{Focus, Modal};
 use palaver::tui::tasks::Startup;
 use palaver::tui::{Headless, load_settings};
+use palaver::web::Client;
 use std::path::Path;
 use std::time::Duration;
 
@@ -20,7 +22,7 @@ const LONG: Duration = Duration::from_secs(60);
 
 /// Types into the focused host-form field, replacing what is there.
 fn set_field(h: &mut Headless, name: &str, value: &str) {
-    let Some(Modal::Host(form)) = &h.app.modal else {
+    let Some(Modal::Host(form)) = &h.app.sessions.modal else {
         panic!("the host form is not open");
     };
     let target = 3 + form.fields.iter().position(|f| f.name == name).unwrap();
@@ -44,7 +46,7 @@ fn set_field(h: &mut Headless, name: &str, value: &str) {
 fn bot_joins(url: String, post_id: String) -> tokio::task::JoinHandle<remote::Finished> {
     tokio::spawn(async move {
         let c = Client::new(&url, KeyPair::generate()).unwrap();
-        embedded::ensure_registered(&c, "bot").await.unwrap();
+        ensure_registered(&c, "bot").await.unwrap();
         let plan = JoinPlan::new(post_id, ControlMode::Autonomous, PeerOpts::direct(), None);
         let resolve = |pid: &str| {
             let e = palaver::library::Library::bundled();
@@ -63,19 +65,24 @@ fn bot_joins(url: String, post_id: String) -> tokio::task::JoinHandle<remote::Fi
 async fn host_and_get_a_bot(h: &mut Headless) -> tokio::task::JoinHandle<remote::Finished> {
     h.key(key(KeyCode::Enter));
     assert!(
-        h.app.modal.is_none(),
+        h.app.sessions.modal.is_none(),
         "the form was refused: {}",
         h.screen()
     );
     let me = h.app.settings.me.clone();
     assert!(
-        h.until(LONG, |a| a.invitations.iter().any(|i| i.public_key == me))
+        h.until(LONG, |a| a
+            .sessions
+            .invitations
+            .iter()
+            .any(|i| i.public_key == me))
             .await,
         "our invitation did not show up:\n{}",
         h.screen()
     );
     let post = h
         .app
+        .sessions
         .invitations
         .iter()
         .find(|i| i.public_key == me)
@@ -87,7 +94,8 @@ async fn host_and_get_a_bot(h: &mut Headless) -> tokio::task::JoinHandle<remote:
 }
 
 fn window_value(a: &App) -> Option<i64> {
-    a.attached
+    a.sessions
+        .attached
         .as_ref()?
         .prompt
         .as_ref()?
@@ -98,7 +106,8 @@ fn window_value(a: &App) -> Option<i64> {
 }
 
 fn phase(a: &App) -> String {
-    a.attached
+    a.sessions
+        .attached
         .as_ref()
         .and_then(|x| x.snapshot.get("phase"))
         .map(Value::py_str)
@@ -110,7 +119,7 @@ async fn host_rps_in_human_mode_and_decide_three_rounds_in_the_prompt() {
     let tmp = tempfile::tempdir().unwrap();
     let mut h = common::console::with_community(tmp.path(), "tester").await;
     h.key(ch('n'));
-    let Some(Modal::Host(form)) = &h.app.modal else {
+    let Some(Modal::Host(form)) = &h.app.sessions.modal else {
         panic!("n opens the host form:\n{}", h.screen());
     };
     assert_eq!(form.alias(), "rps-v1");
@@ -126,10 +135,11 @@ async fn host_rps_in_human_mode_and_decide_three_rounds_in_the_prompt() {
             "no window for round {round}:\n{}",
             h.screen()
         );
-        assert_eq!(h.app.focus, Focus::Prompt);
+        assert_eq!(h.app.sessions.focus, Focus::Prompt);
         h.key(ch(k));
         assert!(
             h.until(LONG, |a| a
+                .sessions
                 .attached
                 .as_ref()
                 .and_then(|x| x.prompt.as_ref())
@@ -145,7 +155,7 @@ async fn host_rps_in_human_mode_and_decide_three_rounds_in_the_prompt() {
         h.screen()
     );
     assert!(
-        h.until(LONG, |a| a.attached.as_ref().is_some_and(|x| x
+        h.until(LONG, |a| a.sessions.attached.as_ref().is_some_and(|x| x
             .session
             .get("status")
             .and_then(Value::as_str)
@@ -160,7 +170,7 @@ async fn host_rps_in_human_mode_and_decide_three_rounds_in_the_prompt() {
     assert!(finished.outcome.completed, "{:?}", finished.outcome);
 
     // Our three decisions are the ones the engine played.
-    let att = h.app.attached.as_ref().unwrap();
+    let att = h.app.sessions.attached.as_ref().unwrap();
     let events = std::fs::read_to_string(att.dir.events_file()).unwrap();
     let mine: Vec<String> = events
         .lines()
@@ -195,7 +205,7 @@ async fn a_strategy_saved_in_the_editor_plays_the_next_hybrid_rounds() {
     // Row 1 is the control mode: human → hybrid.
     h.key(key(KeyCode::Down));
     h.key(key(KeyCode::Right));
-    let Some(Modal::Host(form)) = &h.app.modal else {
+    let Some(Modal::Host(form)) = &h.app.sessions.modal else {
         panic!("no host form");
     };
     assert_eq!(form.mode, ControlMode::Hybrid);
@@ -210,18 +220,18 @@ async fn a_strategy_saved_in_the_editor_plays_the_next_hybrid_rounds() {
     );
     // Coach: open the editor, take the second preset (always paper), save.
     h.key(ch('s'));
-    assert!(matches!(h.app.modal, Some(Modal::Strategy(_))));
+    assert!(matches!(h.app.sessions.modal, Some(Modal::Strategy(_))));
     h.key(ctrl('p'));
     h.key(ctrl('p'));
     h.key(ctrl('s'));
     assert!(
-        h.until(LONG, |a| matches!(&a.modal, Some(Modal::Strategy(e)) if e.note.as_ref().is_some_and(|n| n.1 == "strategy saved")))
+        h.until(LONG, |a| matches!(&a.sessions.modal, Some(Modal::Strategy(e)) if e.note.as_ref().is_some_and(|n| n.1 == "strategy saved")))
             .await,
         "{}",
         h.screen()
     );
     h.key(key(KeyCode::Esc));
-    assert!(h.app.modal.is_none());
+    assert!(h.app.sessions.modal.is_none());
     assert!(
         h.until(LONG, |a| phase(a) == "game_over").await,
         "{}",
@@ -229,7 +239,7 @@ async fn a_strategy_saved_in_the_editor_plays_the_next_hybrid_rounds() {
     );
     bot.await.unwrap();
 
-    let att = h.app.attached.as_ref().unwrap();
+    let att = h.app.sessions.attached.as_ref().unwrap();
     let child = att.dir.child.clone();
     let strategy_events = std::fs::read_to_string(child.join("strategy_events.jsonl")).unwrap();
     let set = palaver::json::parse_str(strategy_events.lines().last().unwrap()).unwrap();
@@ -274,7 +284,7 @@ async fn a_decision_from_another_process_shows_in_the_prompt() {
         "{}",
         h.screen()
     );
-    let parent = h.app.attached.as_ref().unwrap().key.clone();
+    let parent = h.app.sessions.attached.as_ref().unwrap().key.clone();
     let out = std::process::Command::new(env!("CARGO_BIN_EXE_palaver"))
         .args([
             "session",
@@ -293,6 +303,7 @@ async fn a_decision_from_another_process_shows_in_the_prompt() {
     );
     assert!(
         h.until(LONG, |a| a
+            .sessions
             .attached
             .as_ref()
             .and_then(|x| x.prompt.as_ref())
@@ -327,10 +338,11 @@ async fn the_console_follows_a_reference_client_state_dir() {
         .join("tests/data/reference-state/rps-protocol-test/host-1796020806161");
     h.app.attach(&dir);
     assert!(
-        h.until(LONG, |a| a
-            .attached
-            .as_ref()
-            .is_some_and(|x| x.feed.total > 0 && !x.snapshot.is_empty()))
+        h.until(LONG, |a| a.sessions.attached.as_ref().is_some_and(|x| x
+            .feed
+            .total
+            > 0
+            && !x.snapshot.is_empty()))
             .await
     );
     let screen = h.screen();
@@ -356,6 +368,7 @@ async fn invalid_strategy_json_is_never_saved() {
     h.app.attach(&parent);
     assert!(
         h.until(LONG, |a| a
+            .sessions
             .attached
             .as_ref()
             .is_some_and(|x| !x.strategy.is_empty()))
@@ -364,7 +377,7 @@ async fn invalid_strategy_json_is_never_saved() {
     h.key(ch('s'));
     h.key(ch('x'));
     h.key(ctrl('s'));
-    let Some(Modal::Strategy(e)) = &h.app.modal else {
+    let Some(Modal::Strategy(e)) = &h.app.sessions.modal else {
         panic!("editor closed");
     };
     assert!(
@@ -389,18 +402,22 @@ async fn cancelling_your_hosted_invitation_stops_the_host_and_withdraws_it() {
     h.key(key(KeyCode::Enter));
     let me = h.app.settings.me.clone();
     assert!(
-        h.until(LONG, |a| a.invitations.iter().any(|i| i.public_key == me))
+        h.until(LONG, |a| a
+            .sessions
+            .invitations
+            .iter()
+            .any(|i| i.public_key == me))
             .await
     );
-    assert_eq!(h.app.running_tasks, 1);
-    let post = h.app.selected_invitation().unwrap();
+    assert_eq!(h.app.sessions.running_tasks, 1);
+    let post = h.app.sessions.selected_invitation().unwrap();
     assert_eq!(
         post.public_key, me,
         "ours is the only one, so it is selected"
     );
     h.key(ch('x'));
     assert!(
-        h.until(LONG, |a| a.running_tasks == 0).await,
+        h.until(LONG, |a| a.sessions.running_tasks == 0).await,
         "the host task did not end:\n{}",
         h.screen()
     );
@@ -421,7 +438,11 @@ async fn cancelling_your_hosted_invitation_stops_the_host_and_withdraws_it() {
         "{inv:?}"
     );
     assert!(
-        h.until(LONG, |a| !a.invitations.iter().any(|i| i.public_key == me))
+        h.until(LONG, |a| !a
+            .sessions
+            .invitations
+            .iter()
+            .any(|i| i.public_key == me))
             .await
     );
 }
@@ -432,7 +453,7 @@ async fn a_state_dir_typed_by_path_is_attached() {
     let settings = load_settings(tmp.path(), None, None).unwrap();
     let mut h = Headless::new(settings, 100, 30);
     h.key(key(KeyCode::Tab));
-    assert_eq!(h.app.focus, Focus::Sessions);
+    assert_eq!(h.app.sessions.focus, Focus::Sessions);
     h.key(ch('o'));
     let dir = Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("tests/data/reference-state/rps-protocol-test/guest-1796020806160");
@@ -441,27 +462,26 @@ async fn a_state_dir_typed_by_path_is_attached() {
     }
     h.key(key(KeyCode::Enter));
     assert!(
-        matches!(h.app.modal, Some(Modal::Open(_))),
+        matches!(h.app.sessions.modal, Some(Modal::Open(_))),
         "a bad path keeps the box open"
     );
     assert!(!h.app.status.0);
-    h.update(palaver::tui::action::Action::Paste(String::new()));
+    h.update(palaver::tui::msg::Msg::Paste(String::new()));
     for _ in 0.."/no/such/dir".len() {
         h.key(key(KeyCode::Backspace));
     }
-    h.update(palaver::tui::action::Action::Paste(
-        dir.display().to_string(),
-    ));
+    h.update(palaver::tui::msg::Msg::Paste(dir.display().to_string()));
     h.key(key(KeyCode::Enter));
-    assert!(h.app.modal.is_none());
+    assert!(h.app.sessions.modal.is_none());
     assert!(
         h.until(LONG, |a| a
+            .sessions
             .attached
             .as_ref()
             .is_some_and(|x| x.feed.total > 0))
             .await
     );
-    assert_eq!(h.app.focus, Focus::Feed);
+    assert_eq!(h.app.sessions.focus, Focus::Feed);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -476,14 +496,18 @@ async fn join_the_house_rps_and_play_it_to_the_end() {
         house: true,
     });
     assert!(
-        h.until(LONG, |a| a.invitations.iter().any(|i| i.alias == "rps-v1"))
+        h.until(LONG, |a| a
+            .sessions
+            .invitations
+            .iter()
+            .any(|i| i.alias == "rps-v1"))
             .await,
         "the house offers RPS:\n{}",
         h.screen()
     );
     // Every bundled game of the first-run promise is on offer.
     assert!(
-        h.until(LONG, |a| a.invitations.len() >= 7).await,
+        h.until(LONG, |a| a.sessions.invitations.len() >= 7).await,
         "{}",
         h.screen()
     );
@@ -493,7 +517,7 @@ async fn join_the_house_rps_and_play_it_to_the_end() {
     }
     h.key(key(KeyCode::Enter));
     h.key(key(KeyCode::Enter));
-    let Some(Modal::Join(d)) = &h.app.modal else {
+    let Some(Modal::Join(d)) = &h.app.sessions.modal else {
         panic!("Enter opens the join dialog:\n{}", h.screen());
     };
     assert_eq!(d.mode, ControlMode::Human);
@@ -512,7 +536,7 @@ async fn join_the_house_rps_and_play_it_to_the_end() {
         h.screen()
     );
     assert!(
-        h.until(LONG, |a| a.running_tasks == 0).await,
+        h.until(LONG, |a| a.sessions.running_tasks == 0).await,
         "{}",
         h.screen()
     );
@@ -529,7 +553,7 @@ async fn on_a_community_server_the_console_lists_and_joins_its_invitations() {
     let (_serve, url) = common::palaver_serve(&tmp.path().join("c.sqlite"), &["--difficulty", "1"]);
     // Another agent hosts guess-number on that server (direct addresses only).
     let host_client = Client::new(&url, KeyPair::generate()).unwrap();
-    embedded::ensure_registered(&host_client, "remote-host")
+    ensure_registered(&host_client, "remote-host")
         .await
         .unwrap();
     let spec = palaver::library::bundled_spec("guess-number-v1")
@@ -565,6 +589,7 @@ async fn on_a_community_server_the_console_lists_and_joins_its_invitations() {
     });
     assert!(
         h.until(LONG, |a| a
+            .sessions
             .invitations
             .iter()
             .any(|i| i.alias == "guess-number-v1"))
@@ -580,11 +605,11 @@ async fn on_a_community_server_the_console_lists_and_joins_its_invitations() {
         h.app.community_status
     );
     // No house on someone else's server.
-    assert_eq!(h.app.invitations.len(), 1);
+    assert_eq!(h.app.sessions.invitations.len(), 1);
     // Join it autonomously and watch it play to the end.
     h.key(key(KeyCode::Enter));
     h.key(key(KeyCode::Left)); // human → autonomous
-    let Some(Modal::Join(d)) = &h.app.modal else {
+    let Some(Modal::Join(d)) = &h.app.sessions.modal else {
         panic!("no join dialog");
     };
     assert_eq!(d.mode, ControlMode::Autonomous);
@@ -597,7 +622,7 @@ async fn on_a_community_server_the_console_lists_and_joins_its_invitations() {
     let finished = host.await.unwrap().expect("the host's session");
     assert!(finished.outcome.completed, "{:?}", finished.outcome);
     assert!(
-        h.app.attached.as_ref().unwrap().prompt.is_none(),
+        h.app.sessions.attached.as_ref().unwrap().prompt.is_none(),
         "autonomous: no prompt"
     );
 }

@@ -24,12 +24,13 @@
 
 use common::console::{ch, ctrl, key};
 use crossterm::event::KeyCode;
-use palaver::community::{Client, embedded};
 use palaver::engine::ControlMode;
 use palaver::identity::KeyPair;
 use palaver::json::{Map, Value};
+use palaver::services::server::ensure_registered;
 use palaver::tui::Headless;
-use palaver::tui::app::{Focus, Modal};
+use palaver::tui::screens::sessions::{Focus, Modal};
+use palaver::web::Client;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
@@ -316,7 +317,7 @@ async fn task_reports(
     peer: tokio::task::JoinHandle<Result<(), String>>,
     which: &str,
 ) -> Result<(), String> {
-    let ended = h.until(BOUND, |a| a.running_tasks == 0).await;
+    let ended = h.until(BOUND, |a| a.sessions.running_tasks == 0).await;
     let peer_result = if peer.is_finished() {
         Some(peer.await)
     } else {
@@ -362,6 +363,7 @@ fn check_ended(
     let (file, ev) = &ends[0];
     let attached = h
         .app
+        .sessions
         .attached
         .as_ref()
         .ok_or("the console attached no session")?;
@@ -391,13 +393,13 @@ fn check_ended(
 /// Esc out of any dialog and focus the invitations list.
 fn to_invitations(h: &mut Headless) {
     for _ in 0..4 {
-        if h.app.modal.is_none() {
+        if h.app.sessions.modal.is_none() {
             break;
         }
         h.key(key(KeyCode::Esc));
     }
     for _ in 0..6 {
-        if h.app.focus == Focus::Invitations {
+        if h.app.sessions.focus == Focus::Invitations {
             break;
         }
         h.key(key(KeyCode::Tab));
@@ -409,41 +411,44 @@ fn to_invitations(h: &mut Headless) {
 async fn responsive(h: &mut Headless) -> Result<Duration, String> {
     let t = Instant::now();
     to_invitations(h);
-    if h.app.modal.is_some() || h.app.focus != Focus::Invitations {
+    if h.app.sessions.modal.is_some() || h.app.sessions.focus != Focus::Invitations {
         return Err("Esc and Tab do not reach the invitations list".into());
     }
     h.key(key(KeyCode::Tab));
-    if h.app.focus != Focus::Sessions {
-        return Err(format!("Tab moved the focus to {:?}", h.app.focus));
+    if h.app.sessions.focus != Focus::Sessions {
+        return Err(format!("Tab moved the focus to {:?}", h.app.sessions.focus));
     }
-    if !h.until(RESPONSIVE, |a| a.sessions.len() > 1).await {
-        return Err(format!("{} sessions listed", h.app.sessions.len()));
+    if !h.until(RESPONSIVE, |a| a.sessions.rows.len() > 1).await {
+        return Err(format!("{} sessions listed", h.app.sessions.rows.len()));
     }
-    let at = h.app.ses_cur.selected;
+    let at = h.app.sessions.ses_cur.selected;
     h.key(if at == 0 {
         key(KeyCode::Down)
     } else {
         key(KeyCode::Up)
     });
-    if h.app.ses_cur.selected == at {
+    if h.app.sessions.ses_cur.selected == at {
         return Err("the selection did not move".into());
     }
     h.key(ch('?'));
-    if !matches!(h.app.modal, Some(Modal::Help(_))) {
+    if h.app.help.is_none() {
         return Err("? did not open help".into());
     }
     if !h.screen().contains("Help") && !h.screen().contains("help") {
         return Err(format!("the help overlay is not drawn:\n{}", h.screen()));
     }
     h.key(ch('?'));
-    if h.app.modal.is_some() {
+    if h.app.sessions.modal.is_some() {
         return Err("? did not close help".into());
     }
     // A refresh: the sessions list is rescanned from disk and comes back.
-    let on_disk = palaver::tui::data::scan_sessions(&h.app.settings.data_dir).len();
-    h.app.sessions.clear();
+    let on_disk = palaver::tui::report::rows::scan_sessions(&h.app.settings.data_dir).len();
+    h.app.sessions.rows.clear();
     h.key(ctrl('r'));
-    if !h.until(RESPONSIVE, |a| a.sessions.len() == on_disk).await {
+    if !h
+        .until(RESPONSIVE, |a| a.sessions.rows.len() == on_disk)
+        .await
+    {
         return Err(format!(
             "a refresh did not come back within {RESPONSIVE:?} ({on_disk} sessions on disk)"
         ));
@@ -464,7 +469,7 @@ async fn responsive(h: &mut Headless) -> Result<Duration, String> {
 fn search_invitations(h: &mut Headless, text: &str) {
     to_invitations(h);
     h.key(ch('/'));
-    while matches!(&h.app.modal, Some(Modal::Search { text, .. }) if !text.is_empty()) {
+    while matches!(&h.app.sessions.modal, Some(Modal::Search { text, .. }) if !text.is_empty()) {
         h.key(key(KeyCode::Backspace));
     }
     for c in text.chars() {
@@ -488,7 +493,7 @@ async fn console_joins(
     let nick = format!("hostile{n:02}x");
     let me = KeyPair::generate();
     let c = Client::new(&url, me.clone()).map_err(|e| e.to_string())?;
-    embedded::ensure_registered(&c, &nick)
+    ensure_registered(&c, &nick)
         .await
         .map_err(|e| e.to_string())?;
     let ep = hostile::endpoint().await;
@@ -501,25 +506,27 @@ async fn console_joins(
     // Find it in the list, open the join dialog, join autonomously.
     h.key(ctrl('r'));
     if !h
-        .until(BOUND, |a| a.invitations.iter().any(|i| i.post_id == post))
+        .until(BOUND, |a| {
+            a.sessions.invitations.iter().any(|i| i.post_id == post)
+        })
         .await
     {
         peer.abort();
         return Err(format!("the invitation never showed:\n{}", h.screen()));
     }
     search_invitations(h, &nick);
-    if h.app.selected_invitation().map(|i| i.post_id) != Some(post.clone()) {
+    if h.app.sessions.selected_invitation().map(|i| i.post_id) != Some(post.clone()) {
         peer.abort();
         return Err(format!("the search did not select it:\n{}", h.screen()));
     }
     h.key(key(KeyCode::Enter));
     for _ in 0..4 {
-        match &h.app.modal {
+        match &h.app.sessions.modal {
             Some(Modal::Join(d)) if d.mode != ControlMode::Autonomous => h.key(key(KeyCode::Left)),
             _ => break,
         }
     }
-    if !matches!(&h.app.modal, Some(Modal::Join(d)) if d.mode == ControlMode::Autonomous) {
+    if !matches!(&h.app.sessions.modal, Some(Modal::Join(d)) if d.mode == ControlMode::Autonomous) {
         peer.abort();
         return Err(format!(
             "no join dialog in autonomous mode:\n{}",
@@ -527,9 +534,12 @@ async fn console_joins(
         ));
     }
     h.key(key(KeyCode::Enter));
-    if h.app.running_tasks != 1 {
+    if h.app.sessions.running_tasks != 1 {
         peer.abort();
-        return Err(format!("{} tasks run after joining", h.app.running_tasks));
+        return Err(format!(
+            "{} tasks run after joining",
+            h.app.sessions.running_tasks
+        ));
     }
     task_reports(h, peer, "join").await?;
     // The hostile invitation may still be open (refused handshakes).
@@ -569,29 +579,30 @@ async fn host_from_the_form(h: &mut Headless, used: &[String]) -> Result<String,
     to_invitations(h);
     h.key(ch('n'));
     for _ in 0..64 {
-        match &h.app.modal {
+        match &h.app.sessions.modal {
             Some(Modal::Host(f)) if f.alias() != PROTOCOL => h.key(key(KeyCode::Right)),
             _ => break,
         }
     }
     h.key(key(KeyCode::Down));
     for _ in 0..4 {
-        match &h.app.modal {
+        match &h.app.sessions.modal {
             Some(Modal::Host(f)) if f.mode != ControlMode::Autonomous => h.key(key(KeyCode::Left)),
             _ => break,
         }
     }
-    if !matches!(&h.app.modal, Some(Modal::Host(f)) if f.alias() == PROTOCOL && f.mode == ControlMode::Autonomous)
+    if !matches!(&h.app.sessions.modal, Some(Modal::Host(f)) if f.alias() == PROTOCOL && f.mode == ControlMode::Autonomous)
     {
         return Err(format!("the host form is not set up:\n{}", h.screen()));
     }
     h.key(key(KeyCode::Enter));
-    if h.app.modal.is_some() {
+    if h.app.sessions.modal.is_some() {
         return Err(format!("the host form was refused:\n{}", h.screen()));
     }
     let me = h.app.settings.me.clone();
     let mine = |a: &palaver::tui::app::App| {
-        a.invitations
+        a.sessions
+            .invitations
             .iter()
             .find(|i| i.public_key == me && !used.contains(&i.post_id))
             .map(|i| i.post_id.clone())
@@ -623,7 +634,7 @@ async fn console_hosts(
     case: &Case,
 ) -> Result<String, String> {
     let post = match hosting.clone() {
-        Some(p) if h.app.running_tasks == 1 => p,
+        Some(p) if h.app.sessions.running_tasks == 1 => p,
         _ => {
             let p = host_from_the_form(h, used).await?;
             used.push(p.clone());
@@ -657,7 +668,7 @@ async fn console_hosts(
             // Still hosting, and the invitation still open for the next guest.
             tokio::time::sleep(Duration::from_millis(300)).await;
             h.drain();
-            if h.app.running_tasks != 1 {
+            if h.app.sessions.running_tasks != 1 {
                 return Err(format!(
                     "the host task ended after a hostile guest: {:?}",
                     h.app.status

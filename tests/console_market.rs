@@ -4,12 +4,15 @@
 //! offers, solves and gets paid.
 
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
-use palaver::canonical::sha256_hex;
 use palaver::json::Value;
+use palaver::json::canonical::sha256_hex;
+use palaver::market::State;
+use palaver::market::view::decode;
 use palaver::obj;
-use palaver::tui::action::Action;
 use palaver::tui::app::ScreenId;
-use palaver::tui::market_view::{MarketMsg, Refresh};
+use palaver::tui::command::Command;
+use palaver::tui::report::Report;
+use palaver::tui::report::market::{MarketReport, Refresh};
 use palaver::tui::tasks::Startup;
 use palaver::tui::{Headless, load_settings};
 use std::path::Path;
@@ -32,7 +35,7 @@ fn ch(c: char) -> KeyEvent {
 fn console(data: &Path, w: u16, h: u16) -> Headless {
     let settings = load_settings(data, None, None).unwrap();
     let mut h = Headless::new(settings, w, h);
-    h.update(Action::ViewMarket);
+    h.update(Command::ViewMarket);
     h
 }
 
@@ -62,6 +65,8 @@ fn settled_view(id: &str) -> Value {
     let Value::Object(mut v) = job(id, "SETTLED", 10, "00", 540, ME) else {
         unreachable!()
     };
+    v.insert("terminal", Value::from(true));
+    v.insert("authority_hash", Value::from(hash("authority")));
     let offer = |who: &str, price: i64, status: &str| {
         Value::Object(obj! {
             "offer_hash" => hash(&format!("offer {who}")), "offer" => Value::Object(obj! {}),
@@ -109,7 +114,9 @@ fn settled_view(id: &str) -> Value {
         .map(|(i, (kind, after))| {
             Value::Object(obj! {
                 "seq" => i as i64 + 1, "kind" => *kind, "state_after" => *after,
-                "at" => NOW - 60_000 + i as i64 * 1500, "event_hash" => hash(&format!("event {i}")),
+                "body" => Value::Object(obj! {}), "at" => NOW - 60_000 + i as i64 * 1500,
+                "prev_event_hash" => hash(&format!("event {}", i as i64 - 1)),
+                "event_hash" => hash(&format!("event {i}")),
             })
         })
         .collect();
@@ -117,13 +124,17 @@ fn settled_view(id: &str) -> Value {
     Value::Object(v)
 }
 
-fn refreshed(view: Option<Value>) -> Action {
-    let jobs = vec![
+fn refreshed(view: Option<Value>) -> Report {
+    let jobs = [
         job("job_5e771ed0000a", "SETTLED", 10, "00", 540, ME),
         job("job_0ffe4ed0000b", "OFFERED", 25, "0000", 7_260, OTHER),
         job("job_1ead00000c0c", "JOB_OPEN", 40, "000000", 90_000, ME),
-    ];
-    Action::Market(Box::new(MarketMsg::Refreshed(Ok(Box::new(Refresh {
+    ]
+    .iter()
+    .map(|j| decode(j).unwrap())
+    .collect();
+    let view = view.map(|v| decode(&v).unwrap());
+    Report::Market(Box::new(MarketReport::Refreshed(Ok(Box::new(Refresh {
         principal_id: ME.into(),
         at_ms: NOW,
         jobs,
@@ -214,7 +225,7 @@ async fn refusals_and_missing_connections_are_said_not_hidden() {
     h.key(ch('a'));
     let note = h.app.market.note.clone().unwrap();
     assert!(!note.0 && note.1.contains("not connected"), "{note:?}");
-    h.update(Action::Market(Box::new(MarketMsg::Done(Err(
+    h.update(Report::Market(Box::new(MarketReport::Done(Err(
         "funding job_5e771ed0000a refused: illegal_transition: FUND in SETTLED".into(),
     )))));
     let screen = h.screen();
@@ -222,7 +233,7 @@ async fn refusals_and_missing_connections_are_said_not_hidden() {
         screen.contains("refused: illegal_transition: FUND") && screen.contains("in SETTLED"),
         "{screen}"
     );
-    // The same line reaches the status bar through Action::Progress.
+    // The same line reaches the status bar through Report::Progress.
     h.drain();
     assert!(
         h.app.status.1.contains("illegal_transition"),
@@ -230,7 +241,7 @@ async fn refusals_and_missing_connections_are_said_not_hidden() {
         h.app.status
     );
     // A market that cannot be read says so until it can again.
-    h.update(Action::Market(Box::new(MarketMsg::Refreshed(Err(
+    h.update(Report::Market(Box::new(MarketReport::Refreshed(Err(
         "connection refused".into(),
     )))));
     assert!(
@@ -240,7 +251,7 @@ async fn refusals_and_missing_connections_are_said_not_hidden() {
     h.update(refreshed(None));
     assert!(!h.screen().contains("cannot read the market"));
     h.key(ch('o'));
-    h.update(Action::Market(Box::new(MarketMsg::Opened(Err(
+    h.update(Report::Market(Box::new(MarketReport::Opened(Err(
         "missing_fields: [\"job.deadline\"]".into(),
     )))));
     let form = h.app.market.form.as_ref().unwrap();
@@ -311,17 +322,17 @@ async fn open_a_job_accept_the_house_offer_fund_and_watch_it_settle() {
     assert!(offer.price > 0 && offer.price <= 10);
 
     h.key(ch('a'));
-    let state = |want: &'static str| {
+    let state = |want: State| {
         move |a: &palaver::tui::app::App| a.market.tx.as_ref().is_some_and(|t| t.job.state == want)
     };
     assert!(
-        h.until(LONG, state("DEAL_LOCKED")).await,
+        h.until(LONG, state(State::DealLocked)).await,
         "the deal was not locked and confirmed:\n{}",
         h.screen()
     );
     h.key(ch('f'));
     assert!(
-        h.until(LONG, state("SETTLED")).await,
+        h.until(LONG, state(State::Settled)).await,
         "not settled:\n{}",
         h.screen()
     );

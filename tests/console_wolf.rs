@@ -8,17 +8,21 @@ mod common;
 
 use common::console::{ch, ctrl, key};
 use crossterm::event::KeyCode;
-use palaver::tui::action::{Action, Shared};
+use palaver::engine::ControlMode;
 use palaver::tui::app::ScreenId;
+use palaver::tui::msg::Msg;
+use palaver::tui::report::Report;
+use palaver::tui::report::wolf::WolfReport;
 use palaver::tui::screen::Screen;
-use palaver::tui::wolf::prompt::Input;
-use palaver::tui::wolf::{Source, WolfMsg};
+use palaver::tui::screens::wolf::Source;
+use palaver::tui::screens::wolf::prompt::Input;
 use palaver::tui::{Headless, load_settings};
-use palaver::werewolf::agent::{ControlMode, DecisionRequest, View};
+use palaver::werewolf::View;
+use palaver::werewolf::agent::DecisionRequest;
 use palaver::werewolf::config::Config;
 use palaver::werewolf::game::GameEvent;
 use palaver::werewolf::{Request, Role, Status};
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::time::Duration;
 use tokio::sync::oneshot;
 
@@ -61,7 +65,7 @@ fn mid_game(ev: &[GameEvent]) -> &[GameEvent] {
 fn feed(h: &mut Headless, ev: &[GameEvent]) {
     let g = h.app.wolf.generation();
     for e in ev {
-        h.update(Action::Wolf(Box::new(WolfMsg::Event(g, e.clone()))));
+        h.update(Report::Wolf(Box::new(WolfReport::Event(g, e.clone()))));
     }
 }
 
@@ -177,9 +181,9 @@ fn ask(h: &mut Headless, request: Request, view: View) -> oneshot::Receiver<Stri
         answer,
     };
     let g = h.app.wolf.generation();
-    h.update(Action::Wolf(Box::new(WolfMsg::Decision(
+    h.update(Report::Wolf(Box::new(WolfReport::Decision(
         g,
-        Shared::new(Mutex::new(Some(req))),
+        Box::new(req),
     ))));
     rx
 }
@@ -265,7 +269,7 @@ async fn skip_over_and_late_answers() {
     assert!(h.app.wolf.decision.is_some());
     // The library gave up (the margin passed): the prompt closes.
     drop(rx);
-    h.update(Action::Tick);
+    h.update(Msg::Tick);
     assert!(h.app.wolf.decision.is_none());
     assert!(h.screen().contains("time's up"));
 }
@@ -394,7 +398,9 @@ async fn play_a_seat_in_human_mode_by_keys_to_the_end() {
         .values()
         .flatten()
         .filter_map(|i| match i {
-            palaver::tui::wolf::board::Item::Talk { seat, text, .. } if *seat == me => Some(text),
+            palaver::tui::screens::wolf::board::Item::Talk { seat, text, .. } if *seat == me => {
+                Some(text)
+            }
             _ => None,
         })
         .collect();
@@ -445,7 +451,7 @@ async fn spectate_a_game_on_a_wolf_server() {
         h.until(Duration::from_secs(10), |a| {
             matches!(
                 &a.wolf.dialog,
-                Some(palaver::tui::wolf::Dialog::Games {
+                Some(palaver::tui::screens::wolf::Dialog::Games {
                     list: Some(Err(_)),
                     ..
                 })
@@ -468,11 +474,11 @@ async fn spectate_a_game_on_a_wolf_server() {
         h.until(Duration::from_secs(10), |a| {
             matches!(
                 &a.wolf.dialog,
-                Some(palaver::tui::wolf::Dialog::Games { list: Some(_), .. })
+                Some(palaver::tui::screens::wolf::Dialog::Games { list: Some(_), .. })
             )
         })
         .await;
-        if let Some(palaver::tui::wolf::Dialog::Games {
+        if let Some(palaver::tui::screens::wolf::Dialog::Games {
             list: Some(Ok(l)), ..
         }) = &h.app.wolf.dialog
             && !l.is_empty()

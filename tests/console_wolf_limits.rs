@@ -7,16 +7,17 @@ mod common;
 
 use common::console::{ch, ctrl, key};
 use crossterm::event::KeyCode;
-use palaver::tui::action::{Action, Shared};
 use palaver::tui::app::ScreenId;
-use palaver::tui::wolf::WolfMsg;
+use palaver::tui::report::Report;
+use palaver::tui::report::wolf::WolfReport;
 use palaver::tui::{Headless, load_settings};
-use palaver::werewolf::agent::{DecisionRequest, View};
+use palaver::werewolf::View;
+use palaver::werewolf::agent::DecisionRequest;
 use palaver::werewolf::config::Config;
 use palaver::werewolf::game::GameEvent;
 use palaver::werewolf::packet::MaxLength;
 use palaver::werewolf::{Request, Status};
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::time::Duration;
 use tokio::sync::oneshot;
 
@@ -67,9 +68,9 @@ fn ask(h: &mut Headless, view: View) -> oneshot::Receiver<String> {
         answer,
     };
     let g = h.app.wolf.generation();
-    h.update(Action::Wolf(Box::new(WolfMsg::Decision(
+    h.update(Report::Wolf(Box::new(WolfReport::Decision(
         g,
-        Shared::new(Mutex::new(Some(req))),
+        Box::new(req),
     ))));
     rx
 }

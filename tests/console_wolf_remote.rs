@@ -8,13 +8,14 @@ mod common;
 
 use common::console::{ch, ctrl, key};
 use crossterm::event::KeyCode;
+use palaver::engine::ControlMode;
 use palaver::tui::app::ScreenId;
 use palaver::tui::screen::Screen;
-use palaver::tui::wolf::board::Item;
-use palaver::tui::wolf::prompt::Input;
-use palaver::tui::wolf::{Dialog, Source};
+use palaver::tui::screens::wolf::board::Item;
+use palaver::tui::screens::wolf::prompt::Input;
+use palaver::tui::screens::wolf::{Dialog, Source};
 use palaver::tui::{Headless, load_settings};
-use palaver::werewolf::agent::{BotDecider, ControlMode, JoinOptions, join};
+use palaver::werewolf::agent::{BotDecider, JoinOptions, join};
 use palaver::werewolf::bot::Bot;
 use palaver::werewolf::config::Config;
 use palaver::werewolf::game::GameEvent;

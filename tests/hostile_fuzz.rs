@@ -71,7 +71,7 @@ proptest! {
                 if pings[i % pings.len()] {
                     bytes.extend_from_slice(b"{\"_sys\":\"ping\",\"probe_id\":\"q\"}\r\n\n");
                 }
-                bytes.extend_from_slice(palaver::canonical::to_string_ordered(&Value::Object(f.clone())).as_bytes());
+                bytes.extend_from_slice(palaver::json::canonical::to_string_ordered(&Value::Object(f.clone())).as_bytes());
                 bytes.push(b'\n');
             }
             peer_w.write_all(&bytes).await.unwrap();
@@ -89,8 +89,8 @@ proptest! {
         prop_assert_eq!(got.len(), frames.len());
         for (g, f) in got.iter().zip(&frames) {
             prop_assert_eq!(
-                palaver::canonical::to_string_ordered(&Value::Object(g.clone())),
-                palaver::canonical::to_string_ordered(&Value::Object(f.clone()))
+                palaver::json::canonical::to_string_ordered(&Value::Object(g.clone())),
+                palaver::json::canonical::to_string_ordered(&Value::Object(f.clone()))
             );
         }
     }

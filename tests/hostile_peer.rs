@@ -13,10 +13,10 @@
 //!
 //! The table is listed in docs/reliability.md.
 
-use palaver::community::Client;
 use palaver::identity::KeyPair;
 use palaver::json::{Map, Value};
 use palaver::obj;
+use palaver::web::Client;
 use std::io::Read;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
@@ -104,7 +104,7 @@ fn not_an_object(_: &Ctx) -> Vec<Act> {
     vec![line("[\"join\"]")]
 }
 fn bom(c: &Ctx) -> Vec<Act> {
-    let s = palaver::canonical::to_string_ordered(&Value::Object(c.valid.clone()));
+    let s = palaver::json::canonical::to_string_ordered(&Value::Object(c.valid.clone()));
     vec![line(format!("\u{feff}{s}"))]
 }
 fn peer_error(_: &Ctx) -> Vec<Act> {

@@ -18,7 +18,7 @@ use std::path::PathBuf;
 fn jsonish() -> impl Strategy<Value = Vec<u8>> {
     prop_oneof![
         prop::collection::vec(any::<u8>(), 0..200),
-        common::value().prop_map(|v| palaver::canonical::to_string_ordered(&v).into_bytes()),
+        common::value().prop_map(|v| palaver::json::canonical::to_string_ordered(&v).into_bytes()),
         "[\\[\\]{}\":,0-9a-z\\\\u. -]{0,120}".prop_map(String::into_bytes),
         Just(br#"{"type":"HELLO","supported_versions":["0.2"]}"#.to_vec()),
         Just(br#"{"type":"JOB_OPEN","a":1,"a":2}"#.to_vec()),
@@ -99,7 +99,7 @@ proptest! {
             jsonish(),
             common::value().prop_map(|v| {
                 let v = match v { Value::Object(m) => Value::Object(m), other => Value::Object(palaver::obj! { "session_id" => other }) };
-                palaver::canonical::to_string_ordered(&v).into_bytes()
+                palaver::json::canonical::to_string_ordered(&v).into_bytes()
             }),
         ],
     ) {
@@ -117,7 +117,7 @@ fn a_valid_job_is_accepted_and_its_replay_refused_without_writing() {
     let g = gtl_on_disk();
     let snapshot = || dump(&g.db);
     let signed = palaver::market::messages::sign(&g.rig.buyer.token, g.rig.job(0)).unwrap();
-    let bytes = palaver::canonical::to_vec(&Value::Object(signed));
+    let bytes = palaver::json::canonical::to_vec(&Value::Object(signed));
     assert!(harness::gtl_submit(
         &g.rig,
         &g.rig.buyer.token,
@@ -135,7 +135,7 @@ fn a_valid_job_is_accepted_and_its_replay_refused_without_writing() {
     let c = community_on_disk();
     for (i, (method, path)) in harness::ROUTES.iter().enumerate() {
         harness::community_request(&c.rig, i, 0, b"", &|| dump(&c.db));
-        let h = palaver::community::auth::headers(&c.rig.keys, method, path, b"", now())
+        let h = palaver::web::auth::headers(&c.rig.keys, method, path, b"", now())
             .map(|(k, v)| (k.to_owned(), v))
             .to_vec();
         let (status, reply) = c.rig.app.request(method, path, &h, Vec::new()).unwrap();

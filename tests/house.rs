@@ -2,13 +2,14 @@
 //! the house keeping one invitation per game, and a guest joining each
 //! through `services::remote::join` over iroh on loopback.
 
-use palaver::community::{Client, ensure_registered, start_embedded};
 use palaver::engine::{ChatSource, ControlMode, EventSink, Hooks};
 use palaver::identity::KeyPair;
 use palaver::json::Value;
 use palaver::services::house::{self, ChatTap};
 use palaver::services::remote::{self, Finished, HostPlan, JoinPlan, PeerOpts, Progress};
+use palaver::services::server::{ensure_registered, start_embedded};
 use palaver::spec::Spec;
+use palaver::web::Client;
 use std::collections::VecDeque;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;

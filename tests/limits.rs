@@ -5,9 +5,9 @@
 
 mod common;
 
-use palaver::community::Client;
 use palaver::identity::KeyPair;
 use palaver::json::{self, Value};
+use palaver::web::Client;
 use std::path::Path;
 use std::process::{Command, Output};
 

@@ -9,7 +9,9 @@ use palaver::json::{Map, Value};
 use palaver::market::canonical::{self, parse_strict};
 use palaver::market::messages::{self, JobRequest};
 use palaver::market::time::{Clock, parse_rfc3339_utc};
-use palaver::market::{Finish, Grant, Market, MarketConfig, MarketError, policy};
+use palaver::market::{
+    Finish, Grant, Market, MarketConfig, MarketError, State, TransactionView, policy,
+};
 use proptest::prelude::*;
 use std::path::Path;
 use std::sync::Arc;
@@ -71,35 +73,24 @@ impl World {
         self.m
             .handle(Some(&g.token), messages::sign(&g.token, msg).unwrap())
     }
-    fn view(&self, tx: &str) -> Value {
+    fn view(&self, tx: &str) -> TransactionView {
         self.m.transaction(tx).unwrap()
     }
     fn state(&self, tx: &str) -> String {
-        self.view(tx)
-            .get("state")
-            .and_then(Value::as_str)
-            .unwrap()
-            .to_owned()
+        self.view(tx).state.as_str().to_owned()
     }
     fn events(&self, tx: &str) -> Vec<String> {
         self.view(tx)
-            .get("events")
-            .and_then(Value::as_array)
-            .unwrap()
+            .events
             .iter()
-            .map(|e| e.get("kind").and_then(Value::as_str).unwrap().to_owned())
+            .map(|e| e.kind.as_str().to_owned())
             .collect()
     }
     fn open(&self, tx: &str) {
         self.send(&self.buyer, job(tx, "0", 15, T0 + HOUR)).unwrap();
     }
     fn offer(&self, tx: &str, who: &Grant, price: i64) -> Result<String, MarketError> {
-        let jh = self
-            .view(tx)
-            .get("job_hash")
-            .and_then(Value::as_str)
-            .unwrap()
-            .to_owned();
+        let jh = self.view(tx).job_hash;
         let r = self.send(
             who,
             messages::offer(
@@ -237,16 +228,9 @@ fn a_verified_delivery_settles_once_and_pays_the_provider() {
     );
     let states: Vec<String> = w
         .view("t1")
-        .get("events")
-        .and_then(Value::as_array)
-        .unwrap()
+        .events
         .iter()
-        .map(|e| {
-            e.get("state_after")
-                .and_then(Value::as_str)
-                .unwrap()
-                .to_owned()
-        })
+        .map(|e| e.state_after.as_str().to_owned())
         .collect();
     assert_eq!(
         states,
@@ -265,7 +249,7 @@ fn a_verified_delivery_settles_once_and_pays_the_provider() {
     assert!(w.m.verify_chain("t1").unwrap().ok());
     assert_eq!(
         w.m.finish("t1").unwrap(),
-        Finish::AlreadyTerminal("SETTLED".into())
+        Finish::AlreadyTerminal(State::Settled)
     );
     w.audit_holds();
 }
@@ -442,31 +426,26 @@ fn every_illegal_transition_is_refused_and_writes_nothing() {
             let v = w.view("tx");
             let before = w.events("tx").len();
             let state = w.state("tx");
-            let s = |k: &str| v.get(k).and_then(Value::as_str).unwrap_or("").to_owned();
             let first_offer = v
-                .get("offers")
-                .and_then(Value::as_array)
-                .and_then(|o| o.first())
-                .and_then(|o| o.get("offer_hash"))
-                .and_then(Value::as_str)
-                .map(str::to_owned)
+                .offers
+                .first()
+                .map(|o| o.offer_hash.clone())
                 .unwrap_or_else(|| "2".repeat(64));
             let pending = v
-                .get("deal")
-                .and_then(|d| d.get("deal_hash"))
-                .and_then(Value::as_str)
-                .map(str::to_owned)
+                .deal
+                .as_ref()
+                .map(|d| d.deal_hash.clone())
                 .unwrap_or_else(|| "3".repeat(64));
             let r = match kind {
                 "OFFER" => w.send(
                     &w.other,
-                    messages::offer("tx", &s("job_hash"), 9, T0 + HOUR / 2, "other", "other"),
+                    messages::offer("tx", &v.job_hash, 9, T0 + HOUR / 2, "other", "other"),
                 ),
                 "OFFER_DECLINE" => w.send(&w.buyer, messages::offer_decline("tx", &first_offer)),
                 "DEAL_LOCK" => {
                     let deal = messages::deal_for(&v, &first_offer).unwrap_or_else(|_| palaver::obj! {
-                        "job_hash" => s("job_hash"), "offer_hash" => first_offer.as_str(),
-                        "authority_hash" => s("authority_hash"), "verification_policy_hash" => s("verification_policy_hash"),
+                        "job_hash" => v.job_hash.as_str(), "offer_hash" => first_offer.as_str(),
+                        "authority_hash" => v.authority_hash.as_str(), "verification_policy_hash" => v.verification_policy_hash.as_str(),
                         "settlement" => Value::Object(palaver::obj! { "on_verified" => "pay_provider", "on_rejected" => "refund_buyer",
                             "amount" => 10, "asset" => "GTU", "payee_principal_id" => "provider" }),
                     });
@@ -521,12 +500,7 @@ fn authorization_signatures_and_roles() {
         (403, "same_principal".into())
     );
     // An offer naming someone else's principal.
-    let jh = w
-        .view("t1")
-        .get("job_hash")
-        .and_then(Value::as_str)
-        .unwrap()
-        .to_owned();
+    let jh = w.view("t1").job_hash;
     assert_eq!(
         status(w.send(
             &w.other,
@@ -855,37 +829,34 @@ proptest! {
             match s {
                 Step::Open(t) => send(&w.buyer, job(&tx(t), "0", 15, w.m.now_ms() + HOUR)),
                 Step::Offer(t, i, p) => if let Some(v) = v(t) {
-                    let jh = v.get("job_hash").and_then(Value::as_str).unwrap_or("");
                     let g = who(i);
-                    send(g, messages::offer(&tx(t), jh, p, w.m.now_ms() + HOUR / 2, &g.principal_id, &g.agent_id));
+                    send(g, messages::offer(&tx(t), &v.job_hash, p, w.m.now_ms() + HOUR / 2, &g.principal_id, &g.agent_id));
                 },
                 Step::Decline(t) => if let Some(v) = v(t)
-                    && let Some(o) = v.get("offers").and_then(Value::as_array).and_then(|o| o.first()) {
-                    send(&w.buyer, messages::offer_decline(&tx(t), o.get("offer_hash").and_then(Value::as_str).unwrap()));
+                    && let Some(o) = v.offers.first() {
+                    send(&w.buyer, messages::offer_decline(&tx(t), &o.offer_hash));
                 },
                 Step::Lock(t) => if let Some(v) = v(t)
-                    && let Some(o) = v.get("offers").and_then(Value::as_array).and_then(|o| o.last())
-                    && let Ok(d) = messages::deal_for(&v, o.get("offer_hash").and_then(Value::as_str).unwrap()) {
+                    && let Some(o) = v.offers.last()
+                    && let Ok(d) = messages::deal_for(&v, &o.offer_hash) {
                     send(&w.buyer, messages::deal_lock(&tx(t), d));
                 },
                 Step::Confirm(t) => if let Some(v) = v(t)
-                    && let Some(d) = v.get("deal").filter(|d| !d.is_null()) {
-                    let p = d.get("provider_principal").and_then(Value::as_str).unwrap();
-                    let g = if p == "provider" { &w.provider } else { &w.other };
-                    send(g, messages::deal_confirm(&tx(t), d.get("deal_hash").and_then(Value::as_str).unwrap()));
+                    && let Some(d) = &v.deal {
+                    let g = if d.provider_principal == "provider" { &w.provider } else { &w.other };
+                    send(g, messages::deal_confirm(&tx(t), &d.deal_hash));
                 },
                 Step::Fund(t, a) => if let Some(v) = v(t) {
-                    let dh = v.get("deal_hash").and_then(Value::as_str).unwrap_or("").to_owned();
+                    let dh = v.deal_hash.clone().unwrap_or_default();
                     send(&w.buyer, messages::fund(&tx(t), &dh, a));
                 },
                 Step::Deliver(t, good) => if let Some(v) = v(t)
-                    && let Some(d) = v.get("deal").filter(|d| !d.is_null()) {
-                    let p = d.get("provider_principal").and_then(Value::as_str).unwrap();
-                    let g = if p == "provider" { &w.provider } else { &w.other };
+                    && let Some(d) = &v.deal {
+                    let g = if d.provider_principal == "provider" { &w.provider } else { &w.other };
                     let prefix = format!("palaver|{}", tx(t));
                     let sol = policy::solve(&prefix, "0", 0, 1, &Default::default()).unwrap();
                     let digest = if good { sol.digest } else { "f".repeat(64) };
-                    send(g, messages::deliver(&tx(t), d.get("deal_hash").and_then(Value::as_str).unwrap(), &prefix, sol.nonce, &digest));
+                    send(g, messages::deliver(&tx(t), &d.deal_hash, &prefix, sol.nonce, &digest));
                 },
                 Step::Finish(t) => { let _ = w.m.finish(&tx(t)); },
                 Step::Advance(ms) => { w.clock.fetch_add(ms, Ordering::SeqCst); },
@@ -909,11 +880,9 @@ proptest! {
         }
         for t in 0..3 {
             if let Ok(v) = w.m.transaction(&format!("p{t}")) {
-                let kinds: Vec<String> = v.get("events").and_then(Value::as_array).unwrap().iter()
-                    .map(|e| e.get("kind").and_then(Value::as_str).unwrap().to_owned()).collect();
+                let kinds: Vec<String> = v.events.iter().map(|e| e.kind.as_str().to_owned()).collect();
                 let terminal = kinds.iter().filter(|k| matches!(k.as_str(), "SETTLEMENT" | "REFUND")).count()
-                    + v.get("events").and_then(Value::as_array).unwrap().iter()
-                        .filter(|e| e.get("state_after").and_then(Value::as_str) == Some("CLOSED")).count();
+                    + v.events.iter().filter(|e| e.state_after.as_str() == "CLOSED").count();
                 prop_assert!(terminal <= 1, "{:?}", kinds);
                 prop_assert!(palaver::market::verify_chain_value(&v).ok());
             }
@@ -928,10 +897,7 @@ fn a_tampered_chain_is_detected() {
     w.deliver("t1", &dh, true).unwrap();
     let mut v = w.view("t1");
     assert!(palaver::market::verify_chain_value(&v).ok());
-    let events = v.as_object_mut().unwrap().get_mut("events").unwrap();
-    if let Value::Array(es) = events {
-        es[3].as_object_mut().unwrap().insert("at", Value::from(1));
-    }
+    v.events[3].at = 1;
     let r = palaver::market::verify_chain_value(&v);
     assert!(!r.ok());
     assert!(r.problems[0].contains("event 4"), "{:?}", r.problems);

@@ -156,7 +156,7 @@ fn two_processes_settle_a_solved_job_and_refund_a_wrong_digest() {
     let funded = ok(&buyer, &url, &["market", "fund", "e2e_ok"]);
     assert_eq!(funded.get("balance").and_then(Value::as_i64), Some(988));
     let done = wait_for(&buyer, &url, "e2e_ok", |v| {
-        palaver::market::is_terminal(state(v))
+        palaver::market::State::parse(state(v)).is_some_and(|s| s.is_terminal())
     });
     assert_eq!(state(&done), "SETTLED", "{done:?}");
     let digest = done

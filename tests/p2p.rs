@@ -98,7 +98,7 @@ impl Peers {
     /// A stranger's connection to the host of invitation `post` (no
     /// handshake: what it sends is up to the test).
     async fn dial(&self, post: &str) -> (Endpoint, Link, Channel) {
-        let c = palaver::community::Client::new(&self.url, KeyPair::generate()).unwrap();
+        let c = palaver::web::Client::new(&self.url, KeyPair::generate()).unwrap();
         let inv = c
             .call("GET", &format!("/api/v1/invitations/{post}"), None, &[200])
             .await

@@ -3,7 +3,7 @@
 mod common;
 
 use common::value;
-use palaver::canonical;
+use palaver::json::canonical;
 use palaver::json::{self, Number, Value, python_float_repr};
 use proptest::prelude::*;
 

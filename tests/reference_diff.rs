@@ -9,7 +9,7 @@
 
 mod common;
 
-use palaver::canonical;
+use palaver::json::canonical;
 use palaver::json::{self, Map, Value};
 use palaver::library::{self, BUNDLED_SPECS};
 use palaver::spec::{self, Spec};

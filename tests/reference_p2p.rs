@@ -262,7 +262,7 @@ fn reference_hosts(w: &World, alias: &str, options: Option<&str>, palaver_inbox:
             writeln!(
                 f,
                 "{}",
-                palaver::canonical::to_string_ordered(&Value::Object(
+                palaver::json::canonical::to_string_ordered(&Value::Object(
                     palaver::obj! { "text" => *l }
                 ))
             )

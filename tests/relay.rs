@@ -161,9 +161,8 @@ impl World {
     /// The invitation's ticket, as the server holds it.
     fn ticket(&self, post: &str) -> String {
         tokio::runtime::Runtime::new().unwrap().block_on(async {
-            let c =
-                palaver::community::Client::new(&self.url, palaver::identity::KeyPair::generate())
-                    .unwrap();
+            let c = palaver::web::Client::new(&self.url, palaver::identity::KeyPair::generate())
+                .unwrap();
             let inv = c
                 .call("GET", &format!("/api/v1/invitations/{post}"), None, &[200])
                 .await

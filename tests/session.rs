@@ -198,7 +198,7 @@ async fn run_case(c: &Case, mode: ControlMode, when: When, via: Via) -> (Session
                 assert!(r.ok, "{r:?}");
             }
             Via::Cli => {
-                let text = palaver::canonical::to_string_ordered(&Value::Object(with_key));
+                let text = palaver::json::canonical::to_string_ordered(&Value::Object(with_key));
                 let out = tokio::task::spawn_blocking(move || decide_cli(&child, &text))
                     .await
                     .unwrap();

@@ -856,7 +856,7 @@ fn check_length(p: &Packet, setting: Option<&palaver::werewolf::packet::Setting>
     } else {
         s.whisper.max_length
     };
-    let lc = palaver::tui::wolf::prompt::length_config(&m);
+    let lc = palaver::tui::screens::wolf::prompt::length_config(&m);
     let info = p.info.as_ref().unwrap();
     let others: Vec<&str> = info
         .status_map

@@ -4,7 +4,8 @@
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use palaver::{canonical, json, spec};
+use palaver::json::{self, canonical};
+use palaver::spec;
 
 fuzz_target!(|data: &[u8]| {
     if let Ok(v) = json::parse_bytes(data) {

@@ -2,9 +2,10 @@
 //! `rating`, `protocol register` and the server-side `session` commands.
 
 use super::{Ctx, Outcome};
-use crate::community::{Client, Config, SqliteStore};
+use crate::community::{Config, SqliteStore};
 use crate::identity::KeyPair;
 use crate::json::Value;
+use crate::web::Client;
 use anyhow::{Context, Result, anyhow};
 use clap::Args;
 use serde::Serialize;
@@ -162,7 +163,7 @@ pub fn serve(ctx: &Ctx, a: ServeArgs) -> Result<Outcome> {
             listener.local_addr()?,
             db.display()
         );
-        crate::community::serve_with_market(
+        crate::services::server::serve_with_market(
             listener,
             Box::new(store),
             cfg,
@@ -275,7 +276,7 @@ pub fn browse(
                     .unwrap_or_else(|| g("protocol_id").chars().take(12).collect());
                 let opts = inv
                     .get("options")
-                    .map(crate::canonical::to_string_ordered)
+                    .map(crate::json::canonical::to_string_ordered)
                     .unwrap_or_default();
                 writeln!(
                     out,
@@ -372,7 +373,7 @@ pub fn remote(ctx: &Ctx, cmd: Remote) -> Result<Outcome> {
                 .and_then(Value::as_str)
                 .filter(|p| !p.is_empty())
                 .map(str::to_owned);
-            let canonical = crate::community::auth::transport_binding_canonical(
+            let canonical = crate::web::auth::transport_binding_canonical(
                 &c.keys().public_key,
                 "iroh",
                 &ticket,

@@ -5,9 +5,10 @@ use super::community_cmd::{runtime, server_url};
 use super::{Ctx, Outcome};
 use crate::identity::KeyPair;
 use crate::json::Value;
-use crate::market::messages::{self, JobRequest};
+use crate::market::policy::Solution;
 use crate::market::time::{format_rfc3339_utc, system_ms};
-use crate::market::{MarketClient, MarketClientError, canonical, policy};
+use crate::market::workflow::JobAsk;
+use crate::market::{MarketClient, MarketClientError, TransactionView, canonical, policy};
 use anyhow::{Context, Result, anyhow};
 use clap::{Args, Subcommand};
 use std::sync::atomic::AtomicBool;
@@ -173,15 +174,11 @@ async fn connect(ctx: &Ctx, principal: Option<&str>) -> Result<MarketClient> {
     )
 }
 
-fn s<'a>(v: &'a Value, k: &str) -> &'a str {
-    v.get(k).and_then(Value::as_str).unwrap_or("")
-}
-
 /// Prints an answer (JSON or one human line) or a market refusal.
-fn answer(
+fn answer<T: serde::Serialize>(
     ctx: &Ctx,
-    r: Result<Value, MarketClientError>,
-    human: impl FnOnce(&Value) -> String,
+    r: Result<T, MarketClientError>,
+    human: impl FnOnce(&T) -> String,
 ) -> Result<Outcome> {
     match r {
         Ok(v) => {
@@ -217,7 +214,11 @@ fn answer(
                     .into_iter()
                     .flatten()
                 {
-                    eprintln!("  invalid  {}: {}", s(f, "path"), s(f, "reason"));
+                    eprintln!(
+                        "  invalid  {}: {}",
+                        f.get_str("path").unwrap_or(""),
+                        f.get_str("reason").unwrap_or("")
+                    );
                 }
             }
             Ok(Outcome::Rejected)
@@ -266,53 +267,46 @@ pub fn run(ctx: &Ctx, cmd: MarketCmd) -> Result<Outcome> {
             MarketCmd::Offer { transaction_id, price, expires_in } => {
                 let c = connect(ctx, None).await?;
                 let view = c.transaction(&transaction_id).await?;
-                let budget = view.get("budget").and_then(|b| b.get("amount")).and_then(Value::as_i64).unwrap_or(0);
-                let deadline = crate::market::time::parse_rfc3339_utc(s(&view, "deadline")).unwrap_or(0);
-                let expires = (system_ms() + expires_in * 1000).min(deadline);
-                let msg = messages::offer(&transaction_id, s(&view, "job_hash"), price.unwrap_or(budget), expires, c.principal_id(), c.agent_id());
-                answer(ctx, c.post(msg).await, |v| format!("{} {} {}", s(v, "transaction_id"), s(v, "state"), hashes(v)))
+                let price = price.unwrap_or(view.budget.amount);
+                let r = c.offer_on(&transaction_id, &view.job_hash, &view.deadline, price, expires_in * 1000).await;
+                answer(ctx, r, |v| format!("{} {} {}", v.get_str("transaction_id").unwrap_or(""), v.get_str("state").unwrap_or(""), hashes(v)))
             }
             MarketCmd::Decline { transaction_id, offer_hash } => {
                 let c = connect(ctx, None).await?;
-                answer(ctx, c.post(messages::offer_decline(&transaction_id, &offer_hash)).await, |v| format!("{} {}", s(v, "transaction_id"), s(v, "state")))
+                answer(ctx, c.post(crate::market::messages::offer_decline(&transaction_id, &offer_hash)).await, |v| format!("{} {}", v.get_str("transaction_id").unwrap_or(""), v.get_str("state").unwrap_or("")))
             }
             MarketCmd::Lock { transaction_id, offer_hash } => {
                 let c = connect(ctx, None).await?;
                 let view = c.transaction(&transaction_id).await?;
-                let deal = messages::deal_for(&view, &offer_hash).map_err(|e| anyhow!(e))?;
-                answer(ctx, c.post(messages::deal_lock(&transaction_id, deal)).await, |v| {
-                    format!("{} {} {} (waiting for the provider's confirm)", s(v, "transaction_id"), s(v, "state"), hashes(v))
+                answer(ctx, c.lock_deal(&view, &offer_hash).await, |v| {
+                    format!("{} {} {} (waiting for the provider's confirm)", v.get_str("transaction_id").unwrap_or(""), v.get_str("state").unwrap_or(""), hashes(v))
                 })
             }
             MarketCmd::Confirm { transaction_id } => {
                 let c = connect(ctx, None).await?;
                 let view = c.transaction(&transaction_id).await?;
-                let dh = checked_deal(&view, c.principal_id())?;
-                answer(ctx, c.post(messages::deal_confirm(&transaction_id, &dh)).await, |v| format!("{} {} {}", s(v, "transaction_id"), s(v, "state"), hashes(v)))
+                let r = c.confirm_deal(&view).await.map(|(_, v)| v);
+                answer(ctx, r, |v| format!("{} {} {}", v.get_str("transaction_id").unwrap_or(""), v.get_str("state").unwrap_or(""), hashes(v)))
             }
             MarketCmd::Fund { transaction_id } => {
                 let c = connect(ctx, None).await?;
                 let view = c.transaction(&transaction_id).await?;
-                let deal = view.get("deal").filter(|d| !d.is_null()).ok_or_else(|| anyhow!("{transaction_id} has no deal yet"))?;
-                let amount = deal.get("amount").and_then(Value::as_i64).unwrap_or(0);
-                answer(ctx, c.post(messages::fund(&transaction_id, s(&view, "deal_hash"), amount)).await, |v| {
-                    format!("{} {} commitment {} balance {}", s(v, "transaction_id"), s(v, "state"), s(v, "funding_commitment_id"), v.get("balance").map(Value::py_str).unwrap_or_default())
+                answer(ctx, c.fund_deal(&view).await.map(|(_, v)| v), |v| {
+                    format!("{} {} commitment {} balance {}", v.get_str("transaction_id").unwrap_or(""), v.get_str("state").unwrap_or(""), v.get_str("funding_commitment_id").unwrap_or(""), v.get("balance").map(Value::py_str).unwrap_or_default())
                 })
             }
             MarketCmd::Deliver(a) => {
                 let c = connect(ctx, None).await?;
                 let view = c.transaction(&a.transaction_id).await?;
-                let (prefix, target) = input(&view);
-                let (nonce, digest) = match (a.nonce, a.digest) {
-                    (Some(n), Some(d)) => (n, d),
+                let sol = match (a.nonce, a.digest) {
+                    (Some(nonce), Some(digest)) => Solution { nonce, digest },
                     _ => {
-                        let sol = policy::solve(&prefix, &target, 0, threads(a.threads), &AtomicBool::new(false))
-                            .ok_or_else(|| anyhow!("no nonce found for target {target:?}"))?;
-                        (sol.nonce, sol.digest)
+                        let (prefix, target) = view.input();
+                        policy::solve(&prefix, &target, 0, threads(a.threads), &AtomicBool::new(false))
+                            .ok_or_else(|| anyhow!("no nonce found for target {target:?}"))?
                     }
                 };
-                let msg = messages::deliver(&a.transaction_id, s(&view, "deal_hash"), &prefix, nonce, &digest);
-                answer(ctx, c.post(msg).await, |v| format!("{} {} {} {}", s(v, "transaction_id"), s(v, "result"), s(v, "state"), hashes(v)))
+                answer(ctx, c.deliver_solution(&view, &sol).await, |v| format!("{} {} {} {}", v.get_str("transaction_id").unwrap_or(""), v.get_str("result").unwrap_or(""), v.get_str("state").unwrap_or(""), hashes(v)))
             }
             MarketCmd::Show { transaction_id } => {
                 let c = connect(ctx, None).await?;
@@ -321,15 +315,13 @@ pub fn run(ctx: &Ctx, cmd: MarketCmd) -> Result<Outcome> {
             MarketCmd::List { all } => {
                 let c = connect(ctx, None).await?;
                 let jobs = c.market(all).await?;
-                answer(ctx, Ok(Value::Array(jobs)), |v| {
+                answer(ctx, Ok(jobs), |jobs| {
                     let mut out = format!("{:<24} {:<12} {:>7}  {:<24}  {:<8} {}", "TRANSACTION", "STATE", "BUDGET", "DEADLINE", "TARGET", "OFFERS");
-                    for j in v.as_array().into_iter().flatten() {
-                        let (_, target) = input(j);
+                    for j in jobs {
+                        let (_, target) = j.input();
                         out.push_str(&format!(
                             "\n{:<24} {:<12} {:>7}  {:<24}  {:<8} {}",
-                            s(j, "transaction_id"), s(j, "state"),
-                            j.get("budget").and_then(|b| b.get("amount")).map(Value::py_str).unwrap_or_default(),
-                            s(j, "deadline"), target, j.get("live_offers").map(Value::py_str).unwrap_or_default()
+                            j.transaction_id, j.state.as_str(), j.budget.amount, j.deadline, target, j.live_offers
                         ));
                     }
                     out
@@ -364,62 +356,39 @@ pub fn run(ctx: &Ctx, cmd: MarketCmd) -> Result<Outcome> {
     })
 }
 
-use crate::market::bot::input;
-
-/// The pending deal's hash after checking it matches `me`'s offer.
-fn checked_deal(view: &Value, me: &str) -> Result<String> {
-    crate::market::bot::checked_deal(view, me).map_err(anyhow::Error::msg)
-}
-
-fn timeline(v: &Value) -> String {
+fn timeline(v: &TransactionView) -> String {
     let mut out = format!(
         "{}  {}  budget {} GTU  deadline {}\n  job_hash    {}\n  policy_hash {}\n  buyer       {}",
-        s(v, "transaction_id"),
-        s(v, "state"),
-        v.get("budget")
-            .and_then(|b| b.get("amount"))
-            .map(Value::py_str)
-            .unwrap_or_default(),
-        s(v, "deadline"),
-        s(v, "job_hash"),
-        s(v, "verification_policy_hash"),
-        s(v, "buyer_principal")
+        v.transaction_id,
+        v.state,
+        v.budget.amount,
+        v.deadline,
+        v.job_hash,
+        v.verification_policy_hash,
+        v.buyer_principal
     );
-    for o in v
-        .get("offers")
-        .and_then(Value::as_array)
-        .into_iter()
-        .flatten()
-    {
+    for o in &v.offers {
         out.push_str(&format!(
             "\n  offer {} {} GTU by {} ({})",
-            s(o, "offer_hash"),
-            o.get("price").map(Value::py_str).unwrap_or_default(),
-            s(o, "provider_principal"),
-            s(o, "status")
+            o.offer_hash, o.price, o.provider_principal, o.status
         ));
     }
-    if let Some(d) = v.get("deal").filter(|d| !d.is_null()) {
+    if let Some(d) = &v.deal {
         out.push_str(&format!(
             "\n  deal  {} confirmed={}",
-            s(d, "deal_hash"),
-            d.get("confirmed").map(Value::py_str).unwrap_or_default()
+            d.deal_hash,
+            if d.confirmed { "True" } else { "False" }
         ));
     }
     out.push_str("\n  events:");
-    for e in v
-        .get("events")
-        .and_then(Value::as_array)
-        .into_iter()
-        .flatten()
-    {
+    for e in &v.events {
         out.push_str(&format!(
             "\n  {:>3} {:<13} {:<12} {}  {}",
-            e.get("seq").map(Value::py_str).unwrap_or_default(),
-            s(e, "kind"),
-            s(e, "state_after"),
-            format_rfc3339_utc(e.get("at").and_then(Value::as_i64).unwrap_or(0)),
-            s(e, "event_hash")
+            e.seq,
+            e.kind.as_str(),
+            e.state_after.as_str(),
+            format_rfc3339_utc(e.at),
+            e.event_hash
         ));
     }
     out
@@ -441,26 +410,30 @@ async fn open(ctx: &Ctx, a: OpenArgs) -> Result<Outcome> {
             }
         }
         None => {
-            let txid = a.transaction_id.clone().unwrap_or_else(|| {
-                format!("job_{}", crate::canonical::hex(&rand::random::<[u8; 6]>()))
-            });
-            let prefix = a
-                .prefix
-                .clone()
-                .unwrap_or_else(|| format!("palaver|{txid}"));
-            messages::job_open(&JobRequest {
-                transaction_id: &txid,
-                prefix: &prefix,
+            let ask = JobAsk {
+                transaction_id: a.transaction_id.as_deref(),
+                prefix: a.prefix.as_deref(),
                 target: &a.target,
                 budget: a.budget,
                 deadline_ms: system_ms() + a.deadline_in * 1000,
-                principal_id: c.principal_id(),
-                agent_id: c.agent_id(),
-            })
+            };
+            return answer(ctx, c.open_job(&ask).await.map(|(_, v)| v), |v| {
+                format!(
+                    "{} {} {}",
+                    v.get_str("transaction_id").unwrap_or(""),
+                    v.get_str("state").unwrap_or(""),
+                    hashes(v)
+                )
+            });
         }
     };
     answer(ctx, c.post(msg).await, |v| {
-        format!("{} {} {}", s(v, "transaction_id"), s(v, "state"), hashes(v))
+        format!(
+            "{} {} {}",
+            v.get_str("transaction_id").unwrap_or(""),
+            v.get_str("state").unwrap_or(""),
+            hashes(v)
+        )
     })
 }
 
@@ -491,7 +464,7 @@ async fn bot(ctx: &Ctx, a: BotArgs) -> Result<Outcome> {
         {
             println!(
                 "{}",
-                crate::canonical::to_string_ordered(&Value::Object(crate::obj! {
+                crate::json::canonical::to_string_ordered(&Value::Object(crate::obj! {
                     "transaction_id" => transaction_id.as_str(), "state" => state.as_str(),
                 }))
             );

@@ -400,7 +400,10 @@ fn show(ctx: &Ctx, key: &str) -> Result<Outcome> {
                 desc.push_str(&format!(" {}", vs.join("|")));
             }
             if let Some(d) = p.get("default") {
-                desc.push_str(&format!(" (default {})", crate::canonical::to_string(d)));
+                desc.push_str(&format!(
+                    " (default {})",
+                    crate::json::canonical::to_string(d)
+                ));
             }
             writeln!(out, "  {k:<22} {desc}")?;
         }
@@ -415,7 +418,7 @@ fn show(ctx: &Ctx, key: &str) -> Result<Outcome> {
             };
             let opts = p
                 .get("options")
-                .map(crate::canonical::to_string)
+                .map(crate::json::canonical::to_string)
                 .unwrap_or_default();
             writeln!(out, " {marker}{name:<22} {opts}")?;
         }

@@ -176,7 +176,7 @@ pub fn format_event(e: &Map) -> String {
         _ if data.is_empty() => format!("[{ts}] {kind}: "),
         _ => format!(
             "[{ts}] {kind}: {}",
-            crate::canonical::to_string_ordered(&Value::Object(data))
+            crate::json::canonical::to_string_ordered(&Value::Object(data))
         ),
     }
 }
@@ -192,7 +192,7 @@ fn detail_line(d: &Map) -> String {
                 .filter(|(k, _)| *k != "ts" && *k != "summary")
                 .map(|(k, v)| (k, v.clone()))
                 .collect();
-            crate::canonical::to_string_ordered(&Value::Object(rest))
+            crate::json::canonical::to_string_ordered(&Value::Object(rest))
         });
     format!("[{}] {summary}", ts_short(d))
 }
@@ -218,7 +218,7 @@ fn print_jsonl(
                 writeln!(
                     out,
                     "{}",
-                    crate::canonical::to_string_ordered(&Value::Object(line.clone()))
+                    crate::json::canonical::to_string_ordered(&Value::Object(line.clone()))
                 )?;
             } else {
                 writeln!(out, "{}", fmt(line))?;
@@ -359,7 +359,11 @@ fn snapshot(ctx: &Ctx, dir: &StateDir) -> Result<Outcome> {
         writeln!(out, "control_mode: {m}")?;
     }
     if let Some(score) = snap.get("score") {
-        writeln!(out, "score: {}", crate::canonical::to_string_ordered(score))?;
+        writeln!(
+            out,
+            "score: {}",
+            crate::json::canonical::to_string_ordered(score)
+        )?;
     }
     if let Some(r) = s("round") {
         writeln!(out, "round: {r}")?;
@@ -519,7 +523,7 @@ fn abort(ctx: &Ctx, dir: &StateDir, reason: &str) -> Result<Outcome> {
     writeln!(
         std::io::stdout(),
         "{}",
-        crate::canonical::to_string_ordered(&Value::Object(out))
+        crate::json::canonical::to_string_ordered(&Value::Object(out))
     )?;
     Ok(Outcome::Ok)
 }

@@ -1,7 +1,8 @@
 //! `palaver wolf …`: the AIWolf NLP werewolf server, client and local bot
 //! games.
 
-use crate::werewolf::agent::{BotDecider, ControlMode, JoinLimits, JoinOptions, join, join_with};
+use crate::engine::ControlMode;
+use crate::werewolf::agent::{BotDecider, JoinLimits, JoinOptions, join, join_with};
 use crate::werewolf::bot::Bot;
 use crate::werewolf::config::Config;
 use crate::werewolf::game::GameEvent;
@@ -181,7 +182,7 @@ fn join_cmd(ctx: &super::Ctx, a: JoinArgs) -> Result<super::Outcome> {
             bail!("--games is for the autonomous client; the console plays one game");
         }
         let mut opts = super::console_options(ctx, super::ConsoleArgs::default())?;
-        opts.wolf_join = Some(crate::tui::wolf::JoinSpec {
+        opts.wolf_join = Some(crate::tui::effect::JoinSpec {
             url: a.url,
             name: a.name,
             token: a.token,

@@ -1,15 +1,12 @@
-//! The community: the REST client every command that talks to a server
-//! uses, and the server itself (`palaver serve`), wire-compatible with the
-//! reference client.
+//! The community server's routes (`palaver serve`), wire-compatible with
+//! the reference client: registration, protocols, invitations, sessions,
+//! feedback and ratings over a SQLite store. The client that talks to it
+//! is [`crate::web::Client`]; the server that runs these routes with the
+//! market's is [`crate::services::server`].
 
-pub mod auth;
-pub mod client;
-pub mod embedded;
 pub mod recent;
 pub mod server;
 pub mod store;
 
-pub use client::{Client, ClientError};
-pub use embedded::{ensure_registered, start_embedded};
-pub use server::{Config, router, router_with_market, serve, serve_with_market};
+pub use server::Config;
 pub use store::{SqliteStore, Store};

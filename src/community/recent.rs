@@ -9,7 +9,7 @@
 //! second; a table still full after a sweep refuses new requests (503)
 //! instead of forgetting one that could be replayed.
 
-use super::auth::{MAX_SKEW, REPLAY_WINDOW};
+use crate::web::auth::{MAX_SKEW, REPLAY_WINDOW};
 use sha2::{Digest, Sha256};
 use std::collections::HashMap;
 

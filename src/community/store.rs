@@ -311,11 +311,11 @@ impl Store for SqliteStore {
         let s = |k: &str| inv.get(k).and_then(Value::as_str).map(str::to_owned);
         let tags = inv
             .get("tags")
-            .map(crate::canonical::to_string_ordered)
+            .map(crate::json::canonical::to_string_ordered)
             .unwrap_or_else(|| "[]".into());
         self.db().execute(
             "INSERT INTO invitations (post_id, public_key, protocol_id, type, tags, body, status, created_at, expires_at) VALUES (?1, ?2, ?3, ?4, ?5, ?6, 'open', ?7, ?8)",
-            params![s("post_id"), public_key, s("protocol_id"), s("type").unwrap_or_else(|| "supply".into()), tags, crate::canonical::to_string_ordered(&Value::Object(inv.clone())), now, expires_at],
+            params![s("post_id"), public_key, s("protocol_id"), s("type").unwrap_or_else(|| "supply".into()), tags, crate::json::canonical::to_string_ordered(&Value::Object(inv.clone())), now, expires_at],
         )?;
         Ok(())
     }
@@ -484,7 +484,7 @@ impl Store for SqliteStore {
     fn add_feedback(&self, session_id: &str, by: &str, body: &Map, now: f64) -> Res<()> {
         self.db().execute(
             "INSERT INTO feedback (session_id, public_key, body, created_at) VALUES (?1, ?2, ?3, ?4)",
-            params![session_id, by, crate::canonical::to_string_ordered(&Value::Object(body.clone())), now],
+            params![session_id, by, crate::json::canonical::to_string_ordered(&Value::Object(body.clone())), now],
         )?;
         Ok(())
     }

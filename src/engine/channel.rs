@@ -8,7 +8,7 @@
 //! the size limit, parsing, and the `_sys` heartbeat frames, which are
 //! answered or dropped here and never reach a protocol.
 
-use crate::canonical;
+use crate::json::canonical;
 use crate::json::{self, Map, Value};
 use async_trait::async_trait;
 use std::pin::Pin;

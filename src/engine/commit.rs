@@ -2,8 +2,8 @@
 //! where the value is formatted like Python's `str()` (strings raw, integers
 //! in decimal, `True`/`False`) and the nonce is 16 lowercase hex characters.
 
-use crate::canonical::{hex, sha256_hex};
 use crate::json::Value;
+use crate::json::canonical::{hex, sha256_hex};
 
 /// The commitment to `value` under `nonce`.
 pub fn commit_hash(value: &Value, nonce: &str) -> String {

@@ -15,7 +15,7 @@
 //! ends the session cleanly with that reason (`hook_error`).
 
 use super::{ControlMode, Ctx, Dir, Event, HookError, HookResult, Hooks, HostMetadata, Window};
-use crate::canonical;
+use crate::json::canonical;
 use crate::json::{self, Map, Value};
 use crate::obj;
 use anyhow::{Context, Result, bail};

@@ -3,7 +3,7 @@
 //! and a sidecar that lets palaver recognise the untouched skeleton.
 
 use super::external::SIDECAR;
-use crate::canonical::sha256_hex;
+use crate::json::canonical::sha256_hex;
 use crate::obj;
 use std::path::{Path, PathBuf};
 

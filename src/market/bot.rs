@@ -4,7 +4,8 @@
 //! delivers. `palaver market bot` and the console's house run it.
 
 use super::client::{MarketClient, MarketClientError};
-use super::{canonical, messages, policy};
+use super::policy;
+use super::vocab::{Kind, State};
 use crate::json::Value;
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -63,7 +64,7 @@ pub enum BotEvent {
     /// Its transaction reached a terminal state.
     Ended {
         transaction_id: String,
-        state: String,
+        state: State,
     },
     /// Something it declined to do or was refused, with why.
     Note {
@@ -106,58 +107,6 @@ impl std::fmt::Display for BotEvent {
     }
 }
 
-fn s<'a>(v: &'a Value, k: &str) -> &'a str {
-    v.get(k).and_then(Value::as_str).unwrap_or("")
-}
-
-/// A job's `(prefix, target)`.
-pub fn input(view: &Value) -> (String, String) {
-    let i = view
-        .get("job")
-        .and_then(|j| j.get("input").or_else(|| j.get("task_parameters")));
-    let g = |k: &str| {
-        i.and_then(|i| i.get(k))
-            .and_then(Value::as_str)
-            .unwrap_or("")
-            .to_owned()
-    };
-    (g("prefix"), g("target"))
-}
-
-/// The pending deal's hash, after checking it is what `me` offered: the
-/// hash recomputed from the deal object, the payee and the amount.
-pub fn checked_deal(view: &Value, me: &str) -> Result<String, String> {
-    let d = view
-        .get("deal")
-        .filter(|d| !d.is_null())
-        .ok_or("the buyer has not locked a deal yet")?;
-    let deal = d.get("deal").cloned().unwrap_or_default();
-    let claimed = s(d, "deal_hash");
-    if canonical::hash(&deal).ok().as_deref() != Some(claimed) {
-        return Err(format!(
-            "the deal does not hash to {claimed}: refusing to confirm"
-        ));
-    }
-    let st = deal.get("settlement").cloned().unwrap_or_default();
-    if s(&st, "payee_principal_id") != me {
-        return Err(format!(
-            "the locked deal pays {}, not you ({me})",
-            s(&st, "payee_principal_id")
-        ));
-    }
-    let offer = view.get("offers").and_then(Value::as_array).and_then(|os| {
-        os.iter()
-            .find(|o| s(o, "offer_hash") == s(&deal, "offer_hash"))
-    });
-    let price = offer.and_then(|o| o.get("price")).and_then(Value::as_i64);
-    if st.get("amount").and_then(Value::as_i64) != price
-        || s(&deal, "job_hash") != s(view, "job_hash")
-    {
-        return Err("the locked deal does not match your offer".into());
-    }
-    Ok(claimed.to_owned())
-}
-
 /// What the bot remembers about a transaction it offered on.
 struct Tracked {
     offer_hash: String,
@@ -183,40 +132,25 @@ pub async fn run(
     let mut finished = 0usize;
     loop {
         for j in c.market(false).await? {
-            let txid = s(&j, "transaction_id").to_owned();
-            let (_, target) = input(&j);
-            let budget = j
-                .get("budget")
-                .and_then(|b| b.get("amount"))
-                .and_then(Value::as_i64)
-                .unwrap_or(0);
+            let txid = j.transaction_id.clone();
+            let (_, target) = j.input();
+            let budget = j.budget.amount;
             let price = o.price.unwrap_or(budget);
-            let fits = s(&j, "state") == "JOB_OPEN" || s(&j, "state") == "OFFERED";
-            let task = j
-                .get("job")
-                .and_then(|x| x.get("task_type"))
-                .and_then(Value::as_str)
-                == Some(policy::POLICY_ID);
+            let fits = Kind::Offer.accepted_in().contains(&j.state);
             if tracked.contains_key(&txid)
                 || !fits
-                || !task
-                || s(&j, "buyer_principal") == me
+                || j.task_type() != policy::POLICY_ID
+                || j.buyer_principal == me
                 || target.len() > o.max_target_hex
                 || price > budget
                 || price <= 0
             {
                 continue;
             }
-            let deadline = super::time::parse_rfc3339_utc(s(&j, "deadline")).unwrap_or(0);
-            let msg = messages::offer(
-                &txid,
-                s(&j, "job_hash"),
-                price,
-                (super::time::system_ms() + 600_000).min(deadline),
-                &me,
-                c.agent_id(),
-            );
-            match c.post(msg).await {
+            match c
+                .offer_on(&txid, &j.job_hash, &j.deadline, price, 600_000)
+                .await
+            {
                 Ok(v) => {
                     let oh = v
                         .get("hashes")
@@ -249,13 +183,12 @@ pub async fn run(
                     continue;
                 }
             };
-            let state = s(&view, "state").to_owned();
-            let deal = view.get("deal").filter(|d| !d.is_null());
-            let mine = deal.is_some_and(|d| s(d, "offer_hash") == tracked[&txid].offer_hash);
-            if super::is_terminal(&state) {
+            let deal = view.deal.as_ref();
+            let mine = deal.is_some_and(|d| d.offer_hash == tracked[&txid].offer_hash);
+            if view.state.is_terminal() {
                 report(BotEvent::Ended {
                     transaction_id: txid.clone(),
-                    state,
+                    state: view.state,
                 });
                 tracked.remove(&txid);
                 finished += 1;
@@ -266,32 +199,29 @@ pub async fn run(
                 tracked.remove(&txid);
                 continue;
             }
-            if state == "OFFERED"
-                && deal.is_some_and(|d| d.get("confirmed").and_then(Value::as_bool) == Some(false))
-            {
-                match checked_deal(&view, &me) {
-                    Ok(dh) => match c.post(messages::deal_confirm(&txid, &dh)).await {
-                        Ok(_) => report(BotEvent::Confirmed {
-                            transaction_id: txid.clone(),
-                            deal_hash: dh,
-                        }),
-                        Err(e) => note(&txid, format!("confirm refused: {e}")),
-                    },
-                    Err(e) => note(&txid, format!("not confirming: {e}")),
+            if view.state == State::Offered && deal.is_some_and(|d| !d.confirmed) {
+                match c.confirm_deal(&view).await {
+                    Ok((dh, _)) => report(BotEvent::Confirmed {
+                        transaction_id: txid.clone(),
+                        deal_hash: dh,
+                    }),
+                    Err(MarketClientError::Check(e)) => note(&txid, format!("not confirming: {e}")),
+                    Err(e) => note(&txid, format!("confirm refused: {e}")),
                 }
             }
-            if state == "FUNDED" && !tracked[&txid].delivered {
-                let (prefix, target) = input(&view);
+            if view.state == State::Funded && !tracked[&txid].delivered {
+                let (prefix, target) = view.input();
                 let start = std::time::Instant::now();
                 let threads = o.threads.max(1);
                 // The solver is CPU work: off the async workers.
-                let (p, t) = (prefix.clone(), target.clone());
+                let t = target.clone();
                 let stop = Arc::new(AtomicBool::new(false));
-                let sol =
-                    tokio::task::spawn_blocking(move || policy::solve(&p, &t, 0, threads, &stop))
-                        .await
-                        .ok()
-                        .flatten();
+                let sol = tokio::task::spawn_blocking(move || {
+                    policy::solve(&prefix, &t, 0, threads, &stop)
+                })
+                .await
+                .ok()
+                .flatten();
                 let Some(sol) = sol else {
                     note(&txid, format!("no nonce for target {target:?}"));
                     continue;
@@ -301,18 +231,13 @@ pub async fn run(
                     nonce: sol.nonce,
                     seconds: start.elapsed().as_secs_f64(),
                 });
-                let msg = messages::deliver(
-                    &txid,
-                    s(&view, "deal_hash"),
-                    &prefix,
-                    sol.nonce,
-                    &sol.digest,
-                );
-                match c.post(msg).await {
+                let s =
+                    |v: &Value, k: &str| v.get(k).and_then(Value::as_str).unwrap_or("").to_owned();
+                match c.deliver_solution(&view, &sol).await {
                     Ok(v) => report(BotEvent::Delivered {
                         transaction_id: txid.clone(),
-                        result: s(&v, "result").to_owned(),
-                        state: s(&v, "state").to_owned(),
+                        result: s(&v, "result"),
+                        state: s(&v, "state"),
                     }),
                     Err(e) => note(&txid, format!("delivery refused: {e}")),
                 }

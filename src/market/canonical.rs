@@ -4,16 +4,14 @@
 //! serialiser writes the same digits), and a document with a duplicate key
 //! or a lone surrogate is refused at parse time instead of being folded.
 //!
-//! The palaver [`crate::json`] parser folds duplicate keys the way Python
-//! does (the reference client needs that), so GTL messages go through
-//! [`parse_strict`] here instead: serde_json's tokenizer (which refuses lone
-//! surrogates and invalid UTF-8) driving a visitor that refuses duplicates,
-//! non-ASCII keys and non-integers, and builds a palaver [`Value`].
+//! GTL messages are read by palaver's one JSON parser in GTL's own
+//! [`Dialect`] ([`parse_strict`]): a duplicate key refuses the document (the
+//! reference client's dialect folds duplicates, as Python does), and so do a
+//! non-ASCII key and a number that is not an integer within ±(2^53−1), each
+//! named by the path of its member.
 
-use crate::json::{Map, Number, Value};
-use serde::de::{self, DeserializeSeed, MapAccess, SeqAccess, Visitor};
+use crate::json::{self, Dialect, DuplicateKeys, Map, Number, Value};
 use sha2::{Digest, Sha256};
-use std::fmt;
 
 /// Largest integer I-JSON (and so every JCS implementation) carries exactly.
 pub const MAX_SAFE_INT: i64 = (1 << 53) - 1;
@@ -37,119 +35,54 @@ fn child(path: &str, key: &str) -> String {
     }
 }
 
-struct Strict {
-    path: String,
-}
-
-impl<'de> DeserializeSeed<'de> for Strict {
-    type Value = Value;
-    fn deserialize<D: de::Deserializer<'de>>(self, d: D) -> Result<Value, D::Error> {
-        d.deserialize_any(self)
+/// Where a problem is, for error texts.
+fn at(path: &str) -> &str {
+    if path.is_empty() {
+        "the document"
+    } else {
+        path
     }
 }
 
-impl Strict {
-    fn at(&self) -> &str {
-        if self.path.is_empty() {
-            "the document"
+/// GTL's dialect of JSON.
+struct Gtl;
+
+impl Dialect for Gtl {
+    const DUPLICATE_KEYS: DuplicateKeys = DuplicateKeys::Reject(
+        "duplicate key (GTL refuses duplicates: signer and verifier could hash different values)",
+    );
+    /// GTL documents have always been held to this depth.
+    const MAX_DEPTH: usize = 127;
+
+    fn key(key: &str) -> Result<(), String> {
+        if key.is_ascii() {
+            Ok(())
         } else {
-            &self.path
+            Err("property names must be ASCII (RFC 8785 order then equals code-point order)".into())
+        }
+    }
+
+    fn number(literal: &str, n: &Number) -> Result<(), String> {
+        match n {
+            // `-0` has always been refused as a float.
+            Number::Int(0) if literal.starts_with('-') => Err(not_an_integer(-0.0)),
+            Number::Int(i) if (-MAX_SAFE_INT..=MAX_SAFE_INT).contains(i) => Ok(()),
+            Number::Int(_) | Number::BigInt(_) => Err(format!("integer {n} is outside ±(2^53−1)")),
+            Number::Float(f) => Err(not_an_integer(*f)),
         }
     }
 }
 
-impl<'de> Visitor<'de> for Strict {
-    type Value = Value;
-
-    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str("a JSON value")
-    }
-
-    fn visit_bool<E: de::Error>(self, v: bool) -> Result<Value, E> {
-        Ok(Value::Bool(v))
-    }
-
-    fn visit_i64<E: de::Error>(self, v: i64) -> Result<Value, E> {
-        if !(-MAX_SAFE_INT..=MAX_SAFE_INT).contains(&v) {
-            return Err(E::custom(format!(
-                "{}: integer {v} is outside ±(2^53−1)",
-                self.at()
-            )));
-        }
-        Ok(Value::Number(Number::Int(v)))
-    }
-
-    fn visit_u64<E: de::Error>(self, v: u64) -> Result<Value, E> {
-        match i64::try_from(v) {
-            Ok(i) => self.visit_i64(i),
-            Err(_) => Err(E::custom(format!(
-                "{}: integer {v} is outside ±(2^53−1)",
-                self.at()
-            ))),
-        }
-    }
-
-    fn visit_f64<E: de::Error>(self, v: f64) -> Result<Value, E> {
-        Err(E::custom(format!(
-            "{}: {v} is not an integer (GTL numbers are integers within ±(2^53−1); write amounts in whole GTU)",
-            self.at()
-        )))
-    }
-
-    fn visit_str<E: de::Error>(self, v: &str) -> Result<Value, E> {
-        Ok(Value::String(v.to_owned()))
-    }
-
-    fn visit_string<E: de::Error>(self, v: String) -> Result<Value, E> {
-        Ok(Value::String(v))
-    }
-
-    fn visit_unit<E: de::Error>(self) -> Result<Value, E> {
-        Ok(Value::Null)
-    }
-
-    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Value, A::Error> {
-        let mut out = Vec::new();
-        while let Some(v) = seq.next_element_seed(Strict {
-            path: format!("{}[{}]", self.path, out.len()),
-        })? {
-            out.push(v);
-        }
-        Ok(Value::Array(out))
-    }
-
-    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Value, A::Error> {
-        let mut out = Map::new();
-        while let Some(k) = map.next_key::<String>()? {
-            let path = child(&self.path, &k);
-            if !k.is_ascii() {
-                return Err(de::Error::custom(format!(
-                    "{path}: property names must be ASCII (RFC 8785 order then equals code-point order)"
-                )));
-            }
-            if out.contains_key(&k) {
-                return Err(de::Error::custom(format!(
-                    "{path}: duplicate key (GTL refuses duplicates: signer and verifier could hash different values)"
-                )));
-            }
-            let v = map.next_value_seed(Strict { path })?;
-            out.insert(k, v);
-        }
-        Ok(Value::Object(out))
-    }
+fn not_an_integer(f: f64) -> String {
+    format!(
+        "{f} is not an integer (GTL numbers are integers within ±(2^53−1); write amounts in whole GTU)"
+    )
 }
 
 /// Parses a GTL document strictly (see the module docs). Errors name the
-/// path of the offending member and serde_json's line and column.
+/// path of the offending member, and the line and column.
 pub fn parse_strict(bytes: &[u8]) -> Result<Value, CanonError> {
-    let mut d = serde_json::Deserializer::from_slice(bytes);
-    let v = Strict {
-        path: String::new(),
-    }
-    .deserialize(&mut d)
-    .map_err(|e| CanonError::Parse(e.to_string()))?;
-    d.end().map_err(|e| CanonError::Parse(e.to_string()))?;
-    Ok(v)
+    json::parse_with::<Gtl>(bytes).map_err(|e| CanonError::Parse(format!("{}: {e}", at(&e.path))))
 }
 
 /// Checks that a value (perhaps built in code) is canonical GTL JSON.
@@ -189,12 +122,12 @@ pub fn check(v: &Value, path: &str) -> Result<(), CanonError> {
 /// strings escaped as RFC 8785 §3.2.2.2 says.
 pub fn canonical_json(v: &Value) -> Result<Vec<u8>, CanonError> {
     check(v, "")?;
-    Ok(crate::canonical::to_vec(v))
+    Ok(crate::json::canonical::to_vec(v))
 }
 
 /// Lowercase hex SHA-256 of `canonical_json(v)`: every GTL object hash.
 pub fn hash(v: &Value) -> Result<String, CanonError> {
-    Ok(crate::canonical::sha256_hex(canonical_json(v)?))
+    Ok(crate::json::canonical::sha256_hex(canonical_json(v)?))
 }
 
 /// The message signature: lowercase hex
@@ -208,7 +141,7 @@ pub fn signature(token: &str, message: &Map) -> Result<String, CanonError> {
     h.update(token.as_bytes());
     h.update(b"|");
     h.update(&body);
-    Ok(crate::canonical::hex(&h.finalize()))
+    Ok(crate::json::canonical::hex(&h.finalize()))
 }
 
 /// Compares two hex strings in time independent of where they differ.
@@ -262,5 +195,30 @@ mod tests {
             "{\"m\":\"…\\u0001/\"}"
         );
         assert!(hex_eq("ab", "ab") && !hex_eq("ab", "ac") && !hex_eq("ab", "abc"));
+    }
+
+    #[test]
+    fn keeps_every_limit_and_names_the_first_problem() {
+        let zero = p(r#"{"a":[-0]}"#).unwrap_err().to_string();
+        assert!(zero.contains("a[0]: -0 is not an integer"), "{zero}");
+        assert!(p("[0,-9007199254740991]").is_ok());
+        let big = p(r#"{"n":-99999999999999999999}"#).unwrap_err().to_string();
+        assert!(
+            big.contains("n: integer -99999999999999999999 is outside"),
+            "{big}"
+        );
+        let nest = |n: usize| format!("{}{}", "[".repeat(n), "]".repeat(n));
+        assert!(p(&nest(127)).is_ok());
+        assert!(p(&nest(128)).is_err());
+        // In document order: the float comes before the repeated key.
+        let first = p(r#"{"a":1.5,"a":1}"#).unwrap_err().to_string();
+        assert!(first.starts_with("a: 1.5 is not an integer"), "{first}");
+        let top = p("2.5").unwrap_err().to_string();
+        assert!(top.starts_with("the document: 2.5 is not"), "{top}");
+        let syntax = p(r#"{"a":{"b":tru}}"#).unwrap_err().to_string();
+        assert!(
+            syntax.starts_with("a.b: expected a value at line 1"),
+            "{syntax}"
+        );
     }
 }

@@ -5,9 +5,11 @@
 
 use super::canonical::CanonError;
 use super::messages;
-use crate::community::{Client, ClientError};
+use super::view::{self, Jobs, Listing, TransactionView};
+use super::vocab::Kind;
 use crate::identity::KeyPair;
 use crate::json::{Map, Value};
+use crate::web::{Client, ClientError};
 
 /// Why a market call failed.
 #[derive(Debug, thiserror::Error)]
@@ -26,6 +28,9 @@ pub enum MarketClientError {
     },
     #[error("cannot sign the message: {0}")]
     Canon(#[from] CanonError),
+    /// A check made here refused the step before anything was sent.
+    #[error("{0}")]
+    Check(String),
     #[error("{0}")]
     Unexpected(String),
 }
@@ -100,7 +105,8 @@ impl MarketClient {
     /// Posts a message exactly as given (no signing): how tests send
     /// forged or incomplete messages. Returns the status and the answer.
     pub async fn post_unsigned(&self, msg: &Map) -> Result<(u16, Value), MarketClientError> {
-        let bytes = crate::canonical::to_string_ordered(&Value::Object(msg.clone())).into_bytes();
+        let bytes =
+            crate::json::canonical::to_string_ordered(&Value::Object(msg.clone())).into_bytes();
         let headers = [("Authorization".to_owned(), format!("Bearer {}", self.token))];
         Ok(self.http.send("POST", "/api/gtl", bytes, &headers).await?)
     }
@@ -129,7 +135,7 @@ impl MarketClient {
     /// HELLO: the version the market selects.
     pub async fn hello(&self) -> Result<Value, MarketClientError> {
         let mut m = Map::new();
-        m.insert("type", Value::from("HELLO"));
+        m.insert("type", Value::from(Kind::Hello.as_str()));
         m.insert("supported_versions", Value::Array(vec![Value::from("0.2")]));
         let (status, v) = self.post_unsigned(&m).await?;
         if status == 200 {
@@ -139,24 +145,29 @@ impl MarketClient {
         }
     }
 
+    /// Reads the answer of `GET path` as a view type.
+    async fn get_view<T: serde::de::DeserializeOwned>(
+        &self,
+        path: &str,
+    ) -> Result<T, MarketClientError> {
+        let v = self.get(path).await?;
+        view::decode(&v)
+            .map_err(|e| MarketClientError::Unexpected(format!("{path}: unexpected answer: {e}")))
+    }
+
     /// Open jobs (all jobs with `all`), newest first.
-    pub async fn market(&self, all: bool) -> Result<Vec<Value>, MarketClientError> {
-        let v = self
-            .get(if all {
-                "/api/market?all=1"
-            } else {
-                "/api/market"
-            })
-            .await?;
-        Ok(v.get("jobs")
-            .and_then(Value::as_array)
-            .cloned()
-            .unwrap_or_default())
+    pub async fn market(&self, all: bool) -> Result<Vec<Listing>, MarketClientError> {
+        let path = if all {
+            "/api/market?all=1"
+        } else {
+            "/api/market"
+        };
+        Ok(self.get_view::<Jobs>(path).await?.jobs)
     }
 
     /// A transaction with its full history.
-    pub async fn transaction(&self, id: &str) -> Result<Value, MarketClientError> {
-        self.get(&format!("/api/gtl/transactions/{id}")).await
+    pub async fn transaction(&self, id: &str) -> Result<TransactionView, MarketClientError> {
+        self.get_view(&format!("/api/gtl/transactions/{id}")).await
     }
 
     /// This principal's GTU balance.

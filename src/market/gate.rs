@@ -268,7 +268,8 @@ fn check_job(
     if let Some(of) = f.get(job, "output_format", "job.output_format") {
         if of.as_object().is_none() {
             f.invalid("job.output_format", "must be a JSON Schema object");
-        } else if crate::canonical::to_vec(of) != crate::canonical::to_vec(&policy::output_format())
+        } else if crate::json::canonical::to_vec(of)
+            != crate::json::canonical::to_vec(&policy::output_format())
         {
             f.invalid(
                 "job.output_format",

@@ -1,4 +1,5 @@
-//! The market's endpoints, merged into the community server's router:
+//! The market's endpoints, merged with the community's into one router
+//! ([`crate::services::server`]):
 //!
 //! | method | path | auth |
 //! |---|---|---|
@@ -10,17 +11,19 @@
 //! | GET | `/api/gtl/transactions/{id}` | none |
 //! | GET | `/api/gtl/accounts/{principal_id}` | none |
 //!
-//! `POST /api/gtl/token` lives in [`crate::community::server`], because it
-//! is authenticated with the community's signed-request scheme.
+//! `POST /api/gtl/token` is a community route, because it is authenticated
+//! with the community's signed-request scheme.
 //!
 //! Bodies are limited to [`super::MAX_MESSAGE_BYTES`] (413 `too_large`,
 //! refused by Content-Length before a byte is read) and must arrive within
 //! the server's read timeout (408 `timeout`); a path id that does not decode
 //! is a 400. Every error is the market's JSON envelope.
 
+use super::view::Jobs;
 use super::{Market, MarketError, policy};
 use crate::json::Value;
 use crate::obj;
+use crate::web::{buffer_body, closing, json_response};
 use axum::Router;
 use axum::extract::{FromRequestParts, Path, State};
 use axum::http::{HeaderMap, StatusCode, Uri, request::Parts};
@@ -29,12 +32,18 @@ use axum::routing::get;
 use std::sync::Arc;
 
 fn json(status: u16, v: &Value) -> Response {
-    (
+    json_response(
         StatusCode::from_u16(status).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR),
-        [("content-type", "application/json")],
-        crate::canonical::to_string_ordered(v),
+        v,
     )
-        .into_response()
+}
+
+/// A 200 with a view type, its fields in declaration order.
+fn view(v: &impl serde::Serialize) -> Response {
+    match serde_json::to_string(v) {
+        Ok(text) => ([("content-type", "application/json")], text).into_response(),
+        Err(e) => MarketError::Store(e.to_string()).into_response(),
+    }
 }
 
 impl IntoResponse for MarketError {
@@ -89,19 +98,12 @@ async fn guard_body(
     req: axum::extract::Request,
     next: axum::middleware::Next,
 ) -> Response {
-    use crate::community::server::{buffer_body, closing};
     match buffer_body(req, super::MAX_MESSAGE_BYTES, timeout).await {
         Ok(req) => next.run(req).await,
-        Err(p) => closing(
-            (
-                p.status(),
-                [("content-type", "application/json")],
-                crate::canonical::to_string_ordered(&Value::Object(
-                    obj! { "ok" => false, "error" => p.code(), "message" => p.message() },
-                )),
-            )
-                .into_response(),
-        ),
+        Err(p) => closing(json_response(
+            p.status(),
+            &Value::Object(obj! { "ok" => false, "error" => p.code(), "message" => p.message() }),
+        )),
     }
 }
 
@@ -114,12 +116,10 @@ async fn list_market(State(m): State<Arc<Market>>, u: Uri) -> Response {
         .query()
         .is_some_and(|q| q.split('&').any(|kv| kv == "all=1" || kv == "all=true"));
     match tokio::task::spawn_blocking(move || m.listing(all)).await {
-        Ok(Ok(jobs)) => json(
-            200,
-            &Value::Object(
-                obj! { "jobs" => Value::Array(jobs), "policy_hash" => policy::policy_hash() },
-            ),
-        ),
+        Ok(Ok(jobs)) => view(&Jobs {
+            jobs,
+            policy_hash: policy::policy_hash(),
+        }),
         Ok(Err(e)) => e.into_response(),
         Err(e) => MarketError::Store(e.to_string()).into_response(),
     }
@@ -163,7 +163,7 @@ async fn post_gtl(State(m): State<Arc<Market>>, h: HeaderMap, body: axum::body::
 
 async fn get_transaction(State(m): State<Arc<Market>>, Id(id): Id) -> Response {
     match tokio::task::spawn_blocking(move || m.transaction(&id)).await {
-        Ok(Ok(v)) => json(200, &v),
+        Ok(Ok(v)) => view(&v),
         Ok(Err(e)) => e.into_response(),
         Err(e) => MarketError::Store(e.to_string()).into_response(),
     }

@@ -6,6 +6,8 @@
 use super::canonical::{self, CanonError};
 use super::policy;
 use super::time::format_rfc3339_utc;
+use super::view::TransactionView;
+use super::vocab::Kind;
 use crate::json::{Map, Value};
 use crate::obj;
 
@@ -17,6 +19,14 @@ pub fn sign(token: &str, mut msg: Map) -> Result<Map, CanonError> {
     Ok(msg)
 }
 
+/// A GTL 0.2 message of `kind` on `transaction_id` carrying `key`.
+fn with(kind: Kind, transaction_id: &str, key: &str, value: Value) -> Map {
+    obj! {
+        "type" => kind.as_str(), "gtl_version" => "0.2", "transaction_id" => transaction_id,
+        key => value,
+    }
+}
+
 /// The sandbox mandate document a buyer's authority points at, and its
 /// hash (`mandate_hash`): a plain statement of who may spend how much
 /// until when.
@@ -25,7 +35,7 @@ pub fn mandate(principal_id: &str, limit: i64, expires_ms: i64) -> (String, Stri
         "palaver sandbox mandate: principal {principal_id} may open sha256_nonce.v1 jobs and fund them up to {limit} GTU until {}",
         format_rfc3339_utc(expires_ms)
     );
-    let h = crate::canonical::sha256_hex(&doc);
+    let h = crate::json::canonical::sha256_hex(&doc);
     (doc, h)
 }
 
@@ -60,7 +70,7 @@ pub fn job_open(r: &JobRequest<'_>) -> Map {
             "permissions" => Value::Array(vec![Value::from("create_job"), Value::from("fund")]),
         }),
     };
-    obj! { "type" => "JOB_OPEN", "gtl_version" => "0.2", "transaction_id" => r.transaction_id, "job" => Value::Object(job) }
+    with(Kind::JobOpen, r.transaction_id, "job", Value::Object(job))
 }
 
 /// OFFER on a job (its JobHash read from the market).
@@ -72,41 +82,33 @@ pub fn offer(
     principal_id: &str,
     agent_id: &str,
 ) -> Map {
-    obj! {
-        "type" => "OFFER", "gtl_version" => "0.2", "transaction_id" => transaction_id,
-        "offer" => Value::Object(obj! {
-            "job_hash" => job_hash,
-            "price" => Value::Object(obj! { "amount" => price, "asset" => "GTU" }),
-            "expires_at" => format_rfc3339_utc(expires_ms),
-            "provider" => Value::Object(obj! { "principal_id" => principal_id, "agent_id" => agent_id }),
-        }),
-    }
+    let offer = obj! {
+        "job_hash" => job_hash,
+        "price" => Value::Object(obj! { "amount" => price, "asset" => "GTU" }),
+        "expires_at" => format_rfc3339_utc(expires_ms),
+        "provider" => Value::Object(obj! { "principal_id" => principal_id, "agent_id" => agent_id }),
+    };
+    with(Kind::Offer, transaction_id, "offer", Value::Object(offer))
 }
 
 /// OFFER_DECLINE.
 pub fn offer_decline(transaction_id: &str, offer_hash: &str) -> Map {
-    obj! { "type" => "OFFER_DECLINE", "gtl_version" => "0.2", "transaction_id" => transaction_id, "offer_hash" => offer_hash }
+    with(
+        Kind::OfferDecline,
+        transaction_id,
+        "offer_hash",
+        offer_hash.into(),
+    )
 }
 
 /// The Deal object a buyer locks for `offer_hash`, computed from a
 /// transaction view (`GET /api/gtl/transactions/{id}`): it binds the
 /// JobHash, the OfferHash, the authority, the policy and the settlement.
-pub fn deal_for(view: &Value, offer_hash: &str) -> Result<Map, String> {
-    let s = |k: &str| {
-        view.get(k)
-            .and_then(Value::as_str)
-            .map(str::to_owned)
-            .ok_or_else(|| format!("the transaction view has no {k}"))
-    };
+pub fn deal_for(view: &TransactionView, offer_hash: &str) -> Result<Map, String> {
     let offer = view
-        .get("offers")
-        .and_then(Value::as_array)
-        .and_then(|os| {
-            os.iter()
-                .find(|o| o.get("offer_hash").and_then(Value::as_str) == Some(offer_hash))
-        })
+        .offer(offer_hash)
         .ok_or_else(|| format!("no offer {offer_hash} on this transaction"))?;
-    let o = offer.get("offer").cloned().unwrap_or_default();
+    let o = Value::Object(offer.offer.clone());
     // The offer hash must be the hash of the offer shown: never trust a
     // listing's label over its content.
     if canonical::hash(&o).ok().as_deref() != Some(offer_hash) {
@@ -119,8 +121,9 @@ pub fn deal_for(view: &Value, offer_hash: &str) -> Result<Map, String> {
         .and_then(Value::as_str)
         .ok_or("the offer names no provider")?;
     Ok(obj! {
-        "job_hash" => s("job_hash")?, "offer_hash" => offer_hash, "authority_hash" => s("authority_hash")?,
-        "verification_policy_hash" => s("verification_policy_hash")?,
+        "job_hash" => view.job_hash.as_str(), "offer_hash" => offer_hash,
+        "authority_hash" => view.authority_hash.as_str(),
+        "verification_policy_hash" => view.verification_policy_hash.as_str(),
         "settlement" => Value::Object(obj! {
             "on_verified" => "pay_provider", "on_rejected" => "refund_buyer",
             "amount" => price.get("amount").cloned().unwrap_or_default(),
@@ -153,20 +156,28 @@ pub fn deal(
 
 /// DEAL_LOCK carrying `deal`.
 pub fn deal_lock(transaction_id: &str, deal: Map) -> Map {
-    obj! { "type" => "DEAL_LOCK", "gtl_version" => "0.2", "transaction_id" => transaction_id, "deal" => Value::Object(deal) }
+    with(Kind::DealLock, transaction_id, "deal", Value::Object(deal))
 }
 
 /// DEAL_CONFIRM of `deal_hash`.
 pub fn deal_confirm(transaction_id: &str, deal_hash: &str) -> Map {
-    obj! { "type" => "DEAL_CONFIRM", "gtl_version" => "0.2", "transaction_id" => transaction_id, "deal_hash" => deal_hash }
+    with(
+        Kind::DealConfirm,
+        transaction_id,
+        "deal_hash",
+        deal_hash.into(),
+    )
 }
 
 /// FUND of the locked deal.
 pub fn fund(transaction_id: &str, deal_hash: &str, amount: i64) -> Map {
-    obj! {
-        "type" => "FUND", "gtl_version" => "0.2", "transaction_id" => transaction_id,
-        "funding" => Value::Object(obj! { "deal_hash" => deal_hash, "amount" => amount, "asset" => "GTU" }),
-    }
+    let funding = obj! { "deal_hash" => deal_hash, "amount" => amount, "asset" => "GTU" };
+    with(
+        Kind::Fund,
+        transaction_id,
+        "funding",
+        Value::Object(funding),
+    )
 }
 
 /// DELIVER of a nonce and digest, with the recomputation as evidence.
@@ -177,14 +188,17 @@ pub fn deliver(
     nonce: u64,
     digest: &str,
 ) -> Map {
-    obj! {
-        "type" => "DELIVER", "gtl_version" => "0.2", "transaction_id" => transaction_id,
-        "delivery" => Value::Object(obj! {
-            "deal_hash" => deal_hash,
-            "artifact" => Value::Object(obj! { "nonce" => nonce as i64, "digest" => digest }),
-            "evidence" => Value::Array(vec![Value::Object(obj! {
-                "type" => "recomputation", "algorithm" => "SHA-256", "message" => policy::message(prefix, nonce),
-            })]),
-        }),
-    }
+    let delivery = obj! {
+        "deal_hash" => deal_hash,
+        "artifact" => Value::Object(obj! { "nonce" => nonce as i64, "digest" => digest }),
+        "evidence" => Value::Array(vec![Value::Object(obj! {
+            "type" => "recomputation", "algorithm" => "SHA-256", "message" => policy::message(prefix, nonce),
+        })]),
+    };
+    with(
+        Kind::Deliver,
+        transaction_id,
+        "delivery",
+        Value::Object(delivery),
+    )
 }

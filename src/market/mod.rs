@@ -9,16 +9,24 @@
 //!   the providers' multi-threaded solver.
 //! - [`store`]: the tables, whose constraints and triggers hold the
 //!   invariants.
+//! - [`vocab`]: states, message kinds and statuses as enums, and the
+//!   transition table.
 //! - [`Market`] (in `machine`): the one state machine every write goes
-//!   through, the sandbox GTU ledger and the per-transaction event chain.
-//! - [`http`]: the endpoints; [`client`]: what the CLI, the bot and a
-//!   console pane use to talk to them; [`messages`]: builders for every
-//!   message a buyer or provider signs.
+//!   through, the sandbox GTU ledger and the per-transaction event chain
+//!   ([`chain`]).
+//! - [`view`]: what the market shows (a listing row, a transaction with
+//!   its history), one serde type for the server, the client, the CLI, the
+//!   console and the bot.
+//! - [`http`]: the endpoints; [`client`]: what the CLI, the bot and the
+//!   console use to talk to them, and [`workflow`]: the buyer's and the
+//!   provider's steps; [`messages`]: builders for every message a buyer or
+//!   provider signs.
 //!
 //! docs/gtl.md records every decision the seed leaves open.
 
 pub mod bot;
 pub mod canonical;
+pub mod chain;
 pub mod client;
 pub mod gate;
 mod group;
@@ -29,9 +37,15 @@ pub mod policy;
 pub mod schema;
 pub mod store;
 pub mod time;
+pub mod view;
+pub mod vocab;
+pub mod workflow;
 
+pub use chain::{ChainReport, verify_chain_value};
 pub use client::{MarketClient, MarketClientError};
-pub use machine::{ChainReport, Finish, Grant, Market, verify_chain_value};
+pub use machine::{Audit, Finish, Grant, Market};
+pub use view::{Listing, TransactionView};
+pub use vocab::{Kind, State};
 
 use crate::json::Value;
 use crate::obj;
@@ -230,23 +244,4 @@ impl MarketError {
         }
         Value::Object(m)
     }
-}
-
-/// Transaction states.
-pub const STATES: &[&str] = &[
-    "JOB_OPEN",
-    "OFFERED",
-    "DEAL_LOCKED",
-    "FUNDED",
-    "DELIVERED",
-    "VERIFIED",
-    "REJECTED",
-    "SETTLED",
-    "REFUNDED",
-    "CLOSED",
-];
-
-/// Whether a state is terminal.
-pub fn is_terminal(state: &str) -> bool {
-    matches!(state, "SETTLED" | "REFUNDED" | "CLOSED")
 }

@@ -15,7 +15,7 @@
 //! state words, so no candidate is ever hex-encoded.
 
 use super::canonical::{self, MAX_SAFE_INT};
-use crate::canonical::SHA256_H0 as H0;
+use crate::json::canonical::SHA256_H0 as H0;
 use crate::json::{Map, Value};
 use sha2::digest::generic_array::GenericArray;
 use sha2::digest::typenum::U64;
@@ -55,7 +55,7 @@ pub fn message(prefix: &str, nonce: u64) -> String {
 
 /// Lowercase hex SHA-256 of `{prefix}|{nonce}`.
 pub fn digest(prefix: &str, nonce: u64) -> String {
-    crate::canonical::sha256_hex(message(prefix, nonce))
+    crate::json::canonical::sha256_hex(message(prefix, nonce))
 }
 
 /// A verdict: PASS with no reasons, or FAIL with every reason found.
@@ -360,7 +360,7 @@ pub fn solve(
         let d = Sha256::digest(message(prefix, n).as_bytes());
         Solution {
             nonce: n,
-            digest: crate::canonical::hex(&d),
+            digest: crate::json::canonical::hex(&d),
         }
     })
 }

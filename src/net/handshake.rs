@@ -9,11 +9,11 @@
 //! G→H {"_session_ready":true,"session_id"}
 //! ```
 
-use crate::community::auth;
 use crate::engine::{Channel, ControlMode, Sender};
 use crate::identity::{KeyPair, is_key_hex, verify};
 use crate::json::{Map, Value};
 use crate::obj;
+use crate::web::auth;
 use std::time::Duration;
 
 /// How long each handshake step may take.
@@ -202,7 +202,7 @@ where
     F: FnOnce(Value) -> Fut,
     Fut: std::future::Future<Output = Result<String, String>>,
 {
-    let nonce = crate::canonical::hex(&rand::random::<[u8; 8]>());
+    let nonce = crate::json::canonical::hex(&rand::random::<[u8; 8]>());
     let init = obj! {
         "_session_init" => true, "guest_public_key" => keys.public_key.as_str(), "session_nonce" => nonce.as_str(),
         "guest_control_mode" => control_mode.as_str(),

@@ -3,10 +3,10 @@
 //! in human-chat-v1 greets its guest and answers every line.
 
 use super::remote::{self, HostPlan, PeerOpts, Progress, RemoteError};
-use crate::community::Client;
 use crate::engine::{ChatSource, ControlMode, Dir, Event, EventSink};
 use crate::json::{Map, Value};
 use crate::spec::Spec;
+use crate::web::Client;
 use std::sync::Arc;
 use std::time::Duration;
 use tokio::sync::mpsc;

@@ -6,3 +6,4 @@ pub mod house;
 pub mod local;
 pub mod remote;
 pub mod run;
+pub mod server;

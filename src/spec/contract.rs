@@ -11,7 +11,7 @@
 //! is cloned), and each 64-byte block is hashed as soon as it is written, so
 //! the hashing runs alongside the writing.
 
-use crate::canonical::{
+use crate::json::canonical::{
     NoTap, Sha256Tap, Tap, put_key, put_object, put_object_with, put_str, put_value, put1,
     room_after,
 };
@@ -28,7 +28,7 @@ pub fn write_contract(spec: &Map, out: &mut Vec<u8>) {
 }
 
 /// Writes the contract at `pos`; returns the end (see the position-passing
-/// writer in [`crate::canonical`]).
+/// writer in [`crate::json::canonical`]).
 fn contract<T: Tap>(spec: &Map, buf: &mut Vec<u8>, pos: usize, tap: &mut T) -> usize {
     // One pass over the spec's members picks out the contract's (a spec
     // has a dozen top-level keys; seven lookups would scan them seven
@@ -171,7 +171,7 @@ pub fn protocol_id_of(spec: &Map) -> String {
         }
         let mut sha = Sha256Tap::default();
         let end = contract(spec, buf, 0, &mut sha);
-        crate::canonical::hex(&sha.finish(buf, end))
+        crate::json::canonical::hex(&sha.finish(buf, end))
     };
     SCRATCH
         .try_with(|s| match s.try_borrow_mut() {

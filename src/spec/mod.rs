@@ -7,8 +7,11 @@
 //! where the reference would crash.
 
 mod contract;
+mod field;
+mod formats;
 pub mod lint;
 mod message;
+mod names;
 mod options;
 mod structure;
 mod text;
@@ -322,7 +325,7 @@ fn consider<'a>(
 /// message order.
 #[derive(Debug, Clone, Default)]
 struct ActionIndex {
-    keys: message::Names,
+    keys: names::Names,
     /// The schemas of `keys[i]`.
     lists: Vec<Vec<u32>>,
 }

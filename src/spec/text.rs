@@ -1,11 +1,12 @@
-//! The text of a validation error, kept inline when it is short.
+//! The text of a validation error, kept inline when it is short, and the
+//! builder that joins a frame's errors into it.
 //!
 //! A frame that fails validation is common on the wire (and most of the
 //! conformance cases fail on purpose); nearly every error text is under a
 //! hundred bytes, so such a text is written into a buffer inside the error
 //! itself and only a longer one goes to the heap.
 
-use crate::canonical::{SHORT, copy_small};
+use crate::json::short::{self, SHORT};
 use std::fmt;
 
 /// Bytes held inline; with the length and the variant this makes the whole
@@ -39,7 +40,7 @@ impl Text {
                     .get_mut(at..at + SHORT)
                     .map(<&mut [u8; SHORT]>::try_from)
                 {
-                    Some(Ok(room)) if n <= SHORT => copy_small(room, s.as_bytes()),
+                    Some(Ok(room)) if n <= SHORT => short::copy(room, s.as_bytes()),
                     _ => bytes[at..at + n].copy_from_slice(s.as_bytes()),
                 }
                 // The end is within the buffer, so it fits a byte.
@@ -126,6 +127,100 @@ impl PartialEq for Text {
 }
 
 impl Eq for Text {}
+
+/// Error texts joined with `"; "` as they are found, in one buffer.
+#[derive(Default)]
+pub(super) struct Errs(Text);
+
+impl Errs {
+    pub(super) fn push(&mut self, args: std::fmt::Arguments<'_>) {
+        use std::fmt::Write;
+        self.sep();
+        let _ = self.0.write_fmt(args);
+    }
+
+    /// The text, to go on with the error last begun.
+    pub(super) fn tail(&mut self) -> &mut Text {
+        &mut self.0
+    }
+
+    fn sep(&mut self) {
+        if !self.0.is_empty() {
+            self.0.push_str("; ");
+        }
+    }
+
+    /// `"{key}: {text}"` without the formatting machinery.
+    pub(super) fn field(&mut self, key: Key<'_>, text: &str) {
+        self.field_parts(key, &[text]);
+    }
+
+    /// `"{key}: "` and then `parts`, without the formatting machinery.
+    pub(super) fn field_parts(&mut self, key: Key<'_>, parts: &[&str]) {
+        self.sep();
+        match key {
+            Key::Field(k) => self.0.push_str(k),
+            Key::Item(k, i) => {
+                self.0.push_str(k);
+                self.0.push_str("[");
+                push_decimal(&mut self.0, i);
+                self.0.push_str("]");
+            }
+        }
+        self.0.push_str(": ");
+        for p in parts {
+            self.0.push_str(p);
+        }
+    }
+
+    /// `"{prefix}{name}"`, e.g. `missing required field: x`.
+    pub(super) fn named(&mut self, prefix: &str, name: &str) {
+        self.sep();
+        self.0.push_str(prefix);
+        self.0.push_str(name);
+    }
+
+    pub(super) fn finish(self) -> Result<(), Text> {
+        if self.0.is_empty() {
+            Ok(())
+        } else {
+            Err(self.0)
+        }
+    }
+}
+
+/// `i` in decimal, appended.
+fn push_decimal(out: &mut Text, i: usize) {
+    let mut tmp = [0u8; 21];
+    let at = crate::json::canonical::decimal_digits(i as u64, &mut tmp);
+    // Only ASCII digits were written.
+    out.push_str(std::str::from_utf8(&tmp[at..]).unwrap_or_default());
+}
+
+/// The name an error is reported under: a field, or an element of an
+/// array field (arrays never nest, so one level is enough).
+#[derive(Clone, Copy)]
+pub(super) enum Key<'a> {
+    Field(&'a str),
+    Item(&'a str, usize),
+}
+
+impl<'a> Key<'a> {
+    pub(super) fn item(self, i: usize) -> Key<'a> {
+        match self {
+            Key::Field(k) | Key::Item(k, _) => Key::Item(k, i),
+        }
+    }
+}
+
+impl std::fmt::Display for Key<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Key::Field(k) => f.write_str(k),
+            Key::Item(k, i) => write!(f, "{k}[{i}]"),
+        }
+    }
+}
 
 #[cfg(test)]
 mod tests {

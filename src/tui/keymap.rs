@@ -2,7 +2,7 @@
 //! key from `<config dir>/keymap.toml`. The help overlay and the status-bar
 //! hints are generated from it.
 
-use super::action::{Action, BINDABLE};
+use super::command::Command;
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 use std::collections::BTreeMap;
 
@@ -196,10 +196,10 @@ impl Key {
     }
 }
 
-/// Context → key → action.
+/// Context → key → command.
 #[derive(Debug, Clone)]
 pub struct Keymap {
-    map: BTreeMap<Context, BTreeMap<Key, Action>>,
+    map: BTreeMap<Context, BTreeMap<Key, Command>>,
 }
 
 type Raw = BTreeMap<String, BTreeMap<String, String>>;
@@ -250,10 +250,14 @@ impl Keymap {
                     table.remove(&k);
                     continue;
                 }
-                let a = Action::from_name(&action).ok_or_else(|| {
+                let a = Command::from_name(&action).ok_or_else(|| {
                     bad(format!(
                         "[{ctx_name}] {key:?} = {action:?}: unknown action (known: {})",
-                        BINDABLE.iter().map(|b| b.0).collect::<Vec<_>>().join(", ")
+                        Command::ALL
+                            .iter()
+                            .map(|c| c.name())
+                            .collect::<Vec<_>>()
+                            .join(", ")
                     ))
                 })?;
                 table.insert(k, a);
@@ -262,12 +266,12 @@ impl Keymap {
         Ok(())
     }
 
-    /// The action of `ev` in `ctx`, falling back to [global] unless the
+    /// The command of `ev` in `ctx`, falling back to [global] unless the
     /// context takes text and the key is a plain character.
-    pub fn lookup(&self, ctx: Context, ev: &KeyEvent) -> Option<Action> {
+    pub fn lookup(&self, ctx: Context, ev: &KeyEvent) -> Option<Command> {
         let key = Key::of(ev)?;
         if let Some(a) = self.map.get(&ctx).and_then(|t| t.get(&key)) {
-            return Some(a.clone());
+            return Some(*a);
         }
         let plain_char = matches!(key.code, KeyCodeOrd::Char(_) | KeyCodeOrd::Named("space"))
             && !key.ctrl
@@ -282,37 +286,37 @@ impl Keymap {
         self.map
             .get(&Context::Global)
             .and_then(|t| t.get(&key))
-            .cloned()
+            .copied()
     }
 
-    /// Bindings of a context as (keys, action name, help), grouped by action
-    /// in help order.
+    /// Bindings of a context as (keys, command name, description), grouped
+    /// by command in help order.
     pub fn bindings(&self, ctx: Context) -> Vec<(String, &'static str, &'static str)> {
         let Some(t) = self.map.get(&ctx) else {
             return Vec::new();
         };
         let mut out = Vec::new();
-        for (name, help) in BINDABLE {
+        for c in Command::ALL {
             let keys: Vec<String> = t
                 .iter()
-                .filter(|(_, a)| a.name() == Some(*name))
+                .filter(|(_, a)| *a == c)
                 .map(|(k, _)| k.label())
                 .collect();
             if !keys.is_empty() {
-                out.push((keys.join("/"), *name, *help));
+                out.push((keys.join("/"), c.name(), c.description()));
             }
         }
         out
     }
 
-    /// The first key bound to `action` in `ctx` or [global], for hints.
-    pub fn key_for(&self, ctx: Context, action: &Action) -> Option<String> {
+    /// The first key bound to `command` in `ctx` or [global], for hints.
+    pub fn key_for(&self, ctx: Context, command: Command) -> Option<String> {
         for c in [ctx, Context::Global] {
             // Plain keys read better in hints than chords.
             if let Some(t) = self.map.get(&c)
                 && let Some((k, _)) = t
                     .iter()
-                    .filter(|(_, a)| *a == action)
+                    .filter(|(_, a)| **a == command)
                     .min_by_key(|(k, _)| (k.ctrl || k.alt, k.label().chars().count()))
             {
                 return Some(k.label());
@@ -321,54 +325,12 @@ impl Keymap {
         None
     }
 
-    /// A status-bar hint line: "key action" pairs for `actions`.
-    pub fn hints(&self, ctx: Context, actions: &[Action]) -> Vec<(String, &'static str)> {
-        actions
+    /// A status-bar hint line: "key label" pairs for `commands`.
+    pub fn hints(&self, ctx: Context, commands: &[Command]) -> Vec<(String, &'static str)> {
+        commands
             .iter()
-            .filter_map(|a| {
-                let k = self.key_for(ctx, a)?;
-                let name = a.name()?;
-                Some((k, short(name)))
-            })
+            .filter_map(|c| Some((self.key_for(ctx, *c)?, c.hint())))
             .collect()
-    }
-}
-
-/// A one-word label of an action for the status bar.
-fn short(name: &str) -> &'static str {
-    match name {
-        "quit" => "quit",
-        "help" => "help",
-        "focus_next" => "pane",
-        "activate" => "open",
-        "host_new" => "host",
-        "strategy" => "strategy",
-        "search" => "search",
-        "filter" => "filter",
-        "raw_toggle" => "raw",
-        "fold_toggle" => "fold",
-        "submit" => "submit",
-        "back" => "close",
-        "save" => "save",
-        "merge" => "merge",
-        "preset" => "preset",
-        "cycle_mode" => "mode",
-        "cancel_invitation" => "cancel",
-        "open_path" => "open path",
-        "left" => "choose",
-        "open_job" => "open job",
-        "accept_offer" => "accept",
-        "fund" => "fund",
-        "refresh" => "refresh",
-        "view_sessions" => "sessions",
-        "watch_game" => "watch",
-        "play_seat" => "play",
-        "toggle_roles" => "roles",
-        "spectate" => "spectate",
-        "join_server" => "join",
-        "skip" => "skip",
-        "over" => "over",
-        _ => "…",
     }
 }
 
@@ -384,14 +346,14 @@ mod tests {
     fn the_builtin_keymap_parses_and_resolves_by_context() {
         let k = Keymap::builtin();
         let q = ev(KeyCode::Char('q'), KeyModifiers::NONE);
-        assert_eq!(k.lookup(Context::List, &q), Some(Action::Quit));
+        assert_eq!(k.lookup(Context::List, &q), Some(Command::Quit));
         // In a text field a plain q is text, not quit.
         assert_eq!(k.lookup(Context::Text, &q), None);
         assert_eq!(k.lookup(Context::Editor, &q), None);
         let cc = ev(KeyCode::Char('c'), KeyModifiers::CONTROL);
-        assert_eq!(k.lookup(Context::Editor, &cc), Some(Action::Quit));
+        assert_eq!(k.lookup(Context::Editor, &cc), Some(Command::Quit));
         let two = ev(KeyCode::Char('2'), KeyModifiers::NONE);
-        assert_eq!(k.lookup(Context::Prompt, &two), Some(Action::Choose(2)));
+        assert_eq!(k.lookup(Context::Prompt, &two), Some(Command::Choose2));
         assert_eq!(
             k.lookup(Context::Feed, &ev(KeyCode::Enter, KeyModifiers::NONE)),
             None
@@ -414,11 +376,11 @@ mod tests {
                 Context::Feed,
                 &ev(KeyCode::Char('q'), KeyModifiers::CONTROL)
             ),
-            Some(Action::Quit)
+            Some(Command::Quit)
         );
         assert_eq!(
             k.lookup(Context::Feed, &ev(KeyCode::Char('R'), KeyModifiers::SHIFT)),
-            Some(Action::RawToggle)
+            Some(Command::RawToggle)
         );
     }
 
@@ -447,7 +409,7 @@ mod tests {
                 .any(|(keys, name, _)| *name == "top" && keys.contains('g'))
         );
         assert_eq!(
-            k.key_for(Context::List, &Action::HostNew).as_deref(),
+            k.key_for(Context::List, Command::HostNew).as_deref(),
             Some("n")
         );
     }

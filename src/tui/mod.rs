@@ -2,31 +2,38 @@
 //! sessions, the live feed, snapshot and score, the strategy editor and the
 //! decision prompt, over the engine running in-process.
 //!
-//! Shape: one [`action::Action`] enum; keys become actions through the
-//! [`keymap`] (data, TOML); [`app::App::update`] is the only place state
-//! changes; slow work runs in [`tasks`] that report back with actions;
-//! panes draw from `&self`. [`Headless`] drives the same app without a
+//! Shape: keys become [`command::Command`]s through the [`keymap`] (data,
+//! TOML); everything that happens is a [`msg::Msg`] (a command, typed text,
+//! a tick, a task's [`report::Report`]); [`app::App::update`] hands it to
+//! the screen it is for (`screens/`: sessions, werewolf, market), whose
+//! `update` is the only place its state changes and returns
+//! [`effect::Effect`]s; [`tasks`] runs them and the tasks report back.
+//! Panes draw from `&self`. [`Headless`] drives the same app without a
 //! terminal (tests, benchmarks).
 
-pub mod action;
 pub mod app;
-pub mod data;
+pub mod command;
+pub mod community;
+pub mod effect;
 pub mod keymap;
-pub mod market_view;
+pub mod msg;
 pub mod panes;
+pub mod report;
 pub mod screen;
+pub mod screens;
 pub mod tasks;
 pub mod theme;
 pub mod watch;
-pub mod wolf;
 
-use action::Action;
 use app::{App, Settings};
+use command::Command;
 use crossterm::event::{Event, EventStream, KeyEventKind};
 use futures_util::StreamExt;
 use keymap::Keymap;
+use msg::Msg;
 use ratatui::Terminal;
 use ratatui::backend::TestBackend;
+use report::Report;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -66,7 +73,7 @@ pub struct ConsoleOptions {
     pub attach: Vec<PathBuf>,
     /// Open on the werewolf screen seated at this server (`palaver wolf
     /// join --control-mode human|hybrid`).
-    pub wolf_join: Option<wolf::JoinSpec>,
+    pub wolf_join: Option<effect::JoinSpec>,
 }
 
 /// Loads the keymap and theme: built-ins, with the user's files from the
@@ -127,21 +134,21 @@ impl Log {
             let _ = writeln!(f, "{} {msg}", crate::session::files::iso_now());
         }
     }
-    /// Logs what is worth keeping of an action.
-    pub fn action(&mut self, a: &Action) {
-        match a {
-            Action::Progress(p) => self.line(p),
-            Action::TaskDone(Ok(s)) | Action::Submitted(Ok(s)) | Action::Saved(Ok(s)) => {
+    /// Logs what is worth keeping of a report.
+    pub fn report(&mut self, r: &Report) {
+        match r {
+            Report::Progress(p) => self.line(p),
+            Report::TaskDone(Ok(s)) | Report::Submitted(Ok(s)) | Report::Saved(Ok(s)) => {
                 self.line(s)
             }
-            Action::TaskDone(Err(e)) | Action::Submitted(Err(e)) | Action::Saved(Err(e)) => {
+            Report::TaskDone(Err(e)) | Report::Submitted(Err(e)) | Report::Saved(Err(e)) => {
                 self.line(&format!("error: {e}"))
             }
-            Action::Invitations(Err(e)) => self.line(&format!("community: {e}")),
-            Action::CommunityReady { url, embedded, .. } => {
+            Report::Invitations(Err(e)) => self.line(&format!("community: {e}")),
+            Report::CommunityReady { url, embedded, .. } => {
                 self.line(&format!("community ready at {url} (embedded: {embedded})"))
             }
-            Action::Attach(p) => self.line(&format!("attached {}", p.display())),
+            Report::Attach(p) => self.line(&format!("attached {}", p.display())),
             _ => {}
         }
     }
@@ -196,8 +203,7 @@ async fn run_loop(opts: ConsoleOptions, settings: Settings) -> Result<(), TuiErr
         app.attach(p);
     }
     if let Some(spec) = opts.wolf_join.clone() {
-        app.update(Action::ViewWerewolf);
-        app.update(Action::Wolf(Box::new(wolf::WolfMsg::Join(spec))));
+        app.join_wolf(spec);
     }
     // The first frame comes before any slow work.
     terminal.draw(|f| app.render(f))?;
@@ -218,39 +224,39 @@ async fn run_loop(opts: ConsoleOptions, settings: Settings) -> Result<(), TuiErr
         tokio::select! {
             ev = events.next() => match ev {
                 Some(Ok(Event::Key(k))) if k.kind != KeyEventKind::Release => {
-                    if let Some(a) = app.key_action(k) {
-                        app.update(a);
+                    if let Some(m) = app.key_message(k) {
+                        app.update(m);
                     }
                 }
-                Some(Ok(Event::Paste(s))) => app.update(Action::Paste(s)),
-                Some(Ok(Event::Resize(w, h))) => app.update(Action::Resize(w, h)),
+                Some(Ok(Event::Paste(s))) => app.update(Msg::Paste(s)),
+                Some(Ok(Event::Resize(w, h))) => app.update(Msg::Resize(w, h)),
                 Some(Ok(_)) => {}
                 Some(Err(e)) => return Err(e.into()),
-                None => app.update(Action::Quit),
+                None => app.update(Command::Quit),
             },
-            Some(a) = rx.recv() => {
-                log.action(&a);
-                app.update(a);
+            Some(r) = rx.recv() => {
+                log.report(&r);
+                app.update(r);
                 // Coalesce a burst of reports into one frame.
-                while let Ok(a) = rx.try_recv() {
-                    log.action(&a);
-                    app.update(a);
+                while let Ok(r) = rx.try_recv() {
+                    log.report(&r);
+                    app.update(r);
                 }
             }
-            _ = tick.tick() => app.update(Action::Tick),
-            _ = term.recv() => app.update(Action::Quit),
-            _ = hup.recv() => app.update(Action::Quit),
+            _ = tick.tick() => app.update(Msg::Tick),
+            _ = term.recv() => app.update(Command::Quit),
+            _ = hup.recv() => app.update(Command::Quit),
         }
         terminal.draw(|f| app.render(f))?;
     }
     // Sessions this console runs are cancelled; give them a moment to end
     // cleanly and record why.
     let until = tokio::time::Instant::now() + Duration::from_secs(3);
-    while app.running_tasks > 0 {
+    while app.sessions.running_tasks > 0 {
         match tokio::time::timeout_at(until, rx.recv()).await {
-            Ok(Some(a)) => {
-                log.action(&a);
-                app.update(a);
+            Ok(Some(r)) => {
+                log.report(&r);
+                app.update(r);
             }
             _ => break,
         }
@@ -260,12 +266,12 @@ async fn run_loop(opts: ConsoleOptions, settings: Settings) -> Result<(), TuiErr
     Ok(())
 }
 
-/// The console without a terminal: feed actions and keys, let the tasks
+/// The console without a terminal: feed messages and keys, let the tasks
 /// report, draw into a `TestBackend`.
 pub struct Headless {
     pub app: App,
-    pub tx: UnboundedSender<Action>,
-    rx: UnboundedReceiver<Action>,
+    pub tx: UnboundedSender<Report>,
+    rx: UnboundedReceiver<Report>,
     pub terminal: Terminal<TestBackend>,
     community: Option<tokio::task::JoinHandle<()>>,
 }
@@ -290,21 +296,21 @@ impl Headless {
         self.community = Some(tasks::start_community(s, self.tx.clone()));
     }
 
-    pub fn update(&mut self, a: Action) {
-        self.app.update(a);
+    pub fn update(&mut self, m: impl Into<Msg>) {
+        self.app.update(m);
     }
 
     /// A key through the keymap, as the terminal loop does.
     pub fn key(&mut self, k: crossterm::event::KeyEvent) {
-        if let Some(a) = self.app.key_action(k) {
-            self.app.update(a);
+        if let Some(m) = self.app.key_message(k) {
+            self.app.update(m);
         }
     }
 
     /// Applies every report that has arrived.
     pub fn drain(&mut self) {
-        while let Ok(a) = self.rx.try_recv() {
-            self.app.update(a);
+        while let Ok(r) = self.rx.try_recv() {
+            self.app.update(r);
         }
     }
 
@@ -320,8 +326,8 @@ impl Headless {
                 return false;
             }
             tokio::select! {
-                Some(a) = self.rx.recv() => self.app.update(a),
-                _ = tokio::time::sleep(Duration::from_millis(20)) => self.app.update(Action::Tick),
+                Some(r) = self.rx.recv() => self.app.update(r),
+                _ = tokio::time::sleep(Duration::from_millis(20)) => self.app.update(Msg::Tick),
             }
         }
     }
@@ -344,9 +350,65 @@ impl Headless {
 
 impl Drop for Headless {
     fn drop(&mut self) {
-        let _ = self.app.cancel.send(true);
+        self.app.tasks.quit();
         if let Some(c) = self.community.take() {
             c.abort();
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::identity::KeyPair;
+    use crate::net::Reach;
+
+    fn relay(s: &str) -> iroh::RelayUrl {
+        crate::net::parse_relay_url(s).unwrap()
+    }
+
+    #[test]
+    fn the_console_options_relays_reach_its_settings() {
+        let dir = tempfile::tempdir().unwrap();
+        let relays = vec![relay("http://127.0.0.1:3340")];
+        let opts = ConsoleOptions {
+            data_dir: dir.path().to_owned(),
+            server: Some("http://127.0.0.1:9".into()),
+            house: false,
+            theme: None,
+            nickname: "me".into(),
+            relays: relays.clone(),
+            attach: Vec::new(),
+            wolf_join: None,
+        };
+        let settings = console_settings(&opts, None).unwrap();
+        assert_eq!(settings.relays, relays);
+    }
+
+    #[tokio::test]
+    async fn the_console_takes_its_settings_relays_to_a_remote_community() {
+        let dir = tempfile::tempdir().unwrap();
+        KeyPair::init(dir.path(), false).unwrap();
+        let relays = vec![relay("http://127.0.0.1:3340")];
+        let mut settings = load_settings(dir.path(), None, None).unwrap();
+        settings.relays = relays.clone();
+        let mut h = Headless::new(settings, 80, 24);
+        h.update(Report::CommunityReady {
+            url: "http://127.0.0.1:9".into(),
+            embedded: false,
+            nickname: "me".into(),
+        });
+        let c = h.app.community.as_ref().expect("connected");
+        assert_eq!(c.peer.reach, Reach::Relay);
+        assert_eq!(c.peer.relays, relays);
+        // The embedded community stays on loopback.
+        h.update(Report::CommunityReady {
+            url: "http://127.0.0.1:9".into(),
+            embedded: true,
+            nickname: "me".into(),
+        });
+        let c = h.app.community.as_ref().expect("connected");
+        assert_eq!(c.peer.reach, Reach::Direct);
+        assert!(c.peer.relays.is_empty());
     }
 }

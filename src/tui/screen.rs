@@ -1,23 +1,26 @@
-//! The console's screens besides sessions (werewolf, market): each owns its
-//! state, takes the actions meant for it in `update`, and draws the body
-//! under the header. `App` switches between them (F2/F3/F4) and routes keys
-//! and reports; modals, help and quitting stay with `App`.
+//! The console's screens (sessions, werewolf, market): each owns its state,
+//! takes the messages meant for it in `update` and returns the effects it
+//! wants (status lines, tasks to start), and draws the body under the
+//! header. `App` switches between them (F2/F3/F4), routes keys and
+//! reports, runs the effects, and keeps the help overlay and quitting.
 
-use super::action::Action;
+use super::command::Command;
+use super::community::Community;
+use super::effect::Effects;
 use super::keymap::{Context, Keymap};
-use super::tasks::Community;
+use super::msg::Msg;
 use super::theme::Theme;
 use ratatui::Frame;
 use ratatui::layout::Rect;
 use std::path::Path;
-use tokio::sync::mpsc::UnboundedSender;
 
-/// What a screen may use while updating: how to report back, the community,
-/// the data dir.
+/// What a screen may read while updating.
 pub struct Env<'a> {
-    pub tx: &'a UnboundedSender<Action>,
+    /// The community, once it is reachable.
     pub community: Option<&'a Community>,
     pub data_dir: &'a Path,
+    /// This identity's public key.
+    pub me: &'a str,
     /// Terminal size (for page lengths).
     pub size: (u16, u16),
 }
@@ -26,6 +29,12 @@ pub struct Env<'a> {
 pub struct Paint<'a> {
     pub theme: &'a Theme,
     pub keymap: &'a Keymap,
+    /// This identity's public key (marks what is yours).
+    pub me: &'a str,
+    /// Why the community is not reachable yet ("" once it is).
+    pub offline: &'a str,
+    /// The help overlay covers the screen: no pane shows the focus.
+    pub covered: bool,
 }
 
 pub trait Screen {
@@ -33,15 +42,22 @@ pub trait Screen {
     fn title(&self) -> &'static str;
     /// The keymap context of the next key (e.g. `Text` while typing).
     fn context(&self) -> Context;
-    /// The one place this screen's state changes: keys' actions while it is
-    /// shown, its own reports (`Action::Wolf`/`Action::Market`) and ticks.
-    fn update(&mut self, a: Action, env: &Env<'_>);
-    /// Draws the body (everything under the header, above the status bar).
+    /// Whether unbound printable keys are typed into a field.
+    fn typing(&self) -> bool {
+        matches!(self.context(), Context::Text | Context::Editor)
+    }
+    /// The one place this screen's state changes: commands and typed keys
+    /// while it is shown, its own reports, and ticks.
+    fn update(&mut self, m: Msg, env: &Env<'_>) -> Effects;
+    /// Draws the body (everything under the header, above the status bar;
+    /// a dialog may cover the whole frame).
     fn draw(&self, f: &mut Frame, area: Rect, p: &Paint<'_>);
-    /// Actions whose keys the status bar shows.
-    fn hints(&self) -> Vec<Action>;
+    /// Commands whose keys the status bar shows.
+    fn hints(&self) -> Vec<Command>;
     /// The community became reachable.
-    fn community_ready(&mut self, _env: &Env<'_>) {}
+    fn community_ready(&mut self, _env: &Env<'_>) -> Effects {
+        Effects::new()
+    }
     /// Work this screen runs that quitting would end (for the quit question).
     fn running(&self) -> usize {
         0

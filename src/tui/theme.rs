@@ -14,28 +14,57 @@ pub const BUILTIN: [(&str, &str); 3] = [
     ("mono", include_str!("../../themes/mono.toml")),
 ];
 
-/// Every semantic colour a theme sets.
-pub const KEYS: [&str; 19] = [
-    "text",
-    "muted",
-    "accent",
-    "title",
-    "border",
-    "border_focus",
-    "selection_fg",
-    "selection_bg",
-    "sent",
-    "received",
-    "local",
-    "system",
-    "ok",
-    "warn",
-    "error",
-    "host",
-    "guest",
-    "board",
-    "cursor_bg",
-];
+/// Defines [`Slot`] from one list: variant and its name in theme files.
+macro_rules! slots {
+    ($($variant:ident = $name:literal,)*) => {
+        /// A semantic colour a theme sets.
+        #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+        pub enum Slot {
+            $($variant,)*
+        }
+
+        impl Slot {
+            /// Every slot, in the order theme files document them.
+            pub const ALL: &[Slot] = &[$(Slot::$variant,)*];
+
+            /// The key theme files use.
+            pub fn name(self) -> &'static str {
+                match self {
+                    $(Slot::$variant => $name,)*
+                }
+            }
+        }
+    };
+}
+
+slots! {
+    Text = "text",
+    Muted = "muted",
+    Accent = "accent",
+    Title = "title",
+    Border = "border",
+    BorderFocus = "border_focus",
+    SelectionFg = "selection_fg",
+    SelectionBg = "selection_bg",
+    Sent = "sent",
+    Received = "received",
+    Local = "local",
+    System = "system",
+    Ok = "ok",
+    Warn = "warn",
+    Error = "error",
+    Host = "host",
+    Guest = "guest",
+    Board = "board",
+    CursorBg = "cursor_bg",
+}
+
+impl Slot {
+    /// The slot a theme file's key names.
+    pub fn from_name(name: &str) -> Option<Slot> {
+        Slot::ALL.iter().copied().find(|s| s.name() == name)
+    }
+}
 
 #[derive(Debug, thiserror::Error, PartialEq)]
 pub enum ThemeError {
@@ -47,11 +76,12 @@ pub enum ThemeError {
     Cycle(String),
 }
 
-/// Resolved colours of the console.
+/// Resolved colours of the console, one per slot (`None`: the theme and
+/// its parents leave it out).
 #[derive(Debug, Clone, PartialEq)]
 pub struct Theme {
     pub name: String,
-    colors: BTreeMap<&'static str, Color>,
+    colors: [Option<Color>; Slot::ALL.len()],
 }
 
 #[derive(serde::Deserialize)]
@@ -85,7 +115,7 @@ impl Theme {
     pub fn builtin_default() -> Theme {
         Theme::load("default", None).unwrap_or_else(|_| Theme {
             name: "default".into(),
-            colors: BTreeMap::new(),
+            colors: [None; Slot::ALL.len()],
         })
     }
 
@@ -128,15 +158,19 @@ impl Theme {
             };
             chain.push((origin, file));
         }
-        let mut colors = BTreeMap::new();
+        let mut colors = [None; Slot::ALL.len()];
         for (origin, file) in chain.iter().rev() {
             for (k, v) in &file.colors {
-                let Some(key) = KEYS.iter().find(|x| **x == k) else {
+                let Some(slot) = Slot::from_name(k) else {
                     return Err(ThemeError::Invalid {
                         name: name.to_owned(),
                         msg: format!(
                             "{origin}: unknown colour key {k:?} (known: {})",
-                            KEYS.join(", ")
+                            Slot::ALL
+                                .iter()
+                                .map(|s| s.name())
+                                .collect::<Vec<_>>()
+                                .join(", ")
                         ),
                     });
                 };
@@ -146,7 +180,7 @@ impl Theme {
                         "{origin}: {k} = {v:?} is not a colour (a name like light_blue, or #rrggbb)"
                     ),
                 })?;
-                colors.insert(*key, c);
+                colors[slot as usize] = Some(c);
             }
         }
         let display = chain
@@ -159,47 +193,47 @@ impl Theme {
         })
     }
 
-    /// The colour of a semantic key (reset when a theme leaves it out).
-    pub fn color(&self, key: &str) -> Color {
-        self.colors.get(key).copied().unwrap_or(Color::Reset)
+    /// The colour of a slot (reset when a theme leaves it out).
+    pub fn color(&self, slot: Slot) -> Color {
+        self.colors[slot as usize].unwrap_or(Color::Reset)
     }
 
-    pub fn fg(&self, key: &str) -> Style {
-        Style::new().fg(self.color(key))
+    pub fn fg(&self, slot: Slot) -> Style {
+        Style::new().fg(self.color(slot))
     }
 
     pub fn text(&self) -> Style {
-        self.fg("text")
+        self.fg(Slot::Text)
     }
     pub fn muted(&self) -> Style {
-        self.fg("muted")
+        self.fg(Slot::Muted)
     }
     pub fn accent(&self) -> Style {
-        self.fg("accent")
+        self.fg(Slot::Accent)
     }
     pub fn title(&self) -> Style {
-        self.fg("title").add_modifier(Modifier::BOLD)
+        self.fg(Slot::Title).add_modifier(Modifier::BOLD)
     }
     pub fn border(&self, focused: bool) -> Style {
         if focused {
-            self.fg("border_focus")
+            self.fg(Slot::BorderFocus)
         } else {
-            self.fg("border")
+            self.fg(Slot::Border)
         }
     }
     /// The selected row of a list (reverse video too, so it shows in mono).
     pub fn selected(&self) -> Style {
         let s = Style::new()
-            .fg(self.color("selection_fg"))
-            .bg(self.color("selection_bg"));
-        if self.color("selection_bg") == Color::Reset {
+            .fg(self.color(Slot::SelectionFg))
+            .bg(self.color(Slot::SelectionBg));
+        if self.color(Slot::SelectionBg) == Color::Reset {
             s.add_modifier(Modifier::REVERSED)
         } else {
             s
         }
     }
     pub fn cursor(&self) -> Style {
-        let c = self.color("cursor_bg");
+        let c = self.color(Slot::CursorBg);
         if c == Color::Reset {
             Style::new().add_modifier(Modifier::REVERSED)
         } else {
@@ -216,8 +250,8 @@ mod tests {
     fn every_builtin_theme_sets_every_key_through_its_parents() {
         for (name, _) in BUILTIN {
             let t = Theme::load(name, None).unwrap();
-            for k in KEYS {
-                assert!(t.colors.contains_key(k), "{name} lacks {k}");
+            for k in Slot::ALL {
+                assert!(t.colors[*k as usize].is_some(), "{name} lacks {k:?}");
             }
         }
     }
@@ -231,10 +265,10 @@ mod tests {
         )
         .unwrap();
         let t = Theme::load("mine", Some(d.path())).unwrap();
-        assert_eq!(t.color("accent"), Color::Rgb(0xff, 0x88, 0));
+        assert_eq!(t.color(Slot::Accent), Color::Rgb(0xff, 0x88, 0));
         assert_eq!(
-            t.color("sent"),
-            Theme::load("light", None).unwrap().color("sent")
+            t.color(Slot::Sent),
+            Theme::load("light", None).unwrap().color(Slot::Sent)
         );
     }
 

@@ -1,8 +1,10 @@
 //! Following a session by its files, whoever runs it (this console, a
-//! daemon, `palaver host` in another terminal, the reference client): a task
-//! polls the state dir and reports what changed as one [`WatchUpdate`].
+//! daemon, `palaver host` in another terminal, the reference client): a
+//! [`Watcher`] looks at the state dir and says what changed as one
+//! [`WatchUpdate`] (a task polls it every [`POLL`]); feed pages and searches
+//! read events.jsonl the same way.
 
-use super::action::Action;
+use super::report::feed::{FeedRow, OpenWindow, RowKind, WatchUpdate};
 use crate::json::{Map, Value};
 use crate::session::StateDir;
 use crate::session::decision::finalized_key;
@@ -10,69 +12,16 @@ use crate::session::files;
 use std::io::{BufRead, Seek, SeekFrom};
 use std::path::{Path, PathBuf};
 use std::time::{Duration, SystemTime};
-use tokio::sync::mpsc::UnboundedSender;
 
 /// How often a watched session's files are looked at.
 pub const POLL: Duration = Duration::from_millis(40);
-
-/// What a feed row is, for colour, filter and folding.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum RowKind {
-    Sent,
-    Received,
-    /// `_sys`/`_session_*` frames and liveness events: folded by default.
-    Noise,
-    /// Session lifecycle: started, ended, errors, peer events.
-    Lifecycle,
-}
-
-/// One event of the feed, already summarised.
-#[derive(Debug, Clone, PartialEq)]
-pub struct FeedRow {
-    /// `HH:MM:SS` (UTC, from the event's ts).
-    pub time: Box<str>,
-    pub kind: RowKind,
-    pub summary: Box<str>,
-    /// The frame (or event data) as compact JSON.
-    pub raw: Box<str>,
-}
-
-/// An open decision window as `decision/state.json` describes it.
-#[derive(Debug, Clone, PartialEq)]
-pub struct OpenWindow {
-    pub match_key: String,
-    pub match_value: Value,
-    pub mode: String,
-    /// Monotonic seconds (the reference's clock; see `decision::mono_now`).
-    pub release_at: f64,
-    pub deadline_at: f64,
-}
-
-/// One report of a watcher.
-#[derive(Debug, Clone, PartialEq, Default)]
-pub struct WatchUpdate {
-    /// New events at the end of events.jsonl, with the index of the first.
-    pub appended: Option<(usize, Vec<FeedRow>)>,
-    /// A page of older events loaded on request: (first index, rows).
-    pub page: Option<(usize, Vec<FeedRow>)>,
-    /// Event indices matching a search (oldest first), for `search_next`.
-    pub matches: Option<(String, Vec<usize>)>,
-    pub snapshot: Option<Map>,
-    pub session: Option<Map>,
-    /// `Some(None)`: no window is open now.
-    pub window: Option<Option<OpenWindow>>,
-    /// Newest strategy.json.
-    pub strategy: Option<Map>,
-    /// New lines of decision/decisions.jsonl (from any process).
-    pub decisions: Vec<Map>,
-}
 
 fn time_of(ts: &str) -> Box<str> {
     ts.get(11..19).unwrap_or("--:--:--").into()
 }
 
 fn compact(v: &Value) -> String {
-    crate::canonical::to_string_ordered(v)
+    crate::json::canonical::to_string_ordered(v)
 }
 
 /// Summarises one events.jsonl line.
@@ -342,35 +291,6 @@ impl Watcher {
         }
         (u != WatchUpdate::default()).then_some(u)
     }
-}
-
-/// Follows `dir` until the receiver is gone, reporting as `Action::Watch(generation, …)`.
-pub fn spawn(
-    dir: StateDir,
-    generation: u64,
-    tx: UnboundedSender<Action>,
-) -> tokio::task::JoinHandle<()> {
-    tokio::spawn(async move {
-        let mut w = Watcher::new(dir);
-        loop {
-            let (back, upd) = tokio::task::spawn_blocking(move || {
-                let u = w.poll();
-                (w, u)
-            })
-            .await
-            .unwrap_or_else(|e| std::panic::resume_unwind(e.into_panic()));
-            w = back;
-            if let Some(u) = upd
-                && tx.send(Action::Watch(generation, Box::new(u))).is_err()
-            {
-                return;
-            }
-            if tx.is_closed() {
-                return;
-            }
-            tokio::time::sleep(POLL).await;
-        }
-    })
 }
 
 /// Calls `f(index, line)` for each complete, non-blank line of a jsonl

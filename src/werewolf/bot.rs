@@ -10,8 +10,8 @@
 //! never cuts it; and once the bot has said "I'll vote for @X" it votes
 //! for X that day (its word and its vote agree).
 
-use super::agent::View;
 use super::packet::{Judge, Packet, Request, Role, Species, Talk};
+use super::view::View;
 use rand::rngs::StdRng;
 use rand::seq::IndexedRandom;
 use rand::{Rng, SeedableRng};

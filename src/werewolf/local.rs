@@ -4,13 +4,13 @@
 //! benchmarks use, and how packets can be captured for conformance checks.
 
 use super::WolfError;
-use super::agent::{
-    ChannelDecider, ControlMode, Decider, DecisionRequest, View, fallback, safety_margin,
-};
+use super::agent::{ChannelDecider, Decider, DecisionRequest, fallback, safety_margin};
 use super::bot::Bot;
 use super::config::Config;
 use super::game::{Entrant, Game, GameEvent, Observer, Outcome, Reply, Transport};
 use super::packet::{Packet, Request};
+use super::view::View;
+use crate::engine::ControlMode;
 use rand::SeedableRng;
 use rand::rngs::StdRng;
 use std::collections::VecDeque;

@@ -5,9 +5,10 @@
 //!
 //! Layers, from the bottom: [`packet`] (types), [`config`] and [`length`]
 //! (rules data), [`game`] (the pure master: a [`game::Transport`] for I/O
-//! and an [`game::Observer`] for god-view events), [`bot`] (decisions from
-//! packets), [`agent`] (an agent's view, the decision hook and the client
-//! loop), [`local`] (in-process games), [`logs`], [`jwt`], [`server`].
+//! and an [`game::Observer`] for god-view events), [`view`] (what one seat
+//! knows), [`bot`] (decisions from a view), [`agent`] (the decision hook
+//! and the client loop), [`local`] (in-process games), [`logs`], [`jwt`],
+//! [`server`], [`spectate`].
 
 pub mod agent;
 pub mod bot;
@@ -20,10 +21,12 @@ pub mod logs;
 pub mod packet;
 pub mod server;
 pub mod spectate;
+pub mod view;
 
 pub use config::Config;
 pub use game::{Game, GameEvent, Observer, Outcome, Phase, SeatView, Transport};
 pub use packet::{Packet, Request, Role, Species, Status, Team};
+pub use view::View;
 
 /// Errors of the werewolf library.
 #[derive(Debug, thiserror::Error)]

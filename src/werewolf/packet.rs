@@ -318,7 +318,7 @@ pub struct AttackVoteSetting {
     pub allow_no_target: bool,
 }
 
-/// 0 (absent) is "not told"; see [`crate::werewolf::agent::View::action_timeout`].
+/// 0 (absent) is "not told"; see [`crate::werewolf::View::action_timeout`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
 pub struct TimeoutSetting {
     /// Milliseconds an agent has to answer an action.

@@ -45,12 +45,12 @@ pub fn seat_at_day1_talk(
     ev: &[palaver::werewolf::game::GameEvent],
     extra: usize,
 ) {
-    use palaver::tui::action::Action;
-    use palaver::tui::wolf::WolfMsg;
-    use palaver::werewolf::agent::ControlMode;
+    use palaver::engine::ControlMode;
+    use palaver::tui::report::Report;
+    use palaver::tui::report::wolf::WolfReport;
     use palaver::werewolf::game::GameEvent;
     let g = h.app.wolf.generation();
-    h.update(Action::Wolf(Box::new(WolfMsg::Seated(
+    h.update(Report::Wolf(Box::new(WolfReport::Seated(
         g,
         1,
         ControlMode::Human,
@@ -68,6 +68,6 @@ pub fn seat_at_day1_talk(
         })
         .expect("day 1 has a talk phase");
     for e in &ev[..talk1 + extra] {
-        h.update(Action::Wolf(Box::new(WolfMsg::Event(g, e.clone()))));
+        h.update(Report::Wolf(Box::new(WolfReport::Event(g, e.clone()))));
     }
 }

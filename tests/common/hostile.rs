@@ -9,11 +9,11 @@
 
 use iroh::Endpoint;
 use iroh::endpoint::{Connection, RecvStream, SendStream};
-use palaver::community::{Client, auth};
 use palaver::identity::KeyPair;
 use palaver::json::{self, Map, Value};
 use palaver::net::{self, ALPN, Reach};
 use palaver::obj;
+use palaver::web::{Client, auth};
 use std::net::{Ipv4Addr, SocketAddrV4};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -43,9 +43,9 @@ impl Raw {
 
     /// Writes one frame as a line.
     pub async fn frame(&mut self, m: &Map) -> bool {
-        self.line(&palaver::canonical::to_string_ordered(&Value::Object(
-            m.clone(),
-        )))
+        self.line(&palaver::json::canonical::to_string_ordered(
+            &Value::Object(m.clone()),
+        ))
         .await
     }
 
@@ -194,7 +194,7 @@ pub async fn dial_and_leave(ticket: &str) {
 
 /// A fresh session nonce.
 pub fn nonce() -> String {
-    palaver::canonical::hex(&rand::random::<[u8; 8]>())
+    palaver::json::canonical::hex(&rand::random::<[u8; 8]>())
 }
 
 /// The guest's `_session_init`.
@@ -225,12 +225,13 @@ pub fn ready(post_id: &str, host_pk: &str, guest_pk: &str, pid: &str, nonce: &st
 pub fn with_raw(frame: &Map, key: &str, raw: &str) -> String {
     let mut m = frame.clone();
     m.insert(key, Value::from("\u{1}RAW\u{1}"));
-    palaver::canonical::to_string_ordered(&Value::Object(m)).replace("\"\\u0001RAW\\u0001\"", raw)
+    palaver::json::canonical::to_string_ordered(&Value::Object(m))
+        .replace("\"\\u0001RAW\\u0001\"", raw)
 }
 
 /// `frame` serialised with `"key":raw` appended once more (a duplicate key).
 pub fn with_duplicate(frame: &Map, key: &str, raw: &str) -> String {
-    let s = palaver::canonical::to_string_ordered(&Value::Object(frame.clone()));
+    let s = palaver::json::canonical::to_string_ordered(&Value::Object(frame.clone()));
     format!("{},\"{key}\":{raw}}}", &s[..s.len() - 1])
 }
 
@@ -256,7 +257,7 @@ pub fn deep(depth: usize) -> Vec<u8> {
 
 /// A frame whose line is `len` bytes long (padding in an extra field).
 pub fn padded(frame: &Map, len: usize) -> Vec<u8> {
-    let s = palaver::canonical::to_string_ordered(&Value::Object(frame.clone()));
+    let s = palaver::json::canonical::to_string_ordered(&Value::Object(frame.clone()));
     let head = format!("{},\"pad\":\"", &s[..s.len() - 1]);
     let fill = len.saturating_sub(head.len() + 2);
     let mut v = Vec::with_capacity(len + 1);
@@ -519,7 +520,9 @@ pub mod scripts {
     }
     /// One frame as a line.
     pub fn frame(m: palaver::json::Map) -> Act {
-        line(palaver::canonical::to_string_ordered(&Value::Object(m)))
+        line(palaver::json::canonical::to_string_ordered(&Value::Object(
+            m,
+        )))
     }
     /// The frame's first integer field (the one the number payloads replace).
     pub fn first_int_field(m: &palaver::json::Map) -> &'static str {
@@ -620,7 +623,7 @@ pub mod scripts {
     }
     /// Half of the valid frame (no newline), then silence.
     pub fn no_newline_then_silence(c: &Ctx) -> Vec<Act> {
-        let s = palaver::canonical::to_string_ordered(&Value::Object(c.valid.clone()));
+        let s = palaver::json::canonical::to_string_ordered(&Value::Object(c.valid.clone()));
         vec![Act::Bytes(s.as_bytes()[..s.len() / 2].to_vec())]
     }
     /// Half of the valid frame, then leaves.

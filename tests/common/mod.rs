@@ -265,7 +265,7 @@ pub fn invitation_body(
     message: &str,
 ) -> Map {
     use palaver::obj;
-    let binding = palaver::community::auth::transport_binding_canonical(
+    let binding = palaver::web::auth::transport_binding_canonical(
         &keys.public_key,
         "iroh",
         ticket,
@@ -280,7 +280,7 @@ pub fn invitation_body(
 }
 
 /// Posts an invitation `body` as `client`; returns its post id.
-pub async fn post_invitation(client: &palaver::community::Client, body: Map) -> String {
+pub async fn post_invitation(client: &palaver::web::Client, body: Map) -> String {
     let inv = client
         .call(
             "POST",

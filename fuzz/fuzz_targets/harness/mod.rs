@@ -14,14 +14,17 @@
 //!   `error` and `message` and writes nothing; wrong auth is always a 401.
 #![allow(dead_code)]
 
-use palaver::community::server::{Config, InProcess, router_with_market};
+use palaver::community::Config;
 use palaver::community::store::Agent;
-use palaver::community::{SqliteStore, Store, auth};
+use palaver::community::{SqliteStore, Store};
 use palaver::identity::KeyPair;
 use palaver::json::{Map, Value};
 use palaver::market::canonical;
 use palaver::market::messages::{self, JobRequest};
 use palaver::market::{Grant, Market, MarketConfig};
+use palaver::services::server::router;
+use palaver::web::InProcess;
+use palaver::web::auth;
 use std::path::Path;
 use std::sync::Arc;
 
@@ -89,7 +92,7 @@ pub fn gtl_bytes(data: &[u8]) {
     );
     assert_eq!(
         canonical::hash(&v).expect("a hash"),
-        palaver::canonical::sha256_hex(&bytes)
+        palaver::json::canonical::sha256_hex(&bytes)
     );
     if let Some(m) = v.as_object() {
         let sig = canonical::signature("token", m).expect("a signature");
@@ -205,7 +208,7 @@ pub fn gtl_mutated(
         m.insert("signature", Value::from("0".repeat(64)));
         m
     });
-    let bytes = palaver::canonical::to_vec(&Value::Object(signed));
+    let bytes = palaver::json::canonical::to_vec(&Value::Object(signed));
     gtl_submit(g, &g.buyer.token, &bytes, snapshot);
 }
 
@@ -270,12 +273,8 @@ impl Community {
             rate_limit: 0.0,
             ..Config::default()
         };
-        let app = InProcess::new(router_with_market(
-            Box::new(store),
-            cfg,
-            Some(Arc::new(market)),
-        ))
-        .expect("a runtime");
+        let app = InProcess::new(router(Box::new(store), cfg, Some(Arc::new(market))))
+            .expect("a runtime");
         Community {
             app,
             keys,

@@ -6,9 +6,9 @@ use crate::engine::ControlMode;
 use crate::json::{Map, Value};
 use crate::library::Library;
 use crate::spec::Spec;
-use crate::tui::data::Invitation;
 use crate::tui::keymap::{Context, Keymap};
-use crate::tui::theme::Theme;
+use crate::tui::report::rows::Invitation;
+use crate::tui::theme::{Slot, Theme};
 use ratatui::Frame;
 use ratatui::layout::Rect;
 use ratatui::text::{Line, Span};
@@ -154,7 +154,7 @@ impl JoinDialog {
         {
             lines.push(Line::from(Span::styled(
                 format!("note: this invitation gives {t} s per decision — be quick, or host your own with more"),
-                theme.fg("warn"),
+                theme.fg(Slot::Warn),
             )));
         }
         lines.push(Line::from(Span::styled(
@@ -483,14 +483,14 @@ impl HostForm {
             }
             spans.push(Span::styled(format!("  {}", fld.describe), theme.muted()));
             if let Some(n) = &fld.note {
-                spans.push(Span::styled(format!("  {n}"), theme.fg("warn")));
+                spans.push(Span::styled(format!("  {n}"), theme.fg(Slot::Warn)));
             }
             lines.push(Line::from(spans));
         }
         lines.push(Line::from(""));
         lines.push(match &self.error {
-            Some(e) => Line::from(Span::styled(e.clone(), theme.fg("error"))),
-            None => Line::from(Span::styled("options are valid", theme.fg("ok"))),
+            Some(e) => Line::from(Span::styled(e.clone(), theme.fg(Slot::Error))),
+            None => Line::from(Span::styled("options are valid", theme.fg(Slot::Ok))),
         });
         lines.push(Line::from(Span::styled(
             "↑/↓ field · ←/→ change · type to edit · Enter host · Esc cancel",

@@ -5,7 +5,7 @@
 
 use crate::json::{Map, Value};
 use crate::obj;
-use crate::tui::theme::Theme;
+use crate::tui::theme::{Slot, Theme};
 use ratatui::Frame;
 use ratatui::layout::Rect;
 use ratatui::text::{Line, Span};
@@ -165,16 +165,16 @@ impl Editor {
         };
         f.render_widget(&self.area, text_area);
         let status = match (&self.parsed, &self.note) {
-            (Err(e), _) => Line::from(Span::styled(format!("✗ {e}"), theme.fg("error"))),
+            (Err(e), _) => Line::from(Span::styled(format!("✗ {e}"), theme.fg(Slot::Error))),
             (Ok(_), Some((ok, n))) => Line::from(Span::styled(
                 n.clone(),
                 if *ok {
-                    theme.fg("ok")
+                    theme.fg(Slot::Ok)
                 } else {
-                    theme.fg("error")
+                    theme.fg(Slot::Error)
                 },
             )),
-            (Ok(_), None) => Line::from(Span::styled("✓ valid JSON", theme.fg("ok"))),
+            (Ok(_), None) => Line::from(Span::styled("✓ valid JSON", theme.fg(Slot::Ok))),
         };
         let hints = Line::from(Span::styled(
             "C-s save (replace) · C-g merge · C-p next preset · Esc close",
@@ -203,7 +203,7 @@ mod tests {
         let p = presets(schema.as_ref());
         let paper = p.iter().find(|(n, _)| n == "always paper").unwrap();
         assert_eq!(
-            crate::canonical::to_string(&Value::Object(paper.1.clone())),
+            crate::json::canonical::to_string(&Value::Object(paper.1.clone())),
             r#"{"fixed":"paper","mode":"fixed"}"#
         );
         assert!(p.iter().any(|(_, m)| m.get("policy").is_some()));

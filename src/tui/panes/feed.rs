@@ -2,8 +2,8 @@
 //! session: at most [`WINDOW`] rows are held, the newest while following,
 //! or a page around the scroll position loaded from events.jsonl on demand.
 
-use crate::tui::theme::Theme;
-use crate::tui::watch::{FeedRow, RowKind};
+use crate::tui::report::feed::{FeedRow, RowKind};
+use crate::tui::theme::{Slot, Theme};
 use ratatui::Frame;
 use ratatui::layout::Rect;
 use ratatui::style::{Modifier, Style};
@@ -297,10 +297,10 @@ impl Feed {
         let width = inner.width as usize;
         for (i, r, folded) in view.iter().rev() {
             let (arrow, style) = match r.kind {
-                RowKind::Sent => ("→", theme.fg("sent")),
-                RowKind::Received => ("←", theme.fg("received")),
-                RowKind::Noise => ("·", theme.fg("system")),
-                RowKind::Lifecycle => ("•", theme.fg("local")),
+                RowKind::Sent => ("→", theme.fg(Slot::Sent)),
+                RowKind::Received => ("←", theme.fg(Slot::Received)),
+                RowKind::Noise => ("·", theme.fg(Slot::System)),
+                RowKind::Lifecycle => ("•", theme.fg(Slot::Local)),
             };
             let body: String = if *folded > 1 {
                 format!("{folded} system frames")

@@ -1,8 +1,9 @@
 //! The two lists on the left: open invitations of the community and the
 //! sessions in the data dir. Both filter by a search query.
 
-use crate::tui::data::{Invitation, SessionRow, age};
-use crate::tui::theme::Theme;
+use crate::tui::command::Command;
+use crate::tui::report::rows::{Invitation, SessionRow};
+use crate::tui::theme::{Slot, Theme};
 use ratatui::Frame;
 use ratatui::layout::Rect;
 use ratatui::text::{Line, Span};
@@ -26,17 +27,16 @@ impl Cursor {
         self.selected = self.selected.min(len.saturating_sub(1));
     }
 
-    /// Moves for a navigation action over `len` rows (`page` rows a page);
-    /// false when the action is not a move.
-    pub fn navigate(&mut self, a: &crate::tui::action::Action, len: usize, page: usize) -> bool {
-        use crate::tui::action::Action;
-        match a {
-            Action::Up => self.up(1),
-            Action::Down => self.down(1, len),
-            Action::PageUp => self.up(page),
-            Action::PageDown => self.down(page, len),
-            Action::Top => self.selected = 0,
-            Action::Bottom => self.down(len, len),
+    /// Moves for a navigation command over `len` rows (`page` rows a
+    /// page); false when the command is not a move.
+    pub fn navigate(&mut self, c: Command, len: usize, page: usize) -> bool {
+        match c {
+            Command::Up => self.up(1),
+            Command::Down => self.down(1, len),
+            Command::PageUp => self.up(page),
+            Command::PageDown => self.down(page, len),
+            Command::Top => self.selected = 0,
+            Command::Bottom => self.down(len, len),
             _ => return false,
         }
         true
@@ -158,7 +158,7 @@ pub fn draw_invitations(
                 let detail = format!("  cannot join: {why}");
                 lines.push(Line::from(Span::styled(
                     detail.chars().take(w.max(20)).collect::<String>(),
-                    theme.fg("error"),
+                    theme.fg(Slot::Error),
                 )));
             } else if w >= 40 {
                 let detail = format!("  {} · {}", i.host_control_mode, i.options_line());
@@ -221,9 +221,9 @@ pub fn draw_sessions(
                 " "
             };
             let status_style = match s.status.as_str() {
-                "running" | "starting" => theme.fg("ok"),
+                "running" | "starting" => theme.fg(Slot::Ok),
                 "closed" => theme.muted(),
-                _ => theme.fg("warn"),
+                _ => theme.fg(Slot::Warn),
             };
             let proto: String = s.protocol.chars().take(pw).collect();
             Line::from(vec![
@@ -234,7 +234,11 @@ pub fn draw_sessions(
                     } else {
                         format!("{:<5} ", s.role)
                     },
-                    theme.fg(if s.role == "host" { "host" } else { "guest" }),
+                    theme.fg(if s.role == "host" {
+                        Slot::Host
+                    } else {
+                        Slot::Guest
+                    }),
                 ),
                 Span::styled(
                     format!("{:<7}", s.status.chars().take(7).collect::<String>()),
@@ -254,4 +258,28 @@ pub fn draw_sessions(
         area,
         &mut st,
     );
+}
+
+/// "12s", "4m", "3h", "2d".
+pub fn age(seconds: f64) -> String {
+    let s = seconds.max(0.0) as u64;
+    match s {
+        0..=59 => format!("{s}s"),
+        60..=3599 => format!("{}m", s / 60),
+        3600..=86399 => format!("{}h", s / 3600),
+        _ => format!("{}d", s / 86400),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ages_read_naturally() {
+        assert_eq!(age(5.0), "5s");
+        assert_eq!(age(125.0), "2m");
+        assert_eq!(age(7300.0), "2h");
+        assert_eq!(age(-3.0), "0s");
+    }
 }

@@ -6,8 +6,8 @@
 use crate::json::{Map, Value};
 use crate::obj;
 use crate::session::decision::mono_now;
-use crate::tui::theme::Theme;
-use crate::tui::watch::OpenWindow;
+use crate::tui::report::feed::OpenWindow;
+use crate::tui::theme::{Slot, Theme};
 use ratatui::Frame;
 use ratatui::layout::Rect;
 use ratatui::text::{Line, Span};
@@ -56,20 +56,19 @@ fn strs(v: Option<&Value>) -> Vec<String> {
         .unwrap_or_default()
 }
 
-fn s<'a>(m: &'a Map, k: &str) -> Option<&'a str> {
-    m.get(k).and_then(Value::as_str)
-}
-
 impl Prompt {
     /// The prompt for `window` under a protocol's decision schema.
     pub fn for_window(schema: Option<&Map>, window: OpenWindow) -> Prompt {
         let kind = match schema {
             None => Kind::Json,
             Some(sc) => {
-                let setup = s(sc, "setup_match_key") == Some(window.match_key.as_str());
+                let setup = sc.get_str("setup_match_key") == Some(window.match_key.as_str());
                 if setup {
                     Kind::Number {
-                        field: s(sc, "setup_value_field").unwrap_or("value").to_owned(),
+                        field: sc
+                            .get_str("setup_value_field")
+                            .unwrap_or("value")
+                            .to_owned(),
                         lo: None,
                         hi: None,
                     }
@@ -87,13 +86,13 @@ impl Prompt {
                         .map(|a| a.iter().filter_map(Value::as_i64).collect())
                         .unwrap_or_default();
                     Kind::Number {
-                        field: s(sc, "value_field").unwrap_or("value").to_owned(),
+                        field: sc.get_str("value_field").unwrap_or("value").to_owned(),
                         lo: range.first().copied(),
                         hi: range.get(1).copied(),
                     }
                 } else if sc.get("free_text") == Some(&Value::Bool(true)) {
                     Kind::Text {
-                        field: s(sc, "value_field").unwrap_or("text").to_owned(),
+                        field: sc.get_str("value_field").unwrap_or("text").to_owned(),
                     }
                 } else {
                     let choices = strs(sc.get("choices"));
@@ -101,7 +100,7 @@ impl Prompt {
                         Kind::Json
                     } else {
                         Kind::Choices {
-                            field: s(sc, "value_field").unwrap_or("choice").to_owned(),
+                            field: sc.get_str("value_field").unwrap_or("choice").to_owned(),
                             choices,
                         }
                     }
@@ -368,9 +367,9 @@ impl Prompt {
             lines.push(Line::from(Span::styled(
                 note.clone(),
                 if *ok {
-                    theme.fg("ok")
+                    theme.fg(Slot::Ok)
                 } else {
-                    theme.fg("error")
+                    theme.fg(Slot::Error)
                 },
             )));
         }
@@ -393,7 +392,7 @@ impl Prompt {
             other => format!("{other}: {deadline:.0}s left"),
         };
         let style = if deadline < 5.0 {
-            theme.fg("warn")
+            theme.fg(Slot::Warn)
         } else {
             theme.muted()
         };
@@ -430,7 +429,7 @@ mod tests {
         assert!(!p.choose(7));
         let b = p.body().unwrap();
         assert_eq!(
-            crate::canonical::to_string(&Value::Object(b)),
+            crate::json::canonical::to_string(&Value::Object(b)),
             r#"{"choice":"paper","round":2}"#
         );
     }

@@ -4,8 +4,8 @@
 
 use crate::json::{Map, Value};
 use crate::session::decision::mono_now;
-use crate::tui::theme::Theme;
-use crate::tui::watch::OpenWindow;
+use crate::tui::report::feed::OpenWindow;
+use crate::tui::theme::{Slot, Theme};
 use ratatui::Frame;
 use ratatui::layout::Rect;
 use ratatui::style::Modifier;
@@ -79,7 +79,7 @@ impl View<'_> {
             phase_line.push_str(&format!(" · turn {t}"));
         }
         let phase_style = if phase == "game_over" {
-            theme.fg("ok").add_modifier(Modifier::BOLD)
+            theme.fg(Slot::Ok).add_modifier(Modifier::BOLD)
         } else {
             theme.text()
         };
@@ -92,7 +92,11 @@ impl View<'_> {
         lines.push(kv(
             "you",
             format!("{role} · {local}{coach} · peer {peer}"),
-            theme.fg(if role == "host" { "host" } else { "guest" }),
+            theme.fg(if role == "host" {
+                Slot::Host
+            } else {
+                Slot::Guest
+            }),
         ));
         if let Some(score) = get(snap, "score").and_then(Value::as_object) {
             let h = score.get("host").map(Value::py_str).unwrap_or_default();
@@ -101,12 +105,12 @@ impl View<'_> {
                 Span::styled(format!("{:<8}", "score"), theme.muted()),
                 Span::styled(
                     format!("host {h}"),
-                    theme.fg("host").add_modifier(Modifier::BOLD),
+                    theme.fg(Slot::Host).add_modifier(Modifier::BOLD),
                 ),
                 Span::styled(" : ", theme.muted()),
                 Span::styled(
                     format!("guest {g}"),
-                    theme.fg("guest").add_modifier(Modifier::BOLD),
+                    theme.fg(Slot::Guest).add_modifier(Modifier::BOLD),
                 ),
             ]));
         } else if let (Some(b), Some(w)) = (text(snap, "black"), text(snap, "white")) {
@@ -128,7 +132,7 @@ impl View<'_> {
             lines.push(kv(
                 "winner",
                 format!("{w}{you}"),
-                theme.fg("ok").add_modifier(Modifier::BOLD),
+                theme.fg(Slot::Ok).add_modifier(Modifier::BOLD),
             ));
         }
         if let Some(ev) = get(snap, "last_event")
@@ -153,7 +157,7 @@ impl View<'_> {
                     w.match_value.py_str()
                 ),
             };
-            lines.push(kv("window", t, theme.fg("warn")));
+            lines.push(kv("window", t, theme.fg(Slot::Warn)));
         }
         if let Some(st) = text(sess, "status")
             && st != "running"
@@ -175,7 +179,7 @@ impl View<'_> {
             return out;
         };
         let heroes = get(snap, "heroes").and_then(Value::as_object);
-        for side in ["host", "guest"] {
+        for (side, slot) in [("host", Slot::Host), ("guest", Slot::Guest)] {
             let v = hp.get(side).and_then(Value::as_f64).unwrap_or(0.0);
             let m = max
                 .get(side)
@@ -189,8 +193,8 @@ impl View<'_> {
             let room = width.saturating_sub(24).max(4);
             let filled = ((v / m) * room as f64).round().clamp(0.0, room as f64) as usize;
             out.push(Line::from(vec![
-                Span::styled(format!("{side:<6}{name:<8}"), theme.fg(side)),
-                Span::styled("█".repeat(filled), theme.fg(side)),
+                Span::styled(format!("{side:<6}{name:<8}"), theme.fg(slot)),
+                Span::styled("█".repeat(filled), theme.fg(slot)),
                 Span::styled("░".repeat(room - filled), theme.muted()),
                 Span::styled(format!(" {v:.0}/{m:.0}"), theme.text()),
             ]));
@@ -230,9 +234,9 @@ impl View<'_> {
                     _ => "○",
                 };
                 let mut style = match cell.as_str() {
-                    "" => theme.fg("board"),
-                    "B" | "R" => theme.fg("guest"),
-                    _ => theme.fg("host"),
+                    "" => theme.fg(Slot::Board),
+                    "B" | "R" => theme.fg(Slot::Guest),
+                    _ => theme.fg(Slot::Host),
                 };
                 if last == Some((r as i64, c as i64)) {
                     style = style.add_modifier(Modifier::BOLD | Modifier::UNDERLINED);

@@ -1,0 +1,155 @@
+//! Invitations: a host's signed transport binding, listed, renewed and
+//! cancelled by their owner.
+
+use super::{ApiError, AppState, Id, Reply, Req, err, need, now_f, query, registered, reply};
+use crate::identity::verify;
+use crate::json::{Map, Value};
+use crate::obj;
+use crate::web::auth;
+use axum::extract::State;
+use axum::http::{StatusCode, Uri};
+use axum::response::IntoResponse;
+use std::sync::Arc;
+
+pub(super) async fn create_invitation(State(st): State<Arc<AppState>>, r: Req) -> Reply {
+    let agent = registered(&st, &r.key)?;
+    let now = now_f();
+    if st.store.active_invitations(&r.key, now)? >= st.cfg.max_active_invitations {
+        return Err(err(
+            StatusCode::TOO_MANY_REQUESTS,
+            "too_many_invitations",
+            format!(
+                "at most {} active invitations per key: cancel one first",
+                st.cfg.max_active_invitations
+            ),
+        ));
+    }
+    let ticket = need(&r.body, "iroh_ticket")?;
+    let transport = r.body.get_str("transport").unwrap_or("iroh");
+    let protocol_id = r.body.get_str("protocol_id");
+    let binding = need(&r.body, "transport_binding_signature")?;
+    if !verify(
+        &r.key,
+        auth::transport_binding_canonical(&r.key, transport, ticket, protocol_id).as_bytes(),
+        binding,
+    ) {
+        return Err(err(
+            StatusCode::BAD_REQUEST,
+            "bad_binding",
+            "transport_binding_signature does not sign the ticket binding for this key and protocol",
+        ));
+    }
+    let post_id = crate::json::canonical::hex(&rand::random::<[u8; 8]>());
+    let expires_at = now + st.cfg.invitation_ttl;
+    let mut inv = r.body.clone();
+    inv.insert("post_id", Value::from(post_id.as_str()));
+    inv.insert("public_key", Value::from(r.key.as_str()));
+    inv.insert("registered", Value::Bool(true));
+    inv.insert("nickname", Value::from(agent.nickname.as_str()));
+    inv.insert("agent_id", Value::from(agent.agent_id.as_str()));
+    inv.insert("created_at", Value::from(now));
+    if !inv.contains_key("type") {
+        inv.insert("type", Value::from("supply"));
+    }
+    st.store.add_invitation(&inv, &r.key, now, expires_at)?;
+    reply(
+        StatusCode::CREATED,
+        Value::Object(obj! { "post_id" => post_id, "expires_at" => expires_at }),
+    )
+}
+
+pub(super) async fn list_invitations(State(st): State<Arc<AppState>>, u: Uri, _: Req) -> Reply {
+    let q = query(&u);
+    let limit = q
+        .get("limit")
+        .and_then(|l| l.parse().ok())
+        .unwrap_or(50usize)
+        .clamp(1, 100);
+    let tag = q
+        .get("tags")
+        .and_then(|t| t.split(',').next())
+        .filter(|t| !t.is_empty());
+    let rows = st.store.invitations(
+        q.get("protocol_id").map(String::as_str),
+        q.get("type").map(String::as_str),
+        tag,
+        limit,
+        now_f(),
+    )?;
+    let total = rows.len();
+    let results: Vec<Value> = rows.into_iter().map(Value::Object).collect();
+    reply(
+        StatusCode::OK,
+        Value::Object(obj! { "results" => results, "total" => total }),
+    )
+}
+
+pub(super) async fn get_invitation(State(st): State<Arc<AppState>>, Id(id): Id, _: Req) -> Reply {
+    match st.store.invitation(&id)? {
+        Some(inv) => reply(StatusCode::OK, Value::Object(inv)),
+        None => Err(err(
+            StatusCode::NOT_FOUND,
+            "not_found",
+            format!("no invitation {id}"),
+        )),
+    }
+}
+
+fn own_open_invitation(st: &AppState, id: &str, key: &str) -> Result<Map, ApiError> {
+    let inv = st.store.invitation(id)?.ok_or_else(|| {
+        err(
+            StatusCode::NOT_FOUND,
+            "not_found",
+            format!("no invitation {id}"),
+        )
+    })?;
+    if inv.get_str("public_key") != Some(key) {
+        return Err(err(
+            StatusCode::FORBIDDEN,
+            "not_yours",
+            "only the invitation's author may change it",
+        ));
+    }
+    Ok(inv)
+}
+
+pub(super) async fn renew_invitation(State(st): State<Arc<AppState>>, Id(id): Id, r: Req) -> Reply {
+    let inv = own_open_invitation(&st, &id, &r.key)?;
+    if inv.get_str("status") != Some("open") {
+        return Err(err(
+            StatusCode::CONFLICT,
+            "not_open",
+            format!("the invitation is {}", inv.get_str("status").unwrap_or("?")),
+        ));
+    }
+    let expires_at = now_f() + st.cfg.invitation_ttl;
+    st.store.set_invitation(&id, None, Some(expires_at))?;
+    reply(
+        StatusCode::OK,
+        Value::Object(obj! { "post_id" => id, "expires_at" => expires_at }),
+    )
+}
+
+pub(super) async fn cancel_invitation(
+    State(st): State<Arc<AppState>>,
+    Id(id): Id,
+    r: Req,
+) -> Reply {
+    let inv = own_open_invitation(&st, &id, &r.key)?;
+    match inv.get_str("status") {
+        Some("open") => st.store.set_invitation(&id, Some("cancelled"), None)?,
+        // Cancelling twice is fine and writes nothing.
+        Some("cancelled") => {}
+        other => {
+            return Err(err(
+                StatusCode::CONFLICT,
+                "not_open",
+                format!(
+                    "the invitation is {}: a session was recorded for it",
+                    other.unwrap_or("?")
+                ),
+            ));
+        }
+    }
+    Ok(StatusCode::NO_CONTENT.into_response())
+}

@@ -1,0 +1,464 @@
+//! `palaver serve`: the community server — registration with proof of
+//! work, protocols, invitations, session proofs and their outcomes,
+//! feedback and ratings — with every endpoint the reference client uses and
+//! its signed-request auth on every request.
+//!
+//! A rejected request writes nothing: every check runs before the store is
+//! touched, and multi-step changes are single transactions in the store.
+
+mod agents;
+mod invitations;
+mod protocols;
+mod sessions;
+
+use super::store::{Agent, Store};
+use crate::identity::{is_key_hex, verify};
+use crate::json::{self, Map, Value};
+use crate::obj;
+use crate::web::auth::{self, MAX_SKEW};
+use crate::web::{buffer_body, closing, json_response};
+use agents::{agent_stats, challenge, register};
+use axum::Router;
+use axum::extract::{FromRequestParts, Path, State};
+use axum::http::{HeaderMap, Method, StatusCode, Uri, request::Parts};
+use axum::response::{IntoResponse, Response};
+use axum::routing::{get, post};
+use invitations::{
+    cancel_invitation, create_invitation, get_invitation, list_invitations, renew_invitation,
+};
+use protocols::{add_protocol, get_protocol, list_protocols};
+use sessions::{
+    create_session, feedback, get_session, get_transport, patch_transport, rating, session_result,
+    session_status,
+};
+use std::collections::HashMap;
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+/// Largest request body a community route accepts; a larger one is refused
+/// with 413 `too_large` before it is read (by its Content-Length) or as soon
+/// as it passes the limit (a chunked body). A spec bundle fits many times
+/// over. The market's `POST /api/gtl` has its own, smaller limit.
+pub const MAX_BODY: usize = 8 * 1024 * 1024;
+
+/// How long a client may take to send a request's head, and then again its
+/// body, by default (`palaver serve --read-timeout`). A client that dribbles
+/// its head is disconnected; one that dribbles its body gets 408
+/// `timeout`. An idle keep-alive connection is closed after as long.
+pub const READ_TIMEOUT: Duration = Duration::from_secs(30);
+
+/// Server settings.
+#[derive(Debug, Clone)]
+pub struct Config {
+    /// Registration proof-of-work difficulty, in zero bytes.
+    pub difficulty: u32,
+    /// Invitation time to live, seconds.
+    pub invitation_ttl: f64,
+    /// Active invitations allowed per key.
+    pub max_active_invitations: usize,
+    /// Requests per second per key (0: unlimited); bursts of twice that.
+    pub rate_limit: f64,
+    /// Deadline for a request's head and, separately, its body (see
+    /// [`READ_TIMEOUT`]).
+    pub read_timeout: Duration,
+}
+
+impl Default for Config {
+    fn default() -> Self {
+        Config {
+            difficulty: 1,
+            invitation_ttl: 300.0,
+            max_active_invitations: 3,
+            rate_limit: 20.0,
+            read_timeout: READ_TIMEOUT,
+        }
+    }
+}
+
+struct AppState {
+    store: Box<dyn Store>,
+    cfg: Config,
+    /// Request ids seen recently, for replay refusal.
+    seen: Mutex<super::recent::RequestIds>,
+    /// Rate-limit buckets per key.
+    buckets: Mutex<super::recent::Buckets>,
+}
+
+/// An error with a status and a message a person can act on.
+#[derive(Debug)]
+pub struct ApiError {
+    pub status: StatusCode,
+    pub code: &'static str,
+    pub message: String,
+}
+
+fn err(status: StatusCode, code: &'static str, message: impl Into<String>) -> ApiError {
+    ApiError {
+        status,
+        code,
+        message: message.into(),
+    }
+}
+
+impl IntoResponse for ApiError {
+    fn into_response(self) -> Response {
+        let body = obj! { "error" => self.code, "message" => self.message };
+        json_response(self.status, &Value::Object(body))
+    }
+}
+
+impl From<super::store::StoreError> for ApiError {
+    fn from(e: super::store::StoreError) -> Self {
+        err(StatusCode::INTERNAL_SERVER_ERROR, "store_error", e.0)
+    }
+}
+
+type Reply = Result<Response, ApiError>;
+
+fn reply(status: StatusCode, v: Value) -> Reply {
+    Ok(json_response(status, &v))
+}
+
+fn now_f() -> f64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map(|d| d.as_secs_f64())
+        .unwrap_or(0.0)
+}
+
+/// A request that passed the signed-request checks, as a handler argument.
+struct Req {
+    key: String,
+    body: Map,
+}
+
+/// The community routes' body guard ([`MAX_BODY`], the read timeout).
+async fn guard_body(
+    State(timeout): State<Duration>,
+    req: axum::extract::Request,
+    next: axum::middleware::Next,
+) -> Response {
+    match buffer_body(req, MAX_BODY, timeout).await {
+        Ok(req) => next.run(req).await,
+        Err(p) => closing(err(p.status(), p.code(), p.message()).into_response()),
+    }
+}
+
+/// A `{id}` path segment; one that does not decode (bad percent-encoding,
+/// not UTF-8) is a 400 with the usual JSON error.
+struct Id(String);
+
+impl<S: Send + Sync> FromRequestParts<S> for Id {
+    type Rejection = ApiError;
+
+    async fn from_request_parts(parts: &mut Parts, state: &S) -> Result<Id, ApiError> {
+        match Path::<String>::from_request_parts(parts, state).await {
+            Ok(Path(id)) => Ok(Id(id)),
+            Err(e) => Err(err(
+                StatusCode::BAD_REQUEST,
+                "bad_path",
+                format!("the id in the path is not valid: {}", e.body_text()),
+            )),
+        }
+    }
+}
+
+impl axum::extract::FromRequest<Arc<AppState>> for Req {
+    type Rejection = ApiError;
+
+    async fn from_request(
+        req: axum::extract::Request,
+        st: &Arc<AppState>,
+    ) -> Result<Req, ApiError> {
+        let (parts, body) = req.into_parts();
+        let bytes = axum::body::to_bytes(body, MAX_BODY).await.map_err(|_| {
+            err(
+                StatusCode::PAYLOAD_TOO_LARGE,
+                "too_large",
+                format!("request bodies are limited to {MAX_BODY} bytes"),
+            )
+        })?;
+        authenticate(st, &parts.method, &parts.uri, &parts.headers, &bytes)
+    }
+}
+
+fn header<'a>(h: &'a HeaderMap, name: &str) -> Option<&'a str> {
+    h.get(name).and_then(|v| v.to_str().ok())
+}
+/// Checks the signed-request headers, the clock, replays and the rate.
+fn authenticate(
+    st: &AppState,
+    method: &Method,
+    uri: &axum::http::Uri,
+    h: &HeaderMap,
+    body: &[u8],
+) -> Result<Req, ApiError> {
+    let unauth = |m: &str| err(StatusCode::UNAUTHORIZED, "unauthorized", m.to_owned());
+    let key = header(h, "x-public-key")
+        .ok_or_else(|| unauth("missing (or non-ASCII) X-Public-Key"))?
+        .to_ascii_lowercase();
+    let ts =
+        header(h, "x-timestamp").ok_or_else(|| unauth("missing (or non-ASCII) X-Timestamp"))?;
+    let rid =
+        header(h, "x-request-id").ok_or_else(|| unauth("missing (or non-ASCII) X-Request-Id"))?;
+    let sig =
+        header(h, "x-signature").ok_or_else(|| unauth("missing (or non-ASCII) X-Signature"))?;
+    if !is_key_hex(&key) {
+        return Err(unauth("X-Public-Key must be 64 lowercase hex characters"));
+    }
+    if rid.is_empty() || rid.len() > 128 {
+        return Err(unauth("X-Request-Id must be 1 to 128 characters"));
+    }
+    let t: i64 = ts
+        .parse()
+        .map_err(|_| unauth("X-Timestamp must be unix seconds"))?;
+    let now = now_f() as i64;
+    // i128: a timestamp near i64::MIN or MAX must not overflow the difference.
+    let skew = i128::from(now) - i128::from(t);
+    if skew.abs() > i128::from(MAX_SKEW) {
+        return Err(unauth(&format!(
+            "X-Timestamp is {skew}s away from the server clock (limit {MAX_SKEW}s): check your clock"
+        )));
+    }
+    let path = uri
+        .path_and_query()
+        .map(|p| p.as_str())
+        .unwrap_or(uri.path());
+    if !verify(
+        &key,
+        &auth::signing_payload(ts, method.as_str(), path, rid, body),
+        sig,
+    ) {
+        return Err(unauth(
+            "X-Signature does not verify over the request (timestamp, method, path with query, request id, body)",
+        ));
+    }
+    use super::recent::Refusal;
+    let busy = || {
+        err(
+            StatusCode::SERVICE_UNAVAILABLE,
+            "busy",
+            "the server is tracking too many recent requests; try again in a few seconds",
+        )
+    };
+    match st
+        .seen
+        .lock()
+        .unwrap_or_else(|p| p.into_inner())
+        .admit(&key, rid, t, now)
+    {
+        Ok(()) => {}
+        Err(Refusal::Busy) => return Err(busy()),
+        Err(_) => {
+            return Err(unauth(
+                "X-Request-Id was already used: every request needs a fresh one",
+            ));
+        }
+    }
+    if st.cfg.rate_limit > 0.0 {
+        match st.buckets.lock().unwrap_or_else(|p| p.into_inner()).take(
+            &key,
+            st.cfg.rate_limit,
+            now_f(),
+        ) {
+            Ok(()) => {}
+            Err(Refusal::Busy) => return Err(busy()),
+            Err(_) => {
+                return Err(err(
+                    StatusCode::TOO_MANY_REQUESTS,
+                    "rate_limited",
+                    format!("more than {} requests per second", st.cfg.rate_limit),
+                ));
+            }
+        }
+    }
+    let body = if body.is_empty() {
+        Map::new()
+    } else {
+        match json::parse_bytes(body) {
+            Ok(Value::Object(m)) => m,
+            Ok(_) => {
+                return Err(err(
+                    StatusCode::BAD_REQUEST,
+                    "bad_request",
+                    "the body must be a JSON object",
+                ));
+            }
+            Err(e) => {
+                return Err(err(
+                    StatusCode::BAD_REQUEST,
+                    "bad_request",
+                    format!("the body is not valid JSON: {e}"),
+                ));
+            }
+        }
+    };
+    Ok(Req { key, body })
+}
+
+fn registered(st: &AppState, key: &str) -> Result<Agent, ApiError> {
+    st.store.agent(key)?.ok_or_else(|| {
+        err(
+            StatusCode::FORBIDDEN,
+            "not_registered",
+            "register this key first: palaver register --nickname NAME",
+        )
+    })
+}
+
+fn need<'a>(m: &'a Map, k: &str) -> Result<&'a str, ApiError> {
+    m.get_str(k).filter(|v| !v.is_empty()).ok_or_else(|| {
+        err(
+            StatusCode::BAD_REQUEST,
+            "bad_request",
+            format!("`{k}` is required (a non-empty string)"),
+        )
+    })
+}
+
+fn query(u: &Uri) -> HashMap<String, String> {
+    u.query()
+        .map(|q| {
+            q.split('&')
+                .filter_map(|kv| kv.split_once('='))
+                .map(|(k, v)| (k.to_owned(), pct_decode(v)))
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+fn pct_decode(s: &str) -> String {
+    let b = s.as_bytes();
+    let mut out = Vec::with_capacity(b.len());
+    let mut i = 0;
+    while i < b.len() {
+        match b[i] {
+            b'+' => out.push(b' '),
+            b'%' if i + 2 < b.len() => {
+                let h = (b[i + 1].is_ascii_hexdigit() && b[i + 2].is_ascii_hexdigit())
+                    .then(|| std::str::from_utf8(&b[i + 1..i + 3]).ok())
+                    .flatten()
+                    .and_then(|x| u8::from_str_radix(x, 16).ok());
+                match h {
+                    Some(v) => {
+                        out.push(v);
+                        i += 2;
+                    }
+                    None => out.push(b'%'),
+                }
+            }
+            c => out.push(c),
+        }
+        i += 1;
+    }
+    String::from_utf8_lossy(&out).into_owned()
+}
+
+/// A signed request from a registered identity, as a route outside the
+/// community sees it.
+pub struct Signed {
+    pub key: String,
+    pub agent_id: String,
+    pub body: Map,
+}
+
+/// What a route outside the community answers: its own response, or the
+/// community's JSON error.
+pub type SignedReply = Pin<Box<dyn Future<Output = Result<Response, ApiError>> + Send>>;
+
+/// A route another module adds to the community's router (the market's
+/// token issuance): it takes the community's signed requests, from
+/// registered keys only, under the same replay and rate checks.
+pub type SignedHandler = Arc<dyn Fn(Signed) -> SignedReply + Send + Sync>;
+
+/// The community's routes over `store`, with `signed` routes (POST) of
+/// other modules taking its signed requests. No fallbacks yet: merge other
+/// routes first, then [`with_fallbacks`].
+pub fn routes(
+    store: Box<dyn Store>,
+    cfg: Config,
+    signed: &[(&'static str, SignedHandler)],
+) -> Router {
+    let read_timeout = cfg.read_timeout;
+    let st = Arc::new(AppState {
+        store,
+        cfg,
+        seen: Mutex::new(Default::default()),
+        buckets: Mutex::new(Default::default()),
+    });
+    let mut community = Router::new()
+        .route("/api/v1/auth/challenge", get(challenge))
+        .route("/api/v1/auth/register", post(register))
+        .route("/api/v1/protocols", post(add_protocol).get(list_protocols))
+        .route("/api/v1/protocols/{id}", get(get_protocol))
+        .route("/api/v1/protocols/{id}/bundle", get(get_protocol))
+        .route(
+            "/api/v1/invitations",
+            post(create_invitation).get(list_invitations),
+        )
+        .route(
+            "/api/v1/invitations/{id}",
+            get(get_invitation).delete(cancel_invitation),
+        )
+        .route("/api/v1/invitations/{id}/renew", post(renew_invitation))
+        .route("/api/v1/sessions", post(create_session))
+        .route("/api/v1/sessions/{id}", get(get_session))
+        .route("/api/v1/sessions/{id}/status", post(session_status))
+        .route("/api/v1/sessions/{id}/result", post(session_result))
+        .route(
+            "/api/v1/sessions/{id}/transport",
+            get(get_transport).patch(patch_transport),
+        )
+        .route("/api/v1/feedback", post(feedback))
+        .route("/api/v1/ratings", post(rating))
+        .route("/api/v1/agents/{id}/stats", get(agent_stats));
+    for (path, handler) in signed {
+        let handler = handler.clone();
+        community = community.route(
+            path,
+            post(move |State(st): State<Arc<AppState>>, r: Req| {
+                let handler = handler.clone();
+                async move {
+                    let agent = registered(&st, &r.key)?;
+                    handler(Signed {
+                        key: r.key,
+                        agent_id: agent.agent_id,
+                        body: r.body,
+                    })
+                    .await
+                }
+            }),
+        );
+    }
+    community
+        .with_state(st)
+        .layer(axum::middleware::from_fn_with_state(
+            read_timeout,
+            guard_body,
+        ))
+}
+
+/// `app` with the community's JSON answers for an unknown route (404) and
+/// a method a route does not take (405).
+pub fn with_fallbacks(app: Router) -> Router {
+    app.fallback(no_route)
+        .method_not_allowed_fallback(wrong_method)
+}
+
+async fn no_route(method: Method, uri: Uri) -> ApiError {
+    err(
+        StatusCode::NOT_FOUND,
+        "not_found",
+        format!("no route {method} {}", uri.path()),
+    )
+}
+
+async fn wrong_method(method: Method, uri: Uri) -> ApiError {
+    err(
+        StatusCode::METHOD_NOT_ALLOWED,
+        "method_not_allowed",
+        format!("{} does not take {method}", uri.path()),
+    )
+}

@@ -1,0 +1,220 @@
+//! [`Market`]: the one state machine every GTL write goes through, with the
+//! sandbox GTU ledger and the per-transaction event chain.
+//!
+//! Every request runs in this order: parse strictly → check the bearer
+//! token → check the signature → expire what is due → check the gate and
+//! the guards → write, all in one `BEGIN IMMEDIATE` SQLite transaction
+//! whose state change is a compare-and-swap. A refusal returns before any
+//! write, and the store's triggers refuse whatever a guard might miss.
+//!
+//! `transition` holds that sequence once; each phase has its file:
+//! `open` (JOB_OPEN), `bid` (OFFER, OFFER_DECLINE), `deal` (DEAL_LOCK,
+//! DEAL_CONFIRM), `fund` (FUND), `deliver` (DELIVER and its verification),
+//! `settle` (settlement, refund, deadlines); `ledger` holds tokens and
+//! balances, `read` the listing and the transaction view, `rows` the stored
+//! rows and the field readers.
+
+mod bid;
+mod deal;
+mod deliver;
+mod fund;
+mod ledger;
+mod open;
+mod read;
+mod rows;
+mod settle;
+mod transition;
+
+pub use ledger::{Audit, Grant};
+pub use settle::Finish;
+
+use super::canonical::{self, hex_eq};
+use super::group::{Group, Reader, Writer};
+use super::store;
+use super::time::Clock;
+use super::vocab::Kind;
+use super::{MarketConfig, MarketError, forbidden, invalid};
+use crate::json::{Map, Value};
+use crate::obj;
+use rows::hash_of;
+use rusqlite::Connection;
+use std::path::Path;
+use transition::Msg;
+
+/// The market core over one SQLite file.
+pub struct Market {
+    conn: Group,
+    cfg: MarketConfig,
+    clock: Clock,
+}
+
+impl Market {
+    /// Opens the market's tables in `path` (creating and migrating them);
+    /// the community store may hold the same file.
+    pub fn open(path: &Path, cfg: MarketConfig) -> Result<Market, MarketError> {
+        if let Some(d) = path.parent() {
+            std::fs::create_dir_all(d).map_err(|e| MarketError::Store(e.to_string()))?;
+        }
+        Self::setup(Connection::open(path)?, cfg)
+    }
+
+    /// A market in memory (tests, benchmarks).
+    pub fn memory(cfg: MarketConfig) -> Result<Market, MarketError> {
+        Self::setup(Connection::open_in_memory()?, cfg)
+    }
+
+    fn setup(conn: Connection, cfg: MarketConfig) -> Result<Market, MarketError> {
+        store::migrate(&conn, cfg.durable)?;
+        Ok(Market {
+            conn: Group::new(conn),
+            cfg,
+            clock: Clock::System,
+        })
+    }
+
+    /// The same market reading time from `clock`.
+    pub fn with_clock(mut self, clock: Clock) -> Market {
+        self.clock = clock;
+        self
+    }
+
+    pub fn config(&self) -> &MarketConfig {
+        &self.cfg
+    }
+
+    /// The market's clock, unix milliseconds.
+    pub fn now_ms(&self) -> i64 {
+        self.clock.now_ms()
+    }
+
+    /// Commits made so far (group commit shares them among writers).
+    pub fn commits(&self) -> u64 {
+        self.conn.commits()
+    }
+
+    /// The connection for reads (committed state only).
+    fn db(&self) -> Reader<'_> {
+        self.conn.reader()
+    }
+
+    /// The connection for one write, committed in a group (see `group`).
+    fn writer(&self) -> Writer<'_> {
+        self.conn.writer()
+    }
+
+    /// Handles the bytes of a `POST /api/gtl` body.
+    pub fn submit(&self, bearer: Option<&str>, body: &[u8]) -> Result<Value, MarketError> {
+        if body.len() > super::MAX_MESSAGE_BYTES {
+            return Err(MarketError::Malformed(format!(
+                "messages are limited to {} bytes",
+                super::MAX_MESSAGE_BYTES
+            )));
+        }
+        let v = canonical::parse_strict(body).map_err(|e| MarketError::Malformed(e.to_string()))?;
+        match v {
+            Value::Object(m) => self.handle(bearer, m),
+            other => Err(MarketError::Malformed(format!(
+                "a GTL message is a JSON object, not {}",
+                other.type_name()
+            ))),
+        }
+    }
+
+    /// Handles one parsed message.
+    pub fn handle(&self, bearer: Option<&str>, msg: Map) -> Result<Value, MarketError> {
+        canonical::check(&Value::Object(msg.clone()), "")
+            .map_err(|e| MarketError::Malformed(e.to_string()))?;
+        let kind = msg.get("type").and_then(Value::as_str).ok_or_else(|| {
+            let types: Vec<&str> = Kind::MESSAGES.iter().map(|k| k.as_str()).collect();
+            MarketError::Malformed(format!("`type` is required ({})", types.join(", ")))
+        })?;
+        let kind = match Kind::parse(kind) {
+            Some(Kind::Hello) => return hello(&msg),
+            Some(k) if Kind::MESSAGES.contains(&k) => k,
+            _ => {
+                return Err(MarketError::Malformed(format!(
+                    "unknown message type {kind:?} (VERIFICATION, SETTLEMENT and REFUND are server events)"
+                )));
+            }
+        };
+        let token = bearer.ok_or_else(|| {
+            MarketError::Unauthorized(
+                "send Authorization: Bearer <agent-token> (get one with POST /api/gtl/token or `palaver market token`)".into(),
+            )
+        })?;
+        let who = self.principal(token)?.ok_or_else(|| {
+            MarketError::Unauthorized("this bearer token was not issued here".into())
+        })?;
+        let sig = msg
+            .get("signature")
+            .and_then(Value::as_str)
+            .ok_or_else(|| forbidden("bad_signature", "`signature` is required: SHA-256(token|canonical_json(message without signature)) as lowercase hex"))?;
+        let expected =
+            canonical::signature(token, &msg).map_err(|e| MarketError::Malformed(e.to_string()))?;
+        if !hex_eq(sig, &expected) {
+            return Err(forbidden(
+                "bad_signature",
+                "signature is not SHA-256(token|canonical_json(message without signature))",
+            ));
+        }
+        if let Some(v) = msg.get("gtl_version")
+            && v.as_str() != Some("0.2")
+        {
+            return Err(MarketError::UnsupportedVersion(
+                "this market speaks GTL 0.2".into(),
+            ));
+        }
+        let now = self.now_ms();
+        self.sweep_at(now)?;
+        let mut unsigned = msg.clone();
+        unsigned.remove("signature");
+        let unsigned = Value::Object(unsigned);
+        let mh = hash_of(&unsigned)?;
+        let m = Msg {
+            who: &who,
+            msg: &msg,
+            unsigned: &unsigned,
+            hash: &mh,
+            sig,
+            now,
+        };
+        match kind {
+            Kind::JobOpen => self.job_open(&m),
+            Kind::Offer => self.offer(&m),
+            Kind::OfferDecline => self.offer_decline(&m),
+            Kind::DealLock => self.deal_lock(&m),
+            Kind::DealConfirm => self.deal_confirm(&m),
+            Kind::Fund => self.fund(&m),
+            _ => self.deliver(&m),
+        }
+    }
+}
+
+fn hello(msg: &Map) -> Result<Value, MarketError> {
+    let offered: Vec<&str> = msg
+        .get("supported_versions")
+        .and_then(Value::as_array)
+        .ok_or_else(|| {
+            invalid(
+                "supported_versions",
+                "required, an array of version strings",
+            )
+        })?
+        .iter()
+        .filter_map(Value::as_str)
+        .collect();
+    let selected = super::GTL_VERSIONS
+        .iter()
+        .find(|v| offered.contains(v))
+        .ok_or_else(|| {
+            MarketError::UnsupportedVersion(format!(
+                "none of {offered:?} is spoken here; this market speaks {:?}",
+                super::GTL_VERSIONS
+            ))
+        })?;
+    Ok(Value::Object(obj! {
+        "type" => "HELLO_ACK", "selected_version" => *selected,
+        "supported_versions" => Value::Array(super::GTL_VERSIONS.iter().map(|v| Value::from(*v)).collect()),
+        "canonicalization" => super::CANONICALIZATION, "signature_scheme" => super::SIGNATURE_SCHEME,
+    }))
+}

@@ -1,0 +1,233 @@
+//! The sequence every write shares, written once: open the SQLite write,
+//! load the transaction, check the sender and the state, let the handler
+//! guard and write what is its own, move the state (compare-and-swap),
+//! append the event, commit, answer. A handler only states what differs.
+
+use super::super::chain::preimage;
+use super::super::store::GENESIS;
+use super::super::view::EventView;
+use super::super::vocab::{Kind, State};
+use super::super::{MarketError, Principal, conflict, forbidden};
+use super::Market;
+use super::rows::{Sql, TxRow, hash_of, illegal, load, text};
+use super::settle::{Finish, finish_tx};
+use crate::json::{Map, Value};
+use crate::obj;
+use rusqlite::{Connection, TransactionBehavior, params};
+
+/// A message being handled, with what the dispatcher already checked.
+pub(super) struct Msg<'a> {
+    pub who: &'a Principal,
+    pub msg: &'a Map,
+    /// The message without its signature (what its hash covers).
+    pub unsigned: &'a Value,
+    pub hash: &'a str,
+    pub sig: &'a str,
+    pub now: i64,
+}
+
+/// Who may send a message; checked before the state.
+pub(super) enum Sender {
+    /// Whoever the handler's own guards allow.
+    Anyone,
+    /// Only the transaction's buyer (`not_the_buyer` with this text).
+    Buyer(&'static str),
+}
+
+/// What a handler decided, once its guards passed and its rows are written.
+pub(super) struct Next {
+    /// The state the message moves the transaction to.
+    pub to: State,
+    /// The hashes the answer reports.
+    pub hashes: Map,
+    /// Members the answer carries after the common ones.
+    pub extra: Map,
+    /// A server event the message causes at once: kind, state, body.
+    pub then: Option<(Kind, State, Value)>,
+    /// Settle or refund in the same SQLite transaction afterwards.
+    pub finish: bool,
+}
+
+impl Next {
+    pub fn to(to: State, hashes: Map) -> Next {
+        Next {
+            to,
+            hashes,
+            extra: Map::new(),
+            then: None,
+            finish: false,
+        }
+    }
+}
+
+/// One event to append.
+pub(super) struct Entry<'a> {
+    pub kind: Kind,
+    pub before: Option<State>,
+    pub after: State,
+    /// The message's hash and signature (none for server events).
+    pub signed: Option<(&'a str, &'a str)>,
+    /// The message without its signature, or the server event's body (an
+    /// object either way).
+    pub body: &'a Value,
+}
+
+/// Moves `txid` from `from` to `to` only if it is still in `from`.
+fn cas(db: &Connection, txid: &str, from: State, to: State, now: i64) -> Result<(), MarketError> {
+    let n = db
+        .execute(
+            "UPDATE gtl_transactions SET state = ?3, terminal_state = ?5, updated_at = ?4
+             WHERE transaction_id = ?1 AND state = ?2 AND terminal_state IS NULL",
+            params![txid, from, to, now, to.is_terminal().then_some(to)],
+        )
+        .sql()?;
+    if n == 1 {
+        Ok(())
+    } else {
+        Err(conflict(
+            "concurrent_change",
+            format!("{txid} left {from} before this message committed"),
+        ))
+    }
+}
+
+/// Moves the state when the event changes it (compare-and-swap), then
+/// appends the event to `txid`'s chain; returns its seq.
+pub(super) fn record(
+    db: &Connection,
+    txid: &str,
+    e: Entry<'_>,
+    now: i64,
+) -> Result<i64, MarketError> {
+    if let Some(before) = e.before
+        && before != e.after
+    {
+        cas(db, txid, before, e.after, now)?;
+    }
+    let (seq, prev): (i64, String) = db
+        .query_row(
+            "SELECT COALESCE(MAX(seq), 0) + 1,
+                    COALESCE((SELECT event_hash FROM gtl_events WHERE transaction_id = ?1 ORDER BY seq DESC LIMIT 1), ?2)
+             FROM gtl_events WHERE transaction_id = ?1",
+            params![txid, GENESIS],
+            |r| Ok((r.get(0)?, r.get(1)?)),
+        )
+        .sql()?;
+    let mut ev = EventView {
+        seq,
+        kind: e.kind,
+        state_before: e.before,
+        state_after: e.after,
+        message_hash: e.signed.map(|(h, _)| h.to_owned()),
+        signature: e.signed.map(|(_, s)| s.to_owned()),
+        body: e.body.as_object().cloned().unwrap_or_default(),
+        at: now,
+        prev_event_hash: prev,
+        event_hash: String::new(),
+    };
+    ev.event_hash = hash_of(&preimage(txid, &ev))?;
+    db.execute(
+        "INSERT INTO gtl_events (transaction_id, seq, kind, state_before, state_after, message_hash, signature,
+                                 body, at, prev_event_hash, event_hash)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)",
+        params![
+            txid, seq, ev.kind, ev.state_before, ev.state_after, ev.message_hash, ev.signature,
+            text(&Value::Object(ev.body)), now, ev.prev_event_hash, ev.event_hash
+        ],
+    )
+    .sql()?;
+    Ok(seq)
+}
+
+/// The answer to an accepted message.
+pub(super) fn reply(
+    kind: Kind,
+    txid: &str,
+    state: State,
+    hashes: Map,
+    seq: i64,
+    extra: Map,
+) -> Value {
+    let mut r = obj! {
+        "ok" => true, "type" => kind.as_str(), "transaction_id" => txid, "state" => state.as_str(),
+        "hashes" => Value::Object(hashes), "event_seq" => seq,
+    };
+    for (k, v) in extra.into_entries() {
+        r.insert(k, v);
+    }
+    Value::Object(r)
+}
+
+impl Market {
+    /// Runs `f` in one write (`BEGIN IMMEDIATE`, in a group commit): kept
+    /// when it returns `Ok`, rolled back when it refuses.
+    pub(super) fn write<R>(
+        &self,
+        f: impl FnOnce(&Connection) -> Result<R, MarketError>,
+    ) -> Result<R, MarketError> {
+        let mut db = self.writer();
+        let tx = db
+            .transaction_with_behavior(TransactionBehavior::Immediate)
+            .sql()?;
+        let r = f(&tx)?;
+        tx.commit()?;
+        Ok(r)
+    }
+
+    /// Handles a message on an existing transaction: `step` runs with the
+    /// transaction loaded, once `sender` and the state (one of
+    /// `kind.accepted_in()`) are checked, and does the handler's own
+    /// guards and writes.
+    pub(super) fn transition(
+        &self,
+        m: &Msg<'_>,
+        txid: &str,
+        kind: Kind,
+        sender: Sender,
+        step: impl FnOnce(&Connection, &TxRow) -> Result<Next, MarketError>,
+    ) -> Result<Value, MarketError> {
+        let (state, next, seq) = self.write(|tx| {
+            let t = load(tx, txid)?;
+            if let Sender::Buyer(why) = sender
+                && m.who.principal_id != t.buyer
+            {
+                return Err(forbidden("not_the_buyer", why));
+            }
+            if !kind.accepted_in().contains(&t.state) {
+                return Err(illegal(kind, t.state));
+            }
+            let mut next = step(tx, &t)?;
+            let entry = Entry {
+                kind,
+                before: Some(t.state),
+                after: next.to,
+                signed: Some((m.hash, m.sig)),
+                body: m.unsigned,
+            };
+            let mut seq = record(tx, txid, entry, m.now)?;
+            let mut state = next.to;
+            if let Some((kind, to, body)) = next.then.take() {
+                let entry = Entry {
+                    kind,
+                    before: Some(state),
+                    after: to,
+                    signed: None,
+                    body: &body,
+                };
+                seq = record(tx, txid, entry, m.now)?;
+                state = to;
+            }
+            if next.finish {
+                // Settlement or refund commits with the verification: one
+                // SQLite transaction, so no crash can leave it half done.
+                match finish_tx(tx, txid, m.now)? {
+                    (Finish::Settled, s) => (state, seq) = (State::Settled, s),
+                    (Finish::Refunded, s) => (state, seq) = (State::Refunded, s),
+                    _ => {}
+                }
+            }
+            Ok((state, next, seq))
+        })?;
+        Ok(reply(kind, txid, state, next.hashes, seq, next.extra))
+    }
+}

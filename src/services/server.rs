@@ -1,0 +1,141 @@
+//! The server `palaver serve` runs and the console embeds: the community's
+//! routes and the GTL market's on one router, over one database file. The
+//! market's bearer token (`POST /api/gtl/token`) is issued on a community
+//! route, because it is asked for with the community's signed requests.
+
+use crate::community::server::{self, ApiError, Config, Signed, SignedHandler};
+use crate::community::{SqliteStore, Store};
+use crate::json::Value;
+use crate::market::{Market, MarketConfig};
+use crate::obj;
+use crate::web::{Client, ClientError, json_response, serve_router};
+use axum::Router;
+use axum::http::StatusCode;
+use axum::response::{IntoResponse, Response};
+use std::net::Ipv4Addr;
+use std::path::Path;
+use std::sync::Arc;
+
+/// Active invitations one key may hold on the embedded server (the house
+/// keeps one per game open).
+pub const EMBEDDED_MAX_ACTIVE_INVITATIONS: usize = 32;
+
+/// The community's routes over `store`, the token route, and the market's
+/// routes when `market` is given (same process, same database file);
+/// without one the token route answers 404.
+pub fn router(store: Box<dyn Store>, cfg: Config, market: Option<Arc<Market>>) -> Router {
+    let read_timeout = cfg.read_timeout;
+    let token: SignedHandler = {
+        let market = market.clone();
+        Arc::new(move |who| Box::pin(market_token(market.clone(), who)))
+    };
+    let community = server::routes(store, cfg, &[("/api/gtl/token", token)]);
+    let all = match market {
+        Some(m) => community.merge(crate::market::http::routes(m, read_timeout)),
+        None => community,
+    };
+    server::with_fallbacks(all)
+}
+
+/// Issues the GTL bearer token of a registered identity: a signed request
+/// (the community scheme) proves the key; the body may choose a
+/// `principal_id` on the first call (default: the agent_id), which then
+/// stays bound to the key.
+async fn market_token(market: Option<Arc<Market>>, who: Signed) -> Result<Response, ApiError> {
+    let Some(market) = market else {
+        return Err(ApiError {
+            status: StatusCode::NOT_FOUND,
+            code: "not_found",
+            message: "this server runs no market".into(),
+        });
+    };
+    let principal = who.body.get_str("principal_id").map(str::to_owned);
+    let grant = tokio::task::spawn_blocking(move || {
+        market.issue_token(&who.key, &who.agent_id, principal.as_deref())
+    })
+    .await
+    .map_err(|e| ApiError {
+        status: StatusCode::INTERNAL_SERVER_ERROR,
+        code: "store_error",
+        message: e.to_string(),
+    })?;
+    Ok(match grant {
+        Ok(g) => json_response(
+            if g.created {
+                StatusCode::CREATED
+            } else {
+                StatusCode::OK
+            },
+            &Value::Object(obj! {
+                "token" => g.token, "principal_id" => g.principal_id, "agent_id" => g.agent_id,
+                "created" => g.created, "token_type" => "bearer",
+            }),
+        ),
+        Err(e) => e.into_response(),
+    })
+}
+
+/// Serves the community (no market) until the listener fails.
+pub async fn serve(
+    listener: tokio::net::TcpListener,
+    store: Box<dyn Store>,
+    cfg: Config,
+) -> std::io::Result<()> {
+    let t = cfg.read_timeout;
+    serve_router(listener, router(store, cfg, None), t).await
+}
+
+/// Serves the community and the GTL market until the listener fails.
+pub async fn serve_with_market(
+    listener: tokio::net::TcpListener,
+    store: Box<dyn Store>,
+    cfg: Config,
+    market: Arc<Market>,
+) -> std::io::Result<()> {
+    // Deadlines pass without anyone asking: apply them every second (any
+    // request applies them too).
+    let sweeper = {
+        let m = market.clone();
+        tokio::spawn(async move {
+            loop {
+                tokio::time::sleep(std::time::Duration::from_secs(1)).await;
+                let m = m.clone();
+                let _ = tokio::task::spawn_blocking(move || m.sweep()).await;
+            }
+        })
+    };
+    let t = cfg.read_timeout;
+    let r = serve_router(listener, router(store, cfg, Some(market)), t).await;
+    sweeper.abort();
+    r
+}
+
+/// Starts the console's community: its store (and the market's tables) at
+/// `db`, on 127.0.0.1 (a free port), room for the house's invitations.
+/// Returns its base URL (`http://127.0.0.1:PORT`) and the task that serves
+/// it (abort it to stop the server).
+pub async fn start_embedded(db: &Path) -> std::io::Result<(String, tokio::task::JoinHandle<()>)> {
+    let store = SqliteStore::open(db)
+        .map_err(|e| std::io::Error::other(format!("opening {}: {e}", db.display())))?;
+    let market = Market::open(db, MarketConfig::default()).map_err(|e| {
+        std::io::Error::other(format!("opening the market in {}: {e}", db.display()))
+    })?;
+    let listener = tokio::net::TcpListener::bind((Ipv4Addr::LOCALHOST, 0)).await?;
+    let url = format!("http://{}", listener.local_addr()?);
+    let cfg = Config {
+        max_active_invitations: EMBEDDED_MAX_ACTIVE_INVITATIONS,
+        ..Config::default()
+    };
+    let task = tokio::spawn(async move {
+        // axum's serve only returns when the listener fails; the console
+        // notices a dead server through its requests.
+        let _ = serve_with_market(listener, Box::new(store), cfg, Arc::new(market)).await;
+    });
+    Ok((url, task))
+}
+
+/// Registers the client's identity under `nickname`; an identity the server
+/// already knows (it answers 409 `already_registered`) is fine too.
+pub async fn ensure_registered(client: &Client, nickname: &str) -> Result<(), ClientError> {
+    client.register(nickname, "").await.map(|_| ())
+}

@@ -1,0 +1,188 @@
+//! What a key can mean: the console's commands, as data. Keymap files name
+//! them (snake_case, the serde names); the help overlay and the README
+//! table show their descriptions in the order below. Nothing here knows
+//! the rest of the console.
+
+use serde::Deserialize;
+use serde::de::value::{Error as DeError, StrDeserializer};
+
+/// Defines [`Command`] from one table: variant, keymap name, description.
+macro_rules! commands {
+    ($($(#[$doc:meta])* $variant:ident = $name:literal : $help:literal,)*) => {
+        /// A command a key is bound to.
+        #[derive(
+            Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize,
+        )]
+        pub enum Command {
+            $($(#[$doc])* #[serde(rename = $name)] $variant,)*
+        }
+
+        impl Command {
+            /// Every command, in help order.
+            pub const ALL: &[Command] = &[$(Command::$variant,)*];
+
+            /// The name keymap files use.
+            pub fn name(self) -> &'static str {
+                match self {
+                    $(Command::$variant => $name,)*
+                }
+            }
+
+            /// What the command does, for the help overlay.
+            pub fn description(self) -> &'static str {
+                match self {
+                    $(Command::$variant => $help,)*
+                }
+            }
+        }
+    };
+}
+
+commands! {
+    Quit = "quit": "quit palaver (sessions run by other processes go on)",
+    Help = "help": "show or hide this help",
+    FocusNext = "focus_next": "focus the next pane",
+    FocusPrev = "focus_prev": "focus the previous pane",
+    Up = "up": "move up / scroll back",
+    Down = "down": "move down / scroll on",
+    Left = "left": "move left (board cursor, choices, options)",
+    Right = "right": "move right",
+    PageUp = "page_up": "scroll a page back",
+    PageDown = "page_down": "scroll a page on",
+    Top = "top": "go to the first row",
+    Bottom = "bottom": "go to the last row (the feed follows new events)",
+    /// Enter on a list row: join the invitation / attach the session.
+    Activate = "activate": "join the invitation / attach the session",
+    /// Close the dialog or overlay on top.
+    Back = "back": "close the dialog, prompt focus or overlay",
+    Search = "search": "search the list or the feed",
+    SearchNext = "search_next": "jump to the next search match",
+    /// Cycle the feed filter (all → protocol only → lifecycle only).
+    Filter = "filter": "feed: all → protocol messages → lifecycle",
+    RawToggle = "raw_toggle": "feed: summaries ↔ raw JSON",
+    FoldToggle = "fold_toggle": "feed: fold or unfold _sys noise",
+    Strategy = "strategy": "edit the focused session's strategy.json",
+    HostNew = "host_new": "host a new invitation",
+    CycleMode = "cycle_mode": "cycle the control mode in a dialog",
+    CancelInvitation = "cancel_invitation": "cancel your selected invitation",
+    Refresh = "refresh": "refresh invitations, sessions, the market now",
+    /// Attach a state dir by path.
+    OpenPath = "open_path":
+        "attach a state dir by path (any process's, the reference client's too)",
+    /// Pick the n-th legal choice in the decision prompt.
+    Choose1 = "choose_1": "decision prompt: choice 1",
+    Choose2 = "choose_2": "decision prompt: choice 2",
+    Choose3 = "choose_3": "decision prompt: choice 3",
+    Choose4 = "choose_4": "decision prompt: choice 4",
+    Choose5 = "choose_5": "decision prompt: choice 5",
+    Choose6 = "choose_6": "decision prompt: choice 6",
+    Choose7 = "choose_7": "decision prompt: choice 7",
+    Choose8 = "choose_8": "decision prompt: choice 8",
+    Choose9 = "choose_9": "decision prompt: choice 9",
+    Submit = "submit": "submit the decision / confirm the dialog",
+    Save = "save": "strategy editor: save (replace strategy.json)",
+    Merge = "merge": "strategy editor: deep-merge into strategy.json",
+    Preset = "preset": "strategy editor: next preset for this protocol",
+    /// Switch the console's screen.
+    ViewSessions = "view_sessions": "show sessions: invitations, feed, prompt",
+    ViewWerewolf = "view_werewolf": "show werewolf: watch or play AIWolf games",
+    ViewMarket = "view_market": "show the GTL market: jobs, offers, deals",
+    /// Market: open a job, accept the selected offer, fund the deal.
+    OpenJob = "open_job": "market: open a job from a form",
+    AcceptOffer = "accept_offer": "market: accept the selected offer (lock the deal)",
+    Fund = "fund": "market: fund the locked deal",
+    /// Werewolf: watch a bot game, play a seat, show/hide roles, follow a
+    /// server's game, take a seat at a server, skip or end a talk turn.
+    WatchGame = "watch_game": "werewolf: watch a bot game (5, 9 or 13 seats)",
+    PlaySeat = "play_seat": "werewolf: take a seat in a bot game",
+    ToggleRoles = "toggle_roles": "werewolf: show or hide the roles",
+    Spectate = "spectate": "werewolf: follow a game on a wolf server",
+    JoinServer = "join_server":
+        "werewolf: take a seat at a wolf server (ws URL, name, token, mode)",
+    Skip = "skip": "werewolf prompt: Skip this talk turn (watching: catch up)",
+    Over = "over": "werewolf prompt: Over (done talking today)",
+}
+
+impl Command {
+    /// The command a keymap file names.
+    pub fn from_name(name: &str) -> Option<Command> {
+        Command::deserialize(StrDeserializer::<DeError>::new(name)).ok()
+    }
+
+    /// The choice (1-9) a `choose_N` command picks.
+    pub fn choice(self) -> Option<u8> {
+        Some(match self {
+            Command::Choose1 => 1,
+            Command::Choose2 => 2,
+            Command::Choose3 => 3,
+            Command::Choose4 => 4,
+            Command::Choose5 => 5,
+            Command::Choose6 => 6,
+            Command::Choose7 => 7,
+            Command::Choose8 => 8,
+            Command::Choose9 => 9,
+            _ => return None,
+        })
+    }
+
+    /// A one-word label for the status bar's hints.
+    pub fn hint(self) -> &'static str {
+        match self {
+            Command::Quit => "quit",
+            Command::Help => "help",
+            Command::FocusNext => "pane",
+            Command::Activate => "open",
+            Command::HostNew => "host",
+            Command::Strategy => "strategy",
+            Command::Search => "search",
+            Command::Filter => "filter",
+            Command::RawToggle => "raw",
+            Command::FoldToggle => "fold",
+            Command::Submit => "submit",
+            Command::Back => "close",
+            Command::Save => "save",
+            Command::Merge => "merge",
+            Command::Preset => "preset",
+            Command::CycleMode => "mode",
+            Command::CancelInvitation => "cancel",
+            Command::OpenPath => "open path",
+            Command::Left => "choose",
+            Command::OpenJob => "open job",
+            Command::AcceptOffer => "accept",
+            Command::Fund => "fund",
+            Command::Refresh => "refresh",
+            Command::ViewSessions => "sessions",
+            Command::WatchGame => "watch",
+            Command::PlaySeat => "play",
+            Command::ToggleRoles => "roles",
+            Command::Spectate => "spectate",
+            Command::JoinServer => "join",
+            Command::Skip => "skip",
+            Command::Over => "over",
+            _ => "…",
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_name_is_snake_case_and_round_trips() {
+        for c in Command::ALL {
+            let name = c.name();
+            assert!(
+                name.bytes()
+                    .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'_'),
+                "{name}"
+            );
+            assert_eq!(Command::from_name(name), Some(*c));
+            assert!(!c.description().is_empty());
+        }
+        assert_eq!(Command::from_name("choose_0"), None);
+        assert_eq!(Command::from_name("launch_missiles"), None);
+        assert_eq!(Command::Choose7.choice(), Some(7));
+        assert_eq!(Command::Submit.choice(), None);
+    }
+}

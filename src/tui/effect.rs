@@ -1,0 +1,194 @@
+//! What an update asks of the console besides changing its own state: a
+//! status line, or slow work to start. Screens return effects from
+//! `update`; `App` shows the status lines and hands the rest to the task
+//! runner (`tasks`), whose tasks report back with a `Report`.
+
+use super::community::Community;
+use crate::engine::ControlMode;
+use crate::json::Map;
+use crate::market::MarketClient;
+use crate::session::StateDir;
+use crate::spec::Spec;
+use crate::web::Client;
+use crate::werewolf::config::Config;
+use std::path::PathBuf;
+use std::sync::Arc;
+
+/// What a screen's update returns.
+pub type Effects = Vec<Effect>;
+
+pub enum Effect {
+    /// A line for the status bar: (ok?, text).
+    Status(bool, String),
+    Task(Task),
+}
+
+/// Work for the task runner.
+pub enum Task {
+    /// A status line that goes through the report channel, so the console
+    /// log keeps it too.
+    Progress(String),
+    Session(Box<SessionTask>),
+    Wolf(WolfTask),
+    Market(MarketTask),
+}
+
+impl From<SessionTask> for Effect {
+    fn from(t: SessionTask) -> Effect {
+        Effect::Task(Task::Session(Box::new(t)))
+    }
+}
+
+impl From<WolfTask> for Effect {
+    fn from(t: WolfTask) -> Effect {
+        Effect::Task(Task::Wolf(t))
+    }
+}
+
+impl From<MarketTask> for Effect {
+    fn from(t: MarketTask) -> Effect {
+        Effect::Task(Task::Market(t))
+    }
+}
+
+/// Work of the sessions screen.
+pub enum SessionTask {
+    /// List the sessions in the data dir.
+    Scan {
+        data_dir: PathBuf,
+    },
+    ListInvitations {
+        client: Client,
+    },
+    /// Withdraw an invitation this console does not host (any more).
+    CancelInvitation {
+        client: Client,
+        post_id: String,
+    },
+    /// Follow a session's files (replaces the one followed before).
+    Watch {
+        dir: StateDir,
+        generation: u64,
+    },
+    /// Read feed rows `[start, start + count)` back from events.jsonl.
+    LoadPage {
+        events: PathBuf,
+        generation: u64,
+        start: usize,
+        count: usize,
+    },
+    /// Find the events that contain `needle`.
+    Search {
+        events: PathBuf,
+        generation: u64,
+        needle: String,
+    },
+    /// Write a decision the way `palaver session decide` does.
+    Decide {
+        child: PathBuf,
+        body: Map,
+    },
+    /// Append a free-mode chat line to the engine's inbox.
+    Chat {
+        child: PathBuf,
+        body: Map,
+    },
+    /// Save (or merge) strategy.json.
+    Strategy {
+        child: PathBuf,
+        strategy: Map,
+        merge: bool,
+    },
+    /// Join an invitation and play it (ends when the console quits).
+    Join {
+        community: Box<Community>,
+        post_id: String,
+        mode: ControlMode,
+        data_dir: PathBuf,
+    },
+    /// Host an invitation and play it; `cancel` withdraws this one.
+    Host {
+        community: Box<Community>,
+        job: Box<HostJob>,
+        cancel: tokio::sync::watch::Receiver<bool>,
+    },
+}
+
+/// What to host: the protocol, its options, how to play, where to write.
+pub struct HostJob {
+    pub spec: Spec,
+    pub options: Map,
+    pub mode: ControlMode,
+    pub data_dir: PathBuf,
+}
+
+/// A remote seat to take: where, as whom, and who decides.
+#[derive(Debug, Clone, PartialEq)]
+pub struct JoinSpec {
+    /// The server's WebSocket URL, e.g. `ws://127.0.0.1:8080/ws`.
+    pub url: String,
+    /// The connection name answered to NAME, e.g. `team1`.
+    pub name: String,
+    pub token: Option<String>,
+    pub mode: ControlMode,
+    pub seed: u64,
+}
+
+/// Work of the werewolf screen. A game (watched, played, joined or
+/// followed) replaces the one before: its tasks end.
+pub enum WolfTask {
+    /// An in-process bot game of `seats`.
+    Watch {
+        generation: u64,
+        seats: usize,
+        seed: u64,
+    },
+    /// An in-process game with a person at `seat` (0-based).
+    Play {
+        generation: u64,
+        config: Box<Config>,
+        seed: u64,
+        seat: usize,
+        mode: ControlMode,
+    },
+    /// A seat at a remote server.
+    Join { generation: u64, spec: JoinSpec },
+    /// The games a server lists.
+    Games { url: String, token: String },
+    /// Follow one game of a server.
+    Spectate {
+        generation: u64,
+        url: String,
+        token: String,
+        game: String,
+    },
+}
+
+/// Work of the market screen.
+pub enum MarketTask {
+    /// Get this identity's market token.
+    Connect { url: String, data_dir: PathBuf },
+    /// Read the listing, the balance and one transaction's view.
+    Refresh {
+        client: Arc<MarketClient>,
+        selected: Option<String>,
+    },
+    /// Post JOB_OPEN for a digest starting with `target`.
+    Open {
+        client: Arc<MarketClient>,
+        target: String,
+        budget: i64,
+        minutes: i64,
+    },
+    /// Lock the deal on an offer.
+    Accept {
+        client: Arc<MarketClient>,
+        txid: String,
+        offer: String,
+    },
+    /// Fund the locked deal.
+    Fund {
+        client: Arc<MarketClient>,
+        txid: String,
+    },
+}

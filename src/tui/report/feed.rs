@@ -1,0 +1,56 @@
+//! What a watcher reports about a session: feed rows (events already
+//! summarised), the open decision window, and the files that changed.
+
+use crate::json::{Map, Value};
+
+/// What a feed row is, for colour, filter and folding.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RowKind {
+    Sent,
+    Received,
+    /// `_sys`/`_session_*` frames and liveness events: folded by default.
+    Noise,
+    /// Session lifecycle: started, ended, errors, peer events.
+    Lifecycle,
+}
+
+/// One event of the feed, already summarised.
+#[derive(Debug, Clone, PartialEq)]
+pub struct FeedRow {
+    /// `HH:MM:SS` (UTC, from the event's ts).
+    pub time: Box<str>,
+    pub kind: RowKind,
+    pub summary: Box<str>,
+    /// The frame (or event data) as compact JSON.
+    pub raw: Box<str>,
+}
+
+/// An open decision window as `decision/state.json` describes it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct OpenWindow {
+    pub match_key: String,
+    pub match_value: Value,
+    pub mode: String,
+    /// Monotonic seconds (the reference's clock; see `decision::mono_now`).
+    pub release_at: f64,
+    pub deadline_at: f64,
+}
+
+/// One report of a watcher.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct WatchUpdate {
+    /// New events at the end of events.jsonl, with the index of the first.
+    pub appended: Option<(usize, Vec<FeedRow>)>,
+    /// A page of older events loaded on request: (first index, rows).
+    pub page: Option<(usize, Vec<FeedRow>)>,
+    /// Event indices matching a search (oldest first), for `search_next`.
+    pub matches: Option<(String, Vec<usize>)>,
+    pub snapshot: Option<Map>,
+    pub session: Option<Map>,
+    /// `Some(None)`: no window is open now.
+    pub window: Option<Option<OpenWindow>>,
+    /// Newest strategy.json.
+    pub strategy: Option<Map>,
+    /// New lines of decision/decisions.jsonl (from any process).
+    pub decisions: Vec<Map>,
+}

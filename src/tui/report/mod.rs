@@ -1,0 +1,45 @@
+//! What background work reports back to the console. Tasks send a
+//! [`Report`] on the console's channel; `App::update` takes it like any
+//! other message. The types reports carry live here too, so this module
+//! uses nothing else of the console.
+
+pub mod feed;
+pub mod market;
+pub mod rows;
+pub mod wolf;
+
+use feed::WatchUpdate;
+use market::MarketReport;
+use rows::{Invitation, SessionRow};
+use std::path::PathBuf;
+use wolf::WolfReport;
+
+/// A background task's report.
+pub enum Report {
+    /// The community is reachable (URL, embedded?, our nickname).
+    CommunityReady {
+        url: String,
+        embedded: bool,
+        nickname: String,
+    },
+    Invitations(Result<Vec<Invitation>, String>),
+    Sessions(Vec<SessionRow>),
+    /// New data from the watched session (generation, update).
+    Watch(u64, Box<WatchUpdate>),
+    /// A line for the status bar (host/join progress, market notes).
+    Progress(String),
+    /// An invitation this console hosts is open.
+    InvitationOpen(String),
+    /// A session this console started has a state dir: attach to it.
+    Attach(PathBuf),
+    /// A background task ended: Ok(summary) or Err(error text).
+    TaskDone(Result<String, String>),
+    /// A decision was submitted: Ok(status line) or Err(why not).
+    Submitted(Result<String, String>),
+    /// The strategy editor's save/merge finished.
+    Saved(Result<String, String>),
+    /// Reports for the werewolf screen.
+    Wolf(Box<WolfReport>),
+    /// Reports for the market screen.
+    Market(Box<MarketReport>),
+}

@@ -1,0 +1,162 @@
+//! Rows the lists show: invitations from the community and sessions from
+//! state dirs, parsed from the JSON the server and the runtime write.
+
+use crate::json::{Map, Value};
+use crate::services::run;
+use std::path::{Path, PathBuf};
+
+/// An open invitation as `GET /api/v1/invitations` lists it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Invitation {
+    pub post_id: String,
+    pub protocol_id: String,
+    /// Library alias when the protocol is known here, else the id's head.
+    pub alias: String,
+    pub protocol_name: String,
+    pub nickname: String,
+    pub public_key: String,
+    pub message: String,
+    pub options: Map,
+    pub host_control_mode: String,
+    pub created_at: f64,
+    /// Why palaver cannot join it (options it cannot honour), if so.
+    pub unjoinable: Option<String>,
+}
+
+fn text(m: &Map, k: &str) -> String {
+    m.get(k)
+        .and_then(Value::as_str)
+        .map(str::to_owned)
+        .unwrap_or_default()
+}
+
+fn num(m: &Map, k: &str) -> f64 {
+    m.get(k).and_then(Value::as_f64).unwrap_or(0.0)
+}
+
+impl Invitation {
+    pub fn from_json(m: &Map) -> Option<Invitation> {
+        let post_id = text(m, "post_id");
+        if post_id.is_empty() {
+            return None;
+        }
+        let protocol_id = text(m, "protocol_id");
+        let lib = crate::library::Library::bundled();
+        let entry = lib.entries().iter().find(|e| e.protocol_id == protocol_id);
+        Some(Invitation {
+            alias: entry
+                .map(|e| e.alias.clone())
+                .unwrap_or_else(|| protocol_id.chars().take(12).collect()),
+            protocol_name: entry.map(|e| e.name.clone()).unwrap_or_default(),
+            post_id,
+            protocol_id,
+            nickname: text(m, "nickname"),
+            public_key: text(m, "public_key"),
+            message: text(m, "message"),
+            options: m
+                .get("options")
+                .and_then(Value::as_object)
+                .cloned()
+                .unwrap_or_default(),
+            host_control_mode: text(m, "host_control_mode"),
+            created_at: num(m, "created_at"),
+            unjoinable: crate::services::remote::unjoinable(m),
+        })
+    }
+
+    /// The options as one short line.
+    pub fn options_line(&self) -> String {
+        self.options
+            .iter()
+            .map(|(k, v)| format!("{k}={}", v.py_str()))
+            .collect::<Vec<_>>()
+            .join(" ")
+    }
+}
+
+/// Parses the invitations list reply (`{"results": [...]}` or a bare list).
+pub fn parse_invitations(v: &Value) -> Vec<Invitation> {
+    v.get("results")
+        .and_then(Value::as_array)
+        .or_else(|| v.as_array())
+        .map(|l| {
+            l.iter()
+                .filter_map(|x| x.as_object().and_then(Invitation::from_json))
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+/// A session found in the data dir (or attached by path).
+#[derive(Debug, Clone, PartialEq)]
+pub struct SessionRow {
+    pub dir: PathBuf,
+    pub role: String,
+    pub status: String,
+    pub protocol: String,
+    pub control_mode: String,
+    pub started_at: f64,
+    pub winner: String,
+}
+
+impl SessionRow {
+    pub fn from_meta(dir: &Path, meta: &Map) -> SessionRow {
+        SessionRow {
+            dir: dir.to_owned(),
+            role: text(meta, "role"),
+            status: text(meta, "status"),
+            protocol: text(meta, "protocol_name"),
+            control_mode: text(meta, "local_control_mode"),
+            started_at: num(meta, "started_at"),
+            winner: text(meta, "winner"),
+        }
+    }
+}
+
+/// Every session under `<data dir>/sessions`, newest first (dead daemons
+/// are marked as `session list` marks them).
+pub fn scan_sessions(data_dir: &Path) -> Vec<SessionRow> {
+    let root = data_dir.join("sessions");
+    let Ok(entries) = std::fs::read_dir(&root) else {
+        return Vec::new();
+    };
+    let mut rows: Vec<SessionRow> = entries
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.is_dir())
+        .filter_map(|d| run::check_daemon(&d).map(|m| SessionRow::from_meta(&d, &m)))
+        .collect();
+    rows.sort_by(|a, b| {
+        b.started_at
+            .partial_cmp(&a.started_at)
+            .unwrap_or(std::cmp::Ordering::Equal)
+    });
+    rows
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn invitations_parse_from_the_servers_reply() {
+        let v = crate::json::parse_str(
+            r#"{"results":[{"post_id":"p1","protocol_id":"43a806481a8e8cd00bc89f4676756c9be9081c0dd8392bee8e3534da41daa55f","nickname":"house","options":{"best_of":3},"host_control_mode":"autonomous","created_at":1.5},{"nope":1}]}"#,
+        )
+        .unwrap();
+        let l = parse_invitations(&v);
+        assert_eq!(l.len(), 1);
+        assert_eq!(l[0].alias, "rps-v1");
+        assert_eq!(l[0].options_line(), "best_of=3");
+        assert_eq!(l[0].unjoinable, None);
+    }
+
+    #[test]
+    fn an_invitation_palaver_cannot_honour_is_marked_with_the_reason() {
+        let v = crate::json::parse_str(
+            r#"[{"post_id":"p1","protocol_id":"43a806481a8e8cd00bc89f4676756c9be9081c0dd8392bee8e3534da41daa55f","options":{"min_think_seconds":1e300}}]"#,
+        )
+        .unwrap();
+        let why = parse_invitations(&v)[0].unjoinable.clone().unwrap();
+        assert!(why.contains("option min_think_seconds"), "{why}");
+    }
+}

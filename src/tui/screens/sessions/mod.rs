@@ -1,0 +1,447 @@
+//! The sessions screen (F2): the community's open invitations and the
+//! sessions in the data dir on the left; the attached session's snapshot,
+//! feed and decision prompt on the right; the join dialog, the host form,
+//! the strategy editor, the search box and the attach-by-path box over
+//! them.
+
+mod attached;
+mod modal;
+mod view;
+
+pub use attached::Attached;
+pub use modal::Modal;
+
+use crate::engine::ControlMode;
+use crate::tui::command::Command;
+use crate::tui::effect::{Effect, Effects, SessionTask};
+use crate::tui::keymap::Context;
+use crate::tui::msg::Msg;
+use crate::tui::panes::dialogs::{HostForm, JoinDialog};
+use crate::tui::panes::lists::{self, Cursor};
+use crate::tui::panes::prompt::Prompt;
+use crate::tui::report::Report;
+use crate::tui::report::rows::{Invitation, SessionRow};
+use crate::tui::screen::{Env, Paint, Screen};
+use ratatui::Frame;
+use ratatui::layout::Rect;
+use std::path::PathBuf;
+use std::time::{Duration, Instant};
+
+/// How often invitations and sessions are refreshed.
+pub const REFRESH: Duration = Duration::from_secs(2);
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Focus {
+    Invitations,
+    Sessions,
+    Feed,
+    Prompt,
+}
+
+pub struct SessionsView {
+    pub invitations: Vec<Invitation>,
+    pub inv_cur: Cursor,
+    /// The sessions in the data dir, newest first.
+    pub rows: Vec<SessionRow>,
+    pub ses_cur: Cursor,
+    pub focus: Focus,
+    pub modal: Option<Modal>,
+    pub attached: Option<Attached>,
+    generation: u64,
+    last_refresh: Option<Instant>,
+    /// Sessions and host/join tasks this console runs.
+    pub running_tasks: usize,
+    /// A session to attach as soon as it shows up.
+    pending_attach: Option<PathBuf>,
+    /// Invitations this console hosts: post_id → its task's cancel switch.
+    hosting: Vec<(Option<String>, tokio::sync::watch::Sender<bool>)>,
+}
+
+impl Default for SessionsView {
+    fn default() -> Self {
+        SessionsView {
+            invitations: Vec::new(),
+            inv_cur: Cursor::default(),
+            rows: Vec::new(),
+            ses_cur: Cursor::default(),
+            focus: Focus::Invitations,
+            modal: None,
+            attached: None,
+            generation: 0,
+            last_refresh: None,
+            running_tasks: 0,
+            pending_attach: None,
+            hosting: Vec::new(),
+        }
+    }
+}
+
+fn say(fx: &mut Effects, ok: bool, s: impl Into<String>) {
+    fx.push(Effect::Status(ok, s.into()));
+}
+
+impl SessionsView {
+    fn prompt(&self) -> Option<&Prompt> {
+        self.attached.as_ref().and_then(|a| a.prompt.as_ref())
+    }
+
+    /// Reads invitations and sessions again now.
+    pub fn refresh(&mut self, env: &Env<'_>) -> Effects {
+        self.last_refresh = Some(Instant::now());
+        let mut fx = vec![scan(env)];
+        if let Some(c) = env.community {
+            fx.push(
+                SessionTask::ListInvitations {
+                    client: c.client.clone(),
+                }
+                .into(),
+            );
+        }
+        fx
+    }
+
+    fn tick(&mut self, env: &Env<'_>) -> Effects {
+        let due = self.last_refresh.is_none_or(|t| t.elapsed() >= REFRESH);
+        if due {
+            self.refresh(env)
+        } else {
+            Effects::new()
+        }
+    }
+
+    fn report(&mut self, r: Report, env: &Env<'_>) -> Effects {
+        let mut fx = Effects::new();
+        match r {
+            Report::Invitations(Ok(mut l)) => {
+                // A stable order: by protocol, oldest first.
+                l.sort_by(|a, b| {
+                    a.alias.cmp(&b.alias).then(
+                        a.created_at
+                            .partial_cmp(&b.created_at)
+                            .unwrap_or(std::cmp::Ordering::Equal),
+                    )
+                });
+                self.invitations = l;
+                let n = lists::filter_invitations(&self.invitations, &self.inv_cur.query).len();
+                self.inv_cur.clamp(n);
+            }
+            Report::Sessions(rows) => {
+                self.rows = rows;
+                let n = lists::filter_sessions(&self.rows, &self.ses_cur.query).len();
+                self.ses_cur.clamp(n);
+                if let Some(p) = self.pending_attach.clone()
+                    && self.rows.iter().any(|s| s.dir == p)
+                {
+                    self.pending_attach = None;
+                    fx = self.attach(&p);
+                }
+            }
+            Report::Watch(generation, u) => fx = self.watched(generation, *u),
+            Report::InvitationOpen(post_id) => {
+                // The oldest host task still without an invitation owns it.
+                if let Some(slot) = self.hosting.iter_mut().find(|(p, _)| p.is_none()) {
+                    slot.0 = Some(post_id);
+                }
+                fx = self.refresh(env);
+            }
+            Report::Attach(p) => {
+                fx = self.attach(&p);
+                fx.push(scan(env));
+            }
+            Report::TaskDone(r) => {
+                self.running_tasks = self.running_tasks.saturating_sub(1);
+                self.hosting.retain(|(_, c)| !c.is_closed());
+                match r {
+                    Ok(s) => say(&mut fx, true, s),
+                    Err(e) => say(&mut fx, false, e),
+                }
+                fx.extend(self.refresh(env));
+            }
+            Report::Submitted(r) => {
+                let note = match r {
+                    Ok(s) => (true, s),
+                    Err(e) => (false, e),
+                };
+                if let Some(p) = self.attached.as_mut().and_then(|a| a.prompt.as_mut()) {
+                    if note.0 {
+                        p.input.clear();
+                    }
+                    p.note = Some(note.clone());
+                }
+                say(&mut fx, note.0, note.1);
+            }
+            Report::Saved(r) => {
+                let note = match r {
+                    Ok(s) => (true, s),
+                    Err(e) => (false, e),
+                };
+                if let Some(Modal::Strategy(e)) = self.modal.as_mut() {
+                    e.note = Some(note.clone());
+                }
+                say(&mut fx, note.0, note.1);
+            }
+            _ => {}
+        }
+        fx
+    }
+
+    fn paste(&mut self, s: &str) {
+        match &mut self.modal {
+            Some(Modal::Strategy(e)) => e.paste(s),
+            Some(Modal::Search { text, .. }) | Some(Modal::Open(text)) => {
+                text.push_str(s.lines().next().unwrap_or(""))
+            }
+            _ => {
+                if let Some(p) = self.attached.as_mut().and_then(|a| a.prompt.as_mut())
+                    && p.takes_text()
+                {
+                    p.input.push_str(s.lines().next().unwrap_or(""));
+                }
+            }
+        }
+    }
+
+    // ---------------------------------------------------------------- panes
+
+    fn focus_order(&self) -> Vec<Focus> {
+        let mut v = vec![Focus::Invitations, Focus::Sessions, Focus::Feed];
+        if self.prompt().is_some() {
+            v.push(Focus::Prompt);
+        }
+        v
+    }
+
+    fn pane_msg(&mut self, m: Msg, env: &Env<'_>) -> Effects {
+        let mut fx = Effects::new();
+        match m {
+            Msg::Command(c @ (Command::FocusNext | Command::FocusPrev)) => {
+                let order = self.focus_order();
+                let i = order.iter().position(|f| *f == self.focus).unwrap_or(0);
+                let n = order.len();
+                self.focus = order[if c == Command::FocusNext {
+                    (i + 1) % n
+                } else {
+                    (i + n - 1) % n
+                }];
+            }
+            Msg::Command(Command::HostNew) => {
+                if env.community.is_none() {
+                    say(&mut fx, false, "the community is not reachable yet");
+                } else {
+                    self.modal = Some(Modal::Host(HostForm::new(ControlMode::Human)));
+                }
+            }
+            Msg::Command(Command::Strategy) => self.open_strategy(&mut fx),
+            Msg::Command(Command::OpenPath) => self.modal = Some(Modal::Open(String::new())),
+            Msg::Command(Command::Back) => {
+                if self.focus == Focus::Prompt {
+                    self.focus = Focus::Feed;
+                }
+            }
+            Msg::Command(Command::Search)
+                if matches!(
+                    self.focus,
+                    Focus::Invitations | Focus::Sessions | Focus::Feed
+                ) =>
+            {
+                let text = match self.focus {
+                    Focus::Invitations => self.inv_cur.query.clone(),
+                    Focus::Sessions => self.ses_cur.query.clone(),
+                    _ => self
+                        .attached
+                        .as_ref()
+                        .and_then(|a| a.feed.search.clone())
+                        .unwrap_or_default(),
+                };
+                self.modal = Some(Modal::Search {
+                    target: self.focus,
+                    text,
+                });
+            }
+            other => match self.focus {
+                Focus::Invitations => {
+                    if let Msg::Command(c) = other {
+                        self.invitations_command(c, env, &mut fx);
+                    }
+                }
+                Focus::Sessions => {
+                    if let Msg::Command(c) = other {
+                        fx = self.sessions_command(c, env);
+                    }
+                }
+                Focus::Feed => {
+                    if let Msg::Command(c) = other {
+                        fx = self.feed_command(c, env);
+                    }
+                }
+                Focus::Prompt => fx = self.prompt_msg(other),
+            },
+        }
+        fx
+    }
+
+    fn invitations_command(&mut self, c: Command, env: &Env<'_>, fx: &mut Effects) {
+        let shown = lists::filter_invitations(&self.invitations, &self.inv_cur.query).len();
+        let page = page(env) / 2;
+        if self.inv_cur.navigate(c, shown, page) {
+            return;
+        }
+        match c {
+            Command::Activate => {
+                let Some(inv) = self.selected_invitation() else {
+                    return;
+                };
+                if inv.public_key == env.me {
+                    say(fx, false, "that is your own invitation (x cancels it)");
+                    return;
+                }
+                if let Some(why) = &inv.unjoinable {
+                    say(
+                        fx,
+                        false,
+                        format!("palaver cannot join this invitation: {why}"),
+                    );
+                    return;
+                }
+                self.modal = Some(Modal::Join(JoinDialog {
+                    invitation: inv,
+                    mode: ControlMode::Human,
+                }));
+            }
+            Command::CancelInvitation => {
+                let Some(inv) = self.selected_invitation() else {
+                    return;
+                };
+                if inv.public_key != env.me {
+                    say(
+                        fx,
+                        false,
+                        "you can only cancel your own invitations (marked ★)",
+                    );
+                    return;
+                }
+                // Our own host task withdraws it and stops waiting; an
+                // invitation left by an earlier run is withdrawn directly.
+                if let Some((_, c)) = self
+                    .hosting
+                    .iter()
+                    .find(|(p, _)| p.as_deref() == Some(inv.post_id.as_str()))
+                {
+                    let _ = c.send(true);
+                    say(fx, true, format!("cancelling invitation {}…", inv.post_id));
+                } else if let Some(c) = env.community {
+                    fx.push(
+                        SessionTask::CancelInvitation {
+                            client: c.client.clone(),
+                            post_id: inv.post_id.clone(),
+                        }
+                        .into(),
+                    );
+                    self.running_tasks += 1;
+                }
+            }
+            _ => {}
+        }
+    }
+
+    pub fn selected_invitation(&self) -> Option<Invitation> {
+        lists::filter_invitations(&self.invitations, &self.inv_cur.query)
+            .get(self.inv_cur.selected)
+            .map(|i| (*i).clone())
+    }
+
+    fn sessions_command(&mut self, c: Command, env: &Env<'_>) -> Effects {
+        let shown = lists::filter_sessions(&self.rows, &self.ses_cur.query).len();
+        let page = page(env) / 2;
+        if self.ses_cur.navigate(c, shown, page) {
+            return Effects::new();
+        }
+        if c == Command::Activate {
+            let dir = lists::filter_sessions(&self.rows, &self.ses_cur.query)
+                .get(self.ses_cur.selected)
+                .map(|s| s.dir.clone());
+            if let Some(d) = dir {
+                let fx = self.attach(&d);
+                self.focus = Focus::Feed;
+                return fx;
+            }
+        }
+        Effects::new()
+    }
+}
+
+/// Lists the sessions in the data dir.
+fn scan(env: &Env<'_>) -> Effect {
+    SessionTask::Scan {
+        data_dir: env.data_dir.to_owned(),
+    }
+    .into()
+}
+
+/// Rows a page of a list or the feed scrolls.
+fn page(env: &Env<'_>) -> usize {
+    (env.size.1 as usize).saturating_sub(8).max(1)
+}
+
+impl Screen for SessionsView {
+    fn title(&self) -> &'static str {
+        "Sessions"
+    }
+
+    fn context(&self) -> Context {
+        match &self.modal {
+            Some(Modal::Join(_)) | Some(Modal::Host(_)) => Context::Dialog,
+            Some(Modal::Strategy(_)) => Context::Editor,
+            Some(Modal::Search { .. }) | Some(Modal::Open(_)) => Context::Text,
+            None => match self.focus {
+                Focus::Invitations | Focus::Sessions => Context::List,
+                Focus::Feed => Context::Feed,
+                Focus::Prompt => {
+                    if self.prompt().is_some_and(Prompt::takes_text) {
+                        Context::Text
+                    } else {
+                        Context::Prompt
+                    }
+                }
+            },
+        }
+    }
+
+    fn typing(&self) -> bool {
+        match self.context() {
+            Context::Text | Context::Editor => true,
+            // The host form's fields take text; the join dialog has none.
+            Context::Dialog => matches!(self.modal, Some(Modal::Host(_))),
+            _ => false,
+        }
+    }
+
+    fn update(&mut self, m: Msg, env: &Env<'_>) -> Effects {
+        match m {
+            Msg::Tick => self.tick(env),
+            Msg::Report(r) => self.report(r, env),
+            Msg::Paste(s) => {
+                self.paste(&s);
+                Effects::new()
+            }
+            m if self.modal.is_some() => self.modal_msg(m, env),
+            m => self.pane_msg(m, env),
+        }
+    }
+
+    fn draw(&self, f: &mut Frame, area: Rect, p: &Paint<'_>) {
+        view::draw(self, f, area, p);
+    }
+
+    fn hints(&self) -> Vec<Command> {
+        view::hints(self)
+    }
+
+    fn community_ready(&mut self, env: &Env<'_>) -> Effects {
+        self.refresh(env)
+    }
+
+    fn running(&self) -> usize {
+        self.running_tasks
+    }
+}

@@ -1,0 +1,189 @@
+//! Drawing the sessions screen from `&SessionsView`: the two lists on the
+//! left, the attached session's snapshot, feed and prompt on the right,
+//! the dialog on top. Nothing here changes state.
+
+use super::{Focus, Modal, SessionsView};
+use crate::json::Map;
+use crate::tui::command::Command;
+use crate::tui::panes::dialogs;
+use crate::tui::panes::feed::Feed;
+use crate::tui::panes::lists;
+use crate::tui::panes::prompt::{self, Prompt};
+use crate::tui::panes::snapshot;
+use crate::tui::screen::Paint;
+use ratatui::Frame;
+use ratatui::layout::{Constraint, Direction, Layout, Rect};
+
+pub(super) fn draw(v: &SessionsView, f: &mut Frame, area: Rect, p: &Paint<'_>) {
+    let theme = p.theme;
+    let full = f.area();
+    let left_w = if full.width >= 140 {
+        48
+    } else if full.width >= 100 {
+        40
+    } else {
+        32
+    };
+    let cols = Layout::default()
+        .direction(Direction::Horizontal)
+        .constraints([
+            Constraint::Length(left_w.min(full.width / 2)),
+            Constraint::Min(20),
+        ])
+        .split(area);
+    let left = Layout::default()
+        .direction(Direction::Vertical)
+        .constraints([Constraint::Percentage(55), Constraint::Percentage(45)])
+        .split(cols[0]);
+    let now = crate::session::files::epoch_now();
+    let paint = |area, pane| lists::Paint {
+        area,
+        theme,
+        focused: v.focus == pane && v.modal.is_none() && !p.covered,
+        now,
+    };
+    lists::draw_invitations(
+        f,
+        &paint(left[0], Focus::Invitations),
+        &v.invitations,
+        &v.inv_cur,
+        p.me,
+        p.offline,
+    );
+    lists::draw_sessions(
+        f,
+        &paint(left[1], Focus::Sessions),
+        &v.rows,
+        &v.ses_cur,
+        v.attached.as_ref().map(|a| a.key.as_path()),
+    );
+    draw_right(v, f, cols[1], p);
+    match &v.modal {
+        Some(Modal::Join(d)) => {
+            let spec = crate::library::Library::bundled()
+                .entries()
+                .iter()
+                .find(|e| e.protocol_id == d.invitation.protocol_id)
+                .and_then(|e| crate::library::bundled_spec(&e.alias));
+            d.draw(f, full, theme, spec)
+        }
+        Some(Modal::Host(h)) => h.draw(f, full, theme),
+        Some(Modal::Strategy(e)) => e.draw(f, full, theme),
+        Some(Modal::Open(text)) => {
+            dialogs::draw_search(f, area, theme, "Attach a state dir (path)", text)
+        }
+        Some(Modal::Search { target, text }) => {
+            let what = match target {
+                Focus::Invitations => "Search invitations",
+                Focus::Sessions => "Search sessions",
+                _ => "Search the feed (Enter searches the whole session)",
+            };
+            dialogs::draw_search(f, area, theme, what, text)
+        }
+        None => {}
+    }
+}
+
+fn draw_right(v: &SessionsView, f: &mut Frame, area: Rect, p: &Paint<'_>) {
+    let theme = p.theme;
+    let Some(att) = v.attached.as_ref() else {
+        let empty = Map::new();
+        let view = snapshot::View {
+            snapshot: &empty,
+            session: &empty,
+            window: None,
+            cursor: None,
+        };
+        let parts = Layout::default()
+            .direction(Direction::Vertical)
+            .constraints([Constraint::Length(6), Constraint::Min(3)])
+            .split(area);
+        view.draw(f, parts[0], theme, "");
+        Feed::default().draw(f, parts[1], theme, v.focus == Focus::Feed, "");
+        return;
+    };
+    let cursor = att.prompt.as_ref().and_then(|p| match p.kind {
+        prompt::Kind::Board { column_only, .. } => Some((p.cursor.0, p.cursor.1, column_only)),
+        _ => None,
+    });
+    let view = snapshot::View {
+        snapshot: &att.snapshot,
+        session: &att.session,
+        window: att.window.as_ref().filter(|_| att.running()),
+        cursor,
+    };
+    // The feed keeps at least a third of the height.
+    let snap_h = view
+        .height(theme, area.width)
+        .min(area.height.saturating_sub(area.height / 3).max(3));
+    let prompt_h = att.prompt.as_ref().map(|p| p.height()).unwrap_or(0);
+    let parts = Layout::default()
+        .direction(Direction::Vertical)
+        .constraints([
+            Constraint::Length(snap_h),
+            Constraint::Min(3),
+            Constraint::Length(prompt_h),
+        ])
+        .split(area);
+    view.draw(f, parts[0], theme, &att.title());
+    att.feed.draw(
+        f,
+        parts[1],
+        theme,
+        v.focus == Focus::Feed && v.modal.is_none() && !p.covered,
+        "",
+    );
+    if let Some(pr) = &att.prompt {
+        pr.draw(
+            f,
+            parts[2],
+            theme,
+            v.focus == Focus::Prompt && v.modal.is_none() && !p.covered,
+        );
+    }
+}
+
+/// The commands the status bar hints at, by dialog and focus.
+pub(super) fn hints(v: &SessionsView) -> Vec<Command> {
+    match (&v.modal, v.focus) {
+        (Some(Modal::Strategy(_)), _) => vec![
+            Command::Save,
+            Command::Merge,
+            Command::Preset,
+            Command::Back,
+        ],
+        (Some(_), _) => vec![Command::Submit, Command::Back],
+        (None, Focus::Invitations) => vec![
+            Command::Activate,
+            Command::HostNew,
+            Command::Search,
+            Command::CancelInvitation,
+            Command::FocusNext,
+            Command::Help,
+            Command::Quit,
+        ],
+        (None, Focus::Sessions) => vec![
+            Command::Activate,
+            Command::OpenPath,
+            Command::Strategy,
+            Command::Search,
+            Command::FocusNext,
+            Command::Help,
+            Command::Quit,
+        ],
+        (None, Focus::Feed) => vec![
+            Command::Search,
+            Command::Filter,
+            Command::RawToggle,
+            Command::FoldToggle,
+            Command::Strategy,
+            Command::FocusNext,
+            Command::Help,
+        ],
+        // A typed answer has nothing to pick with the arrows.
+        (None, Focus::Prompt) if v.prompt().is_some_and(Prompt::takes_text) => {
+            vec![Command::Submit, Command::Back, Command::Help]
+        }
+        (None, Focus::Prompt) => vec![Command::Submit, Command::Left, Command::Back, Command::Help],
+    }
+}

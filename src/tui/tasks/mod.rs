@@ -1,0 +1,197 @@
+//! Slow work of the console, started from the effects `update` returns;
+//! each task reports back with a [`Report`]: the community (embedded or
+//! remote) and its house agent, and the work of each screen (`sessions`,
+//! `wolf`, `market`).
+
+mod market;
+mod seat;
+mod sessions;
+mod wolf;
+
+use super::effect::{Task, WolfTask};
+use super::report::Report;
+use crate::identity::KeyPair;
+use crate::services::remote::PeerOpts;
+use crate::services::server;
+use crate::web::Client;
+use std::path::PathBuf;
+use std::time::Duration;
+use tokio::sync::mpsc::UnboundedSender;
+use tokio::task::AbortHandle;
+
+/// Runs effects as tasks and keeps what ends them: the quit switch of
+/// sessions run here, the watcher of the attached session, the tasks of
+/// the werewolf screen's game.
+pub struct Tasks {
+    tx: UnboundedSender<Report>,
+    /// In-process sessions and host/join tasks end when this fires.
+    quit: tokio::sync::watch::Sender<bool>,
+    watcher: Option<AbortOnDrop<()>>,
+    game: Vec<AbortHandle>,
+}
+
+impl Tasks {
+    pub fn new(tx: UnboundedSender<Report>) -> Tasks {
+        Tasks {
+            tx,
+            quit: tokio::sync::watch::channel(false).0,
+            watcher: None,
+            game: Vec::new(),
+        }
+    }
+
+    /// Ends the sessions this console runs (they record `cancelled`).
+    pub fn quit(&self) {
+        let _ = self.quit.send(true);
+    }
+
+    /// Starts `t`.
+    pub fn perform(&mut self, t: Task) {
+        match t {
+            Task::Progress(text) => {
+                let _ = self.tx.send(Report::Progress(text));
+            }
+            Task::Session(t) => {
+                if let Some(h) = sessions::start(*t, &self.tx, &self.quit) {
+                    self.watcher = Some(AbortOnDrop(h));
+                }
+            }
+            Task::Wolf(t) => {
+                // A new game ends the one before; a list of games does not.
+                if !matches!(t, WolfTask::Games { .. }) {
+                    self.stop_game();
+                }
+                self.game.extend(wolf::start(t, &self.tx));
+            }
+            Task::Market(t) => market::start(t, &self.tx),
+        }
+    }
+
+    fn stop_game(&mut self) {
+        for t in self.game.drain(..) {
+            t.abort();
+        }
+    }
+}
+
+impl Drop for Tasks {
+    fn drop(&mut self) {
+        self.stop_game();
+    }
+}
+
+/// How the console reaches its community.
+#[derive(Debug, Clone)]
+pub struct Startup {
+    pub data_dir: PathBuf,
+    /// `None`: start the embedded community with the house agent.
+    pub server: Option<String>,
+    pub nickname: String,
+    /// Run the house agent on the embedded community.
+    pub house: bool,
+}
+
+/// Brings the community up and registers this identity; reports
+/// `CommunityReady` (or a `Progress` line saying what failed). The house
+/// agent (its games and its market bot) and the embedded server live as
+/// long as the returned task.
+pub fn start_community(s: Startup, tx: UnboundedSender<Report>) -> tokio::task::JoinHandle<()> {
+    tokio::spawn(async move {
+        let fail = |tx: &UnboundedSender<Report>, e: String| {
+            let _ = tx.send(Report::Invitations(Err(e)));
+        };
+        let keys = match KeyPair::init(&s.data_dir, false) {
+            Ok((k, _)) => k,
+            Err(e) => return fail(&tx, format!("identity: {e}")),
+        };
+        let (url, embedded_server) = match &s.server {
+            Some(u) => (u.clone(), None),
+            None => {
+                let db = s.data_dir.join("community.sqlite");
+                match server::start_embedded(&db).await {
+                    Ok((url, h)) => (url, Some(h)),
+                    Err(e) => {
+                        return fail(&tx, format!("embedded community ({}): {e}", db.display()));
+                    }
+                }
+            }
+        };
+        let client = match Client::new(&url, keys) {
+            Ok(c) => c,
+            Err(e) => return fail(&tx, e.to_string()),
+        };
+        if let Err(e) = server::ensure_registered(&client, &s.nickname).await {
+            return fail(&tx, format!("registering on {url}: {e}"));
+        }
+        let house = if embedded_server.is_some() && s.house {
+            let house_dir = s.data_dir.join("house");
+            match KeyPair::init(&house_dir, false) {
+                Ok((hk, _)) => match Client::new(&url, hk.clone()) {
+                    Ok(hc) => match server::ensure_registered(&hc, "house").await {
+                        Ok(()) => Some((
+                            AbortOnDrop(tokio::spawn(crate::services::house::run_house(
+                                hc,
+                                &crate::services::house::HOUSE_GAMES,
+                                PeerOpts::direct(),
+                                |_alias, _p| {},
+                            ))),
+                            AbortOnDrop(tokio::spawn(house_market_bot(url.clone(), hk))),
+                        )),
+                        Err(e) => {
+                            fail(&tx, format!("house agent: {e}"));
+                            None
+                        }
+                    },
+                    Err(e) => {
+                        fail(&tx, format!("house agent: {e}"));
+                        None
+                    }
+                },
+                Err(e) => {
+                    fail(&tx, format!("house identity: {e}"));
+                    None
+                }
+            }
+        } else {
+            None
+        };
+        let _ = tx.send(Report::CommunityReady {
+            url,
+            embedded: embedded_server.is_some(),
+            nickname: s.nickname.clone(),
+        });
+        // Keep the embedded server and the house alive with the console;
+        // the house ends with this task, even when it is aborted.
+        let _house = house;
+        if let Some(h) = embedded_server {
+            let _ = h.await;
+        }
+    })
+}
+
+/// A task that ends when this is dropped.
+struct AbortOnDrop<T>(tokio::task::JoinHandle<T>);
+
+impl<T> Drop for AbortOnDrop<T> {
+    fn drop(&mut self) {
+        self.0.abort();
+    }
+}
+
+/// The house's provider bot on the embedded market, so a newcomer can
+/// watch a job solved and settled: one solver thread, targets up to six hex
+/// digits, the job's budget as its price. It reconnects when the market
+/// cannot be read (the bot ends on listing errors).
+async fn house_market_bot(url: String, keys: KeyPair) {
+    let opts = crate::market::bot::BotOptions {
+        threads: 1,
+        max_target_hex: 6,
+        ..crate::market::bot::BotOptions::default()
+    };
+    loop {
+        if let Ok(c) = crate::market::MarketClient::connect(&url, keys.clone(), None).await {
+            let _ = crate::market::bot::run(&c, &opts, &|_| {}).await;
+        }
+        tokio::time::sleep(Duration::from_secs(2)).await;
+    }
+}

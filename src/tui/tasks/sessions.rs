@@ -1,0 +1,353 @@
+//! The sessions screen's work: the lists, following the attached session
+//! and reading its feed back, decisions and the strategy, joining and
+//! hosting over `services::remote`.
+
+use crate::engine::ControlMode;
+use crate::json::{Map, Value};
+use crate::obj;
+use crate::services::remote::{self, HostPlan, JoinPlan, Progress};
+use crate::session::{StateDir, StrategyFile, SubmitOptions, files};
+use crate::spec::Spec;
+use crate::tui::community::Community;
+use crate::tui::effect::{HostJob, SessionTask};
+use crate::tui::report::Report;
+use crate::tui::report::feed::WatchUpdate;
+use crate::tui::report::rows::{parse_invitations, scan_sessions};
+use crate::tui::watch;
+use crate::web::Client;
+use std::path::PathBuf;
+use std::time::Duration;
+use tokio::sync::mpsc::UnboundedSender;
+use tokio::task::JoinHandle;
+
+/// Starts `t`; the handle of a watcher (the runner keeps one at a time).
+pub(super) fn start(
+    t: SessionTask,
+    tx: &UnboundedSender<Report>,
+    quit: &tokio::sync::watch::Sender<bool>,
+) -> Option<JoinHandle<()>> {
+    let tx = tx.clone();
+    match t {
+        SessionTask::Scan { data_dir } => scan(data_dir, tx),
+        SessionTask::ListInvitations { client } => list_invitations(client, tx),
+        SessionTask::CancelInvitation { client, post_id } => cancel_invitation(client, post_id, tx),
+        SessionTask::Watch { dir, generation } => return Some(follow(dir, generation, tx)),
+        SessionTask::LoadPage {
+            events,
+            generation,
+            start,
+            count,
+        } => load_page(events, generation, start, count, tx),
+        SessionTask::Search {
+            events,
+            generation,
+            needle,
+        } => search_feed(events, generation, needle, tx),
+        SessionTask::Decide { child, body } => submit_decision(child, body, tx),
+        SessionTask::Chat { child, body } => send_chat(child, body, tx),
+        SessionTask::Strategy {
+            child,
+            strategy,
+            merge,
+        } => write_strategy(child, strategy, merge, tx),
+        SessionTask::Join {
+            community,
+            post_id,
+            mode,
+            data_dir,
+        } => join(community, post_id, mode, data_dir, quit.subscribe(), tx),
+        SessionTask::Host {
+            community,
+            job,
+            cancel,
+        } => host(community, job, quit.subscribe(), cancel, tx),
+    }
+    None
+}
+
+fn list_invitations(client: Client, tx: UnboundedSender<Report>) {
+    tokio::spawn(async move {
+        let r = client
+            .call("GET", "/api/v1/invitations?limit=200", None, &[200])
+            .await
+            .map(|v| parse_invitations(&v))
+            .map_err(|e| e.to_string());
+        let _ = tx.send(Report::Invitations(r));
+    });
+}
+
+fn scan(data_dir: PathBuf, tx: UnboundedSender<Report>) {
+    tokio::task::spawn_blocking(move || {
+        let _ = tx.send(Report::Sessions(scan_sessions(&data_dir)));
+    });
+}
+
+fn cancel_invitation(client: Client, post_id: String, tx: UnboundedSender<Report>) {
+    tokio::spawn(async move {
+        let r = client
+            .call(
+                "DELETE",
+                &format!("/api/v1/invitations/{post_id}"),
+                None,
+                &[200, 204],
+            )
+            .await
+            .map(|_| format!("invitation {post_id} cancelled"))
+            .map_err(|e| format!("cancelling {post_id}: {e}"));
+        let _ = tx.send(Report::TaskDone(r));
+    });
+}
+
+fn load_page(
+    events: PathBuf,
+    generation: u64,
+    start: usize,
+    count: usize,
+    tx: UnboundedSender<Report>,
+) {
+    tokio::task::spawn_blocking(move || {
+        let rows = watch::read_page(&events, start, count);
+        let _ = tx.send(Report::Watch(
+            generation,
+            Box::new(WatchUpdate {
+                page: Some((start, rows)),
+                ..WatchUpdate::default()
+            }),
+        ));
+    });
+}
+
+/// Matches kept per search (the newest).
+const SEARCH_CAP: usize = 10_000;
+
+fn search_feed(events: PathBuf, generation: u64, needle: String, tx: UnboundedSender<Report>) {
+    tokio::task::spawn_blocking(move || {
+        let m = watch::search_file(&events, &needle, SEARCH_CAP);
+        let _ = tx.send(Report::Watch(
+            generation,
+            Box::new(WatchUpdate {
+                matches: Some((needle, m)),
+                ..WatchUpdate::default()
+            }),
+        ));
+    });
+}
+
+/// Submits a decision the way `palaver session decide` does.
+fn submit_decision(child: PathBuf, body: Map, tx: UnboundedSender<Report>) {
+    tokio::task::spawn_blocking(move || {
+        let opts = SubmitOptions {
+            origin: "console".into(),
+            agent_id: None,
+            idempotency_key: None,
+            require_match_key: false,
+        };
+        let shown = crate::json::canonical::to_string_ordered(&Value::Object(body.clone()));
+        let r = match crate::session::submit(&child, body, &opts) {
+            Ok(s) if s.ok => Ok(format!("decided {shown}")),
+            Ok(s) => Err(format!("not accepted: {}", s.reason.unwrap_or(s.status))),
+            Err(e) => Err(format!("writing the decision: {e}")),
+        };
+        let _ = tx.send(Report::Submitted(r));
+    });
+}
+
+/// Appends a chat line to the engine dir's inbox (free mode).
+fn send_chat(child: PathBuf, body: Map, tx: UnboundedSender<Report>) {
+    tokio::task::spawn_blocking(move || {
+        let r = files::append_line(&child.join("inbox.jsonl"), &Value::Object(body))
+            .map(|_| "sent".to_owned())
+            .map_err(|e| format!("writing the inbox: {e}"));
+        let _ = tx.send(Report::Submitted(r));
+    });
+}
+
+/// Saves (set) or merges the strategy, recorded in strategy_events.jsonl.
+fn write_strategy(child: PathBuf, strategy: Map, merge: bool, tx: UnboundedSender<Report>) {
+    tokio::task::spawn_blocking(move || {
+        let f = StrategyFile::in_dir(&child);
+        let meta = Some(obj! { "origin" => "console" });
+        let r = if merge {
+            f.merge(strategy, meta)
+        } else {
+            f.set(strategy, meta)
+        };
+        let r = r
+            .map(|_| {
+                if merge {
+                    "strategy merged".to_owned()
+                } else {
+                    "strategy saved".to_owned()
+                }
+            })
+            .map_err(|e| format!("writing {}: {e}", f.path.display()));
+        let _ = tx.send(Report::Saved(r));
+    });
+}
+
+fn progress_line(p: &Progress) -> Option<String> {
+    Some(match p {
+        Progress::InvitationOpen { post_id } => {
+            format!("invitation {post_id} is open: waiting for a guest")
+        }
+        Progress::TurnedAway { reason } => format!("turned a guest away: {reason}"),
+        Progress::Connecting { host_public_key } => {
+            format!(
+                "connecting to {}…",
+                host_public_key.chars().take(12).collect::<String>()
+            )
+        }
+        Progress::Established { session_id } => {
+            format!(
+                "session {} established",
+                session_id.chars().take(12).collect::<String>()
+            )
+        }
+        Progress::Warning(w) => format!("warning: {w}"),
+        Progress::StateDir { .. } => return None,
+    })
+}
+
+fn reporter(tx: UnboundedSender<Report>) -> impl Fn(Progress) + Send + Sync {
+    move |p: Progress| {
+        if let Progress::StateDir { parent, .. } = &p {
+            let _ = tx.send(Report::Attach(parent.clone()));
+        }
+        if let Progress::InvitationOpen { post_id } = &p {
+            let _ = tx.send(Report::InvitationOpen(post_id.clone()));
+        }
+        if let Some(l) = progress_line(&p) {
+            let _ = tx.send(Report::Progress(l));
+        }
+    }
+}
+
+/// Resolves when the console quits or this one task is cancelled (a
+/// switch that is dropped never fires).
+fn cancelled(
+    all: tokio::sync::watch::Receiver<bool>,
+    this: tokio::sync::watch::Receiver<bool>,
+) -> impl Future<Output = ()> + Send {
+    async fn on(mut rx: tokio::sync::watch::Receiver<bool>) {
+        if rx.wait_for(|c| *c).await.is_err() {
+            std::future::pending::<()>().await;
+        }
+    }
+    async move {
+        tokio::select! {
+            _ = on(all) => {}
+            _ = on(this) => {}
+        }
+    }
+}
+
+/// The task's report: a session that did not complete (a peer that
+/// misbehaved, a cancel) is a failure the status line shows as one, with
+/// its reason and detail.
+fn finished(r: Result<remote::Finished, remote::RemoteError>) -> Result<String, String> {
+    match r {
+        Ok(f) if f.outcome.completed => Ok(f.outcome.line()),
+        Ok(f) => Err(f.outcome.line()),
+        Err(e) => Err(e.to_string()),
+    }
+}
+
+/// Joins an invitation and plays it with a state dir the console attaches.
+fn join(
+    c: Box<Community>,
+    post_id: String,
+    mode: ControlMode,
+    data_dir: PathBuf,
+    cancel: tokio::sync::watch::Receiver<bool>,
+    tx: UnboundedSender<Report>,
+) {
+    tokio::spawn(async move {
+        let plan = JoinPlan::new(post_id, mode, c.peer.clone(), Some(data_dir.clone()));
+        let resolve = |pid: &str| -> Result<(Spec, Box<dyn crate::engine::Hooks>), String> {
+            let lib = crate::library::Library::open(Some(&data_dir)).map_err(|e| e.to_string())?;
+            let entry = lib
+                .resolve(pid)
+                .map_err(|e| format!("protocol {pid}: {e} (install it to join)"))?;
+            let spec = lib.load(entry).map_err(|e| e.to_string())?;
+            let hooks = crate::protocols::native_hooks(&spec)
+                .ok_or_else(|| format!("{} has no native hooks in palaver", entry.alias))?;
+            Ok((spec, hooks))
+        };
+        let report = reporter(tx.clone());
+        let never = tokio::sync::watch::channel(false).1;
+        let r = remote::join(&c.client, plan, resolve, &report, cancelled(cancel, never)).await;
+        let _ = tx.send(Report::TaskDone(finished(r)));
+    });
+}
+
+/// How long an invitation hosted from the console waits for a guest.
+const HOST_TTL: Duration = Duration::from_secs(30 * 60);
+
+/// Hosts an invitation and plays it with a state dir the console attaches;
+/// `cancel_this` withdraws this one invitation (or ends its session).
+fn host(
+    c: Box<Community>,
+    job: Box<HostJob>,
+    cancel: tokio::sync::watch::Receiver<bool>,
+    cancel_this: tokio::sync::watch::Receiver<bool>,
+    tx: UnboundedSender<Report>,
+) {
+    let HostJob {
+        spec,
+        options,
+        mode,
+        data_dir,
+    } = *job;
+    tokio::spawn(async move {
+        let Some(hooks) = crate::protocols::native_hooks(&spec) else {
+            let _ = tx.send(Report::TaskDone(Err(
+                "this protocol has no native hooks".into()
+            )));
+            return;
+        };
+        let plan = HostPlan {
+            message: format!(
+                "{} hosted from the console",
+                spec.name().unwrap_or("a game")
+            ),
+            spec,
+            hooks,
+            options,
+            mode,
+            ttl: HOST_TTL,
+            peer: c.peer.clone(),
+            data_dir: Some(data_dir),
+            chat: None,
+            observer: None,
+        };
+        let report = reporter(tx.clone());
+        let r = remote::host(&c.client, plan, &report, cancelled(cancel, cancel_this)).await;
+        let _ = tx.send(Report::TaskDone(finished(r)));
+    });
+}
+
+/// Follows `dir` until the receiver is gone, reporting as
+/// `Report::Watch(generation, …)`.
+fn follow(dir: StateDir, generation: u64, tx: UnboundedSender<Report>) -> JoinHandle<()> {
+    tokio::spawn(async move {
+        let mut w = watch::Watcher::new(dir);
+        loop {
+            let (back, upd) = tokio::task::spawn_blocking(move || {
+                let u = w.poll();
+                (w, u)
+            })
+            .await
+            .unwrap_or_else(|e| std::panic::resume_unwind(e.into_panic()));
+            w = back;
+            if let Some(u) = upd
+                && tx.send(Report::Watch(generation, Box::new(u))).is_err()
+            {
+                return;
+            }
+            if tx.is_closed() {
+                return;
+            }
+            tokio::time::sleep(watch::POLL).await;
+        }
+    })
+}

@@ -1,0 +1,11 @@
+//! HTTP shared by the community and the market: the signed-request scheme
+//! ([`auth`]), the client that signs ([`Client`]), and the serving pieces
+//! both servers' routes run on ([`serve`]: body guard, connection-capped
+//! loop, in-process calls).
+
+pub mod auth;
+pub mod client;
+pub mod serve;
+
+pub use client::{Client, ClientError};
+pub use serve::{BodyProblem, InProcess, buffer_body, call, closing, json_response, serve_router};
