@@ -14,6 +14,14 @@
 //!   heap bytes after attaching 1k, 10k and 100k events — flat at `WINDOW`
 //!   rows — with the process's peak RSS so far (the attach itself parses
 //!   the whole file at once, so the peak does grow with the file).
+//! - live sessions (printed, not criterion): 20 RPS sessions running at full
+//!   speed in the same process (one engine pair each, the host writing its
+//!   state dir as a real session does, hybrid control mode, 9,999 fixed
+//!   rounds; they share one worker thread of their own), the console
+//!   attached to one of them (its watcher following the files) with all 20
+//!   in its session list. A frame here is what the console loop does per
+//!   redraw: apply the reports that arrived, then draw 160×48. Mean, median
+//!   and 99th percentile over 400 frames 5 ms apart. Target ≤ 2 ms.
 //! - `startup/first_frame`: `load_settings` on a fresh data dir,
 //!   `Headless::new` and the first `screen()`. Target ≤ 200 ms.
 
@@ -21,8 +29,9 @@ use criterion::{BatchSize, Criterion};
 use palaver::engine::Role;
 use palaver::session::StateDir;
 use palaver::tui::panes::feed::{Feed, WINDOW};
+use palaver::tui::report::feed::FeedRow;
 use palaver::tui::theme::Theme;
-use palaver::tui::watch::{FeedRow, row_of};
+use palaver::tui::watch::row_of;
 use palaver::tui::{Headless, load_settings};
 use ratatui::Terminal;
 use ratatui::backend::TestBackend;
@@ -195,7 +204,8 @@ fn attached_console(
     let t0 = Instant::now();
     h.app.attach(&parent);
     let all = rt.block_on(h.until(Duration::from_secs(120), |app| {
-        app.attached
+        app.sessions
+            .attached
             .as_ref()
             .is_some_and(|a| a.feed.total == n && !a.session.is_empty() && !a.snapshot.is_empty())
     }));
@@ -266,7 +276,7 @@ fn render(c: &mut Criterion, rt: &tokio::runtime::Runtime, report: &mut Report) 
 fn memory(rt: &tokio::runtime::Runtime, report: &mut Report) {
     for n in [1_000usize, 10_000, 100_000] {
         let (h, _data, attach) = attached_console(rt, n);
-        let feed = &h.app.attached.as_ref().expect("attached").feed;
+        let feed = &h.app.sessions.attached.as_ref().expect("attached").feed;
         let (rows, bytes) = feed_memory(feed);
         let peak = peak_rss_mib()
             .map(|m| format!("{m:.0} MiB"))
@@ -318,6 +328,112 @@ fn startup(c: &mut Criterion, rt: &tokio::runtime::Runtime, report: &mut Report)
     ));
 }
 
+/// The frame cost with 20 sessions running (see the module notes).
+fn live_sessions(rt: &tokio::runtime::Runtime, report: &mut Report) {
+    use palaver::engine::ControlMode;
+    use palaver::json::Map;
+    use palaver::protocols::native_hooks_for_alias;
+    use palaver::services::local::{Side, play};
+    use palaver::services::run::{engine_config, stateful_side};
+    use std::sync::Arc;
+
+    const SESSIONS: usize = 20;
+    let data = tempfile::tempdir().expect("tempdir");
+    let spec = palaver::library::bundled_spec("rps-v1").expect("rps-v1 is bundled");
+    let options: Map = palaver::json::parse_str(r#"{"best_of":9999,"termination":"fixed_rounds"}"#)
+        .expect("options")
+        .as_object()
+        .expect("object")
+        .clone();
+    // The sessions get a runtime of their own with one worker, so the
+    // console keeps the other core as it would in a terminal.
+    let engines = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(1)
+        .enable_all()
+        .build()
+        .expect("engine runtime");
+    let stop = Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let mut parents = Vec::new();
+    for _ in 0..SESSIONS {
+        let dir = StateDir::create(data.path(), Role::Host).expect("state dir");
+        parents.push(dir.parent.clone().expect("a parent dir"));
+        let ours = stateful_side(
+            dir,
+            spec,
+            native_hooks_for_alias("rps-v1").expect("hooks"),
+            Role::Host,
+            ControlMode::Hybrid,
+            &options,
+            None,
+        );
+        let (options, stop) = (options.clone(), stop.clone());
+        engines.spawn(async move {
+            // Match after match until the bench is done.
+            let mut side = Some(ours.side);
+            while !stop.load(std::sync::atomic::Ordering::Relaxed) {
+                let Some(s) = side.take() else { break };
+                let bot = Side::auto(
+                    native_hooks_for_alias("rps-v1").expect("hooks"),
+                    Arc::new(palaver::engine::CountingSink::default()),
+                );
+                let _ = play(
+                    spec,
+                    &options,
+                    &engine_config(Duration::from_secs(30)),
+                    s,
+                    bot,
+                )
+                .await;
+            }
+        });
+    }
+    let _rt = rt.enter();
+    let settings = load_settings(data.path(), None, None).expect("settings");
+    let mut h = Headless::new(settings, WIDTH, HEIGHT);
+    h.app.attach(&parents[0]);
+    let attached = rt.block_on(h.until(Duration::from_secs(30), |app| {
+        app.sessions
+            .attached
+            .as_ref()
+            .is_some_and(|a| a.feed.total > 1000)
+    }));
+    assert!(attached, "the attached session's feed never filled");
+    let listed = rt.block_on(h.until(Duration::from_secs(30), |app| {
+        app.sessions.rows.len() >= SESSIONS
+    }));
+    assert!(
+        listed,
+        "the session list never showed all {SESSIONS} sessions"
+    );
+    let before = h.app.sessions.attached.as_ref().map_or(0, |a| a.feed.total);
+    let mut t: Vec<f64> = Vec::with_capacity(400);
+    for _ in 0..400 {
+        std::thread::sleep(Duration::from_millis(5));
+        rt.block_on(async { tokio::task::yield_now().await });
+        let t0 = Instant::now();
+        h.drain();
+        black_box(h.screen());
+        t.push(t0.elapsed().as_secs_f64() * 1e6);
+    }
+    let after = h.app.sessions.attached.as_ref().map_or(0, |a| a.feed.total);
+    stop.store(true, std::sync::atomic::Ordering::Relaxed);
+    engines.shutdown_background();
+    assert!(
+        after > before,
+        "the attached session did not move while measured"
+    );
+    t.sort_by(f64::total_cmp);
+    let mean = t.iter().sum::<f64>() / t.len() as f64;
+    report.timings.push((
+        format!("live/{SESSIONS}_sessions (reports applied + full frame {WIDTH}×{HEIGHT}, attached feed +{} events while measured)", after - before),
+        format!(
+            "mean {mean:.0} µs, median {:.0} µs, p99 {:.0} µs",
+            t[t.len() / 2],
+            t[t.len() * 99 / 100]
+        ),
+    ));
+}
+
 fn main() {
     let rt = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
@@ -330,6 +446,7 @@ fn main() {
     // attaching each size costs (the high-water mark only grows).
     memory(&rt, &mut report);
     render(&mut c, &rt, &mut report);
+    live_sessions(&rt, &mut report);
     startup(&mut c, &rt, &mut report);
     c.final_summary();
 

@@ -18,6 +18,20 @@
 //!   or a zombie, polled every 0.5 ms). Includes settling the session on the
 //!   server, closing the iroh connection and endpoint, and process teardown.
 //! - the size of the binary.
+//! - **per round**: RPS `fixed_rounds` at 101 and 9,999 rounds (the
+//!   contract's largest `best_of`) in the default control mode (hybrid, so
+//!   every move opens a decision window and writes its files), `host
+//!   --daemon` and `join` in the foreground, default network mode: the span
+//!   from the host's first to its last `protocol_message` `ts` over the
+//!   rounds. Includes framing, validation, both engines, every state file
+//!   (events, snapshot, details, decision state/finalized/consumed) and the
+//!   loopback QUIC path; excludes connecting and exiting.
+//! - **peak RSS** of each side in the 9,999-round run (VmHWM, polled).
+//! - **the reference**, when its venv is there (`PALAVER_REFERENCE_PYTHON`,
+//!   else target/reference-venv; `USER_FIGURES_REFERENCE=1` makes a missing
+//!   one an error): `aigenora host --daemon` and `aigenora join` over 101
+//!   rounds in their default control mode on the same server, measured from
+//!   its host's events.jsonl the same way, and the ratio of the medians.
 //!
 //! Every run also checks what must hold when both have exited: both sides
 //! recorded `session_ended` with `completed: true`, the server holds the
@@ -81,6 +95,76 @@ fn main() {
             b.iter().map(|r| r.join_exit),
         );
     }
+    rounds(&w, runs);
+}
+
+/// The rounds section: RPS `fixed_rounds` at 101 and at 9,999 rounds (the
+/// contract's largest `best_of`) in the default control mode (hybrid: every
+/// move is a decision window with its files), host as a daemon and join in
+/// the foreground, default network mode; then the reference pair the same
+/// way at 101 rounds, when its venv is there.
+fn rounds(w: &World, runs: usize) {
+    println!(
+        "\nRPS fixed_rounds, default control mode, host --daemon + join (ms: median [min … max])"
+    );
+    let short: Vec<Rounds> = (0..runs).map(|_| w.palaver_rounds(101)).collect();
+    let long: Vec<Rounds> = (0..runs.min(3)).map(|_| w.palaver_rounds(9_999)).collect();
+    line("per round, 101 rounds", short.iter().map(|r| r.per_round));
+    line("per round, 9,999 rounds", long.iter().map(|r| r.per_round));
+    line(
+        "peak RSS MB, host, 9,999 rounds",
+        long.iter().map(|r| r.host_rss_mb),
+    );
+    line(
+        "peak RSS MB, join, 9,999 rounds",
+        long.iter().map(|r| r.join_rss_mb),
+    );
+    let ours = median(short.iter().map(|r| r.per_round));
+    match reference_python() {
+        Some(py) => {
+            let refs: Vec<f64> = (0..runs.min(3))
+                .map(|_| w.reference_rounds(&py, 101))
+                .collect();
+            line("reference per round, 101 rounds", refs.iter().copied());
+            println!(
+                "  palaver is {:.1}× faster per round than the reference (medians)",
+                median(refs.iter().copied()) / ours
+            );
+        }
+        None => println!(
+            "  the reference: not measured (no venv; run scripts/test once, or set PALAVER_REFERENCE_PYTHON)"
+        ),
+    }
+}
+
+/// The reference client's Python: `PALAVER_REFERENCE_PYTHON`, else the venv
+/// scripts/test builds. With `USER_FIGURES_REFERENCE=1` a missing one is an
+/// error instead of a skipped line.
+fn reference_python() -> Option<PathBuf> {
+    let p = std::env::var_os("PALAVER_REFERENCE_PYTHON")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| {
+            Path::new(env!("CARGO_MANIFEST_DIR")).join("target/reference-venv/bin/python")
+        });
+    if p.is_file() {
+        return Some(p);
+    }
+    assert!(
+        std::env::var_os("USER_FIGURES_REFERENCE").is_none(),
+        "USER_FIGURES_REFERENCE is set but {} is missing",
+        p.display()
+    );
+    None
+}
+
+fn median(ms: impl Iterator<Item = f64>) -> f64 {
+    let mut v: Vec<f64> = ms.collect();
+    v.sort_by(f64::total_cmp);
+    if v.len() % 2 == 1 {
+        v[v.len() / 2]
+    } else {
+        (v[v.len() / 2 - 1] + v[v.len() / 2]) / 2.0
+    }
 }
 
 /// The binary under test: `PALAVER_BIN`, else the release build in this
@@ -104,16 +188,21 @@ fn binary() -> PathBuf {
 fn line(what: &str, ms: impl Iterator<Item = f64>) {
     let mut v: Vec<f64> = ms.collect();
     v.sort_by(f64::total_cmp);
-    let median = if v.len() % 2 == 1 {
-        v[v.len() / 2]
-    } else {
-        (v[v.len() / 2 - 1] + v[v.len() / 2]) / 2.0
-    };
+    let median = median(v.iter().copied());
     println!(
-        "  {what:<44} {median:8.1}   [{:.1} … {:.1}]",
+        "  {what:<44} {median:8.2}   [{:.2} … {:.2}]",
         v[0],
         v[v.len() - 1]
     );
+}
+
+/// One rounds run's figures.
+struct Rounds {
+    /// Milliseconds per round: the span of the host's protocol frames in its
+    /// events.jsonl over the number of rounds.
+    per_round: f64,
+    host_rss_mb: f64,
+    join_rss_mb: f64,
 }
 
 /// One run's figures, in milliseconds.
@@ -197,6 +286,10 @@ impl World {
         let mut c = Command::new(&self.bin);
         c.env("PALAVER_CONFIG_DIR", &self.config)
             .env_remove("PALAVER_RELAY_URL")
+            // A user's default environment: with RUST_BACKTRACE set, iroh's
+            // failed relay lookups (offline) format their errors with
+            // resolved backtraces, ~35 MB of symbol tables in each process.
+            .env_remove("RUST_BACKTRACE")
             .arg("--data-dir")
             .arg(dir)
             .arg("--server")
@@ -350,6 +443,126 @@ impl World {
         }
     }
 
+    /// RPS over `n` fixed rounds in the default control mode: `host
+    /// --daemon`, `join` in the foreground, both watched for peak RSS.
+    fn palaver_rounds(&self, n: u32) -> Rounds {
+        let options = format!(r#"{{"best_of":{n},"termination":"fixed_rounds"}}"#);
+        let out = ok(
+            self.palaver(
+                &self.host_dir,
+                &["host", "rps-v1", "--options", &options, "--daemon"],
+            )
+            .output()
+            .expect("host --daemon"),
+            "host --daemon",
+        );
+        let started = launcher_json(&out);
+        let post = field(&started, "post_id");
+        let host_rss = watch_rss(pid(&started));
+        let mut join = self
+            .palaver(&self.guest_dir, &["join", post.as_str()])
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("start join");
+        let join_rss = watch_rss(join.id());
+        let (stdout, stderr) = drain(&mut join);
+        let status = join.wait().expect("wait for join");
+        let (stdout, stderr) = (stdout.join().unwrap(), stderr.join().unwrap());
+        assert!(
+            status.success(),
+            "join failed ({status}):\n{stdout}\n{stderr}"
+        );
+        let host_rss_mb = host_rss.join().expect("host RSS watcher");
+        let join_rss_mb = join_rss.join().expect("join RSS watcher");
+        let host = newest_session(&self.host_dir, "host");
+        let guest = state_dir(&stdout);
+        let h = Events::read(&host);
+        let g = Events::read(&guest);
+        assert_eq!(h.sent, g.received, "frames lost host → guest");
+        assert_eq!(g.sent, h.received, "frames lost guest → host");
+        assert!(h.sent >= n as usize, "{n} rounds, {} frames sent", h.sent);
+        Rounds {
+            per_round: (h.last_frame - h.first_frame) * 1e3 / f64::from(n),
+            host_rss_mb,
+            join_rss_mb,
+        }
+    }
+
+    /// The reference pair over `n` fixed rounds in its default control mode,
+    /// the same way (`aigenora host --daemon`, `aigenora join`), on this
+    /// world's server; milliseconds per round from its host's events.jsonl.
+    fn reference_rounds(&self, py: &Path, n: u32) -> f64 {
+        let root = self._tmp.path().join("reference");
+        let (host_dir, guest_dir) = (root.join("host"), root.join("guest"));
+        let aigenora = |dir: &Path, args: &[&str]| {
+            let mut c = Command::new(py);
+            c.args(["-m", "aigenora"])
+                .args(args)
+                .arg("--server")
+                .arg(&self.url)
+                .arg("--data-dir")
+                .arg(dir);
+            c
+        };
+        for (dir, nick) in [(&host_dir, "ref-host"), (&guest_dir, "ref-guest")] {
+            if dir.join("key.json").is_file() {
+                continue;
+            }
+            let mut init = Command::new(py);
+            init.args(["-m", "aigenora", "init", "--data-dir"]).arg(dir);
+            ok(init.output().expect("aigenora init"), "aigenora init");
+            ok(
+                aigenora(dir, &["register", "--nickname", nick])
+                    .output()
+                    .expect("aigenora register"),
+                "aigenora register",
+            );
+        }
+        // The reference's library takes the contract from the directory
+        // palaver installs in the same layout.
+        let spec_dir = ok(
+            self.palaver(&host_dir, &["protocol", "path", "rps-v1"])
+                .output()
+                .expect("protocol path"),
+            "protocol path",
+        );
+        let options = format!(r#"{{"best_of":{n},"termination":"fixed_rounds"}}"#);
+        let out = ok(
+            aigenora(
+                &host_dir,
+                &[
+                    "host",
+                    "--protocol-dir",
+                    spec_dir.trim(),
+                    "--no-web",
+                    "--daemon",
+                    "--options",
+                    &options,
+                ],
+            )
+            .output()
+            .expect("aigenora host --daemon"),
+            "aigenora host --daemon",
+        );
+        let started = launcher_json(&out);
+        let post = field(&started, "post_id");
+        ok(
+            aigenora(&guest_dir, &["join", &post, "--no-web"])
+                .output()
+                .expect("aigenora join"),
+            "aigenora join",
+        );
+        let (status, reports) = wait_settled(self, &post);
+        assert_eq!(
+            (status.as_str(), reports),
+            ("closed", 2),
+            "reference session {post}"
+        );
+        let h = Events::read(&newest_session(&host_dir, "host"));
+        (h.last_frame - h.first_frame) * 1e3 / f64::from(n)
+    }
+
     /// (status, number of result reports) of the one session of `post`.
     fn server_record(&self, post: &str) -> (String, i64) {
         let c = rusqlite::Connection::open(&self.db).expect("open the server's db");
@@ -365,6 +578,7 @@ impl World {
 /// What one side's events.jsonl says.
 struct Events {
     first_frame: f64,
+    last_frame: f64,
     ended: f64,
     sent: usize,
     received: usize,
@@ -375,13 +589,14 @@ impl Events {
         let path = parent.join("events.jsonl");
         let text =
             std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
-        let (mut first, mut ended, mut sent, mut received) = (None, None, 0, 0);
+        let (mut first, mut last, mut ended, mut sent, mut received) = (None, None, None, 0, 0);
         for l in text.lines().filter(|l| !l.trim().is_empty()) {
             let v = json::parse_str(l).unwrap_or_else(|e| panic!("{}: {e}: {l}", path.display()));
             let ts = v.get("ts").and_then(Value::as_str).map(parse_iso);
             match v.get("type").and_then(Value::as_str) {
                 Some("protocol_message") => {
                     first = first.or(ts);
+                    last = ts.or(last);
                     match v
                         .get("data")
                         .and_then(|d| d.get("direction"))
@@ -405,6 +620,7 @@ impl Events {
         }
         Events {
             first_frame: first.unwrap_or_else(|| panic!("{}: no protocol frame", path.display())),
+            last_frame: last.unwrap_or_else(|| panic!("{}: no protocol frame", path.display())),
             ended: ended.unwrap_or_else(|| panic!("{}: no session_ended", path.display())),
             sent,
             received,
@@ -523,6 +739,47 @@ fn watch_pid(pid: u32) -> std::thread::JoinHandle<f64> {
             std::thread::sleep(Duration::from_micros(500));
         }
     })
+}
+
+/// The peak RSS (VmHWM) of a process in MB, read every 2 ms until it is
+/// gone (the last reading before it exits is its peak).
+fn watch_rss(pid: u32) -> std::thread::JoinHandle<f64> {
+    std::thread::spawn(move || {
+        let status = PathBuf::from(format!("/proc/{pid}/status"));
+        let mut peak_kb = 0u64;
+        let start = Instant::now();
+        while let Ok(s) = std::fs::read_to_string(&status) {
+            let kb = s
+                .lines()
+                .find_map(|l| l.strip_prefix("VmHWM:"))
+                .and_then(|v| v.split_whitespace().next())
+                .and_then(|v| v.parse().ok());
+            match kb {
+                Some(kb) => peak_kb = peak_kb.max(kb),
+                // A zombie has no memory lines left.
+                None => break,
+            }
+            assert!(
+                start.elapsed() < Duration::from_secs(600),
+                "process {pid} still runs after 600 s"
+            );
+            std::thread::sleep(Duration::from_millis(2));
+        }
+        peak_kb as f64 / 1024.0
+    })
+}
+
+/// Waits (≤ 120 s) for the server to hold `post`'s session closed with a
+/// result from each side.
+fn wait_settled(w: &World, post: &str) -> (String, i64) {
+    let start = Instant::now();
+    loop {
+        let rec = w.server_record(post);
+        if rec.0 == "closed" && rec.1 >= 2 || start.elapsed() > Duration::from_secs(120) {
+            return rec;
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
 }
 
 /// The parent state dir a foreground side printed.

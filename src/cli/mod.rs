@@ -351,3 +351,17 @@ impl Ctx {
         Ok(())
     }
 }
+
+/// This binary, to run in the background. Library errors inside a daemon
+/// keep no backtraces unless `RUST_LIB_BACKTRACE` asks for them: with
+/// `RUST_BACKTRACE=1` in the environment, iroh's failed relay lookups would
+/// otherwise resolve a backtrace each (~35 MB of symbol tables kept for the
+/// life of the session). Panics still print theirs.
+fn daemon_command() -> anyhow::Result<std::process::Command> {
+    let mut cmd =
+        std::process::Command::new(std::env::current_exe().context("locating the palaver binary")?);
+    if std::env::var_os("RUST_LIB_BACKTRACE").is_none() {
+        cmd.env("RUST_LIB_BACKTRACE", "0");
+    }
+    Ok(cmd)
+}

@@ -297,15 +297,14 @@ fn daemonize(ctx: &Ctx, role: &str, wait_for: &[&str]) -> Result<Outcome> {
         .skip(1)
         .filter(|a| a != "--daemon")
         .collect();
-    let mut child =
-        std::process::Command::new(std::env::current_exe().context("locating the palaver binary")?)
-            .args(&args)
-            .stdin(std::process::Stdio::null())
-            .stdout(std::fs::File::create(&out_log)?)
-            .stderr(std::fs::File::create(&err_log)?)
-            .process_group(0)
-            .spawn()
-            .context("starting the background session")?;
+    let mut child = super::daemon_command()?
+        .args(&args)
+        .stdin(std::process::Stdio::null())
+        .stdout(std::fs::File::create(&out_log)?)
+        .stderr(std::fs::File::create(&err_log)?)
+        .process_group(0)
+        .spawn()
+        .context("starting the background session")?;
     let start = std::time::Instant::now();
     let mut found: Vec<(String, String)> = Vec::new();
     while found.len() < wait_for.len() {

@@ -248,7 +248,7 @@ pub fn run(ctx: &Ctx, args: TestArgs) -> Result<Outcome> {
             let arrow = if f.from == "host" { "H→G" } else { "G→H" };
             let text = match (&f.summary, f.msg.get("action").and_then(Value::as_str)) {
                 (Some(s), _) => s.lines().next().unwrap_or_default().to_owned(),
-                (None, _) => crate::canonical::to_string_ordered(&f.msg),
+                (None, _) => crate::json::canonical::to_string_ordered(&f.msg),
             };
             writeln!(out, "  {arrow} {text}")?;
         }
@@ -362,7 +362,7 @@ fn stateful(
     let parent = dir.parent.clone().unwrap_or_else(|| dir.child.clone());
     let job = DaemonJob {
         protocol: args.protocol.clone(),
-        options: crate::canonical::to_string_ordered(&Value::Object(options.clone())),
+        options: crate::json::canonical::to_string_ordered(&Value::Object(options.clone())),
         role,
         control_mode: mode,
         seed: args.seed,
@@ -393,9 +393,7 @@ fn stateful(
         launch("starting", 0)?;
         let out = std::fs::File::create(parent.join("daemon.out.log"))?;
         let err = std::fs::File::create(parent.join("daemon.err.log"))?;
-        let mut cmd = std::process::Command::new(
-            std::env::current_exe().context("locating the palaver binary")?,
-        );
+        let mut cmd = super::daemon_command()?;
         if let Some(d) = &ctx.data_dir {
             cmd.arg("--data-dir").arg(d);
         }

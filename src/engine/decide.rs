@@ -105,6 +105,8 @@ pub enum DecisionError {
 pub trait Decider: Send + Sync {
     /// Asks for the decision of `w` under `mode` (never called for autonomous).
     async fn decide(&self, mode: ControlMode, w: &Window) -> Result<Decided, DecisionError>;
+    /// Writes out whatever the decider keeps behind (the session ended).
+    fn flush(&self) {}
 }
 
 /// Always the automatic value; human mode has nobody to ask and fails.

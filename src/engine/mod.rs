@@ -99,6 +99,8 @@ pub trait EventSink: Send + Sync {
     fn snapshot(&self, patch: Map);
     /// Appends a protocol-owned detail record.
     fn detail(&self, record: Map);
+    /// Writes out whatever the sink keeps behind (the session ended).
+    fn flush(&self) {}
 }
 
 /// Keeps everything in memory.

@@ -10,6 +10,7 @@
 //! reference drops it silently), and a submission in this process wakes the
 //! waiting window at once instead of at the next poll.
 
+use super::coalesce::{Coalesced, GrowingObject, PrettyObject};
 use super::files::{self, Tail, iso_now};
 use super::state::StateSink;
 use crate::engine::{ControlMode, Decided, Decider, DecisionError, EventSink, Window};
@@ -152,7 +153,10 @@ pub fn submit(child: &Path, body: Map, opts: &SubmitOptions) -> std::io::Result<
             }
         }
     }
-    let id = format!("dec_{}", crate::canonical::hex(&rand::random::<[u8; 8]>()));
+    let id = format!(
+        "dec_{}",
+        crate::json::canonical::hex(&rand::random::<[u8; 8]>())
+    );
     let opt = |o: &Option<String>| o.as_deref().map(Value::from).unwrap_or(Value::Null);
     body.insert(
         "_meta",
@@ -194,6 +198,10 @@ pub struct DecisionBus {
     timeout: f64,
     records: Mutex<Records>,
     notify: Arc<Notify>,
+    /// decision/state.json: the open window.
+    state: Coalesced<PrettyObject>,
+    /// decision/finalized.json: every closed window.
+    finalized: Coalesced<GrowingObject>,
 }
 
 fn num(v: Option<&Value>) -> Option<f64> {
@@ -232,6 +240,11 @@ impl DecisionBus {
             num(spec.get("decision").and_then(|d| d.get("timeout_seconds"))).unwrap_or(120.0);
         DecisionBus {
             notify: notifier(&dir),
+            state: Coalesced::new(dir.join("state.json"), PrettyObject(Map::new())),
+            finalized: Coalesced::new(
+                dir.join("finalized.json"),
+                GrowingObject::load(&dir.join("finalized.json")),
+            ),
             dir,
             sink,
             role: role.as_str(),
@@ -271,7 +284,9 @@ impl DecisionBus {
         {
             return id.to_owned();
         }
-        let h = crate::canonical::sha256_hex(crate::canonical::to_vec(&Value::Object(rec.clone())));
+        let h = crate::json::canonical::sha256_hex(crate::json::canonical::to_vec(&Value::Object(
+            rec.clone(),
+        )));
         format!("legacy:{idx}:{}", &h[..16])
     }
 
@@ -292,8 +307,7 @@ impl DecisionBus {
             "match_key" => key, "match_value" => value.clone(), "mode" => mode,
             "release_at" => release, "deadline_at" => deadline, "waiting_for" => "decision",
         };
-        let _ =
-            files::write_json_atomic(&self.dir.join("state.json"), &Value::Object(state), false);
+        self.state.update(|s| s.0 = state);
         self.sink.event(
             "local_decision_window_started",
             obj! { "match_key" => key, "match_value" => value.clone(), "mode" => mode, "release_at" => release, "deadline_at" => deadline },
@@ -302,13 +316,11 @@ impl DecisionBus {
     }
 
     fn finalize(&self, key: &str, value: &Value, reason: &str) {
-        let path = self.dir.join("finalized.json");
-        let mut all = files::read_json_object(&path).unwrap_or_default();
-        all.insert(
-            finalized_key(key, value),
-            Value::Object(obj! { "reason" => reason, "ts" => mono_now(), "match_key" => key, "match_value" => value.clone() }),
+        let entry = Value::Object(
+            obj! { "reason" => reason, "ts" => mono_now(), "match_key" => key, "match_value" => value.clone() },
         );
-        let _ = files::write_json_atomic(&path, &Value::Object(all), false);
+        self.finalized
+            .update(|f| f.insert(finalized_key(key, value), entry));
     }
 
     fn mark(&self, r: &mut Records, id: String, key: &str, value: &Value, reason: &str) {
@@ -476,6 +488,11 @@ impl DecisionBus {
 
 #[async_trait]
 impl Decider for DecisionBus {
+    fn flush(&self) {
+        self.state.flush();
+        self.finalized.flush();
+    }
+
     async fn decide(&self, mode: ControlMode, w: &Window) -> Result<Decided, DecisionError> {
         match mode {
             ControlMode::Autonomous => Ok(Decided::Auto),

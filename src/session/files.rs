@@ -16,7 +16,7 @@
 //! the meantime; [`repair_torn_tail`] does the same cut for a file nobody
 //! appends to again (a dead daemon's files).
 
-use crate::canonical;
+use crate::json::canonical;
 use crate::json::{self, Map, Value};
 use std::fs::OpenOptions;
 use std::io::{self, Read, Seek, SeekFrom, Write};
@@ -96,8 +96,31 @@ pub fn open_append(path: &Path) -> io::Result<std::fs::File> {
 /// advisory lock, cuts off a last line a killed writer left unfinished,
 /// writes, and lets go of the lock.
 pub fn append_locked(f: &mut std::fs::File, bytes: &[u8]) -> io::Result<()> {
+    append_tracked(f, bytes, &mut None)
+}
+
+/// [`append_locked`] for a writer that keeps its handle: `end` is the
+/// length the file had after this writer's last line. When the file still
+/// has that length nobody wrote since, so it ends in our newline and the
+/// torn-tail check needs no read.
+pub fn append_tracked(
+    f: &mut std::fs::File,
+    bytes: &[u8],
+    end: &mut Option<u64>,
+) -> io::Result<()> {
     f.lock()?;
-    let r = cut_torn_tail(f).and_then(|_| f.write_all(bytes));
+    let r = (|| {
+        let mut len = f.metadata()?.len();
+        if *end != Some(len) {
+            len -= cut_torn_tail(f)?;
+        }
+        f.write_all(bytes)?;
+        *end = Some(len + bytes.len() as u64);
+        Ok(())
+    })();
+    if r.is_err() {
+        *end = None;
+    }
     let _ = f.unlock();
     r
 }
@@ -358,6 +381,34 @@ mod tests {
             .open(path)
             .and_then(|mut f| f.write_all(bytes))
             .unwrap();
+    }
+
+    #[test]
+    fn a_tracked_appender_still_cuts_a_line_another_writer_tore() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("events.jsonl");
+        let mut f = open_append(&path).unwrap();
+        let mut end = None;
+        append_tracked(&mut f, b"{\"a\":1}\n", &mut end).unwrap();
+        append_tracked(&mut f, b"{\"a\":2}\n", &mut end).unwrap();
+        assert_eq!(end, Some(16));
+        // Another appender dies half-way through its line.
+        std::fs::OpenOptions::new()
+            .append(true)
+            .open(&path)
+            .unwrap()
+            .write_all(b"{\"torn")
+            .unwrap();
+        append_tracked(&mut f, b"{\"a\":3}\n", &mut end).unwrap();
+        assert_eq!(
+            std::fs::read_to_string(&path).unwrap(),
+            "{\"a\":1}\n{\"a\":2}\n{\"a\":3}\n"
+        );
+        assert_eq!(end, Some(24));
+        // And a whole line from another appender is kept.
+        append_line(&path, &Value::from(4)).unwrap();
+        append_tracked(&mut f, b"{\"a\":5}\n", &mut end).unwrap();
+        assert_eq!(read_jsonl(&path).len(), 4);
     }
 
     #[test]

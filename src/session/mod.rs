@@ -3,6 +3,7 @@
 //! the decision bus, strategy.json, session.json — plus an in-process
 //! broadcast of every write.
 
+pub mod coalesce;
 pub mod decision;
 pub mod files;
 pub mod state;

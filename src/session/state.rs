@@ -13,6 +13,7 @@
 //! write is mirrored on an in-process broadcast so a console in the same
 //! process never polls its own sessions.
 
+use super::coalesce::{Coalesced, PrettyObject};
 use super::files::{self, deep_merge, iso_now};
 use crate::engine::{Event, EventSink, Role};
 use crate::json::{Map, Value};
@@ -162,8 +163,10 @@ pub enum Update {
 pub struct StateSink {
     pub dir: StateDir,
     /// Append handles kept open: one `write` per line, no open per line.
-    open: Mutex<Vec<(PathBuf, std::fs::File)>>,
-    snapshot: Mutex<Map>,
+    /// Each with the length the file had after our last line.
+    open: Mutex<Vec<(PathBuf, std::fs::File, Option<u64>)>>,
+    /// snapshot.json.
+    snapshot: Coalesced<PrettyObject>,
     tx: broadcast::Sender<Update>,
     write_errors: AtomicU64,
     last_error: Mutex<Option<String>>,
@@ -171,13 +174,16 @@ pub struct StateSink {
 
 impl StateSink {
     pub fn new(dir: StateDir) -> StateSink {
-        let snapshot =
-            files::read_json_object(&dir.child.join("snapshot.json")).unwrap_or_default();
+        let path = dir.child.join("snapshot.json");
+        let snapshot = Coalesced::new(
+            path.clone(),
+            PrettyObject(files::read_json_object(&path).unwrap_or_default()),
+        );
         let (tx, _) = broadcast::channel(1024);
         StateSink {
             dir,
             open: Mutex::new(Vec::new()),
-            snapshot: Mutex::new(snapshot),
+            snapshot,
             tx,
             write_errors: AtomicU64::new(0),
             last_error: Mutex::new(None),
@@ -191,14 +197,19 @@ impl StateSink {
 
     /// The snapshot as last written.
     pub fn snapshot_now(&self) -> Map {
-        self.snapshot.lock().map(|s| s.clone()).unwrap_or_default()
+        self.snapshot.read(|s| s.0.clone())
     }
 
     /// Write failures so far, and the last one.
     pub fn write_errors(&self) -> (u64, Option<String>) {
+        let (snapshot_errors, snapshot_error) = self.snapshot.errors();
         (
-            self.write_errors.load(Ordering::Relaxed),
-            self.last_error.lock().ok().and_then(|e| e.clone()),
+            self.write_errors.load(Ordering::Relaxed) + snapshot_errors,
+            self.last_error
+                .lock()
+                .ok()
+                .and_then(|e| e.clone())
+                .or(snapshot_error),
         )
     }
 
@@ -214,17 +225,18 @@ impl StateSink {
     /// Appends one line to a .jsonl file through a kept-open handle, under
     /// the append lock every appender takes (`files::append_locked`).
     fn append(&self, path: &Path, v: &Value) -> io::Result<()> {
-        let mut line = crate::canonical::to_string_ordered(v);
+        let mut line = crate::json::canonical::to_string_ordered(v);
         line.push('\n');
         let mut open = self.open.lock().unwrap_or_else(|p| p.into_inner());
-        let idx = match open.iter().position(|(p, _)| p == path) {
+        let idx = match open.iter().position(|(p, _, _)| p == path) {
             Some(i) => i,
             None => {
-                open.push((path.to_owned(), files::open_append(path)?));
+                open.push((path.to_owned(), files::open_append(path)?, None));
                 open.len() - 1
             }
         };
-        files::append_locked(&mut open[idx].1, line.as_bytes())
+        let (_, f, end) = &mut open[idx];
+        files::append_tracked(f, line.as_bytes(), end)
     }
 
     /// Appends an event line (`data`/`summary` left out when empty).
@@ -255,18 +267,18 @@ impl EventSink for StateSink {
     }
 
     fn snapshot(&self, patch: Map) {
-        let Ok(mut snap) = self.snapshot.lock() else {
-            return;
-        };
-        deep_merge(&mut snap, patch);
-        snap.insert("updated_at", Value::from(iso_now()));
-        let path = self.dir.child.join("snapshot.json");
-        let v = Value::Object(snap.clone());
-        drop(snap);
-        self.record(files::write_json_atomic(&path, &v, false), &path);
-        if let Value::Object(m) = v {
+        let whole = self.snapshot.update(|snap| {
+            deep_merge(&mut snap.0, patch);
+            snap.0.insert("updated_at", Value::from(iso_now()));
+            (self.tx.receiver_count() > 0).then(|| snap.0.clone())
+        });
+        if let Some(m) = whole {
             let _ = self.tx.send(Update::Snapshot(m));
         }
+    }
+
+    fn flush(&self) {
+        self.snapshot.flush();
     }
 
     fn detail(&self, mut record: Map) {

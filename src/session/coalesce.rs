@@ -1,0 +1,356 @@
+//! Files that hold a latest state (snapshot.json, decision/state.json,
+//! decision/finalized.json), replaced whole and atomically, but at most once
+//! per short gap.
+//!
+//! A fast match changes these many times a millisecond; replacing a file is a
+//! create, a write and a rename (which on ext4 also starts writing the new
+//! blocks out), so writing each change made the session spend most of a
+//! round in the file system, and a file that grows with the match (the map
+//! of closed windows) made every round slower than the last. Readers only
+//! ever want the latest state, so a [`Coalesced`] file is written at once
+//! when the last write is at least [`GAP`] ago (or twenty times the time
+//! that write took, for a large file), and otherwise by a timer task at that
+//! moment, with whatever is latest then. `flush` (called when a session
+//! ends) and `Drop` write what is pending. Every write is an atomic replace,
+//! so the file parses at any moment, crash included; it is at most one gap
+//! behind the state in memory.
+
+use crate::json::{Map, Value};
+use std::borrow::Cow;
+use std::collections::HashMap;
+use std::ops::Range;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex, MutexGuard, Weak};
+use std::time::{Duration, Instant};
+
+/// The shortest time between two writes of one file.
+pub const GAP: Duration = Duration::from_millis(10);
+
+/// A file that takes long to write waits this many times as long before the
+/// next write, so writing takes at most a twentieth of the time.
+const SLOWER: u32 = 20;
+
+/// What a coalesced file holds: renders its whole text.
+pub trait Render: Send + 'static {
+    fn render(&self) -> Cow<'_, [u8]>;
+}
+
+/// A file replaced with its latest state at most once per gap.
+pub struct Coalesced<T: Render> {
+    inner: Arc<Mutex<Inner<T>>>,
+}
+
+struct Inner<T> {
+    path: PathBuf,
+    value: T,
+    /// Changed since the last write.
+    dirty: bool,
+    /// A timer task will write it.
+    scheduled: bool,
+    last_write: Option<Instant>,
+    gap: Duration,
+    errors: u64,
+    last_error: Option<String>,
+}
+
+impl<T: Render> Inner<T> {
+    fn write(&mut self) {
+        let t0 = Instant::now();
+        let r = crate::fsutil::write_atomic_fast(&self.path, &self.value.render());
+        let now = Instant::now();
+        self.gap = GAP.max((now - t0) * SLOWER);
+        self.last_write = Some(now);
+        self.dirty = false;
+        if let Err(e) = r {
+            self.errors += 1;
+            self.last_error = Some(format!("{}: {e}", self.path.display()));
+        }
+    }
+}
+
+fn lock<T>(m: &Mutex<Inner<T>>) -> MutexGuard<'_, Inner<T>> {
+    m.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+impl<T: Render> Coalesced<T> {
+    /// A file at `path` holding `value` (nothing is written until the first
+    /// change).
+    pub fn new(path: PathBuf, value: T) -> Coalesced<T> {
+        Coalesced {
+            inner: Arc::new(Mutex::new(Inner {
+                path,
+                value,
+                dirty: false,
+                scheduled: false,
+                last_write: None,
+                gap: GAP,
+                errors: 0,
+                last_error: None,
+            })),
+        }
+    }
+
+    pub fn path(&self) -> PathBuf {
+        lock(&self.inner).path.clone()
+    }
+
+    /// Reads the state in memory (what the file will hold).
+    pub fn read<R>(&self, f: impl FnOnce(&T) -> R) -> R {
+        f(&lock(&self.inner).value)
+    }
+
+    /// Changes the state; the file follows at once or within the gap.
+    pub fn update<R>(&self, f: impl FnOnce(&mut T) -> R) -> R {
+        let mut g = lock(&self.inner);
+        let r = f(&mut g.value);
+        g.dirty = true;
+        let due = g.last_write.map(|t| t + g.gap);
+        match due {
+            Some(due) if due > Instant::now() => {
+                if !g.scheduled {
+                    match tokio::runtime::Handle::try_current() {
+                        Ok(rt) => {
+                            g.scheduled = true;
+                            rt.spawn(write_at(Arc::downgrade(&self.inner), due));
+                        }
+                        // No runtime to wake us: write now.
+                        Err(_) => g.write(),
+                    }
+                }
+            }
+            _ => g.write(),
+        }
+        r
+    }
+
+    /// Writes a pending change now.
+    pub fn flush(&self) {
+        let mut g = lock(&self.inner);
+        if g.dirty {
+            g.write();
+        }
+    }
+
+    /// Failed writes so far, and the last one.
+    pub fn errors(&self) -> (u64, Option<String>) {
+        let g = lock(&self.inner);
+        (g.errors, g.last_error.clone())
+    }
+}
+
+async fn write_at<T: Render>(inner: Weak<Mutex<Inner<T>>>, due: Instant) {
+    tokio::time::sleep_until(due.into()).await;
+    if let Some(inner) = inner.upgrade() {
+        let mut g = lock(&inner);
+        g.scheduled = false;
+        if g.dirty {
+            g.write();
+        }
+    }
+}
+
+impl<T: Render> Drop for Coalesced<T> {
+    fn drop(&mut self) {
+        self.flush();
+    }
+}
+
+/// A JSON object written as `json.dumps(v, indent=2)` plus a newline (the
+/// reference's snapshot.json and state.json).
+pub struct PrettyObject(pub Map);
+
+impl Render for PrettyObject {
+    fn render(&self) -> Cow<'_, [u8]> {
+        let mut text = super::files::pretty(&Value::Object(self.0.clone()));
+        text.push('\n');
+        Cow::Owned(text.into_bytes())
+    }
+}
+
+/// A map that only grows at the end (finalized.json), kept as its pretty
+/// text: an insert appends one member, so neither an insert nor a write
+/// serialises (or holds) the entries already there.
+pub struct GrowingObject {
+    /// The whole file: `{}\n`, or `{` members `\n}\n`.
+    text: String,
+    /// Where each member's text is (after its comma, if any).
+    index: HashMap<String, Range<usize>>,
+}
+
+/// The text of one member: `\n  "key": value` at indent 1.
+fn member(key: &str, value: Value) -> String {
+    let mut one = Map::new();
+    one.insert(key, value);
+    let one = super::files::pretty(&Value::Object(one));
+    // `{\n  "key": …\n}` → `\n  "key": …`.
+    one[1..one.len() - 2].to_owned()
+}
+
+impl GrowingObject {
+    /// Starts from the object in the file at `path`, if there is one.
+    pub fn load(path: &Path) -> GrowingObject {
+        let mut g = GrowingObject {
+            text: "{}\n".to_owned(),
+            index: HashMap::new(),
+        };
+        for (k, v) in super::files::read_json_object(path)
+            .unwrap_or_default()
+            .into_entries()
+        {
+            g.insert(k.to_string(), v);
+        }
+        g
+    }
+
+    pub fn contains_key(&self, key: &str) -> bool {
+        self.index.contains_key(key)
+    }
+
+    pub fn len(&self) -> usize {
+        self.index.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.index.is_empty()
+    }
+
+    /// Sets `key` as Python does: a new key goes last, an existing one
+    /// keeps its place with the new value.
+    pub fn insert(&mut self, key: String, value: Value) {
+        let m = member(&key, value);
+        if let Some(old) = self.index.get(&key).cloned() {
+            let shift = m.len() as isize - old.len() as isize;
+            self.text.replace_range(old.clone(), &m);
+            for r in self.index.values_mut() {
+                if r.start > old.start {
+                    *r = r.start.saturating_add_signed(shift)..r.end.saturating_add_signed(shift);
+                }
+            }
+            self.index.insert(key, old.start..old.start + m.len());
+            return;
+        }
+        if self.index.is_empty() {
+            self.text.truncate(1);
+        } else {
+            self.text.truncate(self.text.len() - 3);
+            self.text.push(',');
+        }
+        let start = self.text.len();
+        self.text.push_str(&m);
+        self.index.insert(key, start..self.text.len());
+        self.text.push_str("\n}\n");
+    }
+}
+
+impl Render for GrowingObject {
+    fn render(&self) -> Cow<'_, [u8]> {
+        Cow::Borrowed(self.text.as_bytes())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::obj;
+
+    fn entry(i: i64, reason: &str) -> Value {
+        Value::Object(
+            obj! { "reason" => reason, "ts" => 1.5, "match_key" => "round", "match_value" => i },
+        )
+    }
+
+    /// The whole map as the reference writes it.
+    fn whole(map: &Map) -> String {
+        super::super::files::pretty(&Value::Object(map.clone())) + "\n"
+    }
+
+    #[test]
+    fn a_growing_object_renders_as_the_whole_map() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("finalized.json");
+        let mut want = Map::new();
+        let mut g = GrowingObject::load(&path);
+        assert_eq!(
+            String::from_utf8(g.render().to_vec()).unwrap(),
+            whole(&want)
+        );
+        for i in 0..5 {
+            g.insert(format!("round:{i}"), entry(i, "fallback"));
+            want.insert(format!("round:{i}"), entry(i, "fallback"));
+            assert_eq!(
+                String::from_utf8(g.render().to_vec()).unwrap(),
+                whole(&want)
+            );
+        }
+        // Closed again: same place, new value.
+        g.insert("round:1".into(), entry(1, "consumed"));
+        want.insert("round:1", entry(1, "consumed"));
+        assert_eq!(
+            String::from_utf8(g.render().to_vec()).unwrap(),
+            whole(&want)
+        );
+        std::fs::write(&path, g.render()).unwrap();
+        // Loaded back, it carries on from the file.
+        let mut g = GrowingObject::load(&path);
+        g.insert("round:5".into(), entry(5, "timeout"));
+        want.insert("round:5", entry(5, "timeout"));
+        assert_eq!(
+            String::from_utf8(g.render().to_vec()).unwrap(),
+            whole(&want)
+        );
+        assert_eq!(g.len(), 6);
+    }
+
+    #[test]
+    fn without_a_runtime_every_change_is_written_at_once() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("state.json");
+        let f = Coalesced::new(path.clone(), PrettyObject(Map::new()));
+        for i in 0..3 {
+            f.update(|o| o.0.insert("n", Value::from(i)));
+            assert_eq!(
+                std::fs::read_to_string(&path).unwrap(),
+                whole(&obj! { "n" => i })
+            );
+        }
+    }
+
+    #[tokio::test]
+    async fn changes_in_a_burst_share_writes_and_all_land() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("finalized.json");
+        let f = Coalesced::new(path.clone(), GrowingObject::load(&path));
+        let mut want = Map::new();
+        for i in 0..200 {
+            f.update(|g| g.insert(format!("round:{i}"), entry(i, "fallback")));
+            want.insert(format!("round:{i}"), entry(i, "fallback"));
+            // Whatever is on disk meanwhile parses and is behind or equal.
+            let on_disk = super::super::files::read_json_object(&path).expect("it parses");
+            assert!(on_disk.len() <= i as usize + 1);
+        }
+        // The burst was written once, then left to the timer …
+        assert!(super::super::files::read_json_object(&path).unwrap().len() < 200);
+        // … which writes the rest without any further change.
+        tokio::time::sleep(GAP * 5).await;
+        assert_eq!(std::fs::read_to_string(&path).unwrap(), whole(&want));
+        f.update(|g| g.insert("round:200".into(), entry(200, "fallback")));
+        want.insert("round:200", entry(200, "fallback"));
+        drop(f);
+        assert_eq!(std::fs::read_to_string(&path).unwrap(), whole(&want));
+    }
+
+    #[tokio::test]
+    async fn flush_writes_what_is_pending() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("snapshot.json");
+        let f = Coalesced::new(path.clone(), PrettyObject(Map::new()));
+        f.update(|o| o.0.insert("phase", Value::from("playing")));
+        f.update(|o| o.0.insert("phase", Value::from("game_over")));
+        f.flush();
+        assert_eq!(
+            std::fs::read_to_string(&path).unwrap(),
+            whole(&obj! { "phase" => "game_over" })
+        );
+        assert_eq!(f.errors().0, 0);
+    }
+}
