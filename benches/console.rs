@@ -334,7 +334,7 @@ fn live_sessions(rt: &tokio::runtime::Runtime, report: &mut Report) {
     use palaver::json::Map;
     use palaver::protocols::native_hooks_for_alias;
     use palaver::services::local::{Side, play};
-    use palaver::services::run::{engine_config, stateful_side};
+    use palaver::services::run::{Launch, engine_config, stateful_side, write_launch};
     use std::sync::Arc;
 
     const SESSIONS: usize = 20;
@@ -357,6 +357,20 @@ fn live_sessions(rt: &tokio::runtime::Runtime, report: &mut Report) {
     for _ in 0..SESSIONS {
         let dir = StateDir::create(data.path(), Role::Host).expect("state dir");
         parents.push(dir.parent.clone().expect("a parent dir"));
+        // session.json, as every session's launcher writes it.
+        write_launch(
+            &dir,
+            &Launch {
+                spec,
+                protocol_dir: None,
+                role: Role::Host,
+                control_mode: ControlMode::Hybrid,
+                options: &options,
+                pid: std::process::id(),
+                status: "running",
+            },
+        )
+        .expect("session.json");
         let ours = stateful_side(
             dir,
             spec,
@@ -390,6 +404,18 @@ fn live_sessions(rt: &tokio::runtime::Runtime, report: &mut Report) {
     let _rt = rt.enter();
     let settings = load_settings(data.path(), None, None).expect("settings");
     let mut h = Headless::new(settings, WIDTH, HEIGHT);
+    // Attach once the session has started writing (as a user attaches a
+    // session the list shows).
+    let started = Instant::now();
+    while palaver::session::StateDir::resolve(&parents[0])
+        .is_none_or(|d| !d.child.join("snapshot.json").is_file())
+    {
+        assert!(
+            started.elapsed() < Duration::from_secs(30),
+            "the sessions never started"
+        );
+        std::thread::sleep(Duration::from_millis(5));
+    }
     h.app.attach(&parents[0]);
     let attached = rt.block_on(h.until(Duration::from_secs(30), |app| {
         app.sessions
@@ -397,7 +423,15 @@ fn live_sessions(rt: &tokio::runtime::Runtime, report: &mut Report) {
             .as_ref()
             .is_some_and(|a| a.feed.total > 1000)
     }));
-    assert!(attached, "the attached session's feed never filled");
+    if !attached {
+        let events = std::fs::read_to_string(parents[0].join("events.jsonl")).unwrap_or_default();
+        panic!(
+            "the attached session's feed never filled: feed {:?}, events.jsonl {} lines, last: {}",
+            h.app.sessions.attached.as_ref().map(|a| a.feed.total),
+            events.lines().count(),
+            events.lines().last().unwrap_or("")
+        );
+    }
     let listed = rt.block_on(h.until(Duration::from_secs(30), |app| {
         app.sessions.rows.len() >= SESSIONS
     }));
@@ -445,8 +479,8 @@ fn main() {
     // Memory first, smallest first, so the peak RSS column shows what
     // attaching each size costs (the high-water mark only grows).
     memory(&rt, &mut report);
-    render(&mut c, &rt, &mut report);
     live_sessions(&rt, &mut report);
+    render(&mut c, &rt, &mut report);
     startup(&mut c, &rt, &mut report);
     c.final_summary();
 
