@@ -14,6 +14,7 @@ pub mod decide;
 pub mod external;
 mod flows;
 pub mod hooks;
+pub mod mental_poker;
 pub mod scaffold;
 
 pub use channel::{Channel, ChannelError, Liveness, Sender};
