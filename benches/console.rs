@@ -352,7 +352,6 @@ fn live_sessions(rt: &tokio::runtime::Runtime, report: &mut Report) {
         .enable_all()
         .build()
         .expect("engine runtime");
-    let stop = Arc::new(std::sync::atomic::AtomicBool::new(false));
     let mut parents = Vec::new();
     for _ in 0..SESSIONS {
         let dir = StateDir::create(data.path(), Role::Host).expect("state dir");
@@ -380,25 +379,22 @@ fn live_sessions(rt: &tokio::runtime::Runtime, report: &mut Report) {
             &options,
             None,
         );
-        let (options, stop) = (options.clone(), stop.clone());
+        let options = options.clone();
+        // One 9,999-round match each: it outlasts the measurement (checked
+        // below: the attached feed must still grow while frames are timed).
         engines.spawn(async move {
-            // Match after match until the bench is done.
-            let mut side = Some(ours.side);
-            while !stop.load(std::sync::atomic::Ordering::Relaxed) {
-                let Some(s) = side.take() else { break };
-                let bot = Side::auto(
-                    native_hooks_for_alias("rps-v1").expect("hooks"),
-                    Arc::new(palaver::engine::CountingSink::default()),
-                );
-                let _ = play(
-                    spec,
-                    &options,
-                    &engine_config(Duration::from_secs(30)),
-                    s,
-                    bot,
-                )
-                .await;
-            }
+            let bot = Side::auto(
+                native_hooks_for_alias("rps-v1").expect("hooks"),
+                Arc::new(palaver::engine::CountingSink::default()),
+            );
+            let _ = play(
+                spec,
+                &options,
+                &engine_config(Duration::from_secs(30)),
+                ours.side,
+                bot,
+            )
+            .await;
         });
     }
     let _rt = rt.enter();
@@ -450,7 +446,6 @@ fn live_sessions(rt: &tokio::runtime::Runtime, report: &mut Report) {
         t.push(t0.elapsed().as_secs_f64() * 1e6);
     }
     let after = h.app.sessions.attached.as_ref().map_or(0, |a| a.feed.total);
-    stop.store(true, std::sync::atomic::Ordering::Relaxed);
     engines.shutdown_background();
     assert!(
         after > before,

@@ -90,10 +90,6 @@ impl<T: Render> Coalesced<T> {
         }
     }
 
-    pub fn path(&self) -> PathBuf {
-        lock(&self.inner).path.clone()
-    }
-
     /// Reads the state in memory (what the file will hold).
     pub fn read<R>(&self, f: impl FnOnce(&T) -> R) -> R {
         f(&lock(&self.inner).value)
@@ -200,10 +196,6 @@ impl GrowingObject {
             g.insert(k.to_string(), v);
         }
         g
-    }
-
-    pub fn contains_key(&self, key: &str) -> bool {
-        self.index.contains_key(key)
     }
 
     pub fn len(&self) -> usize {
