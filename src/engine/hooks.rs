@@ -218,6 +218,11 @@ pub trait Hooks: Send + Sync {
     /// free: the chat ended.
     async fn on_end(&mut self, _ctx: &Ctx) {}
 
+    /// mental_poker: the card game's rules (None: not a card game).
+    fn card_game(&mut self) -> Option<&mut dyn super::mental_poker::game::CardGame> {
+        None
+    }
+
     /// A one-line (or few-line) human rendering of a frame.
     fn display(&self, _msg: &Map, _dir: Dir) -> Option<String> {
         None

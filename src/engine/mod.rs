@@ -251,6 +251,23 @@ impl Strategy {
     }
 }
 
+/// What a `mental_poker` match binds to: the session id and the identity
+/// keys (both enter the OT contexts and the receipt), plus a session RSA
+/// key started ahead of time. All optional: without them a match uses the
+/// reference's defaults (session id `mp-session`, an ephemeral identity, no
+/// check of the peer's receipt key).
+#[derive(Default)]
+pub struct MatchBinding {
+    pub session_id: Option<String>,
+    pub identity: Option<Arc<crate::identity::KeyPair>>,
+    /// The peer's identity key from the handshake; its receipt must be
+    /// signed by it.
+    pub peer_public_key: Option<String>,
+    pub rsa: Mutex<Option<mental_poker::keys::PendingKey>>,
+    /// A deliberate misbehaviour (the adversarial catalogue only).
+    pub fault: Option<mental_poker::fault::Fault>,
+}
+
 /// Everything a protocol's hooks may use while a session runs.
 pub struct Ctx {
     pub role: Role,
@@ -260,6 +277,8 @@ pub struct Ctx {
     pub decider: Arc<dyn Decider>,
     pub strategy: Arc<Strategy>,
     pub sink: Arc<dyn EventSink>,
+    /// mental_poker: session id, identity and session key.
+    pub binding: MatchBinding,
     rng: Mutex<StdRng>,
 }
 
@@ -272,6 +291,7 @@ impl Ctx {
             decider: Arc::new(AutoDecider),
             strategy: Arc::new(Strategy::default()),
             sink: Arc::new(MemorySink::default()),
+            binding: MatchBinding::default(),
             rng: Mutex::new(StdRng::from_os_rng()),
         }
     }
@@ -288,6 +308,11 @@ impl Ctx {
 
     pub fn with_sink(mut self, s: Arc<dyn EventSink>) -> Self {
         self.sink = s;
+        self
+    }
+
+    pub fn with_binding(mut self, b: MatchBinding) -> Self {
+        self.binding = b;
         self
     }
 
@@ -394,6 +419,12 @@ pub struct SessionOutcome {
     pub winner: Option<String>,
     pub frames_sent: u64,
     pub frames_received: u64,
+    /// mental_poker: the transcript root both sides signed.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub transcript_hash: Option<String>,
+    /// mental_poker: whether this side's audit of the match passed.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub audit_passed: Option<bool>,
 }
 
 impl SessionOutcome {

@@ -15,8 +15,10 @@
 //!   block, then the best-scoring move) or `{"mode":"random"}` (any legal move).
 //! - hero-duel-v1: `{"mode":"fixed","move":"ult"}`, `{"mode":"seq","sequence":[…]}`,
 //!   `{"mode":"greedy"}` (default: the strongest affordable move).
+//! - crazy-eights-v1, briscola-v1: none (fixed heuristics, as the reference).
 
 mod board;
+pub mod cards;
 mod chat;
 mod choice;
 mod guess;
@@ -60,12 +62,14 @@ pub fn native_hooks_for_alias(alias: &str) -> Option<Box<dyn Hooks>> {
         "connect4-v1" => Box::new(board::BoardGame::new(board::Kind::Connect4)),
         "reversi-v1" => Box::new(board::BoardGame::new(board::Kind::Reversi)),
         "hero-duel-v1" => Box::new(hero::HeroDuel::default()),
+        "crazy-eights-v1" => Box::new(cards::CrazyEights::default()),
+        "briscola-v1" => Box::new(cards::Briscola::default()),
         _ => return None,
     })
 }
 
 /// Aliases with native hooks.
-pub const NATIVE: [&str; 9] = [
+pub const NATIVE: [&str; 11] = [
     "rps-v1",
     "coin-flip-v1",
     "guess-number-v1",
@@ -75,6 +79,8 @@ pub const NATIVE: [&str; 9] = [
     "connect4-v1",
     "reversi-v1",
     "hero-duel-v1",
+    "crazy-eights-v1",
+    "briscola-v1",
 ];
 
 /// Python's `int(options.get(key) or default)` for an integer option.

@@ -20,6 +20,8 @@ pub struct Side {
     /// Free mode only: where this side's chat lines come from.
     pub chat: Option<Box<dyn ChatSource>>,
     pub seed: Option<u64>,
+    /// mental_poker: the session id, identity and session key to bind.
+    pub binding: engine::MatchBinding,
 }
 
 impl Side {
@@ -33,14 +35,16 @@ impl Side {
             sink,
             chat: None,
             seed: None,
+            binding: engine::MatchBinding::default(),
         }
     }
 
-    fn ctx(&self, role: Role, options: &Map) -> Ctx {
+    fn ctx(&mut self, role: Role, options: &Map) -> Ctx {
         let ctx = Ctx::new(role, self.control_mode, options.clone())
             .with_decider(self.decider.clone())
             .with_strategy(self.strategy.clone())
-            .with_sink(self.sink.clone());
+            .with_sink(self.sink.clone())
+            .with_binding(std::mem::take(&mut self.binding));
         match self.seed {
             Some(s) => ctx.with_seed(s),
             None => ctx,

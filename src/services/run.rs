@@ -71,6 +71,7 @@ pub fn stateful_side(
         sink: sink.clone(),
         chat: None,
         seed,
+        binding: crate::engine::MatchBinding::default(),
     };
     StatefulSide { dir, sink, side }
 }

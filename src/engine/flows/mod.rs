@@ -16,6 +16,7 @@ use crate::json::{Map, Value};
 use crate::spec::Spec;
 use std::time::{SystemTime, UNIX_EPOCH};
 
+mod mental_poker;
 mod rounds;
 use rounds::{free, request_response, simultaneous_round};
 
@@ -41,6 +42,14 @@ enum Stop {
     Hook(Box<HookError>),
     /// A frame our own side built fails validation.
     OwnInvalid(String),
+    /// mental_poker: a check on the peer failed (`reason` is the
+    /// reference's); `tell` is the `error` frame's reason to send first
+    /// (`play_rejected`, `rule_rejected`), if any.
+    Refused {
+        reason: &'static str,
+        error: String,
+        tell: Option<&'static str>,
+    },
 }
 
 impl From<ChannelError> for Stop {
@@ -119,6 +128,9 @@ struct Run<'a> {
     received: u64,
     /// Current round or turn, for error frames.
     round: Option<u64>,
+    /// mental_poker: the signed transcript root and the audit's verdict.
+    transcript_hash: Option<String>,
+    audit_passed: Option<bool>,
 }
 
 impl<'a> Run<'a> {
@@ -296,6 +308,8 @@ impl<'a> Run<'a> {
             winner,
             frames_sent: self.sent,
             frames_received: self.received,
+            transcript_hash: self.transcript_hash,
+            audit_passed: self.audit_passed,
         }
     }
 
@@ -383,6 +397,14 @@ impl<'a> Run<'a> {
                 format!("our own frame is invalid: {d}"),
                 &["aborted"],
             ),
+            Stop::Refused { reason, error, .. } => (*reason, error.clone(), &[]),
+        };
+        // A mental-poker `error` frame only ever says play_rejected or
+        // rule_rejected (the spec's whole enum): nothing else is told.
+        let tell: &[&str] = match &stop {
+            Stop::Refused { tell: Some(t), .. } => std::slice::from_ref(t),
+            _ if self.spec.flow_mode() == "mental_poker" => &[],
+            _ => tell,
         };
         let hook_error = match &stop {
             Stop::Hook(h) => Some(h.as_ref()),
@@ -453,6 +475,8 @@ impl<'a> Run<'a> {
             winner: None,
             frames_sent: self.sent,
             frames_received: self.received,
+            transcript_hash: self.transcript_hash,
+            audit_passed: self.audit_passed,
         }
     }
 
@@ -514,6 +538,8 @@ pub(super) async fn run(
         sent: 0,
         received: 0,
         round: None,
+        transcript_hash: None,
+        audit_passed: None,
     };
     ctx.sink.snapshot(obj([
         ("phase", Value::from("waiting_peer")),
@@ -543,6 +569,7 @@ pub(super) async fn run(
         "session_loop" => session_loop(&mut run, hooks).await,
         "simultaneous_round" => simultaneous_round(&mut run, hooks).await,
         "request_response" => request_response(&mut run, hooks).await,
+        "mental_poker" => mental_poker::mental_poker(&mut run, hooks).await,
         other => Err(Stop::from(HookError::Invalid(format!(
             "flow mode {other} is not supported by this engine yet"
         )))),
@@ -577,6 +604,8 @@ pub(super) async fn run_free(
         sent: 0,
         received: 0,
         round: None,
+        transcript_hash: None,
+        audit_passed: None,
     };
     if let Err(e) = hooks.init(ctx).await {
         return run.stop(Stop::from(e), hooks).await;

@@ -176,6 +176,41 @@ impl RsaKey {
     }
 }
 
+/// A session RSA key being generated on its own thread (RSA-2048 key
+/// generation takes a few hundred milliseconds): started while the side
+/// waits for its peer, taken when the match needs it.
+pub struct PendingKey {
+    rx: tokio::sync::oneshot::Receiver<Result<RsaKey, CryptoError>>,
+}
+
+impl PendingKey {
+    /// Starts generating a key now.
+    pub fn start() -> PendingKey {
+        let (tx, rx) = tokio::sync::oneshot::channel();
+        let spawned = std::thread::Builder::new()
+            .name("rsa-keygen".into())
+            .spawn(move || {
+                let _ = tx.send(RsaKey::generate());
+            });
+        if let Err(e) = spawned {
+            // No thread: the receiver sees the error instead of waiting.
+            let (tx, rx2) = tokio::sync::oneshot::channel();
+            let _ = tx.send(Err(CryptoError::Rsa(format!(
+                "cannot start RSA key generation: {e}"
+            ))));
+            return PendingKey { rx: rx2 };
+        }
+        PendingKey { rx }
+    }
+
+    /// The key, once generated.
+    pub async fn wait(self) -> Result<RsaKey, CryptoError> {
+        self.rx
+            .await
+            .unwrap_or_else(|_| Err(CryptoError::Rsa("RSA key generation stopped".into())))
+    }
+}
+
 /// A uniform `r` in `[1, n)` with `gcd(r, n) = 1`, and its inverse mod n
 /// (rejection sampling over random 2048-bit strings).
 pub fn random_unit(public: &RsaPub) -> (BigUint, BigUint) {

@@ -193,6 +193,8 @@ fn fail(case: &Case, why: &str) -> CaseReport {
             winner: None,
             frames_sent: 0,
             frames_received: 0,
+            transcript_hash: None,
+            audit_passed: None,
         },
         passed: false,
         detail: why.into(),

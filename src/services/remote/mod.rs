@@ -8,6 +8,7 @@
 //! [`RemoteError::Cancelled`]; afterwards it aborts the session, whose
 //! outcome then says `cancelled`.
 
+use crate::engine::mental_poker::keys::PendingKey;
 use crate::engine::{
     self, Channel, ChatSource, ControlMode, CountingSink, Dir, Event, EventSink, Hooks, Role,
     SessionOutcome, Strategy,
@@ -260,6 +261,9 @@ async fn host_on<C: Future<Output = ()>>(
         chat,
         observer,
     } = plan;
+    // RSA-2048 key generation takes a while: it runs while the invitation
+    // waits for a guest.
+    let rsa = (spec.flow_mode() == "mental_poker").then(PendingKey::start);
     let ticket = net::ticket(ep).await;
     let pid = spec.protocol_id().to_owned();
     let keys = client.keys();
@@ -387,6 +391,8 @@ async fn host_on<C: Future<Output = ()>>(
         data_dir: data_dir.as_deref(),
         chat,
         observer,
+        rsa,
+        identity: client.keys().clone(),
     };
     session
         .finish(client, hooks, ch, link, progress, cancel)
@@ -562,6 +568,8 @@ async fn join_on<C: Future<Output = ()>>(
         chat,
         observer,
     } = plan;
+    // The session RSA key is made while dialling and handshaking.
+    let rsa = (d.spec.flow_mode() == "mental_poker").then(PendingKey::start);
     progress(Progress::Connecting {
         host_public_key: d.host_pk.to_owned(),
     });
@@ -622,6 +630,8 @@ async fn join_on<C: Future<Output = ()>>(
         data_dir: data_dir.as_deref(),
         chat,
         observer,
+        rsa,
+        identity: client.keys().clone(),
     };
     session
         .finish(client, hooks, ch, link, progress, cancel)
@@ -640,6 +650,9 @@ struct Session<'a> {
     data_dir: Option<&'a Path>,
     chat: Option<Box<dyn ChatSource>>,
     observer: Option<Arc<dyn EventSink>>,
+    /// mental_poker: the session RSA key, started before the peer came.
+    rsa: Option<PendingKey>,
+    identity: crate::identity::KeyPair,
 }
 
 impl Session<'_> {
@@ -659,6 +672,7 @@ impl Session<'_> {
                 sink: Arc::new(CountingSink::default()),
                 chat: self.chat.take(),
                 seed: None,
+                binding: engine::MatchBinding::default(),
             };
             return Ok((side, None));
         };
@@ -759,6 +773,19 @@ impl Session<'_> {
         cancel: &mut Pin<&mut C>,
     ) -> Result<(SessionOutcome, Option<PathBuf>, bool), RemoteError> {
         let (mut side, dir) = self.side(hooks, progress)?;
+        if self.spec.flow_mode() == "mental_poker" {
+            let peer_public_key = match self.role {
+                Role::Host => self.est.guest_public_key.clone(),
+                Role::Guest => self.est.host_public_key.clone(),
+            };
+            side.binding = engine::MatchBinding {
+                session_id: Some(self.est.session_id.clone()),
+                identity: Some(Arc::new(self.identity.clone())),
+                peer_public_key: Some(peer_public_key),
+                rsa: std::sync::Mutex::new(self.rsa.take()),
+                fault: None,
+            };
+        }
         let tap = Arc::new(Tap {
             inner: side.sink.clone(),
             observer: self.observer.take(),

@@ -36,6 +36,8 @@ impl Tap {
             winner: None,
             frames_sent: self.sent.load(Ordering::Relaxed),
             frames_received: self.received.load(Ordering::Relaxed),
+            transcript_hash: None,
+            audit_passed: None,
         }
     }
 }
