@@ -249,3 +249,156 @@ fn first_frame_shows_quickly() {
     assert!(s.contains("Invitations"), "first frame:\n{s}");
     assert!(took < Duration::from_secs(5), "first frame took {took:?}");
 }
+
+/// Kills a session daemon this test started, if it still runs when the
+/// test ends (a failed test must not leave it waiting for decisions).
+struct Daemon(u32);
+
+impl Drop for Daemon {
+    fn drop(&mut self) {
+        if Path::new(&format!("/proc/{}", self.0)).exists() {
+            let _ = Command::new("kill").arg(self.0.to_string()).status();
+        }
+    }
+}
+
+/// The keys that play the first legal action of `snap` through the card
+/// prompt: `d` draws, `p` passes; a card is picked by its number in the
+/// hand (or left where the prompt picks it, the first card that plays)
+/// and played with Enter, and an 8 then calls hearts with `h`.
+fn card_keys(snap: &serde_json::Value) -> Vec<String> {
+    let legal = &snap["legal_actions"][0];
+    match legal["kind"].as_str() {
+        Some("draw") => vec!["d".into()],
+        Some("pass") => vec!["p".into()],
+        _ => {
+            let id = legal["id_b"].as_str().unwrap_or_default();
+            let at = snap["hand"]
+                .as_array()
+                .and_then(|h| h.iter().position(|c| c["id_b"].as_str() == Some(id)));
+            let mut keys = Vec::new();
+            if let Some(i) = at.filter(|i| *i < 9) {
+                keys.push((i + 1).to_string());
+            }
+            keys.push("Enter".into());
+            if legal["call_suit_required"] == true {
+                keys.push("h".into());
+            }
+            keys
+        }
+    }
+}
+
+fn read_json(path: &Path) -> serde_json::Value {
+    std::fs::read_to_string(path)
+        .ok()
+        .and_then(|t| serde_json::from_str(&t).ok())
+        .unwrap_or(serde_json::Value::Null)
+}
+
+#[ignore = "needs tmux: run scripts/test"]
+#[test]
+fn play_crazy_eights_in_human_mode_through_the_card_prompt() {
+    require_tmux("play_crazy_eights_in_human_mode_through_the_card_prompt");
+    let _one = serial();
+    let c = Console::start("cards");
+    let data = c.data_dir();
+    // Our side in human mode against a bot, run by a session daemon.
+    let o = Command::new(BIN)
+        .args(["protocol", "test", "crazy-eights-v1", "--role", "guest"])
+        .args(["--control-mode", "human", "--daemon", "--seed", "7"])
+        .args(["--options", r#"{"hand_size":3}"#])
+        // The bot waits for us as long as a person may think.
+        .args(["--peer-timeout", "120"])
+        .env("PALAVER_DATA_DIR", &data)
+        .env_remove("PALAVER_SERVER")
+        .output()
+        .expect("run palaver protocol test --daemon");
+    assert!(
+        o.status.success(),
+        "palaver protocol test --daemon: {}{}",
+        String::from_utf8_lossy(&o.stdout),
+        String::from_utf8_lossy(&o.stderr)
+    );
+    let started: serde_json::Value = serde_json::from_slice(&o.stdout).expect("JSON");
+    let _daemon = Daemon(started["pid"].as_u64().unwrap_or(0) as u32);
+    let parent = PathBuf::from(started["state_dir"].as_str().expect("state_dir"));
+    let child = PathBuf::from(started["engine_state_dir"].as_str().expect("engine dir"));
+
+    // Attach it from the Sessions list; its first decision takes the focus.
+    c.wait_for("Crazy Eights", Duration::from_secs(30));
+    c.keys(&["Tab"]);
+    c.keys(&["Enter"]);
+    // The window may open a moment before the snapshot with the table is
+    // written out; the prompt waits for it.
+    c.wait_until(
+        "the first decision with the card table",
+        Duration::from_secs(30),
+        POLL,
+        |s| s.contains("Decide: action_seq 0 (human)") && s.contains("top ") && s.contains("hand "),
+    );
+
+    let decided = |seq: i64| {
+        std::fs::read_to_string(child.join("decision").join("decisions.jsonl"))
+            .unwrap_or_default()
+            .lines()
+            .any(|l| l.contains(&format!("\"action_seq\":{seq},")))
+    };
+    let running = || read_json(&parent.join("session.json"))["status"] == "running";
+    let mut played = 0;
+    let end = Instant::now() + Duration::from_secs(240);
+    while running() {
+        assert!(
+            Instant::now() < end,
+            "the match did not end:\n{:?}",
+            c.capture()
+        );
+        let snap = read_json(&child.join("snapshot.json"));
+        let seq = snap["action_seq"].as_i64().unwrap_or(-1);
+        let open = snap["phase"] == "action_required"
+            && !decided(seq)
+            && c.capture()
+                .is_some_and(|s| s.contains(&format!("Decide: action_seq {seq} (human)")));
+        if !open {
+            std::thread::sleep(POLL);
+            continue;
+        }
+        for k in card_keys(&snap) {
+            c.keys(&[k.as_str()]);
+        }
+        // The prompt refuses a table it has not read yet: then try again.
+        let until = Instant::now() + Duration::from_secs(5);
+        while !decided(seq) && running() && Instant::now() < until {
+            std::thread::sleep(POLL);
+        }
+        if decided(seq) {
+            played += 1;
+        }
+    }
+    assert!(played > 0, "no decision went through the prompt");
+    let events = std::fs::read_to_string(parent.join("events.jsonl")).unwrap_or_default();
+    let hash = events
+        .lines()
+        .filter_map(|l| serde_json::from_str::<serde_json::Value>(l).ok())
+        .find(|e| e["type"] == "mp_terminal_receipt_verified")
+        .and_then(|e| e["data"]["transcript_hash"].as_str().map(str::to_owned))
+        .unwrap_or_else(|| panic!("no receipt in the events:\n{events}"));
+    let end = c.wait_until(
+        "the audit, the hash and the result on the card table",
+        Duration::from_secs(30),
+        POLL,
+        |s| {
+            s.contains("audit   passed")
+                && s.contains(&hash[..40])
+                && s.contains("result  ")
+                && field(s, "session").is_some_and(|v| v.starts_with("closed"))
+                && (field(s, "winner").is_some() || s.contains("result  no winner"))
+        },
+    );
+    println!("{played} decisions through the card prompt; final screen:\n{end}");
+    let sj = read_json(&parent.join("session.json"));
+    assert_eq!(sj["status"], "closed", "session.json: {sj:#}");
+
+    quit(&c);
+    assert_clean_exit(&c);
+}

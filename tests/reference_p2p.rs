@@ -289,6 +289,10 @@ fn reference_hosts(w: &World, alias: &str, options: Option<&str>, palaver_inbox:
 }
 
 fn check(w: &World, alias: &str, post: &str, palaver_out: &str, parent: &Path) {
+    if matches!(alias, "crazy-eights-v1" | "briscola-v1") {
+        check_cards(w, post, palaver_out, parent);
+        return;
+    }
     if alias == "human-chat-v1" {
         assert!(
             palaver_out.contains("completed: completed"),
@@ -313,6 +317,71 @@ fn check(w: &World, alias: &str, post: &str, palaver_out: &str, parent: &Path) {
             "the two sides disagree about the winner"
         );
     }
+}
+
+/// A card game: palaver passed its audit and verified the reference's
+/// receipt (the same transcript root, signed by the key the handshake
+/// bound); the server holds both sides' agreed winner (the reference reports
+/// only a named winner after its own audit passed).
+fn check_cards(w: &World, post: &str, palaver_out: &str, parent: &Path) {
+    let events = std::fs::read_dir(parent)
+        .unwrap()
+        .filter_map(Result::ok)
+        .map(|e| e.path().join("events.jsonl"))
+        .find(|p| p.exists())
+        .map(|p| std::fs::read_to_string(p).unwrap())
+        .unwrap_or_else(|| std::fs::read_to_string(parent.join("events.jsonl")).unwrap());
+    let verified: Vec<Value> = events
+        .lines()
+        .filter_map(|l| palaver::json::parse_str(l).ok())
+        .filter(|e| e.get_str("type") == Some("mp_terminal_receipt_verified"))
+        .collect();
+    assert_eq!(verified.len(), 1, "one receipt check: {events}");
+    let data = verified[0].get("data").unwrap();
+    assert_eq!(
+        data.get("peer_signature_ok"),
+        Some(&Value::Bool(true)),
+        "{data:?}"
+    );
+    assert_eq!(data.get_str("transcript_hash").map(str::len), Some(64));
+    assert!(
+        events.contains("\"audit_passed\""),
+        "palaver's audit passed"
+    );
+    let winner = common::winner_line(palaver_out);
+    if winner != "none" {
+        let (status, server_winner, reports) = w.settled(post, 2);
+        assert_eq!((status.as_str(), reports), ("closed", 2));
+        assert_eq!(server_winner.as_deref(), Some(winner.as_str()));
+    }
+}
+
+#[ignore = "needs the reference client (aigenora 0.1.4 in a venv): run scripts/test"]
+#[test]
+fn crazy_eights_palaver_hosts_reference_joins() {
+    let w = World::new();
+    palaver_hosts(&w, "crazy-eights-v1", Some(r#"{"hand_size":5}"#), "");
+}
+
+#[ignore = "needs the reference client (aigenora 0.1.4 in a venv): run scripts/test"]
+#[test]
+fn crazy_eights_reference_hosts_palaver_joins() {
+    let w = World::new();
+    reference_hosts(&w, "crazy-eights-v1", Some(r#"{"hand_size":5}"#), &[]);
+}
+
+#[ignore = "needs the reference client (aigenora 0.1.4 in a venv): run scripts/test"]
+#[test]
+fn briscola_palaver_hosts_reference_joins() {
+    let w = World::new();
+    palaver_hosts(&w, "briscola-v1", None, "");
+}
+
+#[ignore = "needs the reference client (aigenora 0.1.4 in a venv): run scripts/test"]
+#[test]
+fn briscola_reference_hosts_palaver_joins() {
+    let w = World::new();
+    reference_hosts(&w, "briscola-v1", None, &[]);
 }
 
 const RPS: Option<&str> = Some(r#"{"best_of":3}"#);

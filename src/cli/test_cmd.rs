@@ -2,6 +2,7 @@
 //! or the adversarial catalogue against each side.
 
 use super::{Ctx, Outcome};
+use crate::engine::mental_poker::keys::PendingKey;
 use crate::engine::{
     ControlMode, Dir, EngineConfig, Hooks, MemorySink, Role, ScriptedChat, SessionOutcome,
 };
@@ -204,6 +205,19 @@ pub fn run(ctx: &Ctx, args: TestArgs) -> Result<Outcome> {
         peer_timeout: Some(crate::limits::PEER_TIMEOUT.check(args.peer_timeout)?),
         ..Default::default()
     };
+    // A card game's session keys are made before the match, as a real
+    // session makes them while the invitation waits: timed on their own.
+    let keygen = if subject.spec.flow_mode() == "mental_poker" {
+        let t = Instant::now();
+        let (hk, gk) = rt.block_on(async {
+            tokio::join!(PendingKey::start().wait(), PendingKey::start().wait())
+        });
+        host.binding.rsa = std::sync::Mutex::new(Some(PendingKey::ready(hk?)));
+        guest.binding.rsa = std::sync::Mutex::new(Some(PendingKey::ready(gk?)));
+        Some(t.elapsed())
+    } else {
+        None
+    };
     let started = Instant::now();
     let (h, g) = rt.block_on(play(&subject.spec, &options, &cfg, host, guest));
     let elapsed = started.elapsed();
@@ -221,6 +235,9 @@ pub fn run(ctx: &Ctx, args: TestArgs) -> Result<Outcome> {
             host: &'a SessionOutcome,
             guest: &'a SessionOutcome,
             elapsed_ms: f64,
+            /// mental_poker: both session keys, made before the match.
+            #[serde(skip_serializing_if = "Option::is_none")]
+            keygen_ms: Option<f64>,
             frames: &'a [Frame],
         }
         ctx.print_json(&Out {
@@ -233,6 +250,7 @@ pub fn run(ctx: &Ctx, args: TestArgs) -> Result<Outcome> {
             host: &h,
             guest: &g,
             elapsed_ms: elapsed.as_secs_f64() * 1e3,
+            keygen_ms: keygen.map(|k| k.as_secs_f64() * 1e3),
             frames: &frames,
         })?;
     } else {
@@ -248,7 +266,7 @@ pub fn run(ctx: &Ctx, args: TestArgs) -> Result<Outcome> {
             let arrow = if f.from == "host" { "H→G" } else { "G→H" };
             let text = match (&f.summary, f.msg.get("action").and_then(Value::as_str)) {
                 (Some(s), _) => s.lines().next().unwrap_or_default().to_owned(),
-                (None, _) => crate::json::canonical::to_string_ordered(&f.msg),
+                (None, _) => short_frame(&f.msg),
             };
             writeln!(out, "  {arrow} {text}")?;
         }
@@ -269,6 +287,27 @@ pub fn run(ctx: &Ctx, args: TestArgs) -> Result<Outcome> {
             .as_deref()
             .or(g.winner.as_deref())
             .unwrap_or("none");
+        if let Some(k) = keygen {
+            writeln!(
+                out,
+                "keys: 2 × RSA-2048 made before the match in {:.0} ms",
+                k.as_secs_f64() * 1e3
+            )?;
+        }
+        if h.audit_passed.is_some() || g.audit_passed.is_some() {
+            let verdict = |o: &SessionOutcome| match o.audit_passed {
+                Some(true) => "passed",
+                Some(false) => "FAILED",
+                None => "not reached",
+            };
+            writeln!(
+                out,
+                "audit: host {}, guest {}; transcript {}",
+                verdict(&h),
+                verdict(&g),
+                h.transcript_hash.as_deref().unwrap_or("(none)")
+            )?;
+        }
         writeln!(
             out,
             "{}: {} frames in {:.2} ms, winner: {winner}",
@@ -332,6 +371,21 @@ async fn adversarial_run(ctx: &Ctx, subject: &Subject, args: &TestArgs) -> Resul
     } else {
         Outcome::Rejected
     })
+}
+
+/// A frame as compact JSON, cut short past 240 characters (mental poker's
+/// setup and opening frames run to tens of kilobytes).
+fn short_frame(msg: &Value) -> String {
+    const KEEP: usize = 240;
+    let text = crate::json::canonical::to_string_ordered(msg);
+    if text.len() <= KEEP {
+        return text;
+    }
+    let cut = (0..=KEEP)
+        .rev()
+        .find(|i| text.is_char_boundary(*i))
+        .unwrap_or(0);
+    format!("{}… ({} bytes)", &text[..cut], text.len())
 }
 
 fn parse_role(s: &str) -> Result<Role> {

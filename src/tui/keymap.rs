@@ -16,6 +16,10 @@ pub enum Context {
     List,
     Feed,
     Prompt,
+    /// The decision prompt of a card game: pick a card, draw, pass.
+    Cards,
+    /// The card prompt's suit choice after an 8.
+    Suit,
     Dialog,
     Editor,
     Text,
@@ -24,11 +28,13 @@ pub enum Context {
 }
 
 impl Context {
-    pub const ALL: [Context; 9] = [
+    pub const ALL: [Context; 11] = [
         Context::Global,
         Context::List,
         Context::Feed,
         Context::Prompt,
+        Context::Cards,
+        Context::Suit,
         Context::Dialog,
         Context::Editor,
         Context::Text,
@@ -46,6 +52,8 @@ impl Context {
             Context::Text => "text",
             Context::Werewolf => "werewolf",
             Context::Market => "market",
+            Context::Cards => "cards",
+            Context::Suit => "suit",
         }
     }
     /// Contexts where unbound printable keys are text, so [global] is not
@@ -358,6 +366,14 @@ mod tests {
             k.lookup(Context::Feed, &ev(KeyCode::Enter, KeyModifiers::NONE)),
             None
         );
+        // The card prompt draws with d; its suit choice calls diamonds with
+        // it, and spades with s (over the global strategy key).
+        let d = ev(KeyCode::Char('d'), KeyModifiers::NONE);
+        let s = ev(KeyCode::Char('s'), KeyModifiers::NONE);
+        assert_eq!(k.lookup(Context::Cards, &d), Some(Command::Draw));
+        assert_eq!(k.lookup(Context::Suit, &d), Some(Command::SuitDiamonds));
+        assert_eq!(k.lookup(Context::Suit, &s), Some(Command::SuitSpades));
+        assert_eq!(k.lookup(Context::Cards, &s), Some(Command::Strategy));
     }
 
     #[test]

@@ -265,6 +265,14 @@ impl Watcher {
         if !evs.is_empty() {
             u.appended = Some((first, evs.iter().map(row_of).collect()));
         }
+        u.facts = evs
+            .into_iter()
+            .filter(|e| {
+                e.get("type")
+                    .and_then(Value::as_str)
+                    .is_some_and(|t| crate::tui::panes::cards::FACT_EVENTS.contains(&t))
+            })
+            .collect();
         let snap = self.dir.child.join("snapshot.json");
         if self.snapshot.changed(&snap) {
             u.snapshot = Some(files::read_json_object(&snap).unwrap_or_default());

@@ -2,11 +2,13 @@
 //! `mp_setup_a`/`mp_setup_b`, and the CRT private operation.
 
 use super::CryptoError;
+use super::monty::Monty;
 use super::num::{hex512, int_from_hex};
 use crate::json::{Map, Number, Value};
 use num_bigint::BigUint;
 use num_integer::Integer;
-use num_traits::One;
+use num_traits::{One, Zero};
+use std::sync::Mutex;
 
 /// The only public exponent accepted.
 pub const E: u32 = 65537;
@@ -24,6 +26,7 @@ fn bad_exponent(e: impl std::fmt::Display) -> CryptoError {
 pub struct RsaPub {
     n: BigUint,
     e: BigUint,
+    monty: Monty,
 }
 
 impl RsaPub {
@@ -38,12 +41,12 @@ impl RsaPub {
                 n.bits()
             )));
         }
-        if n.is_even() {
+        let Some(monty) = Monty::new(&n).filter(|_| n.is_odd()) else {
             return Err(CryptoError::Rsa(
                 "RSA modulus must be an odd integer > 1".into(),
             ));
-        }
-        Ok(RsaPub { n, e })
+        };
+        Ok(RsaPub { n, e, monty })
     }
 
     /// Parses the wire object `{"e": <int>, "n": "<hex>"}`.
@@ -87,10 +90,14 @@ impl RsaPub {
     pub fn e(&self) -> &BigUint {
         &self.e
     }
+
+    /// `x^e mod n`.
+    pub fn public_op(&self, x: &BigUint) -> BigUint {
+        self.monty.pow(x, &self.e)
+    }
 }
 
 /// An RSA private key kept as CRT parts.
-#[derive(Clone)]
 pub struct RsaKey {
     public: RsaPub,
     p: BigUint,
@@ -98,6 +105,32 @@ pub struct RsaKey {
     dp: BigUint,
     dq: BigUint,
     qinv: BigUint,
+    mp: Monty,
+    mq: Monty,
+    /// The blinding pair (bᵉ, b⁻¹) of the next private operation; squared
+    /// after each use (a fresh random pair per key copy).
+    blinding: Mutex<(BigUint, BigUint)>,
+}
+
+fn fresh_blinding(public: &RsaPub) -> Mutex<(BigUint, BigUint)> {
+    let (b, b_inv) = random_unit(public);
+    Mutex::new((public.public_op(&b), b_inv))
+}
+
+impl Clone for RsaKey {
+    fn clone(&self) -> Self {
+        RsaKey {
+            public: self.public.clone(),
+            p: self.p.clone(),
+            q: self.q.clone(),
+            dp: self.dp.clone(),
+            dq: self.dq.clone(),
+            qinv: self.qinv.clone(),
+            mp: self.mp.clone(),
+            mq: self.mq.clone(),
+            blinding: fresh_blinding(&self.public),
+        }
+    }
 }
 
 impl std::fmt::Debug for RsaKey {
@@ -123,13 +156,19 @@ impl RsaKey {
             return Err(CryptoError::Rsa("RSA primes do not multiply to n".into()));
         }
         let qinv = q.modinv(&p).ok_or(CryptoError::NotInvertible)?;
+        let (Some(mp), Some(mq)) = (Monty::new(&p), Monty::new(&q)) else {
+            return Err(CryptoError::Rsa("RSA primes must be odd".into()));
+        };
         Ok(RsaKey {
             dp: d % (&p - 1u8),
             dq: d % (&q - 1u8),
             qinv,
+            blinding: fresh_blinding(&public),
             public,
             p,
             q,
+            mp,
+            mq,
         })
     }
 
@@ -157,18 +196,33 @@ impl RsaKey {
         &self.public
     }
 
-    /// `z^d mod n` by CRT, with multiplicative blinding by a fresh random
-    /// factor (the result is the same; only the timing is decoupled from z).
+    /// `z^d mod n` by CRT, with multiplicative blinding (the result is the
+    /// same; only the timing is decoupled from z). The blinding factor is
+    /// squared after each use, as common RSA implementations do, rather
+    /// than drawn afresh (a modular inverse per operation).
     pub fn private_op(&self, z: &BigUint) -> BigUint {
         let n = &self.public.n;
-        let (b, b_inv) = random_unit(&self.public);
-        let blinded = (z * b.modpow(&self.public.e, n)) % n;
+        let (be, b_inv) = {
+            let mut pair = self
+                .blinding
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner);
+            let now = pair.clone();
+            *pair = ((&now.0 * &now.0) % n, (&now.1 * &now.1) % n);
+            now
+        };
+        let blinded = (z * be) % n;
         (self.crt(&blinded) * b_inv) % n
     }
 
+    /// Does `h` share no factor with n (both primes known here)?
+    pub fn coprime(&self, h: &BigUint) -> bool {
+        !(h % &self.p).is_zero() && !(h % &self.q).is_zero()
+    }
+
     fn crt(&self, z: &BigUint) -> BigUint {
-        let m1 = (z % &self.p).modpow(&self.dp, &self.p);
-        let m2 = (z % &self.q).modpow(&self.dq, &self.q);
+        let m1 = self.mp.pow(z, &self.dp);
+        let m2 = self.mq.pow(z, &self.dq);
         // (m1 - m2) mod p without going negative.
         let diff = (&m1 + &self.p - (&m2 % &self.p)) % &self.p;
         let h = (diff * &self.qinv) % &self.p;
@@ -200,6 +254,13 @@ impl PendingKey {
             ))));
             return PendingKey { rx: rx2 };
         }
+        PendingKey { rx }
+    }
+
+    /// A key generated already.
+    pub fn ready(key: RsaKey) -> PendingKey {
+        let (tx, rx) = tokio::sync::oneshot::channel();
+        let _ = tx.send(Ok(key));
         PendingKey { rx }
     }
 

@@ -14,6 +14,7 @@ pub mod fault;
 pub mod game;
 pub mod keys;
 pub mod ledger;
+pub mod monty;
 pub mod num;
 pub mod ot;
 pub mod receipt;

@@ -4,7 +4,7 @@
 
 use super::CryptoError;
 use super::deck::{self, KEY_LEN, NONCE_LEN, TAG_LEN};
-use super::keys::{MODULUS_LEN, RsaPub};
+use super::keys::{MODULUS_LEN, RsaKey, RsaPub};
 use super::num::i2osp;
 use hmac::{Hmac, Mac};
 use num_bigint::BigUint;
@@ -70,7 +70,21 @@ fn mgf1_256(seed: &[u8]) -> [u8; MODULUS_LEN] {
 /// Full-domain hash into Z_n*: the first outer counter c whose
 /// `MGF1(ctx ‖ be32(c))` read big-endian is in `(0, n)` and coprime to n.
 /// Returns (c, h).
+///
+/// Without the private key the coprimality test is left out: a hash that
+/// shares a factor with n would factor n, which is as likely as guessing
+/// the key (below 2⁻¹⁰⁰⁰), and the full gcd costs as much as the rest of an
+/// OT. [`fdh_for_key`] tests it exactly.
 pub fn fdh(ctx: &[u8], public: &RsaPub) -> (u32, BigUint) {
+    fdh_where(ctx, public, |_| true)
+}
+
+/// [`fdh`] with the exact coprimality test of the key's owner.
+pub fn fdh_for_key(ctx: &[u8], key: &RsaKey) -> (u32, BigUint) {
+    fdh_where(ctx, key.public(), |h| key.coprime(h))
+}
+
+fn fdh_where(ctx: &[u8], public: &RsaPub, coprime: impl Fn(&BigUint) -> bool) -> (u32, BigUint) {
     let n = public.n();
     let mut seed = Vec::with_capacity(ctx.len() + 4);
     let mut counter = 0u32;
@@ -79,7 +93,7 @@ pub fn fdh(ctx: &[u8], public: &RsaPub) -> (u32, BigUint) {
         seed.extend_from_slice(ctx);
         seed.extend_from_slice(&counter.to_be_bytes());
         let h = BigUint::from_bytes_be(&mgf1_256(&seed));
-        if h.bits() > 0 && &h < n && h.gcd(n) == BigUint::from(1u8) {
+        if h.bits() > 0 && &h < n && coprime(&h) {
             return (counter, h);
         }
         counter = counter.wrapping_add(1);
@@ -128,8 +142,7 @@ pub fn open_entry(key: &[u8; 32], sealed: &[u8], ctx: &[u8]) -> Result<[u8; KEY_
 
 /// The receiver's request: `z = h · r^e mod n`.
 pub fn blind(h: &BigUint, r: &BigUint, public: &RsaPub) -> BigUint {
-    let n = public.n();
-    (h * r.modpow(public.e(), n)) % n
+    (h * public.public_op(r)) % public.n()
 }
 
 /// The token from the sender's answer: `y · r⁻¹ mod n`.
@@ -146,7 +159,7 @@ pub fn verify_token(ctx: &[u8], token: &BigUint, public: &RsaPub) -> bool {
     if token.bits() == 0 || token >= n {
         return false;
     }
-    token.modpow(public.e(), n) == fdh(ctx, public).1
+    public.public_op(token) == fdh(ctx, public).1
 }
 
 /// Does the disclosed `r` pin request `z` to this label: `1 ≤ r < n`,

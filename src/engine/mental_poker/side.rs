@@ -98,7 +98,7 @@ impl SealedTable {
         range
             .map(|i| {
                 let ctx = ot::context(pid, sid, table, &format!("{}-{i}", prefix(table)));
-                key.private_op(&ot::fdh(&ctx, key.public()).1)
+                key.private_op(&ot::fdh_for_key(&ctx, key).1)
             })
             .collect()
     }
@@ -140,6 +140,7 @@ pub struct PendingOt {
     pub label: String,
     pub z: BigUint,
     r: BigUint,
+    r_inv: BigUint,
 }
 
 /// The public material of one table, as this side knows it.
@@ -475,7 +476,7 @@ impl Side {
         let ot_id = self.next_ot_id(self.role);
         self.ot_id_to_idb.insert(ot_id.clone(), id_b.to_owned());
         let (_, h) = ot::fdh(&self.ctx(t, &label), &public);
-        let (r, _) = random_unit(&public);
+        let (r, r_inv) = random_unit(&public);
         let z = ot::blind(&h, &r, &public);
         let frame = crate::obj! {
             "action" => "mp_ot_request",
@@ -490,6 +491,7 @@ impl Side {
                 label,
                 z,
                 r,
+                r_inv,
             },
         ))
     }
@@ -510,7 +512,7 @@ impl Side {
             reason: "sealed_payload_poisoned",
             detail: format!("the sealed entry {} does not open with its token", p.label),
         };
-        let token = ot::unblind(&y, &p.r, &public).map_err(|_| poisoned())?;
+        let token = (&y * &p.r_inv) % public.n();
         let tk = ot::token_key(&token, &ctx).map_err(|_| poisoned())?;
         let idx: usize = p.label[2..].parse().map_err(|_| poisoned())?;
         let sealed_hex = self.table(t).sealed.get(idx).ok_or_else(poisoned)?;

@@ -26,8 +26,8 @@ macro_rules! script {
     }};
 }
 
-/// The whole catalogue.
-pub fn catalogue() -> Vec<Case> {
+/// The scripted cases.
+pub(super) fn cases() -> Vec<Case> {
     let c = |name, alias, victim, options, expect, script| Case {
         name,
         alias,
@@ -35,6 +35,7 @@ pub fn catalogue() -> Vec<Case> {
         options,
         expect,
         script,
+        min_peer_timeout: std::time::Duration::ZERO,
     };
     use Role::{Guest, Host};
     vec![

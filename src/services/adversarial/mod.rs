@@ -11,8 +11,14 @@
 //! themselves are in `catalogue`.
 
 mod catalogue;
+mod cheats;
 
-pub use catalogue::catalogue;
+/// The whole catalogue: the scripted peers, then the card-game cheats.
+pub fn catalogue() -> Vec<Case> {
+    let mut all = catalogue::cases();
+    all.extend(cheats::cases());
+    all
+}
 
 use crate::engine::channel::Receiver;
 use crate::engine::{
@@ -78,6 +84,10 @@ pub struct Case {
     /// Acceptable end reasons of the victim.
     pub expect: &'static [&'static str],
     script: Script,
+    /// The shortest peer timeout the case is fair under (a cheating card
+    /// player first makes its RSA key and sealed table, as an honest one
+    /// does).
+    min_peer_timeout: Duration,
 }
 
 /// What happened in one case.
@@ -127,6 +137,7 @@ pub async fn run_case_on(
         .ok()
         .and_then(|v| v.as_object().cloned())
         .unwrap_or_default();
+    let peer_timeout = peer_timeout.max(case.min_peer_timeout);
     let (ours, theirs) = Channel::memory_pair();
     let sink = Arc::new(MemorySink::default());
     let ctx = Ctx::new(case.victim, ControlMode::Autonomous, options)

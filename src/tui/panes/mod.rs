@@ -1,6 +1,8 @@
 //! The console's panes and dialogs, one module each; every one draws from
 //! `&self` (or plain data) and never changes state while drawing.
 
+pub mod card_pick;
+pub mod cards;
 pub mod dialogs;
 pub mod editor;
 pub mod feed;

@@ -1,8 +1,10 @@
 //! The decision prompt: appears while the local side has an open window
 //! (or, in free-mode chat, as a message line), offers the legal choices
 //! from the protocol's decision schema, and builds the decision body that
-//! `palaver session decide` would write.
+//! `palaver session decide` would write. Card games pick from the hand
+//! (`card_pick`).
 
+use super::card_pick::Pick;
 use crate::json::{Map, Value};
 use crate::obj;
 use crate::session::decision::mono_now;
@@ -31,6 +33,8 @@ pub enum Kind {
     },
     /// A line of text (chat).
     Text { field: String },
+    /// A card of the hand, draw or pass (and the suit an 8 calls).
+    Cards(Box<Pick>),
     /// Protocols without a schema: the decision body as JSON.
     Json,
 }
@@ -63,7 +67,9 @@ impl Prompt {
             None => Kind::Json,
             Some(sc) => {
                 let setup = sc.get_str("setup_match_key") == Some(window.match_key.as_str());
-                if setup {
+                if sc.get("card_field").is_some() {
+                    Kind::Cards(Box::new(Pick::new(window.match_value.as_i64())))
+                } else if setup {
                     Kind::Number {
                         field: sc
                             .get_str("setup_value_field")
@@ -135,9 +141,16 @@ impl Prompt {
 
     /// Fills in what a schema taken from hooks before their `init` leaves
     /// at zero: board size from the snapshot's board, number range from
-    /// the session's options.
+    /// the session's options; a card prompt takes the newest table (and a
+    /// prompt without a schema becomes one when the snapshot is a card
+    /// table).
     pub fn complete(&mut self, snapshot: &Map, options: &Map) {
+        if matches!(self.kind, Kind::Json) && super::cards::Table::of(snapshot).is_some() {
+            let seq = self.window.as_ref().and_then(|w| w.match_value.as_i64());
+            self.kind = Kind::Cards(Box::new(Pick::new(seq)));
+        }
         match &mut self.kind {
+            Kind::Cards(p) => p.update(snapshot),
             Kind::Board { rows, cols, .. } if *rows == 0 || *cols == 0 => {
                 if let Some(b) = super::snapshot::board_of(snapshot) {
                     *rows = b.len();
@@ -237,6 +250,33 @@ impl Prompt {
         false
     }
 
+    /// The card pick, for a card game's prompt.
+    pub fn cards(&self) -> Option<&Pick> {
+        match &self.kind {
+            Kind::Cards(p) => Some(p),
+            _ => None,
+        }
+    }
+
+    pub fn cards_mut(&mut self) -> Option<&mut Pick> {
+        match &mut self.kind {
+            Kind::Cards(p) => Some(p),
+            _ => None,
+        }
+    }
+
+    /// A decision body: the window's match key and value, then `fields`.
+    pub fn decision(&self, fields: &Map) -> Map {
+        let mut body = Map::new();
+        if let Some(w) = &self.window {
+            body.insert(w.match_key.clone(), w.match_value.clone());
+        }
+        for (k, v) in fields.iter() {
+            body.insert(k, v.clone());
+        }
+        body
+    }
+
     /// The decision body for the current selection, or why there is none.
     pub fn body(&self) -> Result<Map, String> {
         let mut body = Map::new();
@@ -244,6 +284,7 @@ impl Prompt {
             body.insert(w.match_key.clone(), w.match_value.clone());
         }
         match &self.kind {
+            Kind::Cards(p) => return p.selection().map(|m| self.decision(&m)),
             Kind::Choices { field, choices } => {
                 let c = choices.get(self.selected).ok_or("no choice selected")?;
                 body.insert(field.clone(), Value::from(c.as_str()));
@@ -346,6 +387,7 @@ impl Prompt {
                     Span::styled(at, theme.accent()),
                 ]));
             }
+            Kind::Cards(p) => lines.extend(p.lines(theme)),
             Kind::Text { .. } | Kind::Json => {
                 let hint = if matches!(self.kind, Kind::Json) {
                     "decision JSON: "

@@ -1,7 +1,8 @@
 //! Snapshot and score of the focused session: phase, role, round, score,
 //! control modes, last event, the decision countdown; boards drawn as
-//! boards and hero-duel as bars.
+//! boards, hero-duel as bars, card games as a card table (`cards`).
 
+use super::cards::{self, Mark, Table, Verdict};
 use crate::json::{Map, Value};
 use crate::session::decision::mono_now;
 use crate::tui::report::feed::OpenWindow;
@@ -19,6 +20,10 @@ pub struct View<'a> {
     pub window: Option<&'a OpenWindow>,
     /// The prompt's board cursor (row, col) while deciding a move.
     pub cursor: Option<(usize, usize, bool)>,
+    /// The prompt's card pick while deciding a card game's action.
+    pub mark: Option<Mark>,
+    /// What the events said of a card match's end.
+    pub verdict: Option<&'a Verdict>,
 }
 
 fn get<'a>(m: &'a Map, k: &str) -> Option<&'a Value> {
@@ -77,6 +82,8 @@ impl View<'_> {
             phase_line.push_str(&format!(" · {a} attempts"));
         } else if let Some(t) = text(snap, "turn") {
             phase_line.push_str(&format!(" · turn {t}"));
+        } else if let Some(a) = text(snap, "action_seq") {
+            phase_line.push_str(&format!(" · action {a}"));
         }
         let phase_style = if phase == "game_over" {
             theme.fg(Slot::Ok).add_modifier(Modifier::BOLD)
@@ -255,6 +262,26 @@ impl View<'_> {
         out
     }
 
+    /// The card table's lines at `width` (none for other games).
+    fn table(&self, theme: &Theme, width: u16) -> Option<(Vec<Line<'static>>, u16)> {
+        let t = Table::of(self.snapshot)?;
+        let role = text(self.snapshot, "role")
+            .or_else(|| text(self.session, "role"))
+            .unwrap_or_default();
+        let paint = cards::Paint {
+            theme,
+            mark: self.mark,
+            verdict: self.verdict,
+            your_move: self.window.is_some(),
+            role: &role,
+        };
+        // Beside the summary when both fit, else below it.
+        let natural = t.natural_width(self.verdict);
+        let beside = width >= natural + 44;
+        let w = if beside { natural } else { width };
+        Some((t.lines(&paint, w), if beside { natural } else { 0 }))
+    }
+
     /// Rows the pane needs (borders included) at `width`.
     pub fn height(&self, theme: &Theme, width: u16) -> u16 {
         let lines = if self.snapshot.is_empty() && self.session.is_empty() {
@@ -262,6 +289,14 @@ impl View<'_> {
         } else {
             self.summary_lines(theme).len()
         };
+        if let Some((table, beside)) = self.table(theme, width.saturating_sub(2)) {
+            let body = if beside > 0 {
+                lines.max(table.len())
+            } else {
+                lines + table.len()
+            };
+            return body as u16 + 2;
+        }
         let board = self.board(theme);
         let board_w = board.iter().map(Line::width).max().unwrap_or(0) as u16;
         let extra = self.bars(theme, width as usize).len();
@@ -294,6 +329,25 @@ impl View<'_> {
             return;
         }
         let mut lines = self.summary_lines(theme);
+        if let Some((table, beside)) = self.table(theme, inner.width) {
+            if beside > 0 {
+                let left = Rect {
+                    width: inner.width - beside - 1,
+                    ..inner
+                };
+                let right = Rect {
+                    x: inner.x + inner.width - beside,
+                    width: beside,
+                    ..inner
+                };
+                f.render_widget(Paragraph::new(lines), left);
+                f.render_widget(Paragraph::new(table), right);
+            } else {
+                lines.extend(table);
+                f.render_widget(Paragraph::new(lines), inner);
+            }
+            return;
+        }
         let board = self.board(theme);
         let bars = self.bars(theme, inner.width as usize);
         // Side by side when there is room, else the board below.

@@ -53,4 +53,7 @@ pub struct WatchUpdate {
     pub strategy: Option<Map>,
     /// New lines of decision/decisions.jsonl (from any process).
     pub decisions: Vec<Map>,
+    /// New events the card table keeps facts from (audit, receipt,
+    /// result, refused decisions), whole.
+    pub facts: Vec<Map>,
 }

@@ -7,6 +7,8 @@ use crate::session::StateDir;
 use crate::tui::command::Command;
 use crate::tui::effect::{Effect, Effects, SessionTask};
 use crate::tui::msg::Msg;
+use crate::tui::panes::card_pick::Act;
+use crate::tui::panes::cards::Verdict;
 use crate::tui::panes::dialogs;
 use crate::tui::panes::feed::{Feed, WINDOW};
 use crate::tui::panes::prompt::{self, Prompt};
@@ -29,6 +31,8 @@ pub struct Attached {
     pub prompt: Option<Prompt>,
     /// Recent decisions.jsonl lines (the prompt shows the one on file).
     pub decisions: Vec<Map>,
+    /// What the events said of a card match's end (audit, receipt).
+    pub verdict: Verdict,
 }
 
 impl Attached {
@@ -93,6 +97,7 @@ impl SessionsView {
             schema: None,
             prompt: None,
             decisions: Vec::new(),
+            verdict: Verdict::default(),
         });
         if self.focus == Focus::Prompt {
             self.focus = Focus::Feed;
@@ -145,6 +150,9 @@ impl SessionsView {
         }
         if let Some(w) = u.window {
             att.window = w;
+        }
+        for ev in &u.facts {
+            att.verdict.take(ev);
         }
         att.decisions.extend(u.decisions);
         // Only the last lines can belong to an open window.
@@ -259,6 +267,26 @@ impl SessionsView {
             self.focus = Focus::Feed;
             return Effects::new();
         };
+        if let (Some(pick), Msg::Command(c)) = (p.cards_mut(), &m) {
+            match pick.command(*c) {
+                Act::Decide(fields) => {
+                    let body = p.decision(&fields);
+                    return self.decide(Ok(body));
+                }
+                Act::Refuse(why) => {
+                    p.note = Some((false, why));
+                    return Effects::new();
+                }
+                Act::Moved => {
+                    // An old complaint no longer applies to the new pick.
+                    if p.note.as_ref().is_some_and(|n| !n.0) {
+                        p.note = None;
+                    }
+                    return Effects::new();
+                }
+                Act::Ignored => {}
+            }
+        }
         match m {
             Msg::Command(Command::Left) => p.left(),
             Msg::Command(Command::Right) => p.right(),
@@ -290,15 +318,41 @@ impl SessionsView {
             let body = prompt::chat_line(&line);
             return vec![SessionTask::Chat { child, body }.into()];
         }
-        match p.body() {
-            Ok(body) => vec![SessionTask::Decide { child, body }.into()],
+        let body = p.body();
+        self.decide(body)
+    }
+
+    /// Writes a decision body like `palaver session decide`, or notes why
+    /// there is none.
+    fn decide(&mut self, body: Result<Map, String>) -> Effects {
+        let Some(att) = self.attached.as_mut() else {
+            return Effects::new();
+        };
+        match body {
+            Ok(body) => vec![
+                SessionTask::Decide {
+                    child: att.dir.child.clone(),
+                    body,
+                }
+                .into(),
+            ],
             Err(e) => {
-                if let Some(p) = self.attached.as_mut().and_then(|a| a.prompt.as_mut()) {
+                if let Some(p) = att.prompt.as_mut() {
                     p.note = Some((false, e));
                 }
                 Effects::new()
             }
         }
+    }
+
+    /// Esc on the prompt: a card prompt's suit choice closes first (back to
+    /// picking a card); true when that happened.
+    pub(super) fn prompt_back(&mut self) -> bool {
+        self.attached
+            .as_mut()
+            .and_then(|a| a.prompt.as_mut())
+            .and_then(|p| p.cards_mut())
+            .is_some_and(|pick| pick.back())
     }
 }
 

@@ -234,7 +234,7 @@ impl SessionsView {
             Msg::Command(Command::Strategy) => self.open_strategy(&mut fx),
             Msg::Command(Command::OpenPath) => self.modal = Some(Modal::Open(String::new())),
             Msg::Command(Command::Back) => {
-                if self.focus == Focus::Prompt {
+                if self.focus == Focus::Prompt && !self.prompt_back() {
                     self.focus = Focus::Feed;
                 }
             }
@@ -396,13 +396,15 @@ impl Screen for SessionsView {
             None => match self.focus {
                 Focus::Invitations | Focus::Sessions => Context::List,
                 Focus::Feed => Context::Feed,
-                Focus::Prompt => {
-                    if self.prompt().is_some_and(Prompt::takes_text) {
-                        Context::Text
-                    } else {
-                        Context::Prompt
-                    }
-                }
+                Focus::Prompt => match self.prompt() {
+                    Some(p) if p.takes_text() => Context::Text,
+                    Some(p) => match p.cards() {
+                        Some(pick) if pick.choosing_suit() => Context::Suit,
+                        Some(_) => Context::Cards,
+                        None => Context::Prompt,
+                    },
+                    None => Context::Prompt,
+                },
             },
         }
     }

@@ -93,6 +93,8 @@ fn draw_right(v: &SessionsView, f: &mut Frame, area: Rect, p: &Paint<'_>) {
             session: &empty,
             window: None,
             cursor: None,
+            mark: None,
+            verdict: None,
         };
         let parts = Layout::default()
             .direction(Direction::Vertical)
@@ -111,6 +113,12 @@ fn draw_right(v: &SessionsView, f: &mut Frame, area: Rect, p: &Paint<'_>) {
         session: &att.session,
         window: att.window.as_ref().filter(|_| att.running()),
         cursor,
+        mark: att
+            .prompt
+            .as_ref()
+            .and_then(Prompt::cards)
+            .map(|p| p.mark()),
+        verdict: Some(&att.verdict),
     };
     // The feed keeps at least a third of the height.
     let snap_h = view
@@ -184,6 +192,9 @@ pub(super) fn hints(v: &SessionsView) -> Vec<Command> {
         (None, Focus::Prompt) if v.prompt().is_some_and(Prompt::takes_text) => {
             vec![Command::Submit, Command::Back, Command::Help]
         }
-        (None, Focus::Prompt) => vec![Command::Submit, Command::Left, Command::Back, Command::Help],
+        (None, Focus::Prompt) => match v.prompt().and_then(Prompt::cards) {
+            Some(pick) => pick.hints(),
+            None => vec![Command::Submit, Command::Left, Command::Back, Command::Help],
+        },
     }
 }
