@@ -43,11 +43,14 @@
 //! layout and mode (default 7). Wall-clock figures on a shared machine:
 //! read medians, not single runs.
 
+mod support;
+
 use palaver::json::{self, Value};
 use std::io::{BufRead, BufReader, Read};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+use support::{binary, line, median, reference_python};
 
 fn main() {
     let bin = binary();
@@ -135,65 +138,6 @@ fn rounds(w: &World, runs: usize) {
             "  the reference: not measured (no venv; run scripts/test once, or set PALAVER_REFERENCE_PYTHON)"
         ),
     }
-}
-
-/// The reference client's Python: `PALAVER_REFERENCE_PYTHON`, else the venv
-/// scripts/test builds. With `USER_FIGURES_REFERENCE=1` a missing one is an
-/// error instead of a skipped line.
-fn reference_python() -> Option<PathBuf> {
-    let p = std::env::var_os("PALAVER_REFERENCE_PYTHON")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| {
-            Path::new(env!("CARGO_MANIFEST_DIR")).join("target/reference-venv/bin/python")
-        });
-    if p.is_file() {
-        return Some(p);
-    }
-    assert!(
-        std::env::var_os("USER_FIGURES_REFERENCE").is_none(),
-        "USER_FIGURES_REFERENCE is set but {} is missing",
-        p.display()
-    );
-    None
-}
-
-fn median(ms: impl Iterator<Item = f64>) -> f64 {
-    let mut v: Vec<f64> = ms.collect();
-    v.sort_by(f64::total_cmp);
-    if v.len() % 2 == 1 {
-        v[v.len() / 2]
-    } else {
-        (v[v.len() / 2 - 1] + v[v.len() / 2]) / 2.0
-    }
-}
-
-/// The binary under test: `PALAVER_BIN`, else the release build in this
-/// workspace's target dir.
-fn binary() -> PathBuf {
-    if let Some(p) = std::env::var_os("PALAVER_BIN") {
-        return PathBuf::from(p);
-    }
-    let target = std::env::var_os("CARGO_TARGET_DIR")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("target"));
-    let p = target.join("release").join("palaver");
-    assert!(
-        p.is_file(),
-        "{} is missing: run `cargo build --release` first (or set PALAVER_BIN)",
-        p.display()
-    );
-    p
-}
-
-fn line(what: &str, ms: impl Iterator<Item = f64>) {
-    let mut v: Vec<f64> = ms.collect();
-    v.sort_by(f64::total_cmp);
-    let median = median(v.iter().copied());
-    println!(
-        "  {what:<44} {median:8.2}   [{:.2} … {:.2}]",
-        v[0],
-        v[v.len() - 1]
-    );
 }
 
 /// One rounds run's figures.

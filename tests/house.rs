@@ -142,7 +142,13 @@ async fn the_house_hosts_each_game_and_reopens_it() {
     // Registering twice is fine.
     ensure_registered(&house_c, "house").await.unwrap();
     let house_pk = house_c.keys().public_key.clone();
-    let games = ["rps-v1", "guess-number-v1", "connect4-v1", "human-chat-v1"];
+    let games = [
+        "rps-v1",
+        "guess-number-v1",
+        "connect4-v1",
+        "crazy-eights-v1",
+        "human-chat-v1",
+    ];
     let warnings = Arc::new(Mutex::new(Vec::new()));
     let w = warnings.clone();
     let house = tokio::spawn(async move {
@@ -211,7 +217,7 @@ async fn the_house_hosts_each_game_and_reopens_it() {
                 "{heard:?}"
             );
             assert_ne!(heard[2], heard[3], "{heard:?}");
-        } else {
+        } else if alias != "crazy-eights-v1" {
             assert!(f.outcome.winner.is_some(), "{alias}: {:?}", f.outcome);
         }
         // The server has the session closed, and the house offers the game again.

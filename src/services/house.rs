@@ -13,13 +13,15 @@ use tokio::sync::mpsc;
 use tokio::time::Instant;
 
 /// The games the house offers in the console's embedded community.
-pub const HOUSE_GAMES: [&str; 7] = [
+pub const HOUSE_GAMES: [&str; 9] = [
     "rps-v1",
     "coin-flip-v1",
     "guess-number-v1",
     "gomoku-v1",
     "connect4-v1",
     "reversi-v1",
+    "crazy-eights-v1",
+    "briscola-v1",
     "human-chat-v1",
 ];
 
@@ -315,7 +317,7 @@ pub fn reply(text: &str, n: usize) -> String {
     if t.contains("how are you") || t.contains("how's it going") {
         return pick(&[
             "I'm fine, thanks for asking. And you?",
-            "All good here: seven games on offer and a chat. How about you?",
+            "All good here: eight games on offer and a chat. How about you?",
         ]);
     }
     if has(&[

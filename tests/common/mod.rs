@@ -163,20 +163,33 @@ pub fn read_until(out: &mut impl std::io::BufRead, prefix: &str, seen: &mut Stri
 /// Waits (up to `within`) for a process whose stdout is `out` to exit
 /// successfully; returns `seen` and all it printed after.
 pub fn finish(
+    k: Kill,
+    out: impl std::io::Read,
+    seen: String,
+    what: &str,
+    within: std::time::Duration,
+) -> String {
+    let (status, seen) = finish_status(k, out, seen, what, within);
+    assert!(status.success(), "{what} exited with {status}:\n{seen}");
+    seen
+}
+
+/// Waits (up to `within`) for a process whose stdout is `out` to exit,
+/// however it exits; returns its status with `seen` and all it printed after.
+pub fn finish_status(
     mut k: Kill,
     mut out: impl std::io::Read,
     mut seen: String,
     what: &str,
     within: std::time::Duration,
-) -> String {
+) -> (std::process::ExitStatus, String) {
     let start = std::time::Instant::now();
     loop {
         if let Some(status) = k.0.try_wait().unwrap() {
             let mut rest = String::new();
             out.read_to_string(&mut rest).unwrap();
             seen.push_str(&rest);
-            assert!(status.success(), "{what} exited with {status}:\n{seen}");
-            return seen;
+            return (status, seen);
         }
         assert!(start.elapsed() < within, "{what} did not finish:\n{seen}");
         std::thread::sleep(std::time::Duration::from_millis(100));

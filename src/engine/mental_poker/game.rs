@@ -117,8 +117,11 @@ pub trait CardGame: Send + Sync {
     /// (no winner yet, or none at all after a stall).
     fn check_winner(&mut self, view: &TableView) -> Option<&'static str>;
 
-    /// A card in words for the feed (`8H`, `A of Clubs`).
+    /// A card in words for the feed (`8♥`).
     fn card_name(&self, face: Face) -> String;
+
+    /// A suit in words for the feed (`♠`).
+    fn suit_name(&self, suit: u8) -> String;
 
     /// Whether `mp_play` frames carry `call_suit` in this game.
     fn uses_call_suit(&self) -> bool {

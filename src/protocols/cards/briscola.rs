@@ -258,6 +258,10 @@ impl CardGame for Briscola {
     fn card_name(&self, face: Face) -> String {
         super::face_name(&RANKS, face)
     }
+
+    fn suit_name(&self, suit: u8) -> String {
+        super::suit_letter(suit)
+    }
 }
 
 #[async_trait]

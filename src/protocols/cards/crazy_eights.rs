@@ -279,6 +279,10 @@ impl CardGame for CrazyEights {
         super::face_name(&RANKS, face)
     }
 
+    fn suit_name(&self, suit: u8) -> String {
+        super::suit_letter(suit)
+    }
+
     fn uses_call_suit(&self) -> bool {
         true
     }

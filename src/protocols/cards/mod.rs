@@ -72,6 +72,15 @@ pub(crate) fn face_name(ranks: &[&str], face: Face) -> String {
     format!("{rank}{suit}")
 }
 
+/// A suit's letter (`S`), `?` out of range.
+pub(crate) fn suit_letter(suit: u8) -> String {
+    SUITS
+        .get(usize::from(suit))
+        .copied()
+        .unwrap_or("?")
+        .to_owned()
+}
+
 /// A name from `list` for the integer field `key` of a frame; None when the
 /// field is missing or out of range.
 fn field_name<'a>(msg: &Map, key: &str, list: &[&'a str]) -> Option<&'a str> {

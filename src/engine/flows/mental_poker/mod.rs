@@ -133,8 +133,29 @@ struct Match {
 
 impl Match {
     fn emit(&self, run: &Run<'_>, kind: &'static str, data: Map) {
-        run.ctx.emit(kind, data, None);
+        let summary = summary(kind, &data);
+        run.ctx.emit(kind, data, summary);
     }
+}
+
+/// The feed's words for the flow's events (None: the event speaks for
+/// itself or is too fine-grained to show).
+fn summary(kind: &str, data: &Map) -> Option<String> {
+    let who = data.get_str("who").unwrap_or("?");
+    Some(match kind {
+        "mp_setup_completed" => format!(
+            "Deck of {} cards sealed and shuffled",
+            data.get("deck_size").map(Value::py_str).unwrap_or_default()
+        ),
+        "draw_started" => format!("{who} draws from the stock"),
+        "draw_completed" => format!("{who} drew a card"),
+        "pass_exchanged" => format!("{who} passes"),
+        "mp_opening_sent" => "Opening every key for the audit".into(),
+        "audit_started" => "Auditing the match".into(),
+        "audit_passed" => "Audit passed: the deal and every card were fair".into(),
+        "mp_terminal_receipt_signed" => "Transcript signed".into(),
+        _ => return None,
+    })
 }
 
 pub(super) async fn mental_poker(run: &mut Run<'_>, hooks: &mut dyn Hooks) -> Result<Ending, Stop> {

@@ -43,6 +43,53 @@ fn coerce(game: &dyn CardGame, side: &Side, d: &Map) -> Result<CardAction, Strin
     Ok(action)
 }
 
+/// Records a verified play, in words for the feed (`guest played 8♥,
+/// calls ♠`).
+fn played(
+    run: &Run<'_>,
+    hooks: &mut dyn Hooks,
+    who: Role,
+    id_b: &str,
+    face: Option<crate::engine::mental_poker::game::Face>,
+    call_suit: Option<u8>,
+) -> Result<(), Stop> {
+    let g = game(hooks)?;
+    let card = face.map_or_else(|| format!("card {id_b}"), |f| g.card_name(f));
+    let call = call_suit
+        .map(|s| format!(", calls {}", g.suit_name(s)))
+        .unwrap_or_default();
+    run.ctx.emit(
+        "play_verified",
+        obj([("who", who.as_str().into()), ("id_b", id_b.into())]),
+        Some(format!("{} played {card}{call}", who.as_str())),
+    );
+    Ok(())
+}
+
+/// What the table looks like from this side: the game's fields, the hand
+/// (by id-B string), the stock and the opponent's hand size.
+pub(super) fn table(g: &dyn CardGame, side: &Side) -> Map {
+    let mut snap = g.snapshot_extras();
+    let hand: Vec<Value> = side
+        .hand
+        .iter()
+        .map(|(id, (r, s))| {
+            Value::Object(obj([
+                ("id_b", id.as_str().into()),
+                ("rank", i64::from(*r).into()),
+                ("suit", i64::from(*s).into()),
+            ]))
+        })
+        .collect();
+    snap.insert("hand", Value::Array(hand));
+    snap.insert("stock_count", Value::from(side.ledger.stock_len() as i64));
+    snap.insert(
+        "opponent_hand_count",
+        Value::from(side.ledger.hand_of(side.role.peer()).len() as i64),
+    );
+    snap
+}
+
 /// This side's action for its turn, under its control mode.
 async fn select(
     run: &mut Run<'_>,
@@ -55,19 +102,7 @@ async fn select(
     let mode = ctx.control_mode;
     let g = game(hooks)?;
     let legal = g.legal_actions(&view(&m.side, false));
-    let mut snap = g.snapshot_extras();
-    let hand: Vec<Value> = m
-        .side
-        .hand
-        .iter()
-        .map(|(id, (r, s))| {
-            Value::Object(obj([
-                ("id_b", id.as_str().into()),
-                ("rank", i64::from(*r).into()),
-                ("suit", i64::from(*s).into()),
-            ]))
-        })
-        .collect();
+    let mut snap = table(g, &m.side);
     let human = mode == ControlMode::Human;
     for (k, v) in [
         (
@@ -75,15 +110,9 @@ async fn select(
             Value::from(if human { "action_required" } else { "playing" }),
         ),
         ("action_seq", Value::from(seq as i64)),
-        ("hand", Value::Array(hand)),
         (
             "legal_actions",
             Value::Array(legal.into_iter().map(Value::Object).collect()),
-        ),
-        ("stock_count", Value::from(m.side.ledger.stock_len() as i64)),
-        (
-            "opponent_hand_count",
-            Value::from(m.side.ledger.hand_of(ctx.role.peer()).len() as i64),
         ),
         (
             "last_event",
@@ -109,6 +138,11 @@ async fn select(
         snap.insert(k, v);
     }
     ctx.sink.snapshot(snap);
+    if human {
+        // A person reads the table before answering: it is on disk before
+        // the decision window opens.
+        ctx.sink.flush();
+    }
     let window = Window {
         match_key: "action_seq",
         match_value: Value::from(seq as i64),
@@ -214,13 +248,10 @@ async fn act(run: &mut Run<'_>, hooks: &mut dyn Hooks, m: &mut Match) -> Result<
                 }
                 _ => run.send(frame.clone(), hooks).await?,
             }
+            let face = m.side.hand.get(&id_b).copied();
             m.side.apply_play(role, &frame)?;
             m.played_last = Some(id_b.clone());
-            m.emit(
-                run,
-                "play_verified",
-                obj([("who", role.as_str().into()), ("id_b", id_b.into())]),
-            );
+            played(run, hooks, role, &id_b, face, *call_suit)?;
             Ok(false)
         }
         CardAction::Draw => {
@@ -298,14 +329,8 @@ async fn react(run: &mut Run<'_>, hooks: &mut dyn Hooks, m: &mut Match) -> Resul
                 return Err(rejected(run, m, reason, "rule_rejected"));
             }
             m.side.apply_play(peer, &msg)?;
-            m.emit(
-                run,
-                "play_verified",
-                obj([
-                    ("who", peer.as_str().into()),
-                    ("id_b", msg.get_str("id_b").unwrap_or_default().into()),
-                ]),
-            );
+            let id_b = msg.get_str("id_b").unwrap_or_default();
+            played(run, hooks, peer, id_b, Some(face), call_suit)?;
             Ok(false)
         }
         "mp_ot_request" => {
@@ -378,12 +403,15 @@ pub(super) async fn play_loop(
         };
         passes = if passed { passes + 1 } else { 0 };
         let stalled = passes >= 2;
-        let winner = game(hooks)?.check_winner(&view(&m.side, stalled));
-        if winner.is_some() || stalled {
-            return Ok(winner);
-        }
+        let g = game(hooks)?;
+        let winner = g.check_winner(&view(&m.side, stalled));
         turn += 1;
-        if m.side.hand.is_empty() && m.side.ledger.hand_of(role.peer()).is_empty() {
+        let emptied = m.side.hand.is_empty() && m.side.ledger.hand_of(role.peer()).is_empty();
+        if winner.is_some() || stalled || emptied {
+            // The table as it ended (the last snapshot was of our last turn).
+            let mut last = table(g, &m.side);
+            last.insert("legal_actions", Value::Array(Vec::new()));
+            run.ctx.sink.snapshot(last);
             return Ok(winner);
         }
     }
