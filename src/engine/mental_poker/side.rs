@@ -600,7 +600,7 @@ impl Side {
             .secret
             .as_ref()
             .ok_or_else(|| invalid("our table is not built"))?;
-        let y = secret.key.private_op(&z);
+        let y = secret.key.private_op_split(&z);
         self.next_ot_id(self.role.peer());
         self.ot_log.push((ot_id.clone(), z.clone()));
         self.transcript.append(
