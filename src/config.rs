@@ -43,6 +43,10 @@ pub struct Config {
     /// community instead of n0's (`relay_url`: one URL or a list); empty:
     /// n0's relays and discovery.
     pub relay_url: Vec<iroh::RelayUrl>,
+    /// The Python that runs hooks.py files written for the reference client
+    /// (through palaver's bridge); it needs the `aigenora` package.
+    /// `PALAVER_HOOKS_PYTHON` wins over it.
+    pub hooks_python: Option<String>,
 }
 
 /// config.toml as written: every key optional, no other key allowed; an
@@ -58,6 +62,8 @@ struct File {
     nickname: Option<String>,
     #[serde(default, deserialize_with = "relay_url")]
     relay_url: Vec<iroh::RelayUrl>,
+    #[serde(default, deserialize_with = "hooks_python")]
+    hooks_python: Option<String>,
 }
 
 fn text<'de, D: Deserializer<'de>>(
@@ -82,6 +88,14 @@ fn theme<'de, D: Deserializer<'de>>(d: D) -> Result<Option<String>, D::Error> {
 
 fn nickname<'de, D: Deserializer<'de>>(d: D) -> Result<Option<String>, D::Error> {
     text(d, "nickname", "a string")
+}
+
+fn hooks_python<'de, D: Deserializer<'de>>(d: D) -> Result<Option<String>, D::Error> {
+    text(
+        d,
+        "hooks_python",
+        "the path of a Python interpreter such as \"/opt/venv/bin/python\"",
+    )
 }
 
 fn relay_url<'de, D: Deserializer<'de>>(d: D) -> Result<Vec<iroh::RelayUrl>, D::Error> {
@@ -148,6 +162,7 @@ impl Config {
             theme: file.theme,
             nickname: file.nickname,
             relay_url: file.relay_url,
+            hooks_python: file.hooks_python,
         })
     }
 
@@ -194,6 +209,19 @@ mod tests {
             .unwrap_err()
             .to_string();
         assert!(e.starts_with("c.toml: invalid TOML"), "{e}");
+    }
+
+    #[test]
+    fn hooks_python_is_a_path_string() {
+        let c = Config::parse("hooks_python = \"/v/bin/python\"\n", Path::new("c.toml")).unwrap();
+        assert_eq!(c.hooks_python.as_deref(), Some("/v/bin/python"));
+        let e = Config::parse("hooks_python = true\n", Path::new("c.toml"))
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.starts_with("c.toml: `hooks_python` must be the path"),
+            "{e}"
+        );
     }
 
     #[test]

@@ -252,6 +252,7 @@ const ROUTES: &[Route] = &[
         201,
     ),
     read("/api/v1/agents/{id}/stats", Signed, &[ID]),
+    read("/api/v1/agents/{id}/ratings", Signed, &[ID, query("limit")]),
     write(
         "POST",
         "/api/gtl/token",
@@ -868,6 +869,11 @@ impl World {
             ("GET", "/api/v1/agents/{id}/stats") => {
                 format!("/api/v1/agents/{}/stats", id(&self.agent_id(&self.host)))
             }
+            ("GET", "/api/v1/agents/{id}/ratings") => format!(
+                "/api/v1/agents/{}/ratings?limit={}",
+                id(&self.agent_id(&self.host)),
+                q("limit", "10")
+            ),
             ("POST", "/api/gtl/token") => {
                 who = self.fresh().await;
                 let mut m = obj! { "principal_id" => format!("p_{}", next()) };

@@ -11,7 +11,7 @@ use palaver::obj;
 use palaver::session::decision::mono_now;
 use palaver::tui::command::Command;
 use palaver::tui::report::Report;
-use palaver::tui::report::rows::Invitation;
+use palaver::tui::report::rows::{HostStats, Invitation};
 use palaver::tui::screens::sessions::{Focus, Modal};
 use palaver::tui::{Headless, load_settings};
 use std::path::{Path, PathBuf};
@@ -213,7 +213,61 @@ fn invitations() -> Vec<Invitation> {
         };
         Invitation::from_json(&m).unwrap()
     })
+    .chain(std::iter::once({
+        // A protocol this console does not have (joining fetches it).
+        let m = obj! {
+            "post_id" => "p4", "protocol_id" => "fe".repeat(32), "nickname" => "maker", "host_control_mode" => "autonomous",
+            "options" => obj! {}, "created_at" => now - 9000.0, "public_key" => "bb".repeat(32), "message" => "",
+            "tags" => vec![Value::from("game"), Value::from("custom")],
+        };
+        Invitation::from_json(&m).unwrap()
+    }))
+    .map(|mut i| {
+        if i.post_id == "p1" {
+            i.host = Some(HostStats {
+                rating_average: Some(4.3),
+                ratings: 4,
+                sessions: 12,
+            });
+        }
+        i
+    })
     .collect()
+}
+
+#[test]
+fn the_invitation_filter_takes_tags_and_rows_say_what_is_missing() {
+    use palaver::tui::panes::lists::filter_invitations;
+    let all = invitations();
+    let post_ids = |q: &str| -> Vec<String> {
+        filter_invitations(&all, q)
+            .into_iter()
+            .map(|i| i.post_id.clone())
+            .collect()
+    };
+    assert_eq!(post_ids("#custom"), ["p4"]);
+    assert_eq!(post_ids("#game #custom"), ["p4"]);
+    assert!(post_ids("#nope").is_empty());
+    assert_eq!(post_ids("custom"), ["p4"], "plain words match tags too");
+    assert_eq!(post_ids("#custom maker"), ["p4"]);
+    assert!(post_ids("#custom house").is_empty());
+    let p4 = all.iter().find(|i| i.post_id == "p4").unwrap();
+    assert!(!p4.installed);
+    assert!(
+        all.iter()
+            .filter(|i| i.post_id != "p4")
+            .all(|i| i.installed)
+    );
+    assert_eq!(
+        all[0].host.as_ref().map(HostStats::line).as_deref(),
+        Some("★4.3 (4) · 12 games")
+    );
+    let fresh = HostStats {
+        rating_average: None,
+        ratings: 0,
+        sessions: 1,
+    };
+    assert_eq!(fresh.line(), "unrated · 1 game");
 }
 
 /// A console on a data dir, `w`×`h`.
@@ -481,6 +535,21 @@ async fn pane_join_dialog() {
         h.update(Report::Invitations(Ok(invitations())));
         h.key(key(KeyCode::Enter));
         assert!(matches!(h.app.sessions.modal, Some(Modal::Join(_))));
+    })
+    .await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn pane_join_dialog_for_a_protocol_not_installed() {
+    snap("join_dialog_fetch", async |h: &mut Headless, _d: &Path| {
+        h.update(Report::Invitations(Ok(invitations())));
+        // Sorted by alias: connect4-v1, then the unknown fefe… one.
+        h.update(Command::Down);
+        h.key(key(KeyCode::Enter));
+        let Some(Modal::Join(d)) = &h.app.sessions.modal else {
+            panic!("no join dialog");
+        };
+        assert_eq!(d.invitation.post_id, "p4");
     })
     .await;
 }

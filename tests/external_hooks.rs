@@ -48,7 +48,7 @@ fn the_python_example_plays_itself() {
 }
 
 fn external(dir: &Path, timeout: Duration) -> Box<dyn Hooks> {
-    let mut p = HooksProgram::find(dir, false).expect("hooks program");
+    let mut p = HooksProgram::find(dir, false, "python3").expect("hooks program");
     p.timeout = timeout;
     Box::new(p.spawn().expect("spawn"))
 }

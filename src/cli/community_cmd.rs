@@ -226,18 +226,45 @@ fn encode(s: &str) -> String {
         .collect()
 }
 
-pub fn browse(
-    ctx: &Ctx,
-    protocol_id: Option<String>,
-    kind: Option<String>,
-    limit: usize,
-) -> Result<Outcome> {
-    let mut q = vec![format!("limit={limit}")];
-    if let Some(p) = protocol_id {
+/// What `palaver browse` asks for.
+pub struct BrowseQuery {
+    pub protocol_id: Option<String>,
+    pub kind: Option<String>,
+    pub tags: Vec<String>,
+    pub limit: usize,
+    pub oneline: bool,
+}
+
+/// Does the invitation carry every tag asked for?
+fn has_tags(inv: &Value, want: &[String]) -> bool {
+    let have: Vec<String> = match inv.get("tags") {
+        Some(Value::Array(a)) => a
+            .iter()
+            .filter_map(Value::as_str)
+            .map(str::to_owned)
+            .collect(),
+        Some(Value::String(s)) => s.split(',').map(|t| t.trim().to_owned()).collect(),
+        _ => Vec::new(),
+    };
+    want.iter().all(|t| have.iter().any(|h| h == t))
+}
+
+pub fn browse(ctx: &Ctx, b: BrowseQuery) -> Result<Outcome> {
+    let tags: Vec<String> = b
+        .tags
+        .iter()
+        .map(|t| t.trim().to_owned())
+        .filter(|t| !t.is_empty())
+        .collect();
+    let mut q = vec![format!("limit={}", b.limit)];
+    if let Some(p) = b.protocol_id {
         q.insert(0, format!("protocol_id={}", encode(&p)));
     }
-    if let Some(t) = kind {
+    if let Some(t) = b.kind {
         q.push(format!("type={}", encode(&t)));
+    }
+    if !tags.is_empty() {
+        q.push(format!("tags={}", encode(&tags.join(","))));
     }
     let path = format!("/api/v1/invitations?{}", q.join("&"));
     let c = client(ctx)?;
@@ -251,6 +278,8 @@ pub fn browse(
         .or_else(|| v.as_array().cloned())
         .unwrap_or_default()
         .into_iter()
+        // A server that filters by one tag only still gets the rest checked.
+        .filter(|inv| has_tags(inv, &tags))
         .map(|inv| match inv {
             Value::Object(mut m) => {
                 let why = crate::services::remote::unjoinable(&m);
@@ -260,6 +289,13 @@ pub fn browse(
             other => other,
         })
         .collect();
+    if b.oneline && !ctx.json {
+        let mut out = std::io::stdout().lock();
+        for inv in &list {
+            writeln!(out, "{}", oneline(inv))?;
+        }
+        return Ok(Outcome::Ok);
+    }
     print(
         ctx,
         |out| {
@@ -297,6 +333,178 @@ pub fn browse(
         &Value::Array(list.clone()),
     )?;
     Ok(Outcome::Ok)
+}
+
+/// An invitation as one tab-separated line (tabs and newlines inside a
+/// field become spaces).
+fn oneline(inv: &Value) -> String {
+    let field = |k: &str| -> String {
+        let text = match inv.get(k) {
+            None | Some(Value::Null) => String::new(),
+            Some(Value::Array(a)) => a.iter().map(Value::py_str).collect::<Vec<_>>().join(","),
+            Some(Value::String(s)) => s.clone(),
+            Some(other) => crate::json::canonical::to_string_ordered(other),
+        };
+        text.replace(['\t', '\n', '\r'], " ")
+    };
+    [
+        "post_id",
+        "protocol_id",
+        "type",
+        "message",
+        "tags",
+        "public_key",
+        "registered",
+        "nickname",
+        "agent_id",
+        "pricing",
+        "options",
+        "host_control_mode",
+    ]
+    .map(field)
+    .join("\t")
+}
+
+/// `browse --post-id`: one invitation in full.
+pub fn browse_one(ctx: &Ctx, post_id: &str) -> Result<Outcome> {
+    let c = client(ctx)?;
+    let path = format!("/api/v1/invitations/{}", encode(post_id));
+    let mut v = runtime()?.block_on(c.call("GET", &path, None, &[200]))?;
+    if let Value::Object(m) = &mut v {
+        let why = crate::services::remote::unjoinable(m);
+        m.insert("unjoinable", why.map_or(Value::Null, Value::from));
+    }
+    writeln!(std::io::stdout(), "{}", crate::session::files::pretty(&v))?;
+    Ok(Outcome::Ok)
+}
+
+/// `palaver ratings <agent>`.
+pub fn ratings(ctx: &Ctx, agent: &str, limit: u16) -> Result<Outcome> {
+    let c = client(ctx)?;
+    let path = format!("/api/v1/agents/{}/ratings?limit={limit}", encode(agent));
+    let v = runtime()?.block_on(c.call("GET", &path, None, &[200]))?;
+    print(
+        ctx,
+        |out| {
+            let g = |k: &str| v.get(k).map(Value::py_str).unwrap_or_default();
+            let avg = v
+                .get("average")
+                .and_then(Value::as_f64)
+                .map_or("-".to_owned(), |a| format!("{a:.2}"));
+            writeln!(
+                out,
+                "{} ({}): {} ratings, average {avg}",
+                g("nickname"),
+                g("agent_id"),
+                g("count")
+            )?;
+            for r in v
+                .get("results")
+                .and_then(Value::as_array)
+                .into_iter()
+                .flatten()
+            {
+                let f = |k: &str| r.get(k).map(Value::py_str).unwrap_or_default();
+                let rater: String = f("rater_public_key").chars().take(12).collect();
+                let session: String = f("session_id").chars().take(12).collect();
+                writeln!(
+                    out,
+                    "  {}  by {rater}  session {session}  {}",
+                    f("score"),
+                    f("comment")
+                )?;
+            }
+            Ok(())
+        },
+        &v,
+    )?;
+    Ok(Outcome::Ok)
+}
+
+/// `palaver agent-stats <agent>`.
+pub fn agent_stats(ctx: &Ctx, agent: &str) -> Result<Outcome> {
+    let c = client(ctx)?;
+    let path = format!("/api/v1/agents/{}/stats", encode(agent));
+    let v = runtime()?.block_on(c.call("GET", &path, None, &[200]))?;
+    print(
+        ctx,
+        |out| {
+            for k in [
+                "nickname",
+                "agent_id",
+                "total_sessions",
+                "successful_sessions",
+                "success_rate",
+                "wins",
+                "ratings",
+                "rating_average",
+                "weighted_score",
+                "confidence_level",
+            ] {
+                let shown = match v.get(k) {
+                    Some(Value::Number(crate::json::Number::Float(f))) => format!("{f:.3}"),
+                    Some(Value::Null) | None => "-".to_owned(),
+                    Some(x) => x.py_str(),
+                };
+                writeln!(out, "{k}: {shown}")?;
+            }
+            Ok(())
+        },
+        &v,
+    )?;
+    Ok(Outcome::Ok)
+}
+
+/// `palaver doctor`.
+pub fn doctor(ctx: &Ctx) -> Result<Outcome> {
+    use crate::services::doctor::{self, Status};
+    let data_dir = ctx.data_dir()?;
+    let server = match server_url(ctx) {
+        Ok(s) => Some(s),
+        Err(_) if ctx.server.is_none() => None,
+        Err(e) => return Err(e),
+    };
+    let input = doctor::Input {
+        data_dir,
+        server,
+        hooks_python: crate::services::protocol::hooks_python(),
+    };
+    let rt = runtime()?;
+    let checks = rt.block_on(doctor::run(&input));
+    rt.shutdown_background();
+    let failed = checks.iter().any(|c| c.status == Status::Fail);
+    if ctx.json {
+        ctx.print_json(&serde_json::json!({ "ok": !failed, "checks": checks }))?;
+        return Ok(if failed {
+            Outcome::Rejected
+        } else {
+            Outcome::Ok
+        });
+    }
+    print(
+        ctx,
+        |out| {
+            for c in &checks {
+                let tag = match c.status {
+                    Status::Ok => "ok  ",
+                    Status::Warn => "warn",
+                    Status::Fail => "FAIL",
+                    Status::Skipped => "-   ",
+                };
+                writeln!(out, "{tag}  {:<13} {}", c.name, c.detail)?;
+                if let Some(f) = &c.fix {
+                    writeln!(out, "      {:<13} → {f}", "")?;
+                }
+            }
+            Ok(())
+        },
+        &Value::Null,
+    )?;
+    Ok(if failed {
+        Outcome::Rejected
+    } else {
+        Outcome::Ok
+    })
 }
 
 pub fn cancel(ctx: &Ctx, post_id: &str) -> Result<Outcome> {

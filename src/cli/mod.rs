@@ -107,11 +107,43 @@ pub enum Command {
         /// Only protocols of this type (e.g. game).
         #[arg(long = "type")]
         kind: Option<String>,
-        #[arg(long, default_value_t = 50)]
-        limit: usize,
+        /// Only invitations carrying every one of these tags
+        /// (comma-separated, e.g. `game,rps`).
+        #[arg(long, value_delimiter = ',')]
+        tags: Vec<String>,
+        /// Show this one invitation in full (whatever its status).
+        #[arg(long)]
+        post_id: Option<String>,
+        /// One tab-separated line per invitation, for scripts: post_id,
+        /// protocol_id, type, message, tags, public_key, registered,
+        /// nickname, agent_id, pricing, options, host_control_mode.
+        #[arg(long, conflicts_with = "post_id")]
+        oneline: bool,
+        /// At most this many (1–100).
+        #[arg(long, default_value_t = 50, value_parser = clap::value_parser!(u16).range(1..=100))]
+        limit: u16,
+    },
+    /// The ratings an agent received (by agent_id or public key).
+    Ratings {
+        /// agent_id or public key (as `browse` shows them).
+        agent: String,
+        /// At most this many, newest first (1–100).
+        #[arg(long, default_value_t = 50, value_parser = clap::value_parser!(u16).range(1..=100))]
+        limit: u16,
+    },
+    /// An agent's sessions, wins and reputation on the community server.
+    AgentStats {
+        /// agent_id or public key (as `browse` shows them).
+        agent: String,
     },
     /// Withdraw one of your invitations.
     Cancel { post_id: String },
+    /// Check this machine and data dir for sessions: identity, data dir
+    /// permissions, the server (reachable, this key registered, clock
+    /// skew), the protocol library (every file hashes to its id), an iroh
+    /// endpoint reaching itself, and the Python for reference hooks.py.
+    /// Each line says ok, warn or fail and what to do; exits 1 on a fail.
+    Doctor,
     /// Record feedback on a session you took part in (e.g. what it was worth).
     Feedback {
         #[arg(long)]
@@ -223,9 +255,27 @@ pub fn run(cli: Cli) -> Result<Outcome> {
         Some(Command::Browse {
             protocol_id,
             kind,
+            tags,
+            post_id,
+            oneline,
             limit,
-        }) => community_cmd::browse(&ctx, protocol_id, kind, limit),
+        }) => match post_id {
+            Some(id) => community_cmd::browse_one(&ctx, &id),
+            None => community_cmd::browse(
+                &ctx,
+                community_cmd::BrowseQuery {
+                    protocol_id,
+                    kind,
+                    tags,
+                    limit: usize::from(limit),
+                    oneline,
+                },
+            ),
+        },
+        Some(Command::Ratings { agent, limit }) => community_cmd::ratings(&ctx, &agent, limit),
+        Some(Command::AgentStats { agent }) => community_cmd::agent_stats(&ctx, &agent),
         Some(Command::Cancel { post_id }) => community_cmd::cancel(&ctx, &post_id),
+        Some(Command::Doctor) => community_cmd::doctor(&ctx),
         Some(Command::Feedback {
             session_id,
             amount,

@@ -168,6 +168,16 @@ fn show(ctx: &Ctx, p: Progress, waiting: &AtomicBool) {
                 parent.display()
             ),
         ),
+        Progress::Fetched(f) => say(
+            ctx,
+            &format!(
+                "fetched protocol {} ({}) into {}: {}",
+                f.installed.alias,
+                &f.installed.protocol_id[..12.min(f.installed.protocol_id.len())],
+                f.installed.dir.display(),
+                f.next.explain(&f.installed.alias)
+            ),
+        ),
         Progress::Warning(w) => eprintln!("palaver: warning: {w}"),
     }
 }
@@ -253,11 +263,15 @@ pub fn join(ctx: &Ctx, a: JoinArgs) -> Result<Outcome> {
         let mut sigint = ctrl_c()?;
         let allow = a.peer.allow_skeleton_hooks;
         let resolve = |pid: &str| {
-            let subj = subject(ctx, pid, allow).map_err(|e| format!("{e:#}"))?;
-            let hooks = subj.hooks().map_err(|e| format!("{e:#}"))?;
-            Ok((subj.spec, hooks))
+            crate::services::protocol::hooks_for(Some(&data_dir), pid, allow)
+                .map_err(|e| e.to_string())
         };
-        let plan = JoinPlan::new(a.post_id.clone(), mode, peer_opts(&a.peer)?, Some(data_dir));
+        let plan = JoinPlan::new(
+            a.post_id.clone(),
+            mode,
+            peer_opts(&a.peer)?,
+            Some(data_dir.clone()),
+        );
         let waiting = AtomicBool::new(false);
         let progress = |p: Progress| show(ctx, p, &waiting);
         match remote::join(&c, plan, resolve, &progress, interrupted(&mut sigint)).await {

@@ -66,6 +66,18 @@ pub enum ProtocolCmd {
         /// Alias (e.g. rps-v1) or protocol_id.
         protocol: String,
     },
+    /// Fetch a protocol from the community server into the library.
+    ///
+    /// The spec must hash to the protocol_id asked for, or nothing is
+    /// installed. Then it says what runs it: palaver's native hooks, the
+    /// protocol dir's hooks program, or, when there is none, a hooks
+    /// scaffold written next to the spec (implement it; docs/hooks.md). A
+    /// hooks.py written for the reference client can be dropped there in
+    /// its place. `join` does the same by itself for an unknown protocol.
+    Fetch {
+        /// The full protocol_id (64 hex digits).
+        protocol_id: String,
+    },
     /// Publish a protocol on the community server (needs `palaver register`
     /// first). Registering the same contract again is not an error.
     Register {
@@ -83,11 +95,48 @@ pub fn run(ctx: &Ctx, cmd: ProtocolCmd) -> Result<Outcome> {
         ProtocolCmd::Path { protocol } => path(ctx, &protocol),
         ProtocolCmd::Test(args) => super::test_cmd::run(ctx, args),
         ProtocolCmd::Scaffold { spec, dir, force } => scaffold(ctx, &spec, &dir, force),
+        ProtocolCmd::Fetch { protocol_id } => fetch(ctx, &protocol_id),
         ProtocolCmd::Register { spec } => {
             let (label, text) = spec_source(ctx, &spec)?;
             super::community_cmd::protocol_register(ctx, &text, &label)
         }
     }
+}
+
+fn fetch(ctx: &Ctx, id: &str) -> Result<Outcome> {
+    let id = id.trim().to_ascii_lowercase();
+    if id.len() != 64 || !id.bytes().all(|b| b.is_ascii_hexdigit()) {
+        bail!(
+            "'{id}' is not a protocol_id: expected 64 hex digits (as `palaver browse` shows them)"
+        );
+    }
+    let data_dir = ctx.data_dir()?;
+    if let Ok(e) = library(ctx)?.resolve(&id) {
+        if ctx.json {
+            ctx.print_json(&crate::obj! {
+                "protocol_id" => id.as_str(), "alias" => e.alias.as_str(), "new" => false,
+            })?;
+        } else {
+            println!("{} is in the library already, as {}", id, e.alias);
+        }
+        return Ok(Outcome::Ok);
+    }
+    let c = super::community_cmd::client(ctx)?;
+    let f = super::community_cmd::runtime()?
+        .block_on(crate::services::protocol::fetch(&c, &data_dir, &id))
+        .with_context(|| format!("fetching protocol {id}"))?;
+    if ctx.json {
+        ctx.print_json(&f)?;
+    } else {
+        println!(
+            "installed {} as {} in {}",
+            f.installed.protocol_id,
+            f.installed.alias,
+            f.installed.dir.display()
+        );
+        println!("{}", f.next.explain(&f.installed.alias));
+    }
+    Ok(Outcome::Ok)
 }
 
 /// The library seen from this invocation: bundled, plus the data dir's

@@ -93,7 +93,11 @@ pub fn subject(ctx: &Ctx, arg: &str, allow_skeleton: bool) -> Result<Subject> {
                 }),
             });
         }
-        let program = crate::engine::external::HooksProgram::find(p, allow_skeleton)?;
+        let program = crate::engine::external::HooksProgram::find(
+            p,
+            allow_skeleton,
+            &crate::services::protocol::hooks_python(),
+        )?;
         return Ok(Subject {
             name: spec.name().unwrap_or(arg).to_owned(),
             spec,
@@ -105,13 +109,20 @@ pub fn subject(ctx: &Ctx, arg: &str, allow_skeleton: bool) -> Result<Subject> {
     } else {
         let lib = Library::open(ctx.data_dir().ok().as_deref())?;
         let e = lib.resolve(arg)?;
+        // A fetched protocol with a hooks program runs as its directory.
+        if let crate::library::Source::Installed(spec_path) = &e.source
+            && let Some(dir) = spec_path.parent()
+            && crate::services::protocol::program_file(dir).is_some()
+        {
+            return subject(ctx, &dir.display().to_string(), allow_skeleton);
+        }
         lib.load(e)?
     };
     let id = spec.protocol_id().to_owned();
     if crate::protocols::native_hooks_by_id(&id).is_none() {
         bail!(
             "no hooks for {arg}: palaver has native hooks for {}; for another protocol, put a hooks program next to its \
-             spec.json (see docs/hooks.md, or start from `palaver protocol scaffold`)",
+             spec.json (see docs/hooks.md, or start from `palaver protocol scaffold` / `palaver protocol fetch`)",
             crate::protocols::NATIVE.join(", ")
         );
     }

@@ -123,6 +123,40 @@ pub trait Store: Send + Sync {
         now: f64,
     ) -> Res<bool>;
     fn agent_stats(&self, public_key: &str) -> Res<Map>;
+    /// The ratings an agent received, newest first, at most `limit`.
+    fn agent_ratings(&self, public_key: &str, limit: usize) -> Res<Vec<Map>>;
+}
+
+/// An agent's reputation figures, as `agent-stats` shows them.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Reputation {
+    /// Closed sessions over all sessions (None before the first).
+    pub success_rate: Option<f64>,
+    /// The ratings' mean pulled towards the scale's middle (3) by two
+    /// virtual ratings, so a single 5 does not outrank many 4s; 3.0 with no
+    /// ratings.
+    pub weighted_score: f64,
+    /// How much the figures rest on: `none` (no ratings), `low` (< 5),
+    /// `medium` (< 20) or `high`.
+    pub confidence: &'static str,
+}
+
+impl Reputation {
+    pub fn of(sessions: i64, closed: i64, ratings: i64, score_sum: i64) -> Reputation {
+        const PRIOR: f64 = 3.0;
+        const PRIOR_WEIGHT: f64 = 2.0;
+        Reputation {
+            success_rate: (sessions > 0).then(|| closed as f64 / sessions as f64),
+            weighted_score: (score_sum as f64 + PRIOR * PRIOR_WEIGHT)
+                / (ratings as f64 + PRIOR_WEIGHT),
+            confidence: match ratings {
+                0 => "none",
+                1..5 => "low",
+                5..20 => "medium",
+                _ => "high",
+            },
+        }
+    }
 }
 
 /// Schema migrations, applied in order; the index is the version.
@@ -524,9 +558,55 @@ impl Store for SqliteStore {
             params![public_key],
             |r| r.get(0),
         )?;
+        let sum: i64 = db.query_row(
+            "SELECT COALESCE(SUM(score), 0) FROM ratings WHERE rated = ?1",
+            params![public_key],
+            |r| r.get(0),
+        )?;
+        let rep = Reputation::of(sessions, closed, ratings, sum);
         Ok(crate::obj! {
             "public_key" => public_key, "sessions" => sessions, "closed" => closed, "wins" => wins,
             "ratings" => ratings, "rating_average" => avg.map(Value::from).unwrap_or(Value::Null),
+            "total_sessions" => sessions, "successful_sessions" => closed,
+            "success_rate" => rep.success_rate.map(Value::from).unwrap_or(Value::Null),
+            "weighted_score" => rep.weighted_score, "confidence_level" => rep.confidence,
         })
+    }
+
+    fn agent_ratings(&self, public_key: &str, limit: usize) -> Res<Vec<Map>> {
+        let db = self.db();
+        let mut q = db.prepare(
+            "SELECT session_id, rater, score, comment, created_at FROM ratings WHERE rated = ?1 \
+             ORDER BY created_at DESC, session_id LIMIT ?2",
+        )?;
+        let rows = q.query_map(params![public_key, limit as i64], |r| {
+            Ok(crate::obj! {
+                "session_id" => r.get::<_, String>(0)?, "rater_public_key" => r.get::<_, String>(1)?,
+                "score" => r.get::<_, i64>(2)?, "comment" => r.get::<_, String>(3)?,
+                "created_at" => r.get::<_, f64>(4)?,
+            })
+        })?;
+        Ok(rows.collect::<Result<Vec<_>, _>>()?)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Reputation;
+
+    #[test]
+    fn reputation_shrinks_few_ratings_towards_the_middle() {
+        let none = Reputation::of(0, 0, 0, 0);
+        assert_eq!(none.success_rate, None);
+        assert_eq!(none.weighted_score, 3.0);
+        assert_eq!(none.confidence, "none");
+        let one_five = Reputation::of(4, 3, 1, 5);
+        assert_eq!(one_five.success_rate, Some(0.75));
+        assert!((one_five.weighted_score - 11.0 / 3.0).abs() < 1e-9);
+        assert_eq!(one_five.confidence, "low");
+        let many_fours = Reputation::of(30, 30, 20, 80);
+        assert!(many_fours.weighted_score > one_five.weighted_score);
+        assert_eq!(many_fours.confidence, "high");
+        assert_eq!(Reputation::of(9, 9, 5, 25).confidence, "medium");
     }
 }

@@ -20,10 +20,12 @@ use crate::json::{self, Map, Value};
 use crate::obj;
 use anyhow::{Context, Result, bail};
 use async_trait::async_trait;
+use std::collections::VecDeque;
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
-use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader};
+use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
 use tokio::process::{Child, ChildStdin, ChildStdout};
 
 /// The sidecar file `protocol scaffold` writes next to generated hooks.
@@ -33,13 +35,46 @@ pub const SIDECAR: &str = ".palaver-hooks.json";
 /// reference client's).
 const SKELETON_FLAGS: [&str; 2] = ["PALAVER_SKELETON", "AIGENORA_SKELETON"];
 
+/// The program palaver ships to run a `hooks.py` written on the reference
+/// client's SDK (`class Hooks(ProtocolHooks)`) as a hooks program: it
+/// loads the module in a Python that has the `aigenora` package and
+/// answers palaver's hooks contract with the module's `proto_*` methods.
+pub const AIGENORA_BRIDGE: &str = include_str!("../../assets/hooks/aigenora_bridge.py");
+
+/// The reference client's skeleton sidecar, recognised beside palaver's.
+const REFERENCE_SIDECAR: &str = ".aigenora-hooks.json";
+
+/// Is this hooks.py written on the reference client's SDK?
+pub fn is_reference_hooks(text: &str) -> bool {
+    text.contains("ProtocolHooks") && text.contains("aigenora")
+}
+
+/// The bridge as a file (tracebacks then name real lines): written once
+/// per bridge version under the temp dir, atomically.
+fn bridge_file() -> Result<PathBuf> {
+    let hash = canonical::sha256_hex(AIGENORA_BRIDGE);
+    let dir = std::env::temp_dir().join("palaver-hooks-bridge");
+    let path = dir.join(format!("aigenora_bridge-{}.py", &hash[..16]));
+    let current = std::fs::read(&path).is_ok_and(|b| b == AIGENORA_BRIDGE.as_bytes());
+    if !current {
+        crate::fsutil::write_atomic(&path, AIGENORA_BRIDGE.as_bytes())
+            .with_context(|| format!("writing the hooks bridge to {}", path.display()))?;
+    }
+    Ok(path)
+}
+
 /// How to start a protocol directory's hooks program.
 #[derive(Debug, Clone)]
 pub struct HooksProgram {
     pub dir: PathBuf,
     pub command: Vec<String>,
     pub timeout: Duration,
+    /// Environment set for the program (the skeleton bypass, for one).
+    pub env: Vec<(String, String)>,
 }
+
+/// How many of the program's last stderr lines are kept for error reports.
+const STDERR_LINES: usize = 20;
 
 /// Hook methods named in a skeleton as not implemented yet, or None when
 /// the file is not a pristine skeleton.
@@ -71,29 +106,32 @@ pub fn skeleton_status(dir: &Path, file: &Path) -> Option<Vec<String>> {
             })
         })
     });
-    let unchanged = sidecar_says_unchanged(dir, file, &text);
+    let unchanged = sidecar_says_unchanged(dir, &text);
     (flagged || unchanged || !missing.is_empty()).then_some(missing)
 }
 
-fn sidecar_says_unchanged(dir: &Path, file: &Path, text: &str) -> bool {
-    let Ok(side) = crate::spec::read_json_file(&dir.join(SIDECAR)) else {
-        return false;
-    };
+/// Does palaver's or the reference's sidecar say `text` is the generated
+/// skeleton, for the spec as it is now?
+fn sidecar_says_unchanged(dir: &Path, text: &str) -> bool {
     let spec_bytes = std::fs::read(dir.join("spec.json")).unwrap_or_default();
-    let same_hooks = side.get("skeleton_hash").and_then(Value::as_str)
-        == Some(canonical::sha256_hex(text).as_str());
-    let same_spec = side.get("spec_hash").and_then(Value::as_str)
-        == Some(canonical::sha256_hex(&spec_bytes).as_str());
-    let _ = file;
-    same_hooks && same_spec
+    let hooks_hash = canonical::sha256_hex(text);
+    let spec_hash = canonical::sha256_hex(&spec_bytes);
+    [SIDECAR, REFERENCE_SIDECAR].iter().any(|name| {
+        crate::spec::read_json_file(&dir.join(name)).is_ok_and(|side| {
+            side.get("skeleton_hash").and_then(Value::as_str) == Some(hooks_hash.as_str())
+                && side.get("spec_hash").and_then(Value::as_str) == Some(spec_hash.as_str())
+        })
+    })
 }
 
 impl HooksProgram {
     /// Finds the hooks program of a protocol directory: the sidecar's
     /// `command`, else an executable `hooks`, else `hooks.py` run with
-    /// `python3` (`PALAVER_PYTHON` overrides). A pristine skeleton is refused
-    /// unless `allow_skeleton`.
-    pub fn find(dir: &Path, allow_skeleton: bool) -> Result<HooksProgram> {
+    /// `python3` (`PALAVER_PYTHON` overrides) — or, when that hooks.py is
+    /// written on the reference client's SDK, the bridge run with
+    /// `bridge_python`. A pristine skeleton is refused unless
+    /// `allow_skeleton`.
+    pub fn find(dir: &Path, allow_skeleton: bool, bridge_python: &str) -> Result<HooksProgram> {
         let timeout = match std::env::var("PALAVER_HOOK_TIMEOUT") {
             Ok(v) => crate::limits::HOOK_TIMEOUT.parse(&v)?,
             Err(_) => Duration::from_secs(10),
@@ -130,6 +168,23 @@ impl HooksProgram {
                 dir.display()
             );
         };
+        // A hooks.py written on the reference client's SDK runs through the
+        // bridge, also where a scaffold's sidecar still names it (a user who
+        // dropped the reference's hooks.py over palaver's scaffold).
+        let command = match &file {
+            Some(f) if f.file_name().is_some_and(|n| n == "hooks.py") => {
+                let text = std::fs::read_to_string(f)
+                    .with_context(|| format!("reading {}", f.display()))?;
+                if is_reference_hooks(&text) {
+                    let abs = std::path::absolute(dir).unwrap_or_else(|_| dir.to_owned());
+                    let bridge = bridge_file()?.display().to_string();
+                    vec![bridge_python.to_owned(), bridge, abs.display().to_string()]
+                } else {
+                    command
+                }
+            }
+            _ => command,
+        };
         if let Some(f) = &file
             && !allow_skeleton
             && let Some(missing) = skeleton_status(dir, f)
@@ -145,10 +200,18 @@ impl HooksProgram {
                 f.display()
             );
         }
+        // A bridge or program that checks for skeletons itself is told the
+        // user's --allow-skeleton-hooks too.
+        let env = if allow_skeleton {
+            vec![("PALAVER_ALLOW_SKELETON_HOOKS".to_owned(), "1".to_owned())]
+        } else {
+            Vec::new()
+        };
         Ok(HooksProgram {
             dir: dir.to_owned(),
             command,
             timeout,
+            env,
         })
     }
 
@@ -157,6 +220,7 @@ impl HooksProgram {
         let mut child = tokio::process::Command::new(&self.command[0])
             .args(&self.command[1..])
             .current_dir(&self.dir)
+            .envs(self.env.iter().map(|(k, v)| (k, v)))
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
@@ -165,13 +229,43 @@ impl HooksProgram {
             .with_context(|| format!("starting the hooks program `{}`", self.command.join(" ")))?;
         let stdin = child.stdin.take().context("hooks stdin")?;
         let stdout = BufReader::new(child.stdout.take().context("hooks stdout")?);
+        // stderr is read all along (a chatty program must never block on a
+        // full pipe); its last lines are kept for the error report.
+        let stderr = Arc::new(Mutex::new(VecDeque::with_capacity(STDERR_LINES)));
+        if let Some(err) = child.stderr.take() {
+            let keep = stderr.clone();
+            tokio::spawn(async move {
+                let mut lines = BufReader::new(err);
+                let mut buf = Vec::new();
+                while let Ok(n) = lines.read_until(b'\n', &mut buf).await {
+                    if n == 0 {
+                        break;
+                    }
+                    let line = String::from_utf8_lossy(&buf).trim_end().to_owned();
+                    buf.clear();
+                    if line.is_empty() {
+                        continue;
+                    }
+                    let mut q = keep
+                        .lock()
+                        .unwrap_or_else(std::sync::PoisonError::into_inner);
+                    if q.len() == STDERR_LINES {
+                        q.pop_front();
+                    }
+                    // One line is at most 1 KiB in a report.
+                    q.push_back(line.chars().take(1024).collect());
+                }
+            });
+        }
         Ok(ExternalHooks {
             child,
             stdin,
             stdout,
+            stderr,
             next_id: 0,
             timeout: self.timeout,
             describe: None,
+            described_yet: false,
             dead: None,
         })
     }
@@ -182,23 +276,34 @@ pub struct ExternalHooks {
     child: Child,
     stdin: ChildStdin,
     stdout: BufReader<ChildStdout>,
+    /// The last lines of the program's stderr.
+    stderr: Arc<Mutex<VecDeque<String>>>,
     next_id: i64,
     timeout: Duration,
     /// The program's answer to `describe`.
     describe: Option<Map>,
+    /// Has `describe` been asked (its answer may be None)?
+    described_yet: bool,
     /// Why the program can no longer be used.
     dead: Option<String>,
 }
 
 impl ExternalHooks {
+    /// The last three stderr lines, once the program has had a moment to
+    /// write its last words (it may be exiting).
     async fn stderr_tail(&mut self) -> String {
-        let mut buf = String::new();
-        if let Some(mut e) = self.child.stderr.take() {
-            let _ =
-                tokio::time::timeout(Duration::from_millis(200), e.read_to_string(&mut buf)).await;
-        }
-        let tail: Vec<&str> = buf.lines().rev().take(3).collect();
-        tail.into_iter().rev().collect::<Vec<_>>().join(" | ")
+        let _ = tokio::time::timeout(Duration::from_millis(200), self.child.wait()).await;
+        tokio::time::sleep(Duration::from_millis(20)).await;
+        let q = self
+            .stderr
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        let n = q.len();
+        q.iter()
+            .skip(n.saturating_sub(3))
+            .cloned()
+            .collect::<Vec<_>>()
+            .join(" | ")
     }
 
     async fn fail(&mut self, why: String) -> HookError {
@@ -430,6 +535,15 @@ impl ExternalHooks {
         }
     }
 
+    /// `describe` is optional: a program may answer it with an error.
+    async fn describe_call(&mut self, ctx: Option<&Ctx>) -> Result<Option<Map>, HookError> {
+        match self.call(ctx, "describe", Map::new()).await {
+            Ok(d) => Ok(d.as_object().cloned()),
+            Err(HookError::Invalid(_)) => Ok(None),
+            Err(e) => Err(e),
+        }
+    }
+
     fn described<'a>(&'a self, key: &str) -> Option<&'a Value> {
         self.describe.as_ref().and_then(|d| d.get(key))
     }
@@ -493,13 +607,29 @@ impl Hooks for ExternalHooks {
         }
     }
 
+    async fn prepare(&mut self) -> Result<(), HookError> {
+        if !self.described_yet {
+            self.describe = self.describe_call(None).await?;
+            self.described_yet = true;
+        }
+        Ok(())
+    }
+
     async fn init(&mut self, ctx: &Ctx) -> Result<(), HookError> {
-        // `describe` is optional: a program may answer it with an error.
-        self.describe = match self.call(Some(ctx), "describe", Map::new()).await {
-            Ok(d) => d.as_object().cloned(),
-            Err(HookError::Invalid(_)) => None,
-            Err(e) => return Err(e),
-        };
+        if !self.described_yet {
+            self.describe = self.describe_call(Some(ctx)).await?;
+            self.described_yet = true;
+        }
+        // A protocol that sleeps inside a hook on purpose (a round delay, up
+        // to the 300 s the limits allow) gets that long on top of the timeout.
+        if let Some(delay) = ctx
+            .options
+            .get("round_delay_seconds")
+            .and_then(Value::as_f64)
+            .filter(|d| d.is_finite() && (0.0..=300.0).contains(d))
+        {
+            self.timeout += Duration::from_secs_f64(delay);
+        }
         let args = obj! { "role" => ctx.role.as_str(), "control_mode" => ctx.control_mode.as_str(), "options" => ctx.options.clone() };
         self.call(Some(ctx), "init", args).await.map(|_| ())
     }

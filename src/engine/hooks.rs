@@ -150,8 +150,16 @@ pub trait Hooks: Send + Sync {
         None
     }
 
-    /// Invitation metadata for a host (after `init`).
+    /// Invitation metadata for a host (after [`Hooks::prepare`]).
     fn host_metadata(&self) -> HostMetadata;
+
+    /// Gets ready to answer [`Hooks::host_metadata`] and the other
+    /// descriptive calls before a session starts (a host calls it before
+    /// posting its invitation). Native hooks know this already; a hooks
+    /// program is asked `describe` here.
+    async fn prepare(&mut self) -> Result<(), HookError> {
+        Ok(())
+    }
 
     /// First call of a session; reads options, may ask for setup decisions.
     async fn init(&mut self, ctx: &Ctx) -> Result<(), HookError>;

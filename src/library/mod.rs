@@ -352,6 +352,112 @@ impl Library {
     }
 }
 
+/// A spec installed into a data dir's library by [`install_spec`].
+#[derive(Debug, Clone, Serialize)]
+pub struct Installed {
+    pub protocol_id: String,
+    pub alias: String,
+    /// The protocol directory (spec.json inside).
+    pub dir: PathBuf,
+    /// False when the library held this protocol already (nothing written).
+    pub new: bool,
+}
+
+/// The alias of a protocol installed from elsewhere: its family (else its
+/// name, in lower case with dashes) and the first 8 hex digits of its id,
+/// e.g. `rps@2d485400` — never one of the bundled aliases, and unique to
+/// the contract.
+pub fn fetched_alias(spec: &Spec, id: &str) -> String {
+    let base = spec
+        .get("family")
+        .and_then(Value::as_str)
+        .filter(|f| !f.trim().is_empty())
+        .or(spec.name())
+        .unwrap_or("protocol");
+    let mut slug = String::new();
+    for c in base.trim().chars() {
+        if c.is_alphanumeric() || c == '-' || c == '_' || c == '.' {
+            slug.extend(c.to_lowercase());
+        } else if !slug.ends_with('-') {
+            slug.push('-');
+        }
+    }
+    let slug: String = slug.trim_matches('-').chars().take(40).collect();
+    let slug = if slug.is_empty() {
+        "protocol".to_owned()
+    } else {
+        slug
+    };
+    format!("{slug}@{}", &id[..id.len().min(8)])
+}
+
+/// Installs a spec (its exact text) into `<data_dir>/protocols/` under its
+/// protocol_id, in the reference layout, and lists it in the index (the
+/// bundled entries are installed first when the library is new) under
+/// [`fetched_alias`]. Installing a protocol the library has already changes
+/// nothing.
+pub fn install_spec(data_dir: &Path, text: &str) -> Result<Installed, LibraryError> {
+    let spec = Spec::from_json_str(text)?;
+    let id = spec.protocol_id().to_owned();
+    let lib = Library::open(Some(data_dir))?;
+    let root = install_bundled(data_dir)?;
+    if let Some(e) = lib.entries().iter().find(|e| e.protocol_id == id) {
+        let dir = match &e.source {
+            Source::Installed(p) => p.parent().map(Path::to_owned).unwrap_or_default(),
+            Source::Bundled => root.join(&e.path),
+        };
+        return Ok(Installed {
+            protocol_id: id,
+            alias: e.alias.clone(),
+            dir,
+            new: false,
+        });
+    }
+    let rel = layout_path(&id);
+    let dir = root.join(&rel);
+    let spec_path = dir.join("spec.json");
+    crate::fsutil::write_atomic(&spec_path, text.as_bytes()).map_err(|err| {
+        LibraryError::Write {
+            path: spec_path.clone(),
+            err,
+        }
+    })?;
+    let name = spec.name().unwrap_or(&id[..id.len().min(8)]).to_owned();
+    let alias = fetched_alias(&spec, &id);
+    let field = |k: &str| spec.get(k).cloned().unwrap_or(Value::Null);
+    let entry = crate::obj! {
+        "alias" => alias.as_str(), "name" => name.as_str(),
+        "description" => field("description"), "type" => field("type"),
+        "protocol_id" => id.as_str(), "path" => rel.as_str(), "status" => "active",
+        "created_reason" => "fetched from a community server",
+    };
+    let index_path = root.join("index.json");
+    let mut index = crate::spec::read_json_file(&index_path)?;
+    let Some(Value::Array(list)) = index.as_object_mut().and_then(|m| m.get_mut("protocols"))
+    else {
+        return Err(LibraryError::Index(format!(
+            "{}: expected an object with a `protocols` array",
+            index_path.display()
+        )));
+    };
+    list.push(Value::Object(entry));
+    let mut out =
+        serde_json::to_string_pretty(&index).map_err(|e| LibraryError::Index(e.to_string()))?;
+    out.push('\n');
+    crate::fsutil::write_atomic(&index_path, out.as_bytes()).map_err(|err| {
+        LibraryError::Write {
+            path: index_path.clone(),
+            err,
+        }
+    })?;
+    Ok(Installed {
+        protocol_id: id,
+        alias,
+        dir,
+        new: true,
+    })
+}
+
 /// Installs the bundled protocols into `<data_dir>/protocols/` in the
 /// reference layout, writing only what is missing (each file atomically) and
 /// merging the bundled entries into an existing index. Returns the library

@@ -2,8 +2,10 @@
 //! control modes into sessions. No UI, no command-line parsing.
 
 pub mod adversarial;
+pub mod doctor;
 pub mod house;
 pub mod local;
+pub mod protocol;
 pub mod remote;
 pub mod run;
 pub mod server;

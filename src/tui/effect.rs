@@ -54,22 +54,14 @@ impl From<MarketTask> for Effect {
 /// Work of the sessions screen.
 pub enum SessionTask {
     /// List the sessions in the data dir.
-    Scan {
-        data_dir: PathBuf,
-    },
-    ListInvitations {
-        client: Client,
-    },
+    Scan { data_dir: PathBuf },
+    /// List the open invitations, each with its host's reputation and
+    /// whether its protocol is in the data dir's library.
+    ListInvitations { client: Client, data_dir: PathBuf },
     /// Withdraw an invitation this console does not host (any more).
-    CancelInvitation {
-        client: Client,
-        post_id: String,
-    },
+    CancelInvitation { client: Client, post_id: String },
     /// Follow a session's files (replaces the one followed before).
-    Watch {
-        dir: StateDir,
-        generation: u64,
-    },
+    Watch { dir: StateDir, generation: u64 },
     /// Read feed rows `[start, start + count)` back from events.jsonl.
     LoadPage {
         events: PathBuf,
@@ -84,15 +76,9 @@ pub enum SessionTask {
         needle: String,
     },
     /// Write a decision the way `palaver session decide` does.
-    Decide {
-        child: PathBuf,
-        body: Map,
-    },
+    Decide { child: PathBuf, body: Map },
     /// Append a free-mode chat line to the engine's inbox.
-    Chat {
-        child: PathBuf,
-        body: Map,
-    },
+    Chat { child: PathBuf, body: Map },
     /// Save (or merge) strategy.json.
     Strategy {
         child: PathBuf,

@@ -196,6 +196,30 @@ pub fn finish_status(
     }
 }
 
+/// Accepts how an `aigenora host` process ended: success, or the one known
+/// crash of aigenora 0.1.4 — SIGSEGV inside python iroh's endpoint shutdown
+/// after it printed "done" (docs/compatibility.md) — and that only once
+/// `closed()` says the server holds the session closed. Anything else fails.
+pub fn reference_host_ended(
+    status: std::process::ExitStatus,
+    what: &str,
+    seen: &str,
+    closed: impl FnOnce() -> bool,
+) {
+    use std::os::unix::process::ExitStatusExt;
+    assert!(seen.lines().any(|l| l.trim() == "done"), "{seen}");
+    if status.success() {
+        return;
+    }
+    assert_eq!(
+        status.signal(),
+        Some(11),
+        "{what} exited with {status}:\n{seen}"
+    );
+    assert!(closed(), "{what} crashed before the session closed");
+    eprintln!("note: {what} crashed in its iroh shutdown after finishing (SIGSEGV)");
+}
+
 /// The winner in palaver's `completed: completed, winner: …` line.
 pub fn winner_line(out: &str) -> String {
     out.lines()

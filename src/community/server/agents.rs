@@ -1,6 +1,7 @@
-//! Registration (challenge, proof of work, signature) and agent stats.
+//! Registration (challenge, proof of work, signature), agent stats and
+//! the ratings an agent received.
 
-use super::{AppState, Id, Reply, Req, err, need, now_f, reply};
+use super::{AppState, Id, Reply, Req, err, need, now_f, query, reply};
 use crate::community::store::Agent;
 use crate::identity::verify;
 use crate::json::Value;
@@ -146,4 +147,43 @@ pub(super) async fn agent_stats(State(st): State<Arc<AppState>>, Id(id): Id, _: 
     stats.insert("nickname", Value::from(agent.nickname));
     stats.insert("agent_id", Value::from(agent.agent_id));
     reply(StatusCode::OK, Value::Object(stats))
+}
+
+/// The ratings an agent received, newest first (`?limit=`, 1–100, 50 by
+/// default), with their count and mean.
+pub(super) async fn agent_ratings(
+    State(st): State<Arc<AppState>>,
+    Id(id): Id,
+    u: axum::http::Uri,
+    _: Req,
+) -> Reply {
+    let agent = st
+        .store
+        .agent(&id)?
+        .ok_or_else(|| err(StatusCode::NOT_FOUND, "not_found", format!("no agent {id}")))?;
+    let limit = match query(&u).get("limit") {
+        None => 50,
+        Some(v) => v
+            .parse::<usize>()
+            .ok()
+            .filter(|n| (1..=100).contains(n))
+            .ok_or_else(|| {
+                err(
+                    StatusCode::BAD_REQUEST,
+                    "bad_limit",
+                    "limit must be an integer from 1 to 100",
+                )
+            })?,
+    };
+    let stats = st.store.agent_stats(&agent.public_key)?;
+    let results = st.store.agent_ratings(&agent.public_key, limit)?;
+    reply(
+        StatusCode::OK,
+        Value::Object(obj! {
+            "agent_id" => agent.agent_id, "public_key" => agent.public_key, "nickname" => agent.nickname,
+            "count" => stats.get("ratings").cloned().unwrap_or(Value::from(0)),
+            "average" => stats.get("rating_average").cloned().unwrap_or(Value::Null),
+            "results" => results.into_iter().map(Value::Object).collect::<Vec<_>>(),
+        }),
+    )
 }

@@ -17,7 +17,7 @@ use crate::json::{self, Map, Value};
 use crate::obj;
 use crate::web::auth::{self, MAX_SKEW};
 use crate::web::{buffer_body, closing, json_response};
-use agents::{agent_stats, challenge, register};
+use agents::{agent_ratings, agent_stats, challenge, register};
 use axum::Router;
 use axum::extract::{FromRequestParts, Path, State};
 use axum::http::{HeaderMap, Method, StatusCode, Uri, request::Parts};
@@ -413,7 +413,8 @@ pub fn routes(
         )
         .route("/api/v1/feedback", post(feedback))
         .route("/api/v1/ratings", post(rating))
-        .route("/api/v1/agents/{id}/stats", get(agent_stats));
+        .route("/api/v1/agents/{id}/stats", get(agent_stats))
+        .route("/api/v1/agents/{id}/ratings", get(agent_ratings));
     for (path, handler) in signed {
         let handler = handler.clone();
         community = community.route(

@@ -105,6 +105,9 @@ pub enum Progress {
     Established { session_id: String },
     /// The session is written to this state dir (only with a data dir).
     StateDir { parent: PathBuf, child: PathBuf },
+    /// The invitation's protocol was not in the library: it was fetched
+    /// from the server, checked against its id and installed.
+    Fetched(Box<super::protocol::Fetched>),
     /// Something failed that does not stop the session (renewals, settling
     /// on the server, withdrawing an invitation).
     Warning(String),
@@ -251,7 +254,7 @@ async fn host_on<C: Future<Output = ()>>(
 ) -> Result<Finished, RemoteError> {
     let HostPlan {
         spec,
-        hooks,
+        mut hooks,
         message,
         options,
         mode,
@@ -268,16 +271,35 @@ async fn host_on<C: Future<Output = ()>>(
     let pid = spec.protocol_id().to_owned();
     let keys = client.keys();
     let binding = auth::transport_binding_canonical(&keys.public_key, "iroh", &ticket, Some(&pid));
-    let message = if message.is_empty() {
-        spec.name().unwrap_or(&pid).to_owned()
-    } else {
+    // The invitation shows the hooks' own name, tags and type, as the
+    // reference's does.
+    hooks.prepare().await.map_err(|e| {
+        RemoteError::Protocol(format!("the protocol's hooks cannot describe it: {e}"))
+    })?;
+    let meta = hooks.host_metadata();
+    let message = if !message.is_empty() {
         message
+    } else if !meta.display_name.is_empty() {
+        meta.display_name.clone()
+    } else {
+        spec.name().unwrap_or(&pid).to_owned()
+    };
+    let tags: Vec<Value> = meta
+        .tags
+        .split(',')
+        .map(str::trim)
+        .filter(|t| !t.is_empty())
+        .map(Value::from)
+        .collect();
+    let kind = match meta.invite_type.as_str() {
+        k @ ("supply" | "demand" | "chat") => k.to_owned(),
+        _ => "supply".to_owned(),
     };
     let mut body = obj! {
-        "message" => message, "tags" => Value::Array(vec![]), "iroh_ticket" => ticket.as_str(), "transport" => "iroh",
+        "message" => message, "tags" => Value::Array(tags), "iroh_ticket" => ticket.as_str(), "transport" => "iroh",
         "transport_info" => Value::Object(obj! { "version" => 1, "endpoint_id" => keys.public_key.as_str(), "ticket" => ticket.as_str() }),
         "transport_binding_signature" => keys.sign(binding.as_bytes()), "protocol_id" => pid.as_str(),
-        "host_control_mode" => mode.as_str(), "type" => "supply",
+        "host_control_mode" => mode.as_str(), "type" => kind,
     };
     if !options.is_empty() {
         body.insert("options", Value::Object(options.clone()));
@@ -498,6 +520,20 @@ pub async fn join(
         return Err(RemoteError::Invitation(format!(
             "invitation {post}: the transport binding is not signed by the host's key: refusing it (possible man in the middle)"
         )));
+    }
+    if let Some(dir) = &plan.data_dir
+        && crate::library::Library::open(Some(dir))
+            .map(|lib| lib.resolve(&pid).is_err())
+            .unwrap_or(false)
+    {
+        let f = super::protocol::fetch(client, dir, &pid)
+            .await
+            .map_err(|e| {
+                RemoteError::Protocol(format!(
+                    "protocol {pid} of invitation {post} is not in the library and could not be fetched: {e}"
+                ))
+            })?;
+        progress(Progress::Fetched(Box::new(f)));
     }
     let (spec, hooks) = resolve(&pid).map_err(|e| {
         RemoteError::Protocol(format!(

@@ -116,7 +116,7 @@ pub struct JoinDialog {
 
 impl JoinDialog {
     pub fn draw(&self, f: &mut Frame, area: Rect, theme: &Theme, spec: Option<&Spec>) {
-        let r = centered(area, 64, 11);
+        let r = centered(area, 64, 12);
         f.render_widget(Clear, r);
         let b = frame("Join", theme);
         let inner = b.inner(r);
@@ -134,7 +134,16 @@ impl JoinDialog {
                 format!("options: {}", i.options_line()),
                 theme.muted(),
             )),
-            Line::from(""),
+            match (&i.host, i.installed) {
+                (_, false) => Line::from(Span::styled(
+                    "not installed here: Enter fetches it from the server",
+                    theme.fg(Slot::Warn),
+                )),
+                (Some(h), true) => {
+                    Line::from(Span::styled(format!("host: {}", h.line()), theme.muted()))
+                }
+                (None, true) => Line::from(""),
+            },
             Line::from(
                 [
                     vec![Span::styled("play as ", theme.text())],

@@ -50,20 +50,30 @@ fn matches(q: &str, hay: &[&str]) -> bool {
     }
 }
 
-/// Invitations the query lets through.
+/// Invitations the query lets through; its words also match tags (`rps`,
+/// or `#rps` for a tag only).
 pub fn filter_invitations<'a>(all: &'a [Invitation], q: &str) -> Vec<&'a Invitation> {
     all.iter()
         .filter(|i| {
-            matches(
-                q,
-                &[
-                    &i.alias,
-                    &i.protocol_name,
-                    &i.nickname,
-                    &i.message,
-                    &i.host_control_mode,
-                ],
-            )
+            let (tag_words, words): (Vec<&str>, Vec<&str>) =
+                q.split_whitespace().partition(|w| w.starts_with('#'));
+            let tags_ok = tag_words.iter().all(|t| {
+                let t = t.trim_start_matches('#').to_lowercase();
+                t.is_empty() || i.tags.iter().any(|have| have.to_lowercase() == t)
+            });
+            let tags = i.tags.join(" ");
+            tags_ok
+                && matches(
+                    &words.join(" "),
+                    &[
+                        &i.alias,
+                        &i.protocol_name,
+                        &i.nickname,
+                        &i.message,
+                        &i.host_control_mode,
+                        &tags,
+                    ],
+                )
         })
         .collect()
 }
@@ -160,8 +170,19 @@ pub fn draw_invitations(
                     detail.chars().take(w.max(20)).collect::<String>(),
                     theme.fg(Slot::Error),
                 )));
+            } else if !i.installed {
+                let detail = "  protocol not installed here: Enter fetches it".to_owned();
+                lines.push(Line::from(Span::styled(
+                    detail.chars().take(w.max(20)).collect::<String>(),
+                    theme.fg(Slot::Warn),
+                )));
             } else if w >= 40 {
-                let detail = format!("  {} · {}", i.host_control_mode, i.options_line());
+                let host = i
+                    .host
+                    .as_ref()
+                    .map(|h| format!("{} · ", h.line()))
+                    .unwrap_or_default();
+                let detail = format!("  {host}{} · {}", i.host_control_mode, i.options_line());
                 lines.push(Line::from(Span::styled(
                     detail.chars().take(w).collect::<String>(),
                     theme.muted(),

@@ -21,6 +21,46 @@ pub struct Invitation {
     pub created_at: f64,
     /// Why palaver cannot join it (options it cannot honour), if so.
     pub unjoinable: Option<String>,
+    pub tags: Vec<String>,
+    /// Is its protocol in the library? (Joining fetches it when not.)
+    pub installed: bool,
+    /// The host's reputation on the server, when it has one.
+    pub host: Option<HostStats>,
+}
+
+/// A host's reputation, as `/api/v1/agents/{key}/stats` tells it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct HostStats {
+    pub rating_average: Option<f64>,
+    pub ratings: i64,
+    pub sessions: i64,
+}
+
+impl HostStats {
+    pub fn from_json(v: &Value) -> HostStats {
+        let int = |k: &str| v.get(k).and_then(Value::as_i64).unwrap_or(0);
+        HostStats {
+            rating_average: v.get("rating_average").and_then(Value::as_f64),
+            ratings: int("ratings"),
+            sessions: v
+                .get("total_sessions")
+                .or_else(|| v.get("sessions"))
+                .and_then(Value::as_i64)
+                .unwrap_or(0),
+        }
+    }
+
+    /// `★4.2 (7) · 12 games`, or `unrated · 3 games`.
+    pub fn line(&self) -> String {
+        let games = match self.sessions {
+            1 => "1 game".to_owned(),
+            n => format!("{n} games"),
+        };
+        match self.rating_average {
+            Some(a) if self.ratings > 0 => format!("★{a:.1} ({}) · {games}", self.ratings),
+            _ => format!("unrated · {games}"),
+        }
+    }
 }
 
 fn text(m: &Map, k: &str) -> String {
@@ -61,6 +101,21 @@ impl Invitation {
             host_control_mode: text(m, "host_control_mode"),
             created_at: num(m, "created_at"),
             unjoinable: crate::services::remote::unjoinable(m),
+            tags: match m.get("tags") {
+                Some(Value::Array(a)) => a
+                    .iter()
+                    .filter_map(Value::as_str)
+                    .map(str::to_owned)
+                    .collect(),
+                Some(Value::String(s)) => s
+                    .split(',')
+                    .map(|t| t.trim().to_owned())
+                    .filter(|t| !t.is_empty())
+                    .collect(),
+                _ => Vec::new(),
+            },
+            installed: entry.is_some(),
+            host: None,
         })
     }
 

@@ -29,7 +29,7 @@ pub(super) fn start(
     let tx = tx.clone();
     match t {
         SessionTask::Scan { data_dir } => scan(data_dir, tx),
-        SessionTask::ListInvitations { client } => list_invitations(client, tx),
+        SessionTask::ListInvitations { client, data_dir } => list_invitations(client, data_dir, tx),
         SessionTask::CancelInvitation { client, post_id } => cancel_invitation(client, post_id, tx),
         SessionTask::Watch { dir, generation } => return Some(follow(dir, generation, tx)),
         SessionTask::LoadPage {
@@ -65,14 +65,58 @@ pub(super) fn start(
     None
 }
 
-fn list_invitations(client: Client, tx: UnboundedSender<Report>) {
+/// Lists the invitations; marks those whose protocol is not in the
+/// library (joining fetches it) and adds each host's rating and games from
+/// the server (a host the server has no stats for shows none).
+fn list_invitations(client: Client, data_dir: PathBuf, tx: UnboundedSender<Report>) {
     tokio::spawn(async move {
-        let r = client
+        let mut list = match client
             .call("GET", "/api/v1/invitations?limit=200", None, &[200])
             .await
-            .map(|v| parse_invitations(&v))
-            .map_err(|e| e.to_string());
-        let _ = tx.send(Report::Invitations(r));
+        {
+            Ok(v) => parse_invitations(&v),
+            Err(e) => {
+                let _ = tx.send(Report::Invitations(Err(e.to_string())));
+                return;
+            }
+        };
+        if let Ok(lib) = crate::library::Library::open(Some(&data_dir)) {
+            for i in &mut list {
+                if let Ok(e) = lib.resolve(&i.protocol_id) {
+                    i.alias = e.alias.clone();
+                    i.protocol_name = e.name.clone();
+                    i.installed = true;
+                } else {
+                    i.installed = false;
+                }
+            }
+        }
+        let mut hosts: Vec<String> = list.iter().map(|i| i.public_key.clone()).collect();
+        hosts.sort();
+        hosts.dedup();
+        hosts.truncate(64);
+        let asks = hosts.into_iter().map(|pk| {
+            let client = client.clone();
+            async move {
+                let path = format!("/api/v1/agents/{pk}/stats");
+                let stats =
+                    tokio::time::timeout(Duration::from_secs(5), client.raw("GET", &path, None))
+                        .await
+                        .ok()
+                        .and_then(Result::ok)
+                        .filter(|(status, _)| *status == 200)
+                        .map(|(_, v)| crate::tui::report::rows::HostStats::from_json(&v));
+                (pk, stats)
+            }
+        });
+        let stats = futures_util::future::join_all(asks).await;
+        for i in &mut list {
+            i.host = stats
+                .iter()
+                .find(|(pk, _)| *pk == i.public_key)
+                .and_then(|(_, s)| s.clone());
+        }
+        let _ = tx.send(Report::Invitations(Ok(list)));
     });
 }
 
@@ -203,6 +247,11 @@ fn progress_line(p: &Progress) -> Option<String> {
                 session_id.chars().take(12).collect::<String>()
             )
         }
+        Progress::Fetched(f) => format!(
+            "fetched protocol {}: {}",
+            f.installed.alias,
+            f.next.explain(&f.installed.alias)
+        ),
         Progress::Warning(w) => format!("warning: {w}"),
         Progress::StateDir { .. } => return None,
     })
@@ -264,14 +313,8 @@ fn join(
     tokio::spawn(async move {
         let plan = JoinPlan::new(post_id, mode, c.peer.clone(), Some(data_dir.clone()));
         let resolve = |pid: &str| -> Result<(Spec, Box<dyn crate::engine::Hooks>), String> {
-            let lib = crate::library::Library::open(Some(&data_dir)).map_err(|e| e.to_string())?;
-            let entry = lib
-                .resolve(pid)
-                .map_err(|e| format!("protocol {pid}: {e} (install it to join)"))?;
-            let spec = lib.load(entry).map_err(|e| e.to_string())?;
-            let hooks = crate::protocols::native_hooks(&spec)
-                .ok_or_else(|| format!("{} has no native hooks in palaver", entry.alias))?;
-            Ok((spec, hooks))
+            crate::services::protocol::hooks_for(Some(&data_dir), pid, false)
+                .map_err(|e| e.to_string())
         };
         let report = reporter(tx.clone());
         let never = tokio::sync::watch::channel(false).1;

@@ -93,6 +93,7 @@ impl SessionsView {
             fx.push(
                 SessionTask::ListInvitations {
                     client: c.client.clone(),
+                    data_dir: env.data_dir.to_owned(),
                 }
                 .into(),
             );
