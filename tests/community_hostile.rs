@@ -255,6 +255,73 @@ const ROUTES: &[Route] = &[
     read("/api/v1/agents/{id}/ratings", Signed, &[ID, query("limit")]),
     write(
         "POST",
+        "/api/v1/groups",
+        &[
+            body("post_id", false, true),
+            body("min_participants", false, true),
+            body("max_participants", false, true),
+            body("allow_late_join", false, true),
+            body("recovery_mode", false, true),
+        ],
+        201,
+    ),
+    read("/api/v1/groups/{id}", Signed, &[ID]),
+    read("/api/v1/groups/by-post/{id}", Signed, &[ID]),
+    write(
+        "POST",
+        "/api/v1/groups/{id}/members",
+        &[
+            ID,
+            body("join_nonce", false, true),
+            body("leader_epoch", false, true),
+            body("leader_signature", false, true),
+            body("member_signature", false, true),
+        ],
+        200,
+    ),
+    write(
+        "POST",
+        "/api/v1/groups/{id}/heartbeat",
+        &[
+            ID,
+            body("leader_epoch", false, true),
+            body("checkpoint_seq", false, true),
+            body("checkpoint_hash", false, true),
+            body("iroh_ticket", true, true),
+            body("transport_binding_signature", false, true),
+        ],
+        200,
+    ),
+    write("POST", "/api/v1/groups/{id}/members/heartbeat", &[ID], 200),
+    write(
+        "POST",
+        "/api/v1/groups/{id}/claim-leader",
+        &[
+            ID,
+            body("expected_epoch", false, true),
+            body("checkpoint_seq", false, true),
+            body("checkpoint_hash", false, true),
+            body("checkpoint_frame_hash", false, true),
+            body("checkpoint_membership_version", false, true),
+            body("checkpoint_signature", false, true),
+            body("iroh_ticket", true, true),
+            body("transport_binding_signature", false, true),
+        ],
+        200,
+    ),
+    write("POST", "/api/v1/groups/{id}/leave", &[ID], 200),
+    write(
+        "POST",
+        "/api/v1/groups/{id}/status",
+        &[
+            ID,
+            body("leader_epoch", false, true),
+            body("status", false, true),
+        ],
+        200,
+    ),
+    write(
+        "POST",
         "/api/gtl/token",
         &[body("principal_id", true, false)],
         201,
@@ -445,6 +512,8 @@ struct World {
     host_token: String,
     host_principal: String,
     job_tx: String,
+    /// Groups whose leader lease has run out, for claims (one each).
+    lapsed: tokio::sync::Mutex<Vec<(Client, Value)>>,
     _serve: Serve,
     _dir: tempfile::TempDir,
 }
@@ -459,7 +528,8 @@ impl World {
     async fn new(extra: &[&str]) -> World {
         let dir = tempfile::tempdir().unwrap();
         let db = dir.path().join("community.sqlite");
-        let mut args = vec!["--rate-limit", "0"];
+        // A short group lease lets claims succeed within the test.
+        let mut args = vec!["--rate-limit", "0", "--group-lease", "3"];
         args.extend_from_slice(extra);
         let (serve, url) = palaver_serve(&db, &args);
         let addr = url.trim_start_matches("http://").to_owned();
@@ -501,6 +571,7 @@ impl World {
             host_token,
             host_principal,
             job_tx: String::new(),
+            lapsed: tokio::sync::Mutex::new(Vec::new()),
             _serve: serve,
             _dir: dir,
         };
@@ -548,6 +619,86 @@ impl World {
             .await
             .unwrap();
         (c.clone(), s(&v, "post_id").to_owned())
+    }
+
+    /// A new group on a new host's invitation: (host, group object).
+    async fn fresh_group(&self) -> (Client, Value) {
+        let (host, post) = self.fresh_invitation().await;
+        let g = host
+            .call(
+                "POST",
+                "/api/v1/groups",
+                Some(&Value::Object(obj! {
+                    "post_id" => post.as_str(), "min_participants" => 2, "max_participants" => 4,
+                    "allow_late_join" => true, "recovery_mode" => "exact",
+                })),
+                &[201],
+            )
+            .await
+            .unwrap();
+        (host, g)
+    }
+
+    /// The admission both sign to seat `member` at `epoch` of `g`.
+    fn admission(g: &Value, leader: &KeyPair, member: &KeyPair, epoch: i64, nonce: &str) -> Map {
+        let text = format!(
+            "aigenora-group-admission-v1:{}:{}:{}:{}:{epoch}:{nonce}",
+            s(g, "group_id"),
+            s(g, "leader_public_key"),
+            member.public_key,
+            s(g, "protocol_id")
+        );
+        obj! {
+            "join_nonce" => nonce, "leader_epoch" => epoch,
+            "leader_signature" => leader.sign(text.as_bytes()), "member_signature" => member.sign(text.as_bytes()),
+        }
+    }
+
+    /// A fresh member seated in `g`.
+    async fn seated(&self, host: &Client, g: &Value) -> Client {
+        let m = self.fresh().await;
+        let body = Self::admission(g, host.keys(), m.keys(), 0, &format!("n{}", next()));
+        m.call(
+            "POST",
+            &format!("/api/v1/groups/{}/members", s(g, "group_id")),
+            Some(&Value::Object(body)),
+            &[200],
+        )
+        .await
+        .unwrap();
+        m
+    }
+
+    fn binding(&self, k: &KeyPair, ticket: &str) -> String {
+        k.sign(
+            auth::transport_binding_canonical(&k.public_key, "iroh", ticket, Some(&self.pid))
+                .as_bytes(),
+        )
+    }
+
+    /// A group whose (3 s) lease has run out, with a seated member that
+    /// has not claimed it: (member, group as it was, its host's key).
+    async fn lapsed_group(&self) -> (Client, Value, KeyPair) {
+        let mut pool = self.lapsed.lock().await;
+        if pool.is_empty() {
+            for _ in 0..24 {
+                let (host, g) = self.fresh_group().await;
+                let m = self.seated(&host, &g).await;
+                let mut g = g;
+                if let Value::Object(o) = &mut g {
+                    o.insert("host_seed", Value::from(host.keys().private_hex()));
+                }
+                pool.push((m, g));
+            }
+            tokio::time::sleep(Duration::from_millis(3_300)).await;
+        }
+        let (m, g) = pool.pop().unwrap();
+        let seed = s(&g, "host_seed");
+        let mut b = [0u8; 32];
+        for (i, x) in b.iter_mut().enumerate() {
+            *x = u8::from_str_radix(&seed[2 * i..2 * i + 2], 16).unwrap();
+        }
+        (m, g, KeyPair::from_seed(b))
     }
 
     async fn fresh_invitation(&self) -> (Client, String) {
@@ -847,6 +998,89 @@ impl World {
                 b = Some(m);
                 format!("/api/v1/sessions/{}/transport", id(&sid))
             }
+            ("POST", "/api/v1/groups") => {
+                let (host, post) = self.fresh_invitation().await;
+                who = host;
+                let mut m = obj! {
+                    "post_id" => post.as_str(), "min_participants" => 2, "max_participants" => 4,
+                    "allow_late_join" => true, "recovery_mode" => "exact",
+                };
+                apply(&mut m, over);
+                b = Some(m);
+                r.template.to_owned()
+            }
+            ("GET", "/api/v1/groups/{id}") => {
+                let (_, g) = self.fresh_group().await;
+                format!("/api/v1/groups/{}", id(s(&g, "group_id")))
+            }
+            ("GET", "/api/v1/groups/by-post/{id}") => {
+                let (_, g) = self.fresh_group().await;
+                format!("/api/v1/groups/by-post/{}", id(s(&g, "post_id")))
+            }
+            ("POST", "/api/v1/groups/{id}/members") => {
+                let (host, g) = self.fresh_group().await;
+                who = self.fresh().await;
+                let nonce = text_over("join_nonce").unwrap_or_else(|| format!("n{}", next()));
+                let mut m = Self::admission(&g, host.keys(), who.keys(), 0, &nonce);
+                apply(&mut m, over);
+                b = Some(m);
+                format!("/api/v1/groups/{}/members", id(s(&g, "group_id")))
+            }
+            ("POST", "/api/v1/groups/{id}/heartbeat") => {
+                let (host, g) = self.fresh_group().await;
+                let ticket =
+                    text_over("iroh_ticket").unwrap_or_else(|| format!("nodehb{}", next()));
+                let mut m = obj! {
+                    "leader_epoch" => 0, "checkpoint_seq" => 1, "checkpoint_hash" => "ab".repeat(32),
+                    "iroh_ticket" => ticket.as_str(), "transport_binding_signature" => self.binding(host.keys(), &ticket),
+                };
+                who = host;
+                apply(&mut m, over);
+                b = Some(m);
+                format!("/api/v1/groups/{}/heartbeat", id(s(&g, "group_id")))
+            }
+            ("POST", "/api/v1/groups/{id}/members/heartbeat") => {
+                let (host, g) = self.fresh_group().await;
+                who = host;
+                b = Some(Map::new());
+                format!("/api/v1/groups/{}/members/heartbeat", id(s(&g, "group_id")))
+            }
+            ("POST", "/api/v1/groups/{id}/claim-leader") => {
+                let (member, g, leader) = self.lapsed_group().await;
+                let gid = s(&g, "group_id").to_owned();
+                let version = g.get("membership_version").and_then(Value::as_i64).unwrap() + 1;
+                let (frame, hash) = ("cd".repeat(32), "ef".repeat(32));
+                let cert = format!(
+                    "aigenora-group-checkpoint-v1:{gid}:{}:0:3:{frame}:{version}:{hash}",
+                    leader.public_key
+                );
+                let ticket =
+                    text_over("iroh_ticket").unwrap_or_else(|| format!("nodeclaim{}", next()));
+                let mut m = obj! {
+                    "expected_epoch" => 0, "checkpoint_seq" => 3, "checkpoint_hash" => hash.as_str(),
+                    "checkpoint_frame_hash" => frame.as_str(), "checkpoint_membership_version" => version,
+                    "checkpoint_signature" => leader.sign(cert.as_bytes()), "iroh_ticket" => ticket.as_str(),
+                    "transport_binding_signature" => self.binding(member.keys(), &ticket),
+                };
+                who = member;
+                apply(&mut m, over);
+                b = Some(m);
+                format!("/api/v1/groups/{}/claim-leader", id(&gid))
+            }
+            ("POST", "/api/v1/groups/{id}/leave") => {
+                let (host, g) = self.fresh_group().await;
+                who = self.seated(&host, &g).await;
+                b = Some(Map::new());
+                format!("/api/v1/groups/{}/leave", id(s(&g, "group_id")))
+            }
+            ("POST", "/api/v1/groups/{id}/status") => {
+                let (host, g) = self.fresh_group().await;
+                who = host;
+                let mut m = obj! { "leader_epoch" => 0, "status" => "active" };
+                apply(&mut m, over);
+                b = Some(m);
+                format!("/api/v1/groups/{}/status", id(s(&g, "group_id")))
+            }
             ("POST", "/api/v1/feedback") => {
                 who = self.guest.clone();
                 let mut m = obj! {
@@ -1127,10 +1361,34 @@ async fn malformed_bodies_are_refused_without_writing() {
 
 /// Body fields whose type is an integer (every other one is text, an
 /// object or an array).
-const INT_FIELDS: &[&str] = &["score", "counter"];
+const INT_FIELDS: &[&str] = &[
+    "score",
+    "counter",
+    "min_participants",
+    "max_participants",
+    "leader_epoch",
+    "checkpoint_seq",
+    "expected_epoch",
+    "checkpoint_membership_version",
+];
+
+/// Body fields whose type is a boolean.
+const BOOL_FIELDS: &[&str] = &["allow_late_join"];
 
 /// Body fields that are not text: integers, the spec object, tag arrays.
-const NON_TEXT: &[&str] = &["score", "counter", "spec_json", "tags"];
+const NON_TEXT: &[&str] = &[
+    "score",
+    "counter",
+    "spec_json",
+    "tags",
+    "min_participants",
+    "max_participants",
+    "allow_late_join",
+    "leader_epoch",
+    "checkpoint_seq",
+    "expected_epoch",
+    "checkpoint_membership_version",
+];
 
 /// Text fields that prove something (signatures, keys, the registration
 /// nonce): any replacement is refused, so they are tried one at a time.
@@ -1157,6 +1415,9 @@ async fn wrong_types_in_every_field_are_refused_without_writing() {
             for v in &wrong {
                 // An integer is the right type for the integer fields.
                 if INT_FIELDS.contains(&f.name) && v.as_i64().is_some() {
+                    continue;
+                }
+                if BOOL_FIELDS.contains(&f.name) && v.as_bool().is_some() {
                     continue;
                 }
                 // Text is a wrong type only for the fields that are not text.

@@ -33,6 +33,10 @@ pub struct ServeArgs {
     /// (slower ones are cut off; idle connections close after as long).
     #[arg(long, default_value_t = 30.0, value_parser = |s: &str| crate::limits::SERVE_READ_TIMEOUT.parse_arg(s))]
     pub read_timeout: f64,
+    /// A group room's leader lease in seconds (3–300): how long a leader
+    /// that stops renewing keeps the room before a member may take over.
+    #[arg(long, default_value_t = 15, value_parser = clap::value_parser!(u16).range(3..=300))]
+    pub group_lease: u16,
 }
 
 /// `--rate-limit`: a finite number of requests per second, 0 to 1,000,000.
@@ -149,6 +153,7 @@ pub fn serve(ctx: &Ctx, a: ServeArgs) -> Result<Outcome> {
         max_active_invitations: 3,
         rate_limit: a.rate_limit,
         read_timeout: crate::limits::SERVE_READ_TIMEOUT.check(a.read_timeout)?,
+        group_lease_seconds: i64::from(a.group_lease),
     };
     // The GTL market shares the database file (its own tables and schema
     // version) and the router.

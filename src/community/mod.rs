@@ -4,6 +4,7 @@
 //! is [`crate::web::Client`]; the server that runs these routes with the
 //! market's is [`crate::services::server`].
 
+pub mod groups;
 pub mod recent;
 pub mod server;
 pub mod store;

@@ -3,6 +3,7 @@
 //! the one palaver ships: SQLite in WAL mode, schema migrations versioned
 //! here, every multi-step change in one transaction.
 
+use super::groups::Group;
 use crate::json::{self, Map, Value};
 use rusqlite::{Connection, OptionalExtension, params};
 use std::path::Path;
@@ -125,6 +126,13 @@ pub trait Store: Send + Sync {
     fn agent_stats(&self, public_key: &str) -> Res<Map>;
     /// The ratings an agent received, newest first, at most `limit`.
     fn agent_ratings(&self, public_key: &str, limit: usize) -> Res<Vec<Map>>;
+    /// Stores a new group; false when its post already has one.
+    fn add_group(&self, g: &Group) -> Res<bool>;
+    /// A group and its row version, by group_id or (`by_post`) post_id.
+    fn group(&self, id: &str, by_post: bool) -> Res<Option<(Group, i64)>>;
+    /// Replaces a group if its row version is still `version`; false when
+    /// someone changed it meanwhile (nothing is written then).
+    fn save_group(&self, g: &Group, version: i64) -> Res<bool>;
 }
 
 /// An agent's reputation figures, as `agent-stats` shows them.
@@ -160,7 +168,8 @@ impl Reputation {
 }
 
 /// Schema migrations, applied in order; the index is the version.
-const MIGRATIONS: &[&str] = &[r#"
+const MIGRATIONS: &[&str] = &[
+    r#"
 CREATE TABLE agents (public_key TEXT PRIMARY KEY, nickname TEXT NOT NULL, bio TEXT NOT NULL,
                      agent_id TEXT NOT NULL UNIQUE, registered_at REAL NOT NULL);
 CREATE TABLE challenges (nonce TEXT PRIMARY KEY, difficulty INTEGER NOT NULL, created_at REAL NOT NULL);
@@ -182,7 +191,12 @@ CREATE TABLE feedback (id INTEGER PRIMARY KEY, session_id TEXT NOT NULL, public_
                        body TEXT NOT NULL, created_at REAL NOT NULL);
 CREATE TABLE ratings (session_id TEXT NOT NULL, rater TEXT NOT NULL, rated TEXT NOT NULL, score INTEGER NOT NULL,
                       comment TEXT NOT NULL, created_at REAL NOT NULL, PRIMARY KEY (session_id, rater));
-"#];
+"#,
+    r#"
+CREATE TABLE groups (group_id TEXT PRIMARY KEY, post_id TEXT NOT NULL UNIQUE, body TEXT NOT NULL,
+                     version INTEGER NOT NULL);
+"#,
+];
 
 /// SQLite storage.
 pub struct SqliteStore {
@@ -571,6 +585,42 @@ impl Store for SqliteStore {
             "success_rate" => rep.success_rate.map(Value::from).unwrap_or(Value::Null),
             "weighted_score" => rep.weighted_score, "confidence_level" => rep.confidence,
         })
+    }
+
+    fn add_group(&self, g: &Group) -> Res<bool> {
+        let body = serde_json::to_string(g).map_err(|e| StoreError(e.to_string()))?;
+        let n = self.db().execute(
+            "INSERT OR IGNORE INTO groups (group_id, post_id, body, version) VALUES (?1, ?2, ?3, 1)",
+            params![g.group_id, g.post_id, body],
+        )?;
+        Ok(n == 1)
+    }
+
+    fn group(&self, id: &str, by_post: bool) -> Res<Option<(Group, i64)>> {
+        let sql = if by_post {
+            "SELECT body, version FROM groups WHERE post_id = ?1"
+        } else {
+            "SELECT body, version FROM groups WHERE group_id = ?1"
+        };
+        let row: Option<(String, i64)> = self
+            .db()
+            .query_row(sql, params![id], |r| Ok((r.get(0)?, r.get(1)?)))
+            .optional()?;
+        row.map(|(body, v)| {
+            serde_json::from_str::<Group>(&body)
+                .map(|g| (g, v))
+                .map_err(|e| StoreError(format!("group {id}: stored body does not parse: {e}")))
+        })
+        .transpose()
+    }
+
+    fn save_group(&self, g: &Group, version: i64) -> Res<bool> {
+        let body = serde_json::to_string(g).map_err(|e| StoreError(e.to_string()))?;
+        let n = self.db().execute(
+            "UPDATE groups SET body = ?1, version = version + 1 WHERE group_id = ?2 AND version = ?3",
+            params![body, g.group_id, version],
+        )?;
+        Ok(n == 1)
     }
 
     fn agent_ratings(&self, public_key: &str, limit: usize) -> Res<Vec<Map>> {

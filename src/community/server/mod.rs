@@ -7,6 +7,7 @@
 //! touched, and multi-step changes are single transactions in the store.
 
 mod agents;
+mod groups;
 mod invitations;
 mod protocols;
 mod sessions;
@@ -63,6 +64,8 @@ pub struct Config {
     /// Deadline for a request's head and, separately, its body (see
     /// [`READ_TIMEOUT`]).
     pub read_timeout: Duration,
+    /// A group leader's lease, seconds (3–300).
+    pub group_lease_seconds: i64,
 }
 
 impl Default for Config {
@@ -73,6 +76,7 @@ impl Default for Config {
             max_active_invitations: 3,
             rate_limit: 20.0,
             read_timeout: READ_TIMEOUT,
+            group_lease_seconds: crate::community::groups::LEASE_SECONDS,
         }
     }
 }
@@ -414,7 +418,25 @@ pub fn routes(
         .route("/api/v1/feedback", post(feedback))
         .route("/api/v1/ratings", post(rating))
         .route("/api/v1/agents/{id}/stats", get(agent_stats))
-        .route("/api/v1/agents/{id}/ratings", get(agent_ratings));
+        .route("/api/v1/agents/{id}/ratings", get(agent_ratings))
+        .route("/api/v1/groups", post(groups::create_group))
+        .route("/api/v1/groups/{id}", get(groups::get_group))
+        .route("/api/v1/groups/by-post/{id}", get(groups::group_by_post))
+        .route("/api/v1/groups/{id}/members", post(groups::join_group))
+        .route(
+            "/api/v1/groups/{id}/heartbeat",
+            post(groups::leader_heartbeat),
+        )
+        .route(
+            "/api/v1/groups/{id}/members/heartbeat",
+            post(groups::member_heartbeat),
+        )
+        .route(
+            "/api/v1/groups/{id}/claim-leader",
+            post(groups::claim_leader),
+        )
+        .route("/api/v1/groups/{id}/leave", post(groups::leave_group))
+        .route("/api/v1/groups/{id}/status", post(groups::group_status));
     for (path, handler) in signed {
         let handler = handler.clone();
         community = community.route(
