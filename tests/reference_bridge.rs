@@ -112,28 +112,7 @@ impl World {
     /// (status, winner, winner reports) of the session of `post`, once it
     /// is closed with `reports` reports.
     fn settled(&self, post: &str, reports: i64) -> (String, Option<String>, i64) {
-        let start = Instant::now();
-        loop {
-            let c = rusqlite::Connection::open(&self.db).unwrap();
-            let rec: Option<(String, Option<String>, i64)> = c
-                .query_row(
-                    "SELECT status, winner, (SELECT COUNT(*) FROM results r WHERE r.session_id = s.session_id) FROM sessions s WHERE post_id = ?1",
-                    [post],
-                    |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)),
-                )
-                .ok();
-            if let Some(r) = &rec
-                && r.0 == "closed"
-                && r.2 >= reports
-            {
-                return r.clone();
-            }
-            assert!(
-                start.elapsed() < Duration::from_secs(60),
-                "session of {post} never settled: {rec:?}"
-            );
-            std::thread::sleep(Duration::from_millis(200));
-        }
+        common::settled(&self.db, post, reports)
     }
 
     /// Both sides reported one winner, the one palaver printed.

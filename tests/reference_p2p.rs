@@ -14,7 +14,7 @@ use palaver::json::{self, Value};
 use std::io::{BufReader, Write};
 use std::path::{Path, PathBuf};
 use std::process::{Child, ChildStdout, Command, Stdio};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 const BIN: &str = env!("CARGO_BIN_EXE_palaver");
 
@@ -87,35 +87,10 @@ impl World {
         .to_owned()
     }
 
-    /// (status, winner, number of winner reports) of the one session of `post_id`.
-    fn server_record(&self, post_id: &str) -> Option<(String, Option<String>, i64)> {
-        let c = rusqlite::Connection::open(&self.db).unwrap();
-        c.query_row(
-            "SELECT status, winner, (SELECT COUNT(*) FROM results r WHERE r.session_id = s.session_id) FROM sessions s WHERE post_id = ?1",
-            [post_id],
-            |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)),
-        )
-        .ok()
-    }
-
     /// Waits until the server's record of the session is settled: closed,
     /// with a report from each side when it is a game.
     fn settled(&self, post_id: &str, reports: i64) -> (String, Option<String>, i64) {
-        let start = Instant::now();
-        loop {
-            let rec = self.server_record(post_id);
-            if let Some(r) = &rec
-                && r.0 == "closed"
-                && r.2 >= reports
-            {
-                return r.clone();
-            }
-            assert!(
-                start.elapsed() < Duration::from_secs(60),
-                "session of {post_id} never settled: {rec:?}"
-            );
-            std::thread::sleep(Duration::from_millis(200));
-        }
+        common::settled(&self.db, post_id, reports)
     }
 }
 

@@ -220,6 +220,34 @@ pub fn reference_host_ended(
     eprintln!("note: {what} crashed in its iroh shutdown after finishing (SIGSEGV)");
 }
 
+/// Waits (up to 60 s) until the server in `db` holds the session of
+/// `post_id` closed with at least `reports` winner reports; returns
+/// (status, agreed winner, reports).
+pub fn settled(db: &std::path::Path, post_id: &str, reports: i64) -> (String, Option<String>, i64) {
+    let start = std::time::Instant::now();
+    loop {
+        let c = rusqlite::Connection::open(db).unwrap();
+        let rec: Option<(String, Option<String>, i64)> = c
+            .query_row(
+                "SELECT status, winner, (SELECT COUNT(*) FROM results r WHERE r.session_id = s.session_id) FROM sessions s WHERE post_id = ?1",
+                [post_id],
+                |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)),
+            )
+            .ok();
+        if let Some(r) = &rec
+            && r.0 == "closed"
+            && r.2 >= reports
+        {
+            return r.clone();
+        }
+        assert!(
+            start.elapsed() < std::time::Duration::from_secs(60),
+            "session of {post_id} never settled: {rec:?}"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(200));
+    }
+}
+
 /// The winner in palaver's `completed: completed, winner: …` line.
 pub fn winner_line(out: &str) -> String {
     out.lines()
