@@ -345,6 +345,58 @@ fn a_bridged_hook_that_exits_mid_session_is_named() {
     );
 }
 
+/// hero-duel-v1's reference hooks.py through the bridge: the guest's
+/// shadow judge (`proto_round_judge_pure`) runs every round; made to
+/// disagree with the host, the guest ends the session.
+#[ignore = "needs the reference client (aigenora 0.1.4 in a venv): run scripts/test"]
+#[test]
+fn a_bridged_shadow_judge_checks_the_hosts_results() {
+    let py = common::reference_python();
+    let tmp = tempfile::tempdir().unwrap();
+    ok(
+        Command::new(&py)
+            .arg(Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/hooks_bridge/make_dirs.py"))
+            .arg(&py)
+            .arg(tmp.path().join("p"))
+            .output()
+            .unwrap(),
+        "make_dirs.py",
+    );
+    let dir = tmp.path().join("p/hero-duel");
+    let run = || {
+        Command::new(BIN)
+            .arg("--data-dir")
+            .arg(tmp.path().join("data"))
+            .args(["--json", "protocol", "test"])
+            .arg(&dir)
+            .env("PALAVER_HOOKS_PYTHON", &py)
+            .stdin(Stdio::null())
+            .output()
+            .unwrap()
+    };
+    let honest = ok(run(), "protocol test hero-duel through the bridge");
+    let v = json::parse_str(&honest).unwrap();
+    assert_eq!(v.get("ok"), Some(&Value::Bool(true)), "{honest}");
+    // The guest's pure judge now credits the host with 999 hp.
+    let hooks = std::fs::read_to_string(dir.join("hooks.py")).unwrap();
+    let at = hooks.find("def proto_round_judge_pure(").unwrap();
+    let body = at + hooks[at..].find(":\n").unwrap() + 2;
+    let indent: String = hooks[body..].chars().take_while(|c| *c == ' ').collect();
+    let lying = format!(
+        "{}{indent}return {{\"host_hp\": 999}}\n{}",
+        &hooks[..body],
+        &hooks[body..]
+    );
+    std::fs::write(dir.join("hooks.py"), lying).unwrap();
+    let o = run();
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert!(
+        !o.status.success(),
+        "a disagreeing shadow judge passed: {out}"
+    );
+    assert!(out.contains("balance_mismatch"), "{out}");
+}
+
 #[ignore = "needs the reference client (aigenora 0.1.4 in a venv): run scripts/test"]
 #[test]
 fn garbage_a_bridged_hook_prints_does_not_reach_the_wire() {

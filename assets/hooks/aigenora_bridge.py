@@ -852,7 +852,7 @@ class Bridge:
         return self.as_result(result)
 
     def h_round_judge_pure(self, args):
-        # Not called by palaver yet: the guest's shadow judge (spec
+        # The guest's shadow judge (spec
         # `shadow_judge: true`); null when the hooks have no pure judge.
         judge = getattr(self.live(), "proto_round_judge_pure", None)
         if not callable(judge):

@@ -684,6 +684,23 @@ impl Hooks for ExternalHooks {
             .await
     }
 
+    async fn round_judge_pure(
+        &mut self,
+        ctx: &Ctx,
+        round: u64,
+        host: &Value,
+        guest: &Value,
+    ) -> Option<Map> {
+        // A program without a shadow judge answers null (or an error): no
+        // comparison. A dead program shows at the next call.
+        let args =
+            obj! { "round" => round, "host_value" => host.clone(), "guest_value" => guest.clone() };
+        match self.call(Some(ctx), "round_judge_pure", args).await {
+            Ok(Value::Object(m)) => Some(m),
+            _ => None,
+        }
+    }
+
     async fn round_judge(
         &mut self,
         ctx: &Ctx,

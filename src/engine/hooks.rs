@@ -213,7 +213,13 @@ pub trait Hooks: Send + Sync {
 
     /// simultaneous_round guest with `shadow_judge`: the result this side
     /// computes on its own, compared with the host's.
-    fn round_judge_pure(&self, _round: u64, _host: &Value, _guest: &Value) -> Option<Map> {
+    async fn round_judge_pure(
+        &mut self,
+        _ctx: &Ctx,
+        _round: u64,
+        _host: &Value,
+        _guest: &Value,
+    ) -> Option<Map> {
         None
     }
 

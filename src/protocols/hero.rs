@@ -396,7 +396,13 @@ impl Hooks for HeroDuel {
         })
     }
 
-    fn round_judge_pure(&self, round: u64, host: &Value, guest: &Value) -> Option<Map> {
+    async fn round_judge_pure(
+        &mut self,
+        _ctx: &Ctx,
+        round: u64,
+        host: &Value,
+        guest: &Value,
+    ) -> Option<Map> {
         Some(
             self.compute(
                 round,

@@ -4,15 +4,16 @@
 Usage:
     make_dirs.py <aigenora package dir | python that has aigenora> <out_dir>
 
-Copies the reference client's bundled rps-v1, guess-number-v1 and gomoku-v1
-directories (spec.json, hooks.py, ui/) to <out_dir>/rps, <out_dir>/guess-number
-and <out_dir>/gomoku, and raises `timing.max_think_seconds` by one second in
+Copies the reference client's bundled rps-v1, guess-number-v1, gomoku-v1 and
+hero-duel-v1 directories (spec.json, hooks.py, ui/) to <out_dir>/rps,
+<out_dir>/guess-number, <out_dir>/gomoku and <out_dir>/hero-duel, and raises `timing.max_think_seconds` by one second (or adds a timing section
+where there is none) in
 each spec.json so that its protocol_id no longer belongs to a protocol palaver
 has native hooks for. Nothing else is written: palaver has to pick the bridge
 for these directories by itself.
 
 Prints the new protocol ids as one JSON object on stdout:
-    {"rps": "<64 hex>", "guess-number": "…", "gomoku": "…"}
+    {"rps": "<64 hex>", "guess-number": "…", "gomoku": "…", "hero-duel": "…"}
 
 protocol_id is computed here with the reference algorithm (SHA-256 of the
 canonical JSON of the spec's contract fields). When a Python interpreter is
@@ -29,7 +30,12 @@ import subprocess
 import sys
 from pathlib import Path
 
-WANTED = {"rps": "rps-v1", "guess-number": "guess-number-v1", "gomoku": "gomoku-v1"}
+WANTED = {
+    "rps": "rps-v1",
+    "guess-number": "guess-number-v1",
+    "gomoku": "gomoku-v1",
+    "hero-duel": "hero-duel-v1",
+}
 
 
 def contract(spec: dict) -> dict:
@@ -105,9 +111,13 @@ def main(argv: list[str]) -> int:
         spec_path = dst / "spec.json"
         spec = json.loads(spec_path.read_text(encoding="utf-8"))
         timing = spec.get("timing")
-        if not isinstance(timing, dict) or not isinstance(timing.get("max_think_seconds"), int):
-            sys.exit(f"make_dirs: {alias} has no integer timing.max_think_seconds to change")
-        timing["max_think_seconds"] += 1
+        if timing is None:
+            # No timing section (hero-duel): give it a generous one.
+            spec["timing"] = {"mode": "simultaneous", "min_think_seconds": 0, "max_think_seconds": 120}
+        elif isinstance(timing, dict) and isinstance(timing.get("max_think_seconds"), int):
+            timing["max_think_seconds"] += 1
+        else:
+            sys.exit(f"make_dirs: {alias} has a timing section without an integer max_think_seconds")
         spec_path.write_text(json.dumps(spec, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
         new_id = protocol_id(spec)
         if new_id == entry["protocol_id"]:

@@ -189,7 +189,12 @@ pub(super) async fn simultaneous_round(
                 )
                 .await?;
                 let result = run.expect("round_result", Some(r), hooks).await?;
-                if shadow && let Some(expected) = hooks.round_judge_pure(r, &host_value, &value) {
+                let expected = if shadow {
+                    hooks.round_judge_pure(ctx, r, &host_value, &value).await
+                } else {
+                    None
+                };
+                if let Some(expected) = expected {
                     let mismatches: Vec<Value> = SHADOW_FIELDS
                         .iter()
                         .filter_map(|f| {
