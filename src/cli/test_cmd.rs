@@ -80,9 +80,7 @@ pub fn subject(ctx: &Ctx, arg: &str, allow_skeleton: bool) -> Result<Subject> {
         // contract still runs on the native hooks.
         let spec = Spec::load(&p.join("spec.json"))
             .with_context(|| format!("{}", p.join("spec.json").display()))?;
-        let has_program = ["hooks", "hooks.py", crate::engine::external::SIDECAR]
-            .iter()
-            .any(|f| p.join(f).is_file());
+        let has_program = crate::services::protocol::program_file(p).is_some();
         if !has_program && crate::protocols::native_hooks(&spec).is_some() {
             let id = spec.protocol_id().to_owned();
             return Ok(Subject {

@@ -543,7 +543,8 @@ impl Group {
     pub fn to_json(&self, now: f64) -> Map {
         let iso = |t: f64| {
             crate::session::files::iso_at(
-                std::time::UNIX_EPOCH + std::time::Duration::from_secs_f64(t.max(0.0)),
+                std::time::UNIX_EPOCH
+                    + std::time::Duration::try_from_secs_f64(t).unwrap_or_default(),
             )
         };
         let members: Vec<Value> = self

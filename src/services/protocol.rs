@@ -105,24 +105,18 @@ fn spec_text_of(v: &Value) -> Result<String, String> {
     let spec = match v.get("spec_json") {
         Some(Value::String(s)) => return Ok(s.clone()),
         Some(obj @ Value::Object(_)) => obj,
-        Some(other) => return Err(format!("spec_json is {}", kind_of(other))),
+        Some(other) => {
+            return Err(format!(
+                "spec_json is {}, not an object or a string",
+                other.type_name()
+            ));
+        }
         None if v.get("messages").is_some() => v,
         None => return Err("no spec_json field".into()),
     };
     let mut text = serde_json::to_string_pretty(spec).map_err(|e| e.to_string())?;
     text.push('\n');
     Ok(text)
-}
-
-fn kind_of(v: &Value) -> &'static str {
-    match v {
-        Value::Null => "null",
-        Value::Bool(_) => "a boolean",
-        Value::Number(_) => "a number",
-        Value::String(_) => "a string",
-        Value::Array(_) => "an array",
-        Value::Object(_) => "an object",
-    }
 }
 
 /// Fetches protocol `id` from the server (its bundle, else the protocol
@@ -237,7 +231,10 @@ mod tests {
         assert_eq!(spec_text_of(&as_str).unwrap(), "{\"name\":\"x\"}");
         assert!(spec_text_of(&bare).unwrap().contains("messages"));
         let wrong = Value::Object(crate::obj! { "spec_json" => 5 });
-        assert_eq!(spec_text_of(&wrong).unwrap_err(), "spec_json is a number");
+        assert_eq!(
+            spec_text_of(&wrong).unwrap_err(),
+            "spec_json is integer, not an object or a string"
+        );
         let none = Value::Object(crate::obj! { "ok" => true });
         assert_eq!(spec_text_of(&none).unwrap_err(), "no spec_json field");
     }

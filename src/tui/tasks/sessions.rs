@@ -65,6 +65,29 @@ pub(super) fn start(
     None
 }
 
+/// How long a host's stats are reused, and how many hosts are asked per
+/// refresh of the invitation list.
+const HOST_STATS_TTL: Duration = Duration::from_secs(60);
+const HOST_STATS_PER_REFRESH: usize = 8;
+
+type HostStatsCache = std::collections::HashMap<
+    String,
+    (
+        std::time::Instant,
+        Option<crate::tui::report::rows::HostStats>,
+    ),
+>;
+
+/// Hosts' stats as last asked (one table for the console process).
+fn host_stats_cache() -> std::sync::MutexGuard<'static, HostStatsCache> {
+    static CACHE: std::sync::OnceLock<std::sync::Mutex<HostStatsCache>> =
+        std::sync::OnceLock::new();
+    CACHE
+        .get_or_init(Default::default)
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
+}
+
 /// Lists the invitations; marks those whose protocol is not in the
 /// library (joining fetches it) and adds each host's rating and games from
 /// the server (a host the server has no stats for shows none).
@@ -94,8 +117,23 @@ fn list_invitations(client: Client, data_dir: PathBuf, tx: UnboundedSender<Repor
         let mut hosts: Vec<String> = list.iter().map(|i| i.public_key.clone()).collect();
         hosts.sort();
         hosts.dedup();
-        hosts.truncate(64);
-        let asks = hosts.into_iter().map(|pk| {
+        // The list refreshes every 2 s: a host's stats are asked at most once
+        // a minute, and a few new hosts per refresh, so the console stays far
+        // below a server's per-key rate limit.
+        let due: Vec<String> = {
+            let cache = host_stats_cache();
+            hosts
+                .iter()
+                .filter(|pk| {
+                    cache
+                        .get(*pk)
+                        .is_none_or(|(at, _)| at.elapsed() >= HOST_STATS_TTL)
+                })
+                .take(HOST_STATS_PER_REFRESH)
+                .cloned()
+                .collect()
+        };
+        let asks = due.into_iter().map(|pk| {
             let client = client.clone();
             async move {
                 let path = format!("/api/v1/agents/{pk}/stats");
@@ -109,13 +147,15 @@ fn list_invitations(client: Client, data_dir: PathBuf, tx: UnboundedSender<Repor
                 (pk, stats)
             }
         });
-        let stats = futures_util::future::join_all(asks).await;
-        for i in &mut list {
-            i.host = stats
-                .iter()
-                .find(|(pk, _)| *pk == i.public_key)
-                .and_then(|(_, s)| s.clone());
+        let fetched = futures_util::future::join_all(asks).await;
+        let mut cache = host_stats_cache();
+        for (pk, stats) in fetched {
+            cache.insert(pk, (std::time::Instant::now(), stats));
         }
+        for i in &mut list {
+            i.host = cache.get(&i.public_key).and_then(|(_, s)| s.clone());
+        }
+        drop(cache);
         let _ = tx.send(Report::Invitations(Ok(list)));
     });
 }
