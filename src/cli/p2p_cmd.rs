@@ -11,6 +11,7 @@ use crate::json::{Map, Value};
 use crate::limits;
 use crate::net::Reach;
 use crate::obj;
+use crate::services::group;
 use crate::services::remote::{self, HostPlan, JoinPlan, PeerOpts, Progress, RemoteError};
 use anyhow::{Context, Result, anyhow, bail};
 use clap::Args;
@@ -179,6 +180,7 @@ fn show(ctx: &Ctx, p: Progress, waiting: &AtomicBool) {
             ),
         ),
         Progress::Warning(w) => eprintln!("palaver: warning: {w}"),
+        Progress::Group(note) => say(ctx, &note),
     }
 }
 
@@ -207,6 +209,9 @@ pub fn host(ctx: &Ctx, a: HostArgs) -> Result<Outcome> {
         .ok_or_else(|| anyhow!("name a protocol"))?;
     let subj = subject(ctx, &protocol, a.peer.allow_skeleton_hooks)?;
     let options = options_of(&subj, a.options.as_deref())?;
+    if subj.spec.flow_mode() == "authoritative_group" {
+        return host_room(ctx, &a, subj.spec, options, mode);
+    }
     let c = client(ctx)?;
     let data_dir = ctx.data_dir()?;
     let rt = runtime()?;
@@ -251,6 +256,141 @@ pub fn host(ctx: &Ctx, a: HostArgs) -> Result<Outcome> {
     r
 }
 
+/// `palaver host` of a group protocol: leads a room.
+fn host_room(
+    ctx: &Ctx,
+    a: &HostArgs,
+    spec: crate::spec::Spec,
+    options: Map,
+    mode: ControlMode,
+) -> Result<Outcome> {
+    let hooks = group::native_hooks(&spec).ok_or_else(|| {
+        anyhow!(
+            "palaver has no rules for group protocol {} yet: it can host community-room-v1 and meeting-room-v1",
+            spec.name().unwrap_or(spec.protocol_id())
+        )
+    })?;
+    let c = client(ctx)?;
+    let data_dir = ctx.data_dir()?;
+    let rt = runtime()?;
+    let r = rt.block_on(async {
+        let mut sigint = ctrl_c()?;
+        let plan = group::HostRoomPlan {
+            spec,
+            hooks,
+            message: a.message.clone(),
+            options,
+            mode,
+            ttl: limits::INVITATION_TTL_MINUTES.check(a.invitation_ttl_minutes)?,
+            peer: peer_opts(&a.peer)?,
+            data_dir,
+        };
+        let waiting = AtomicBool::new(false);
+        let progress = |p: Progress| show(ctx, p, &waiting);
+        match group::host(&c, plan, &progress, interrupted(&mut sigint)).await {
+            Ok(f) => report_room(ctx, &f),
+            Err(RemoteError::Cancelled) => Err(anyhow!("interrupted")),
+            Err(e) => Err(anyhow::Error::new(e)),
+        }
+    });
+    shut_down(rt);
+    r
+}
+
+/// `palaver join` of a room's invitation.
+async fn join_room(
+    ctx: &Ctx,
+    a: &JoinArgs,
+    c: &crate::web::Client,
+    spec: crate::spec::Spec,
+    mode: ControlMode,
+    sigint: &mut tokio::signal::unix::Signal,
+) -> Result<Outcome> {
+    let hooks = group::native_hooks(&spec).unwrap_or_else(|| {
+        // A member needs the rules only to take over a leaderless room.
+        let pid = spec.protocol_id().to_owned();
+        std::sync::Arc::new(move |_: &Map| {
+            Err(format!(
+                "palaver has no rules for group protocol {pid}: it cannot lead this room"
+            ))
+        })
+    });
+    let plan = group::JoinRoomPlan {
+        post_id: a.post_id.clone(),
+        spec,
+        hooks,
+        mode,
+        peer: peer_opts(&a.peer)?,
+        data_dir: ctx.data_dir()?,
+    };
+    let waiting = AtomicBool::new(false);
+    let progress = |p: Progress| show(ctx, p, &waiting);
+    match group::join(c, plan, &progress, interrupted(sigint)).await {
+        Ok(f) => report_room(ctx, &f),
+        Err(RemoteError::Cancelled) => Err(anyhow!("interrupted")),
+        Err(e) => Err(anyhow::Error::new(e)),
+    }
+}
+
+fn report_room(ctx: &Ctx, f: &group::RoomFinished) -> Result<Outcome> {
+    if ctx.json {
+        ctx.print_json(f)?;
+    } else if f.completed {
+        say(
+            ctx,
+            &format!(
+                "room {} closed{}",
+                f.group_id,
+                f.outcome
+                    .as_deref()
+                    .map(|o| format!(": {o}"))
+                    .unwrap_or_default()
+            ),
+        );
+    } else {
+        say(
+            ctx,
+            &format!(
+                "left room {}: {}",
+                f.group_id,
+                f.reason.as_deref().unwrap_or("ended")
+            ),
+        );
+    }
+    Ok(if f.completed {
+        Outcome::Ok
+    } else {
+        Outcome::Rejected
+    })
+}
+
+/// The spec of the protocol an invitation names, when it is a group
+/// protocol palaver knows (installed or bundled).
+async fn room_spec(
+    ctx: &Ctx,
+    c: &crate::web::Client,
+    post_id: &str,
+) -> Result<Option<crate::spec::Spec>> {
+    let inv = c
+        .call(
+            "GET",
+            &format!("/api/v1/invitations/{post_id}"),
+            None,
+            &[200],
+        )
+        .await
+        .with_context(|| format!("reading invitation {post_id}"))?;
+    let Some(pid) = inv.get_str("protocol_id") else {
+        return Ok(None);
+    };
+    let lib = crate::library::Library::open(Some(&ctx.data_dir()?)).ok();
+    let spec = lib
+        .as_ref()
+        .and_then(|l| l.resolve(pid).ok().and_then(|e| l.load(e).ok()))
+        .or_else(|| crate::library::bundled_spec_by_id(pid).cloned());
+    Ok(spec.filter(|s| s.flow_mode() == "authoritative_group"))
+}
+
 pub fn join(ctx: &Ctx, a: JoinArgs) -> Result<Outcome> {
     if a.peer.daemon {
         return daemonize(ctx, "guest", &["session_id:", "session state:"]);
@@ -261,6 +401,9 @@ pub fn join(ctx: &Ctx, a: JoinArgs) -> Result<Outcome> {
     let rt = runtime()?;
     let r = rt.block_on(async {
         let mut sigint = ctrl_c()?;
+        if let Some(spec) = room_spec(ctx, &c, &a.post_id).await? {
+            return join_room(ctx, &a, &c, spec, mode, &mut sigint).await;
+        }
         let allow = a.peer.allow_skeleton_hooks;
         let resolve = |pid: &str| {
             crate::services::protocol::hooks_for(Some(&data_dir), pid, allow)

@@ -74,6 +74,24 @@ pub enum SessionCmd {
         #[arg(long, value_name = "KEY")]
         idempotency_key: Option<String>,
     },
+    /// Send an action in a room (a group protocol), e.g.
+    /// '{"kind":"send","text":"hello"}': appended to the session's
+    /// group-actions.jsonl, from where the running session sends it to the
+    /// leader (in order, one at a time, retried with the same client_seq
+    /// after a reconnect). A JSON object of at most 64 KiB.
+    Action {
+        #[command(flatten)]
+        target: Target,
+        /// The action as a JSON object.
+        #[arg(value_name = "JSON", required_unless_present_any = ["action_flag", "action_file"])]
+        action: Option<String>,
+        /// The action, as the reference client spells it.
+        #[arg(long = "action", value_name = "JSON", conflicts_with_all = ["action", "action_file"])]
+        action_flag: Option<String>,
+        /// Read the action from this file (UTF-8, at most 1 MiB).
+        #[arg(long, value_name = "FILE", conflicts_with = "action")]
+        action_file: Option<PathBuf>,
+    },
     /// Stop a running daemon session (SIGTERM) and record why.
     Abort {
         #[command(flatten)]
@@ -267,6 +285,17 @@ pub fn run(ctx: &Ctx, cmd: SessionCmd) -> Result<Outcome> {
             agent_id,
             idempotency_key,
         ),
+        SessionCmd::Action {
+            target,
+            action,
+            action_flag,
+            action_file,
+        } => group_action(
+            ctx,
+            &resolve(ctx, &target)?,
+            action.or(action_flag),
+            action_file,
+        ),
         SessionCmd::Abort { target, reason } => abort(ctx, &resolve(ctx, &target)?, &reason),
         SessionCmd::Logs { target, out, tail } => logs(&resolve(ctx, &target)?, out, tail),
         SessionCmd::Get { session_id } => {
@@ -338,6 +367,66 @@ fn list(ctx: &Ctx) -> Result<Outcome> {
     Ok(Outcome::Ok)
 }
 
+/// What a room's snapshot shows a person: the leader, the members, the
+/// topic and the last messages of its view.
+fn room_lines(out: &mut impl Write, g: &Map, view: Option<&Value>) -> Result<()> {
+    let short = |v: Option<&Value>| -> String {
+        v.and_then(Value::as_str)
+            .map(|k| k.chars().take(12).collect())
+            .unwrap_or_else(|| "?".into())
+    };
+    let leader = g
+        .get("leader_public_key")
+        .and_then(Value::as_str)
+        .unwrap_or("");
+    writeln!(
+        out,
+        "room: {} — leader {} (epoch {}), frame {}",
+        g.get("group_id").map(Value::py_str).unwrap_or_default(),
+        short(g.get("leader_public_key")),
+        g.get("leader_epoch").map(Value::py_str).unwrap_or_default(),
+        g.get("seq").map(Value::py_str).unwrap_or_default()
+    )?;
+    for m in g
+        .get("members")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+    {
+        let pk = m.get("public_key").and_then(Value::as_str).unwrap_or("");
+        writeln!(
+            out,
+            "  seat {:>2}  {}  {}{}",
+            m.get("seat").map(Value::py_str).unwrap_or_default(),
+            short(m.get("public_key")),
+            m.get("status").map(Value::py_str).unwrap_or_default(),
+            if pk == leader { "  (leads)" } else { "" }
+        )?;
+    }
+    let Some(view) = view else { return Ok(()) };
+    if let Some(t) = view.get("topic").and_then(Value::as_str) {
+        writeln!(out, "topic: {t}")?;
+    }
+    let msgs = view
+        .get("messages")
+        .and_then(Value::as_array)
+        .map(Vec::as_slice)
+        .unwrap_or_default();
+    for m in &msgs[msgs.len().saturating_sub(10)..] {
+        let text = m.get("text").map(Value::py_str).unwrap_or_default();
+        if m.get("kind").and_then(Value::as_str) == Some("system") {
+            writeln!(out, "  · {text}")?;
+        } else {
+            writeln!(
+                out,
+                "  seat {}: {text}",
+                m.get("seat").map(Value::py_str).unwrap_or_default()
+            )?;
+        }
+    }
+    Ok(())
+}
+
 fn snapshot(ctx: &Ctx, dir: &StateDir) -> Result<Outcome> {
     let snap = files::read_json_object(&dir.child.join("snapshot.json")).unwrap_or_default();
     if ctx.json {
@@ -357,6 +446,9 @@ fn snapshot(ctx: &Ctx, dir: &StateDir) -> Result<Outcome> {
     }
     if let Some(m) = s("control_mode") {
         writeln!(out, "control_mode: {m}")?;
+    }
+    if let Some(g) = snap.get("group").and_then(Value::as_object) {
+        room_lines(&mut out, g, snap.get("group_view"))?;
     }
     if let Some(score) = snap.get("score") {
         writeln!(
@@ -549,6 +641,54 @@ fn logs(dir: &StateDir, out_log: bool, tail: usize) -> Result<Outcome> {
     let lines: Vec<&str> = text.lines().collect();
     for l in &lines[lines.len().saturating_sub(tail)..] {
         writeln!(out, "{l}")?;
+    }
+    Ok(Outcome::Ok)
+}
+
+/// `session action`: appends one action to a room session's
+/// group-actions.jsonl.
+fn group_action(
+    ctx: &Ctx,
+    dir: &StateDir,
+    text: Option<String>,
+    file: Option<PathBuf>,
+) -> Result<Outcome> {
+    let (raw, source) = match (text, file) {
+        (Some(t), _) => (t, "the action".to_owned()),
+        (None, Some(f)) => {
+            let meta = std::fs::metadata(&f).with_context(|| format!("reading {}", f.display()))?;
+            if !meta.is_file() {
+                bail!("--action-file {} is not a regular file", f.display());
+            }
+            if meta.len() > 1024 * 1024 {
+                bail!(
+                    "--action-file {} is over the 1 MiB input limit",
+                    f.display()
+                );
+            }
+            let t =
+                std::fs::read_to_string(&f).with_context(|| format!("reading {}", f.display()))?;
+            (t, format!("--action-file {}", f.display()))
+        }
+        (None, None) => bail!("give the action as JSON (or --action-file FILE)"),
+    };
+    let action =
+        crate::json::parse_str(raw.trim()).map_err(|e| anyhow!("{source} is not JSON: {e}"))?;
+    let root = dir.parent.clone().unwrap_or_else(|| dir.child.clone());
+    let entry = crate::services::group::outbox::append_action(&root, &action)
+        .map_err(|e| anyhow!("{source}: {e}"))?;
+    let out = Value::Object(
+        crate::obj! { "status" => "ok", "action" => entry.get("action").cloned().unwrap_or(Value::Null) },
+    );
+    if ctx.json {
+        ctx.print_json(&out)?;
+    } else {
+        println!(
+            "queued in {}: {}",
+            root.join(crate::services::group::outbox::ACTIONS_FILE)
+                .display(),
+            crate::json::canonical::to_string_ordered(entry.get("action").unwrap_or(&Value::Null))
+        );
     }
     Ok(Outcome::Ok)
 }

@@ -13,6 +13,7 @@ pub mod commit;
 pub mod decide;
 pub mod external;
 mod flows;
+pub mod group;
 pub mod hooks;
 pub mod mental_poker;
 pub mod scaffold;

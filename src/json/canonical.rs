@@ -69,6 +69,10 @@ pub fn to_string_ordered(v: &Value) -> String {
                 }
                 out.push(b'}');
             }
+            // Strings go straight on the end: the windowed writer behind
+            // `write_value` would zero-fill room in proportion to the whole
+            // buffer for each long string (quadratic for a large document).
+            Value::String(s) => write_str(s, out),
             scalar => write_value(scalar, out),
         }
     }

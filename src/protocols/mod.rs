@@ -23,7 +23,10 @@ mod chat;
 mod choice;
 mod guess;
 mod hero;
+pub mod rooms;
 mod weak;
+
+pub use rooms::{GROUP_NATIVE, group_hooks_by_id, group_hooks_for_alias, group_host_metadata};
 
 use crate::engine::Hooks;
 use crate::json::{Map, Value};

@@ -3,6 +3,7 @@
 
 pub mod adversarial;
 pub mod doctor;
+pub mod group;
 pub mod house;
 pub mod local;
 pub mod protocol;

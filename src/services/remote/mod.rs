@@ -111,6 +111,8 @@ pub enum Progress {
     /// Something failed that does not stop the session (renewals, settling
     /// on the server, withdrawing an invitation).
     Warning(String),
+    /// A room's news for the person running it (its group id, who leads).
+    Group(String),
 }
 
 /// How a session ended.
@@ -270,58 +272,18 @@ async fn host_on<C: Future<Output = ()>>(
     let ticket = net::ticket(ep).await;
     let pid = spec.protocol_id().to_owned();
     let keys = client.keys();
-    let binding = auth::transport_binding_canonical(&keys.public_key, "iroh", &ticket, Some(&pid));
     // The invitation shows the hooks' own name, tags and type, as the
     // reference's does.
     hooks.prepare().await.map_err(|e| {
         RemoteError::Protocol(format!("the protocol's hooks cannot describe it: {e}"))
     })?;
     let meta = hooks.host_metadata();
-    let message = if !message.is_empty() {
-        message
-    } else if !meta.display_name.is_empty() {
-        meta.display_name.clone()
-    } else {
-        spec.name().unwrap_or(&pid).to_owned()
-    };
-    let tags: Vec<Value> = meta
-        .tags
-        .split(',')
-        .map(str::trim)
-        .filter(|t| !t.is_empty())
-        .map(Value::from)
-        .collect();
-    let kind = match meta.invite_type.as_str() {
-        k @ ("supply" | "demand" | "chat") => k.to_owned(),
-        _ => "supply".to_owned(),
-    };
-    let mut body = obj! {
-        "message" => message, "tags" => Value::Array(tags), "iroh_ticket" => ticket.as_str(), "transport" => "iroh",
-        "transport_info" => Value::Object(obj! { "version" => 1, "endpoint_id" => keys.public_key.as_str(), "ticket" => ticket.as_str() }),
-        "transport_binding_signature" => keys.sign(binding.as_bytes()), "protocol_id" => pid.as_str(),
-        "host_control_mode" => mode.as_str(), "type" => kind,
-    };
-    if !options.is_empty() {
-        body.insert("options", Value::Object(options.clone()));
-    }
     // The post itself is never cut short: a cancel during it would leave an
     // invitation nobody knows the id of.
     if cancelled(cancel).await {
         return Err(RemoteError::Cancelled);
     }
-    let inv = client
-        .call(
-            "POST",
-            "/api/v1/invitations",
-            Some(&Value::Object(body)),
-            &[201],
-        )
-        .await?;
-    let post_id = inv
-        .get_str("post_id")
-        .filter(|v| !v.is_empty())
-        .ok_or_else(|| RemoteError::Server("the server's invitation reply has no post_id".into()))?
-        .to_owned();
+    let post_id = post_invitation(client, &spec, &ticket, &meta, &message, mode, &options).await?;
     progress(Progress::InvitationOpen {
         post_id: post_id.clone(),
     });
@@ -419,6 +381,62 @@ async fn host_on<C: Future<Output = ()>>(
     session
         .finish(client, hooks, ch, link, progress, cancel)
         .await
+}
+
+/// Posts an invitation for `spec` at `ticket` (signed transport binding,
+/// the hooks' name, tags and type) and returns its post_id.
+pub async fn post_invitation(
+    client: &Client,
+    spec: &Spec,
+    ticket: &str,
+    meta: &engine::HostMetadata,
+    message: &str,
+    mode: ControlMode,
+    options: &Map,
+) -> Result<String, RemoteError> {
+    let pid = spec.protocol_id();
+    let keys = client.keys();
+    let binding = auth::transport_binding_canonical(&keys.public_key, "iroh", ticket, Some(pid));
+    let message = if !message.is_empty() {
+        message.to_owned()
+    } else if !meta.display_name.is_empty() {
+        meta.display_name.clone()
+    } else {
+        spec.name().unwrap_or(pid).to_owned()
+    };
+    let tags: Vec<Value> = meta
+        .tags
+        .split(',')
+        .map(str::trim)
+        .filter(|t| !t.is_empty())
+        .map(Value::from)
+        .collect();
+    let kind = match meta.invite_type.as_str() {
+        k @ ("supply" | "demand" | "chat") => k.to_owned(),
+        _ => "supply".to_owned(),
+    };
+    let mut body = obj! {
+        "message" => message, "tags" => Value::Array(tags), "iroh_ticket" => ticket, "transport" => "iroh",
+        "transport_info" => Value::Object(obj! { "version" => 1, "endpoint_id" => keys.public_key.as_str(), "ticket" => ticket }),
+        "transport_binding_signature" => keys.sign(binding.as_bytes()), "protocol_id" => pid,
+        "host_control_mode" => mode.as_str(), "type" => kind,
+    };
+    if !options.is_empty() {
+        body.insert("options", Value::Object(options.clone()));
+    }
+    let inv = client
+        .call(
+            "POST",
+            "/api/v1/invitations",
+            Some(&Value::Object(body)),
+            &[201],
+        )
+        .await?;
+    Ok(inv
+        .get_str("post_id")
+        .filter(|v| !v.is_empty())
+        .ok_or_else(|| RemoteError::Server("the server's invitation reply has no post_id".into()))?
+        .to_owned())
 }
 
 /// How many guests a host takes through their handshakes at once; a further

@@ -293,6 +293,7 @@ fn progress_line(p: &Progress) -> Option<String> {
             f.next.explain(&f.installed.alias)
         ),
         Progress::Warning(w) => format!("warning: {w}"),
+        Progress::Group(note) => note.clone(),
         Progress::StateDir { .. } => return None,
     })
 }

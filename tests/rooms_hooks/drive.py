@@ -1,0 +1,150 @@
+"""Plays a list of steps through the reference client's group-room hooks.
+
+Usage: python drive.py STEPS.jsonl
+
+STEPS.jsonl holds one step object per line (tests/rooms_hooks.rs writes it
+and runs the same steps through palaver's native hooks).
+For each step this prints one line, compact JSON in the insertion order of
+the reference's own objects: {"ok": value} when the hook returned, or
+{"error": text} with str() of the exception it raised.
+
+Steps ("op"):
+  new      {room, options}      load the room's hooks.py, proto_init(options);
+                                prints proto_host_metadata() as a list
+  init     {members}            proto_group_initial_state -> current state
+  join     {member}             proto_group_member_joined
+  leave    {member, reason}     proto_group_member_left
+  act      {actor, action}      proto_group_handle
+  view     {viewer}             proto_group_view (state unchanged)
+  snapshot {}                   proto_group_recovery_snapshot (state unchanged)
+  restore  {members, epoch, checkpoint?}
+                                proto_group_restore of `checkpoint`, or of the
+                                current state's snapshot after a JSON round trip
+  leader   {old, new}           proto_group_on_leader_changed
+  spec     {room}               the spec.json next to the room's hooks.py
+
+Like the reference's GroupAuthority, every hook gets deep copies, and a hook
+result's "state" becomes the current state only when the hook returned.
+"""
+
+from __future__ import annotations
+
+import copy
+import importlib.util
+import json
+import sys
+import tempfile
+from pathlib import Path
+
+import aigenora
+
+# The content-addressed directories the reference installs the rooms under.
+ROOM_DIRS = {
+    "community-room-v1": "9a8a5128",
+    "meeting-room-v1": "182ceaf2",
+}
+
+
+def hooks_file(room: str) -> Path:
+    base = Path(aigenora.__file__).parent / "protocols" / ROOM_DIRS[room]
+    found = sorted(base.glob("*/hooks.py"))
+    if len(found) != 1:
+        raise SystemExit(f"expected one hooks.py under {base}, found {found}")
+    return found[0]
+
+
+def load_hooks(room: str, options: dict, state_dir: Path):
+    path = hooks_file(room)
+    spec = importlib.util.spec_from_file_location(
+        "room_hooks_" + room.replace("-", "_"), path
+    )
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    hooks = module.Hooks()
+    hooks.proto_init(options, "host", [], state_dir)
+    return hooks
+
+
+def emit(payload: dict) -> None:
+    line = json.dumps(payload, ensure_ascii=False, separators=(",", ":")) + "\n"
+    sys.stdout.buffer.write(line.encode("utf-8"))
+
+
+def main() -> int:
+    text = Path(sys.argv[1]).read_text(encoding="utf-8")
+    # Only "\n" ends a step: text inside may hold other line separators.
+    steps = [json.loads(line) for line in text.split("\n") if line]
+    hooks = None
+    state = None
+    with tempfile.TemporaryDirectory() as tmp:
+        for index, step in enumerate(steps):
+            op = step["op"]
+            try:
+                if op == "new":
+                    state_dir = Path(tmp) / f"room-{index}"
+                    state_dir.mkdir()
+                    hooks = load_hooks(step["room"], step["options"], state_dir)
+                    state = None
+                    out = list(hooks.proto_host_metadata())
+                elif op == "init":
+                    state = hooks.proto_group_initial_state(
+                        copy.deepcopy(step["members"])
+                    )
+                    out = state
+                elif op == "join":
+                    out = hooks.proto_group_member_joined(
+                        copy.deepcopy(state), copy.deepcopy(step["member"])
+                    )
+                    state = out["state"]
+                elif op == "leave":
+                    out = hooks.proto_group_member_left(
+                        copy.deepcopy(state),
+                        copy.deepcopy(step["member"]),
+                        step["reason"],
+                    )
+                    state = out["state"]
+                elif op == "act":
+                    out = hooks.proto_group_handle(
+                        copy.deepcopy(state),
+                        copy.deepcopy(step["actor"]),
+                        copy.deepcopy(step["action"]),
+                    )
+                    state = out["state"]
+                elif op == "view":
+                    out = hooks.proto_group_view(
+                        copy.deepcopy(state), copy.deepcopy(step["viewer"])
+                    )
+                elif op == "snapshot":
+                    out = hooks.proto_group_recovery_snapshot(copy.deepcopy(state))
+                elif op == "restore":
+                    if "checkpoint" in step:
+                        checkpoint = copy.deepcopy(step["checkpoint"])
+                    else:
+                        snap = hooks.proto_group_recovery_snapshot(copy.deepcopy(state))
+                        checkpoint = json.loads(json.dumps(snap))
+                    state = hooks.proto_group_restore(
+                        checkpoint, copy.deepcopy(step["members"]), step["epoch"]
+                    )
+                    out = state
+                elif op == "leader":
+                    out = hooks.proto_group_on_leader_changed(
+                        copy.deepcopy(state), step["old"], step["new"]
+                    )
+                    state = out["state"]
+                elif op == "spec":
+                    text = (hooks_file(step["room"]).parent / "spec.json").read_text(
+                        encoding="utf-8"
+                    )
+                    out = json.loads(text)
+                else:
+                    raise SystemExit(f"step {index}: unknown op {op!r}")
+            except (ValueError, TypeError, KeyError, IndexError, AttributeError) as exc:
+                emit({"error": str(exc)})
+                continue
+            emit({"ok": out})
+    sys.stdout.buffer.flush()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
