@@ -60,9 +60,15 @@ async fn a_hostile_member_is_refused_and_the_room_goes_on() {
     let ep = net::bind_via(net::Reach::Direct, &[], None).await.unwrap();
     let group = api::by_post(&eve.client, &post).await.unwrap();
     let gid = group.get_str("group_id").unwrap().to_owned();
-    let (_link, mut ch, _member) = admit::join_leader(&ep, &eve.client, &group, "autonomous")
-        .await
-        .unwrap();
+    let (_link, mut ch, _member) = admit::join_leader(
+        &ep,
+        &eve.client,
+        &group,
+        "autonomous",
+        Duration::from_secs(30),
+    )
+    .await
+    .unwrap();
     let eve_pk = eve.client.keys().public_key.clone();
     let amy_pk = amy.client.keys().public_key.clone();
 

@@ -2,6 +2,8 @@
 //! the house keeping one invitation per game, and a guest joining each
 //! through `services::remote::join` over iroh on loopback.
 
+mod common;
+
 use palaver::engine::{ChatSource, ControlMode, EventSink, Hooks};
 use palaver::identity::KeyPair;
 use palaver::json::Value;
@@ -408,4 +410,74 @@ async fn cancelling_during_a_session_ends_it_with_a_reason() {
         .unwrap();
     assert_eq!(s(&rec, "status"), "failed");
     server.abort();
+}
+
+/// The house keeps a community room open with its bot seated: a newcomer
+/// joins it, says hello, and the bot answers in the room.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_house_room_is_live_and_its_bot_answers() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (url, _server) = common::rooms::server(&tmp.path().join("db.sqlite"), 15).await;
+    let house_w = common::rooms::who(&url, tmp.path(), "house").await;
+    let bot_w = common::rooms::who(&url, tmp.path(), "house-bot").await;
+    let guest = common::rooms::who(&url, tmp.path(), "newcomer").await;
+    let room_dir = tmp.path().join("house-room");
+    let house = tokio::spawn(house::run_house_room(
+        house_w.client.clone(),
+        bot_w.client.clone(),
+        room_dir,
+        PeerOpts::direct(),
+        |_p| {},
+    ));
+    // The room's invitation shows up, from the house.
+    let house_pk = house_w.client.keys().public_key.clone();
+    let post = wait_open(
+        &guest.client,
+        house::HOUSE_ROOM,
+        &house_pk,
+        None,
+        Duration::from_secs(30),
+    )
+    .await;
+    let mut side = common::rooms::join(&guest, house::HOUSE_ROOM, &post);
+    let dir = side.state_dir().await;
+    // The bot is already seated: the room has started with two members.
+    let start = std::time::Instant::now();
+    while common::rooms::view(&dir).is_none() {
+        assert!(
+            start.elapsed() < Duration::from_secs(30),
+            "the room did not start for the newcomer"
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    let seated = common::rooms::view(&dir)
+        .unwrap()
+        .get("presence")
+        .and_then(Value::as_object)
+        .map(|p| p.len());
+    assert_eq!(seated, Some(3));
+    common::rooms::say(&dir, "hello everyone");
+    let bot_seat = 1;
+    let start = std::time::Instant::now();
+    loop {
+        let answered = common::rooms::view(&dir)
+            .and_then(|v| v.get("messages").and_then(Value::as_array).cloned())
+            .unwrap_or_default()
+            .iter()
+            .any(|m| {
+                m.get("seat").and_then(Value::as_i64) == Some(bot_seat)
+                    && m.get_str("kind") == Some("message")
+            });
+        if answered {
+            break;
+        }
+        assert!(
+            start.elapsed() < Duration::from_secs(30),
+            "the bot never answered: {:?}",
+            common::rooms::messages(&dir)
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    side.stop();
+    house.abort();
 }

@@ -388,15 +388,24 @@ pub async fn establish(incoming: iroh::endpoint::Incoming) -> Result<(Link, Chan
 
 /// Dials a ticket and opens the session stream.
 pub async fn connect(ep: &Endpoint, ticket: &str) -> Result<(Link, Channel), NetError> {
+    connect_within(ep, ticket, Duration::from_secs(30)).await
+}
+
+/// Dials a ticket, giving up after `wait` (a peer that may be gone).
+pub async fn connect_within(
+    ep: &Endpoint,
+    ticket: &str,
+    wait: Duration,
+) -> Result<(Link, Channel), NetError> {
     let addr = parse_ticket(ticket)?;
     let node = addr.node_id.fmt_short();
     let err = |e: String| NetError::Connect {
         node: node.clone(),
         msg: e,
     };
-    let conn = tokio::time::timeout(Duration::from_secs(30), ep.connect(addr.clone(), ALPN))
+    let conn = tokio::time::timeout(wait, ep.connect(addr.clone(), ALPN))
         .await
-        .map_err(|_| err("no answer within 30 s".into()))?
+        .map_err(|_| err(format!("no answer within {wait:?}")))?
         .map_err(|e| err(format!("{e:#}")))?;
     let (send, recv) = conn.open_bi().await.map_err(|e| err(e.to_string()))?;
     let (link, send) = Link::new(conn, send);

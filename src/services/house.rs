@@ -203,6 +203,180 @@ async fn host_once(
     remote::host(&client, plan, &report, std::future::pending()).await
 }
 
+/// The room the house keeps open in the console's embedded community.
+pub const HOUSE_ROOM: &str = "community-room-v1";
+
+/// Keeps [`HOUSE_ROOM`] open forever: the house leads it and its bot sits in
+/// it as a second member, so a newcomer finds a live room to join at once;
+/// the bot answers every message from anyone else with a short reply. The
+/// room's files go under `dir` (`leader/` and `bot/`). A room that ends is
+/// opened again (after a pause that grows while it keeps failing).
+pub async fn run_house_room(
+    house: Client,
+    bot: Client,
+    dir: std::path::PathBuf,
+    peer: PeerOpts,
+    progress: impl Fn(Progress) + Send + Sync + 'static,
+) {
+    let progress: Arc<dyn Fn(Progress) + Send + Sync> = Arc::new(progress);
+    let Some(spec) = crate::library::bundled_spec(HOUSE_ROOM) else {
+        return progress(Progress::Warning(format!("{HOUSE_ROOM} is not bundled")));
+    };
+    let mut backoff = Duration::from_secs(1);
+    loop {
+        let failure = match room_once(&house, &bot, &dir, spec, &peer, &progress).await {
+            Ok(()) => None,
+            Err(e) => Some(e.to_string()),
+        };
+        match failure {
+            None => backoff = Duration::from_secs(1),
+            Some(why) => {
+                progress(Progress::Warning(format!(
+                    "the house room: {why} (opening it again in {} s)",
+                    backoff.as_secs()
+                )));
+                tokio::time::sleep(backoff).await;
+                backoff = (backoff * 2).min(MAX_BACKOFF);
+            }
+        }
+    }
+}
+
+/// One house room, from its invitation until it ends.
+async fn room_once(
+    house: &Client,
+    bot: &Client,
+    dir: &std::path::Path,
+    spec: &'static Spec,
+    peer: &PeerOpts,
+    progress: &Arc<dyn Fn(Progress) + Send + Sync>,
+) -> Result<(), RemoteError> {
+    use super::group::{self, HostRoomPlan, JoinRoomPlan, Task};
+    let hooks = group::native_hooks(spec)
+        .ok_or_else(|| RemoteError::Protocol(format!("{HOUSE_ROOM} has no native hooks")))?;
+    let mut options = Map::new();
+    options.insert("initial_topic", Value::from("The house room: say hello"));
+    let plan = HostRoomPlan {
+        spec: spec.clone(),
+        hooks: hooks.clone(),
+        message: "House room: talk to whoever is here".into(),
+        options,
+        mode: ControlMode::Autonomous,
+        ttl: Duration::MAX,
+        peer: peer.clone(),
+        data_dir: dir.join("leader"),
+    };
+    let (post_tx, mut post_rx) = mpsc::unbounded_channel();
+    let leading = {
+        let (house, progress) = (house.clone(), progress.clone());
+        Task::spawn(async move {
+            let report = |p: Progress| {
+                if let Progress::InvitationOpen { post_id } = &p {
+                    let _ = post_tx.send(post_id.clone());
+                }
+                progress(p);
+            };
+            group::host(&house, plan, &report, std::future::pending()).await
+        })
+    };
+    let mut leading = std::pin::pin!(leading);
+    let post = tokio::select! {
+        p = post_rx.recv() => p,
+        r = &mut leading => return match r {
+            Ok(Ok(_)) => Ok(()),
+            Ok(Err(e)) => Err(e),
+            Err(e) => Err(RemoteError::Server(format!("the room's task failed: {e}"))),
+        },
+    };
+    let Some(post) = post else {
+        return Err(RemoteError::Server("the room opened no invitation".into()));
+    };
+    let (dir_tx, dir_rx) = tokio::sync::watch::channel(None::<std::path::PathBuf>);
+    let plan = JoinRoomPlan {
+        post_id: post,
+        spec: spec.clone(),
+        hooks,
+        mode: ControlMode::Autonomous,
+        peer: peer.clone(),
+        data_dir: dir.join("bot"),
+    };
+    let sitting = {
+        let bot = bot.clone();
+        Task::spawn(async move {
+            let report = |p: Progress| {
+                if let Progress::StateDir { parent, .. } = p {
+                    let _ = dir_tx.send(Some(parent));
+                }
+            };
+            group::join(&bot, plan, &report, std::future::pending()).await
+        })
+    };
+    let answering = Task::spawn(answer_room(
+        dir_rx,
+        bot.keys().public_key.clone(),
+        house.keys().public_key.clone(),
+    ));
+    let ended = tokio::select! {
+        r = &mut leading => r,
+        r = sitting => r,
+    };
+    drop(answering);
+    match ended {
+        Ok(Ok(_)) => Ok(()),
+        Ok(Err(e)) => Err(e),
+        Err(e) => Err(RemoteError::Server(format!("the room's task failed: {e}"))),
+    }
+}
+
+/// The house bot's ears: reads each frame the bot's replica records
+/// (details.jsonl) and answers every message that neither the bot nor the
+/// house sent, through the bot's group-actions.jsonl.
+async fn answer_room(
+    mut dir: tokio::sync::watch::Receiver<Option<std::path::PathBuf>>,
+    bot_pk: String,
+    house_pk: String,
+) {
+    let dir = match dir.wait_for(Option::is_some).await {
+        Ok(d) => d.clone(),
+        Err(_) => return,
+    };
+    let Some(dir) = dir else { return };
+    let details = dir.join("details.jsonl");
+    let mut tail = crate::session::files::Tail::new();
+    let mut answered = 0usize;
+    loop {
+        for line in tail.poll(&details) {
+            if line.get_str("type") != Some("group_frame") {
+                continue;
+            }
+            let events = line
+                .get("events")
+                .and_then(Value::as_array)
+                .cloned()
+                .unwrap_or_default();
+            for ev in events {
+                let Some(msg) = ev
+                    .get("message")
+                    .filter(|_| ev.get_str("kind") == Some("message"))
+                else {
+                    continue;
+                };
+                let from = msg.get_str("from").unwrap_or_default();
+                if from == bot_pk || from == house_pk {
+                    continue;
+                }
+                let text = msg.get_str("text").unwrap_or_default();
+                answered += 1;
+                let mut action = Map::new();
+                action.insert("kind", Value::from("send"));
+                action.insert("text", Value::from(reply(text, answered)));
+                let _ = super::group::outbox::append_action(&dir, &Value::Object(action));
+            }
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}
+
 /// Passes the text of every chat line the peer sends to the house's
 /// [`HouseChat`].
 pub struct ChatTap {

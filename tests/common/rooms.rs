@@ -201,3 +201,215 @@ pub fn events(dir: &Path, kind: &str) -> Vec<Map> {
         .filter(|e| e.get_str("type") == Some(kind))
         .collect()
 }
+
+/// Reads the frames a state dir's events.jsonl announces as they come:
+/// `group_frame` (a leader's) and `group_frame_received` (a member's), with
+/// their epoch and seq.
+pub struct FrameTail {
+    path: PathBuf,
+    offset: u64,
+    /// The newest (epoch, seq) seen.
+    pub newest: Option<(i64, i64)>,
+}
+
+impl FrameTail {
+    pub fn new(dir: &Path) -> FrameTail {
+        FrameTail {
+            path: dir.join("events.jsonl"),
+            offset: 0,
+            newest: None,
+        }
+    }
+
+    /// Reads what was appended since the last call.
+    pub fn poll(&mut self) {
+        use std::io::{Read, Seek, SeekFrom};
+        let Ok(mut f) = std::fs::File::open(&self.path) else {
+            return;
+        };
+        if f.seek(SeekFrom::Start(self.offset)).is_err() {
+            return;
+        }
+        let mut buf = Vec::new();
+        if f.read_to_end(&mut buf).is_err() {
+            return;
+        }
+        let Some(end) = buf.iter().rposition(|b| *b == b'\n') else {
+            return;
+        };
+        self.offset += end as u64 + 1;
+        for line in buf[..end].split(|b| *b == b'\n') {
+            let Ok(text) = std::str::from_utf8(line) else {
+                continue;
+            };
+            if !text.contains("\"group_frame") {
+                continue;
+            }
+            let Ok(v) = palaver::json::parse_str(text) else {
+                continue;
+            };
+            if !matches!(
+                v.get_str("type"),
+                Some("group_frame" | "group_frame_received")
+            ) {
+                continue;
+            }
+            let d = v.get("data");
+            let num = |k: &str| d.and_then(|d| d.get(k)).and_then(Value::as_i64);
+            if let (Some(e), Some(s)) = (num("leader_epoch"), num("seq")) {
+                self.newest = Some(self.newest.map_or((e, s), |n| n.max((e, s))));
+            }
+        }
+    }
+}
+
+/// The snapshot's view without what differs per viewer (`you`), canonical.
+pub fn shared_view(dir: &Path) -> String {
+    let mut v = view(dir).unwrap_or(Value::Null);
+    if let Some(m) = v.as_object_mut() {
+        m.remove("you");
+    }
+    palaver::json::canonical::to_string(&v)
+}
+
+/// What a crowded room measured.
+#[derive(Debug)]
+pub struct Crowd {
+    pub members: usize,
+    /// Message appended to a member's group-actions.jsonl → every member's
+    /// events.jsonl announces its frame; one message at a time.
+    pub latencies: Vec<Duration>,
+    /// Messages and the time for all of them when sent at once.
+    pub bulk: (usize, Duration),
+    /// Every member's view (its `you` aside) equals the leader's.
+    pub views_agree: bool,
+    /// The leader's task aborted → every other member has a frame of the
+    /// next epoch.
+    pub failover: Duration,
+    pub start: Duration,
+}
+
+/// `members` in one community room (each its own identity, iroh endpoint
+/// and state dir, all in this process): `latency` messages one at a time,
+/// then `bulk` messages queued at once across the members, a check that
+/// every view agrees, and the leader crashing (its task aborted) with a
+/// member taking over.
+pub async fn crowd(root: &Path, members: usize, latency: usize, bulk: usize) -> Crowd {
+    let (url, _server) = server(&root.join("db.sqlite"), 3).await;
+    let started = std::time::Instant::now();
+    let mut whos = Vec::new();
+    for i in 0..members {
+        whos.push(who(&url, root, &format!("m{i}")).await);
+    }
+    let mut host_side = host(&whos[0], "community-room-v1", Map::new()).await;
+    let post = host_side.post.clone().unwrap();
+    let mut sides = vec![];
+    for w in &whos[1..] {
+        sides.push(join(w, "community-room-v1", &post));
+    }
+    let mut dirs = vec![host_side.state_dir().await];
+    for s in sides.iter_mut() {
+        dirs.push(s.state_dir().await);
+    }
+    // Everyone seated: the leader's newest view lists every member.
+    let seated = |d: &Path| {
+        view(d)
+            .and_then(|v| {
+                v.get("presence")
+                    .and_then(Value::as_object)
+                    .map(|p| p.len())
+            })
+            .unwrap_or(0)
+    };
+    let t = std::time::Instant::now();
+    while dirs.iter().any(|d| seated(d) < members) {
+        assert!(
+            t.elapsed() < Duration::from_secs(120),
+            "the room never filled: seated {:?}; the leader refused {:?}; a member failed: {:?}",
+            dirs.iter().map(|d| seated(d)).collect::<Vec<_>>(),
+            events(&dirs[0], "group_join_rejected"),
+            dirs.iter()
+                .flat_map(|d| events(d, "group_reconnect_failed"))
+                .next()
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    let start = started.elapsed();
+    let mut tails: Vec<FrameTail> = dirs.iter().map(|d| FrameTail::new(d)).collect();
+    let mut target = {
+        for t in tails.iter_mut() {
+            t.poll();
+        }
+        tails
+            .iter()
+            .filter_map(|t| t.newest)
+            .map(|n| n.1)
+            .max()
+            .unwrap_or(0)
+    };
+    let reached = |tails: &mut Vec<FrameTail>, seq: i64| {
+        tails.iter_mut().all(|t| {
+            t.poll();
+            t.newest.is_some_and(|n| n.1 >= seq)
+        })
+    };
+    let mut latencies = Vec::new();
+    for k in 0..latency {
+        target += 1;
+        let t0 = std::time::Instant::now();
+        say(&dirs[k % members], &format!("latency {k}"));
+        while !reached(&mut tails, target) {
+            assert!(
+                t0.elapsed() < Duration::from_secs(60),
+                "message {k} never reached everyone"
+            );
+            tokio::time::sleep(Duration::from_micros(500)).await;
+        }
+        latencies.push(t0.elapsed());
+    }
+    let t0 = std::time::Instant::now();
+    for k in 0..bulk {
+        say(&dirs[k % members], &format!("bulk {k}"));
+    }
+    target += bulk as i64;
+    while !reached(&mut tails, target) {
+        assert!(
+            t0.elapsed() < Duration::from_secs(600),
+            "the bulk messages never all arrived"
+        );
+        tokio::time::sleep(Duration::from_millis(2)).await;
+    }
+    let bulk_time = t0.elapsed();
+    // Snapshots are written at most every 10 ms: give the last one a moment.
+    tokio::time::sleep(Duration::from_millis(100)).await;
+    let leader_view = shared_view(&dirs[0]);
+    let views_agree = dirs.iter().all(|d| shared_view(d) == leader_view);
+    // The leader crashes.
+    host_side.task.abort();
+    let t0 = std::time::Instant::now();
+    let moved = |tails: &mut [FrameTail]| {
+        tails.iter_mut().all(|t| {
+            t.poll();
+            t.newest.is_some_and(|n| n.0 >= 1)
+        })
+    };
+    while !moved(&mut tails[1..]) {
+        assert!(t0.elapsed() < Duration::from_secs(120), "nobody took over");
+        tokio::time::sleep(Duration::from_millis(5)).await;
+    }
+    let failover = t0.elapsed();
+    for s in &sides {
+        s.stop();
+    }
+    for s in sides {
+        let _ = tokio::time::timeout(Duration::from_secs(10), s.task).await;
+    }
+    Crowd {
+        members,
+        latencies,
+        bulk: (bulk, bulk_time),
+        views_agree,
+        failover,
+        start,
+    }
+}

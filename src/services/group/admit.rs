@@ -148,6 +148,7 @@ pub async fn join_leader(
     client: &Client,
     group: &Map,
     control_mode: &str,
+    dial: Duration,
 ) -> Result<(net::Link, Channel, Map), String> {
     let keys = client.keys();
     let leader = group.get_str("leader_public_key").unwrap_or_default();
@@ -165,7 +166,9 @@ pub async fn join_leader(
     ) {
         return Err("the group's leader ticket is not signed by the leader's key: refusing it (possible man in the middle)".into());
     }
-    let (link, mut ch) = net::connect(ep, ticket).await.map_err(|e| e.to_string())?;
+    let (link, mut ch) = net::connect_within(ep, ticket, dial)
+        .await
+        .map_err(|e| e.to_string())?;
     let nonce = crate::json::canonical::hex(&rand::random::<[u8; 16]>());
     let join = obj! {
         "_group" => "join", "group_id" => group_id, "member_public_key" => keys.public_key.as_str(),

@@ -525,11 +525,11 @@ pub async fn run(
     mut hub: Hub,
     room: Arc<Room>,
     epoch: u64,
-    mut lease_task: tokio::task::JoinHandle<String>,
+    mut lease_task: super::Task<String>,
     cancel: impl std::future::Future<Output = ()>,
 ) -> RunEnd {
     let mut cancel = std::pin::pin!(cancel);
-    let mut tick = tokio::time::interval(Duration::from_millis(100));
+    let mut tick = tokio::time::interval(super::ACTION_POLL);
     tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
     let end = loop {
         if hub.authority.completed() {
@@ -565,7 +565,7 @@ pub async fn run(
             _ = cancel.as_mut() => break RunEnd::Cancelled,
         }
     };
-    lease_task.abort();
+    drop(lease_task);
     hub.flush(&room);
     if let RunEnd::Completed { .. } = &end
         && let Err(e) = api::set_status(&room.client, &room.group_id, epoch, "closed").await

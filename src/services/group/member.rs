@@ -78,7 +78,7 @@ async fn serve(room: &Room, ch: &mut Channel, replica: &mut Replica, first: Map)
         Err(e) => return ChannelEnd::Refused(format!("the action outbox cannot be written: {e}")),
     };
     let mut sent: Option<Instant> = None;
-    let mut tick = tokio::time::interval(Duration::from_millis(100));
+    let mut tick = tokio::time::interval(super::ACTION_POLL);
     tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
     loop {
         tokio::select! {
@@ -135,9 +135,17 @@ async fn serve(room: &Room, ch: &mut Channel, replica: &mut Replica, first: Map)
     }
 }
 
+/// How long a member dials a leader it has not reached before, and one it
+/// just lost (whose lease still runs: it may only have been a blip).
+pub const DIAL_NEW: Duration = Duration::from_secs(30);
+pub const DIAL_AGAIN: Duration = Duration::from_secs(1);
+
 /// What to do once the leader is gone.
 enum Next {
+    /// A new leader (a later epoch).
     Follow(Map),
+    /// The same leader, whose lease still runs: dial it again, briefly.
+    Retry(Map),
     Closed(String),
     Lead(RunEnd),
 }
@@ -160,8 +168,11 @@ async fn recover(
             return Ok(Next::Closed(format!("group_{s}")));
         }
         let epoch = api::count(&group, "leader_epoch").map_err(super::api_err)?;
-        if epoch > replica.leader_epoch() || !api::lease_expired(&group) {
+        if epoch > replica.leader_epoch() {
             return Ok(Next::Follow(group));
+        }
+        if !api::lease_expired(&group) {
+            return Ok(Next::Retry(group));
         }
         let Some(checkpoint) = replica.checkpoint().and_then(|c| c.as_object()).cloned() else {
             return Err(RemoteError::Protocol(
@@ -197,7 +208,7 @@ async fn recover(
                 .unwrap_or_default()
                 .to_owned(),
         )));
-        let lease = tokio::spawn(leader::keep_lease(
+        let lease = super::Task::spawn(leader::keep_lease(
             room.clone(),
             new_epoch,
             api::lease_seconds(&claimed),
@@ -221,7 +232,7 @@ async fn recover(
             cancel.as_mut(),
         )
         .await;
-        acceptor.abort();
+        drop(acceptor);
         return end.map(Next::Lead);
     }
 }
@@ -288,7 +299,7 @@ pub async fn join(
         sink: super::sink_for(&dir),
     });
     room.meta(obj! { "role" => "guest", "post_id" => post.as_str(), "protocol_id" => pid.as_str(), "group_id" => group_id.as_str(), "session_id" => group_id.as_str(), "group_role" => "member", "local_control_mode" => plan.mode.as_str(), "status" => "joining" });
-    let beat = tokio::spawn({
+    let beat = super::Task::spawn({
         let room = room.clone();
         async move {
             loop {
@@ -304,6 +315,7 @@ pub async fn join(
     });
     let options = super::merged_options(&plan.spec, &options);
     let mut replica: Option<Replica> = None;
+    let mut dial = DIAL_NEW;
     let end = loop {
         let leader = group
             .get_str("leader_public_key")
@@ -314,7 +326,7 @@ pub async fn join(
         });
         let attempt = async {
             let (link, mut ch, member) =
-                super::admit::join_leader(&ep, client, &group, plan.mode.as_str()).await?;
+                super::admit::join_leader(&ep, client, &group, plan.mode.as_str(), dial).await?;
             let first = match tokio::time::timeout(FIRST_ENVELOPE, ch.rx.recv()).await {
                 Ok(Ok(m)) if envelope_kind(m.get_str("_group")) => m,
                 Ok(Ok(_)) => return Err("leader did not send an authority snapshot".to_owned()),
@@ -404,14 +416,19 @@ pub async fn join(
         match recover(&room, &ep, &plan, rep, &options, &mut cancel).await {
             Ok(Next::Follow(g)) => {
                 group = g;
-                tokio::time::sleep(Duration::from_millis(500)).await;
+                dial = DIAL_NEW;
+            }
+            Ok(Next::Retry(g)) => {
+                group = g;
+                dial = DIAL_AGAIN;
+                tokio::time::sleep(Duration::from_millis(250)).await;
             }
             Ok(Next::Closed(why)) if why == "group_closed" => {
                 break Ok(RunEnd::Completed { outcome: None });
             }
             Ok(Next::Closed(why)) => break Ok(RunEnd::Failed(why)),
             Ok(Next::Lead(end)) => {
-                beat.abort();
+                drop(beat);
                 let led = super::finish(&room, &post, end, true);
                 crate::net::close(ep).await;
                 return Ok(led);
@@ -419,7 +436,7 @@ pub async fn join(
             Err(e) => break Err(e),
         }
     };
-    beat.abort();
+    drop(beat);
     crate::net::close(ep).await;
     let end = end?;
     Ok(super::finish(&room, &post, end, false))

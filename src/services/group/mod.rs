@@ -53,6 +53,37 @@ impl Room {
     }
 }
 
+/// A spawned task that is aborted when dropped: a side whose future is
+/// dropped (a console closing, a test aborting a "crashed" leader) leaves
+/// no lease keeper, accept loop or heartbeat running behind it.
+pub struct Task<T>(tokio::task::JoinHandle<T>);
+
+impl<T: Send + 'static> Task<T> {
+    pub fn spawn(f: impl std::future::Future<Output = T> + Send + 'static) -> Task<T> {
+        Task(tokio::spawn(f))
+    }
+}
+
+impl<T> Drop for Task<T> {
+    fn drop(&mut self) {
+        self.0.abort();
+    }
+}
+
+impl<T> std::future::Future for Task<T> {
+    type Output = Result<T, tokio::task::JoinError>;
+    fn poll(
+        mut self: std::pin::Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<Self::Output> {
+        std::pin::Pin::new(&mut self.0).poll(cx)
+    }
+}
+
+/// How often a side looks for new lines in its group-actions.jsonl (and,
+/// as leader, for members owing an ack).
+pub const ACTION_POLL: Duration = Duration::from_millis(10);
+
 /// How a leader's run ended.
 #[derive(Debug)]
 pub enum RunEnd {
@@ -175,8 +206,8 @@ fn accept_loop(
     ep: iroh::Endpoint,
     room: Arc<Room>,
     hub: tokio::sync::mpsc::Sender<leader::Msg>,
-) -> tokio::task::JoinHandle<()> {
-    tokio::spawn(async move {
+) -> Task<()> {
+    Task::spawn(async move {
         let admitting = Arc::new(tokio::sync::Semaphore::new(
             crate::services::remote::MAX_HANDSHAKES,
         ));
@@ -249,7 +280,7 @@ struct Lead<'a> {
     /// Members admitted in the lobby.
     pending: Vec<leader::Msg>,
     /// The lease keeper (see [`leader::keep_lease`]).
-    lease: tokio::task::JoinHandle<String>,
+    lease: Task<String>,
     replicated: leader::Replicated,
 }
 
@@ -395,16 +426,20 @@ pub async fn host(
             .unwrap_or(crate::engine::group::core::ZERO_HASH)
             .to_owned(),
     )));
-    let lease_task = tokio::spawn(leader::keep_lease(
+    let lease_task = Task::spawn(leader::keep_lease(
         room.clone(),
         0,
         api::lease_seconds(&group),
         replicated.clone(),
     ));
-    let renew = tokio::spawn({
+    let renew = Task::spawn({
         let (client, post_id) = (client.clone(), post_id.clone());
         async move {
-            let deadline = tokio::time::Instant::now() + ttl;
+            // A ttl beyond any clock's range renews (practically) forever.
+            let now = tokio::time::Instant::now();
+            let deadline = now
+                .checked_add(ttl)
+                .unwrap_or(now + Duration::from_secs(100 * 365 * 24 * 3600));
             while tokio::time::Instant::now() < deadline {
                 tokio::time::sleep(crate::services::remote::RENEW_EVERY).await;
                 if client
@@ -445,9 +480,7 @@ pub async fn host(
         }
     };
     if let Err(e) = lobby {
-        acceptor.abort();
-        renew.abort();
-        lease_task.abort();
+        drop((acceptor, renew, lease_task));
         withdraw(client).await;
         room.meta(obj! { "status" => "aborted", "end_reason" => e.to_string() });
         crate::net::close(ep).await;
@@ -473,8 +506,7 @@ pub async fn host(
         cancel,
     )
     .await;
-    acceptor.abort();
-    renew.abort();
+    drop((acceptor, renew));
     crate::net::close(ep).await;
     let end = end?;
     Ok(finish(&room, &post_id, end, true))

@@ -129,6 +129,11 @@ pub fn start_community(s: Startup, tx: UnboundedSender<Report>) -> tokio::task::
                 Ok((hk, _)) => match Client::new(&url, hk.clone()) {
                     Ok(hc) => match server::ensure_registered(&hc, "house").await {
                         Ok(()) => Some((
+                            AbortOnDrop(tokio::spawn(house_room(
+                                url.clone(),
+                                hc.clone(),
+                                house_dir.clone(),
+                            ))),
                             AbortOnDrop(tokio::spawn(crate::services::house::run_house(
                                 hc,
                                 &crate::services::house::HOUSE_GAMES,
@@ -176,6 +181,31 @@ impl<T> Drop for AbortOnDrop<T> {
     fn drop(&mut self) {
         self.0.abort();
     }
+}
+
+/// The house's room on the embedded community ([`HOUSE_ROOM`]), with its
+/// bot member (its own identity in `house/bot`).
+///
+/// [`HOUSE_ROOM`]: crate::services::house::HOUSE_ROOM
+async fn house_room(url: String, house: Client, house_dir: std::path::PathBuf) {
+    let bot_dir = house_dir.join("bot");
+    let Ok((bk, _)) = KeyPair::init(&bot_dir, false) else {
+        return;
+    };
+    let Ok(bot) = Client::new(&url, bk) else {
+        return;
+    };
+    if server::ensure_registered(&bot, "house-bot").await.is_err() {
+        return;
+    }
+    crate::services::house::run_house_room(
+        house,
+        bot,
+        house_dir.join("room"),
+        PeerOpts::direct(),
+        |_p| {},
+    )
+    .await;
 }
 
 /// The house's provider bot on the embedded market, so a newcomer can
