@@ -306,15 +306,7 @@ async fn join_room(
     mode: ControlMode,
     sigint: &mut tokio::signal::unix::Signal,
 ) -> Result<Outcome> {
-    let hooks = group::native_hooks(&spec).unwrap_or_else(|| {
-        // A member needs the rules only to take over a leaderless room.
-        let pid = spec.protocol_id().to_owned();
-        std::sync::Arc::new(move |_: &Map| {
-            Err(format!(
-                "palaver has no rules for group protocol {pid}: it cannot lead this room"
-            ))
-        })
-    });
+    let hooks = group::member_hooks(&spec);
     let plan = group::JoinRoomPlan {
         post_id: a.post_id.clone(),
         spec,
@@ -383,12 +375,7 @@ async fn room_spec(
     let Some(pid) = inv.get_str("protocol_id") else {
         return Ok(None);
     };
-    let lib = crate::library::Library::open(Some(&ctx.data_dir()?)).ok();
-    let spec = lib
-        .as_ref()
-        .and_then(|l| l.resolve(pid).ok().and_then(|e| l.load(e).ok()))
-        .or_else(|| crate::library::bundled_spec_by_id(pid).cloned());
-    Ok(spec.filter(|s| s.flow_mode() == "authoritative_group"))
+    Ok(group::room_spec(Some(&ctx.data_dir()?), pid))
 }
 
 pub fn join(ctx: &Ctx, a: JoinArgs) -> Result<Outcome> {

@@ -108,6 +108,12 @@ commands! {
         "werewolf: take a seat at a wolf server (ws URL, name, token, mode)",
     Skip = "skip": "werewolf prompt: Skip this talk turn (watching: catch up)",
     Over = "over": "werewolf prompt: Over (done talking today)",
+    /// Rooms (community-room-v1, meeting-room-v1): write in the compose
+    /// line, set the topic, close the room.
+    Compose = "compose":
+        "room: write in the compose line (Enter sends; text starting with { is a raw JSON action)",
+    SetTopic = "set_topic": "room: set the topic (community-room-v1)",
+    CloseRoom = "close_room": "room: close the room for everyone (seat 0; asks first)",
 }
 
 impl Command {
@@ -172,6 +178,9 @@ impl Command {
             Command::JoinServer => "join",
             Command::Skip => "skip",
             Command::Over => "over",
+            Command::Compose => "write",
+            Command::SetTopic => "topic",
+            Command::CloseRoom => "close room",
             _ => "…",
         }
     }

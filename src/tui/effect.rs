@@ -5,7 +5,7 @@
 
 use super::community::Community;
 use crate::engine::ControlMode;
-use crate::json::Map;
+use crate::json::{Map, Value};
 use crate::market::MarketClient;
 use crate::session::StateDir;
 use crate::spec::Spec;
@@ -85,14 +85,24 @@ pub enum SessionTask {
         strategy: Map,
         merge: bool,
     },
-    /// Join an invitation and play it (ends when the console quits).
+    /// Join an invitation and play it (ends when the console quits); a
+    /// group protocol's invitation joins its room.
     Join {
         community: Box<Community>,
         post_id: String,
+        /// The invitation's protocol (a room's runs `services::group`).
+        protocol_id: String,
         mode: ControlMode,
         data_dir: PathBuf,
     },
-    /// Host an invitation and play it; `cancel` withdraws this one.
+    /// Queue one action of a room (`group-actions.jsonl` in its dir), as
+    /// `palaver session action` does.
+    RoomAction { dir: PathBuf, action: Value },
+    /// Ask the community the nicknames of these public keys (a room's
+    /// members).
+    Nicknames { client: Client, keys: Vec<String> },
+    /// Host an invitation and play it (a group protocol's: lead its
+    /// room); `cancel` withdraws this one.
     Host {
         community: Box<Community>,
         job: Box<HostJob>,

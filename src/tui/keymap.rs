@@ -25,10 +25,12 @@ pub enum Context {
     Text,
     Werewolf,
     Market,
+    /// A room's message stream (community-room-v1, meeting-room-v1).
+    Room,
 }
 
 impl Context {
-    pub const ALL: [Context; 11] = [
+    pub const ALL: [Context; 12] = [
         Context::Global,
         Context::List,
         Context::Feed,
@@ -40,6 +42,7 @@ impl Context {
         Context::Text,
         Context::Werewolf,
         Context::Market,
+        Context::Room,
     ];
     pub fn name(self) -> &'static str {
         match self {
@@ -54,6 +57,7 @@ impl Context {
             Context::Market => "market",
             Context::Cards => "cards",
             Context::Suit => "suit",
+            Context::Room => "room",
         }
     }
     /// Contexts where unbound printable keys are text, so [global] is not

@@ -138,12 +138,14 @@ impl Log {
     pub fn report(&mut self, r: &Report) {
         match r {
             Report::Progress(p) => self.line(p),
-            Report::TaskDone(Ok(s)) | Report::Submitted(Ok(s)) | Report::Saved(Ok(s)) => {
-                self.line(s)
-            }
-            Report::TaskDone(Err(e)) | Report::Submitted(Err(e)) | Report::Saved(Err(e)) => {
-                self.line(&format!("error: {e}"))
-            }
+            Report::TaskDone(Ok(s))
+            | Report::Submitted(Ok(s))
+            | Report::Saved(Ok(s))
+            | Report::RoomAction(Ok(s)) => self.line(s),
+            Report::TaskDone(Err(e))
+            | Report::Submitted(Err(e))
+            | Report::Saved(Err(e))
+            | Report::RoomAction(Err(e)) => self.line(&format!("error: {e}")),
             Report::Invitations(Err(e)) => self.line(&format!("community: {e}")),
             Report::CommunityReady { url, embedded, .. } => {
                 self.line(&format!("community ready at {url} (embedded: {embedded})"))

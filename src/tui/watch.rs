@@ -265,17 +265,25 @@ impl Watcher {
         if !evs.is_empty() {
             u.appended = Some((first, evs.iter().map(row_of).collect()));
         }
+        fn kind_in(e: &Map, list: &[&str]) -> bool {
+            e.get("type")
+                .and_then(Value::as_str)
+                .is_some_and(|t| list.contains(&t))
+        }
+        u.room_events = evs
+            .iter()
+            .filter(|e| kind_in(e, crate::tui::panes::room::NOTICE_EVENTS))
+            .cloned()
+            .collect();
         u.facts = evs
             .into_iter()
-            .filter(|e| {
-                e.get("type")
-                    .and_then(Value::as_str)
-                    .is_some_and(|t| crate::tui::panes::cards::FACT_EVENTS.contains(&t))
-            })
+            .filter(|e| kind_in(e, &crate::tui::panes::cards::FACT_EVENTS))
             .collect();
         let snap = self.dir.child.join("snapshot.json");
         if self.snapshot.changed(&snap) {
-            u.snapshot = Some(files::read_json_object(&snap).unwrap_or_default());
+            let read = files::read_json_object(&snap);
+            u.snapshot_unreadable = read.is_none() && snap.is_file();
+            u.snapshot = Some(read.unwrap_or_default());
         }
         if let Some(sf) = self.dir.session_file()
             && self.session.changed(&sf)
@@ -363,8 +371,31 @@ pub fn search_file(path: &Path, needle: &str, cap: usize) -> Vec<usize> {
     out.into()
 }
 
-/// The state dir a path names (parent or engine dir), for attaching.
+/// Is `path` a room's one-level state dir (`{host|guest}-group-<ms>`:
+/// session.json, events.jsonl and snapshot.json side by side)?
+pub fn is_room_dir(path: &Path) -> bool {
+    path.file_name()
+        .and_then(|n| n.to_str())
+        .is_some_and(|n| n.contains("-group-"))
+        && path.is_dir()
+}
+
+/// The state dir a path names (parent or engine dir), for attaching. A
+/// room's dir is both (one level), from the moment it exists; so is any
+/// dir holding session.json and snapshot.json side by side.
 pub fn resolve(path: &Path) -> Option<(PathBuf, StateDir)> {
+    let one_level = path.join("session.json").is_file()
+        && path.join("snapshot.json").is_file()
+        && !path
+            .parent()
+            .is_some_and(|p| p.join("session.json").is_file());
+    if is_room_dir(path) || one_level {
+        let d = StateDir {
+            parent: Some(path.to_owned()),
+            child: path.to_owned(),
+        };
+        return Some((path.to_owned(), d));
+    }
     let d = StateDir::resolve(path)?;
     let key = d.parent.clone().unwrap_or_else(|| d.child.clone());
     Some((key, d))

@@ -140,6 +140,9 @@ async fn serve(room: &Room, ch: &mut Channel, replica: &mut Replica, first: Map)
 pub const DIAL_NEW: Duration = Duration::from_secs(30);
 pub const DIAL_AGAIN: Duration = Duration::from_secs(1);
 
+/// How many times a member tries its first admission.
+pub const FIRST_JOIN_TRIES: u32 = 3;
+
 /// What to do once the leader is gone.
 enum Next {
     /// A new leader (a later epoch).
@@ -298,7 +301,8 @@ pub async fn join(
         dir: dir.clone(),
         sink: super::sink_for(&dir),
     });
-    room.meta(obj! { "role" => "guest", "post_id" => post.as_str(), "protocol_id" => pid.as_str(), "group_id" => group_id.as_str(), "session_id" => group_id.as_str(), "group_role" => "member", "local_control_mode" => plan.mode.as_str(), "status" => "joining" });
+    room.meta(obj! { "role" => "guest", "post_id" => post.as_str(), "protocol_id" => pid.as_str(), "group_id" => group_id.as_str(), "session_id" => group_id.as_str(), "group_role" => "member", "local_control_mode" => plan.mode.as_str(), "status" => "starting", "pid" => std::process::id(),
+            "started_at" => crate::session::files::epoch_now() });
     let beat = super::Task::spawn({
         let room = room.clone();
         async move {
@@ -316,6 +320,7 @@ pub async fn join(
     let options = super::merged_options(&plan.spec, &options);
     let mut replica: Option<Replica> = None;
     let mut dial = DIAL_NEW;
+    let mut first_tries = 0;
     let end = loop {
         let leader = group
             .get_str("leader_public_key")
@@ -384,9 +389,26 @@ pub async fn join(
             }
             Err(e) => {
                 if replica.is_none() {
-                    break Err(RemoteError::Invitation(format!(
-                        "joining room {group_id}: {e}"
+                    // A first join that failed on the way (the leader busy
+                    // admitting others, a lost packet) is tried again; a
+                    // refusal by the leader or the server is final.
+                    let refused =
+                        e.starts_with("the leader refused") || e.starts_with("the server refused");
+                    first_tries += 1;
+                    if refused || first_tries >= FIRST_JOIN_TRIES {
+                        break Err(RemoteError::Invitation(format!(
+                            "joining room {group_id}: {e}"
+                        )));
+                    }
+                    progress(Progress::Warning(format!(
+                        "joining room {group_id}: {e} (trying again)"
                     )));
+                    tokio::time::sleep(Duration::from_millis(500)).await;
+                    match api::get(client, &group_id).await {
+                        Ok(g) => group = g,
+                        Err(e) => break Err(super::api_err(e)),
+                    }
+                    continue;
                 }
                 room.event("group_reconnect_failed", obj! { "group_id" => group_id.as_str(), "reason" => e.chars().take(192).collect::<String>() });
                 ChannelEnd::LeaderGone
@@ -438,6 +460,12 @@ pub async fn join(
     };
     drop(beat);
     crate::net::close(ep).await;
+    if let Err(e) = &end {
+        room.meta(obj! {
+            "status" => "aborted", "completed" => false,
+            "ended_at" => crate::session::files::epoch_now(), "end_reason" => e.to_string(),
+        });
+    }
     let end = end?;
     Ok(super::finish(&room, &post, end, false))
 }

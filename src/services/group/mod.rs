@@ -200,6 +200,9 @@ fn api_err(e: api::ApiError) -> RemoteError {
     }
 }
 
+/// Admissions a leader runs at once (a room seats at most 32).
+pub const MAX_ADMISSIONS: usize = 32;
+
 /// Accepts connections on `ep` and admits each member in its own task,
 /// handing admitted members to the leader's queue.
 fn accept_loop(
@@ -208,13 +211,12 @@ fn accept_loop(
     hub: tokio::sync::mpsc::Sender<leader::Msg>,
 ) -> Task<()> {
     Task::spawn(async move {
-        let admitting = Arc::new(tokio::sync::Semaphore::new(
-            crate::services::remote::MAX_HANDSHAKES,
-        ));
+        let admitting = Arc::new(tokio::sync::Semaphore::new(MAX_ADMISSIONS));
         while let Some(incoming) = ep.accept().await {
-            let Ok(permit) = admitting.clone().try_acquire_owned() else {
-                incoming.refuse();
-                continue;
+            // At most MAX_ADMISSIONS at once; the next connection waits for
+            // a slot (each admission step is bounded by admit::STEP).
+            let Ok(permit) = admitting.clone().acquire_owned().await else {
+                return;
             };
             let (room, hub) = (room.clone(), hub.clone());
             tokio::spawn(async move {
@@ -537,6 +539,30 @@ pub fn native_hooks(spec: &Spec) -> Option<HooksFactory> {
         crate::protocols::rooms::group_hooks_by_id(&pid, options)
             .ok_or_else(|| format!("palaver has no hooks for group protocol {pid}"))
     }))
+}
+
+/// The rules a member holds for a room: palaver's native hooks, or, for a
+/// group protocol palaver has none for, a refusal that surfaces only if the
+/// member ever has to take the room over.
+pub fn member_hooks(spec: &Spec) -> HooksFactory {
+    native_hooks(spec).unwrap_or_else(|| {
+        let pid = spec.protocol_id().to_owned();
+        Arc::new(move |_: &Map| {
+            Err(format!(
+                "palaver has no rules for group protocol {pid}: it cannot lead this room"
+            ))
+        })
+    })
+}
+
+/// The spec of protocol `pid` when it is a group protocol palaver knows
+/// (installed in the data dir's library, or bundled).
+pub fn room_spec(data_dir: Option<&Path>, pid: &str) -> Option<Spec> {
+    let lib = crate::library::Library::open(data_dir).ok();
+    lib.as_ref()
+        .and_then(|l| l.resolve(pid).ok().and_then(|e| l.load(e).ok()))
+        .or_else(|| crate::library::bundled_spec_by_id(pid).cloned())
+        .filter(|s| s.flow_mode() == "authoritative_group")
 }
 
 /// The hooks' default options under the invitation's own.

@@ -152,7 +152,9 @@ impl JoinDialog {
                 .concat(),
             ),
         ];
+        let room = spec.is_some_and(|s| s.flow_mode() == "authoritative_group");
         let hint = match self.mode {
+            _ if room => "a room: you write in it from its compose line",
             ControlMode::Human => "you decide every move in the prompt",
             ControlMode::Hybrid => "coaching: the strategy plays unless you decide first",
             ControlMode::Autonomous => "the strategy plays; you watch",
@@ -188,7 +190,8 @@ pub struct Field {
 /// Host a new invitation.
 #[derive(Debug, Clone, PartialEq)]
 pub struct HostForm {
-    /// Library aliases that can be hosted here (native hooks).
+    /// Library aliases that can be hosted here (native hooks; the rooms
+    /// palaver has rules for).
     pub aliases: Vec<String>,
     pub alias_ix: usize,
     pub mode: ControlMode,
@@ -232,7 +235,10 @@ impl HostForm {
         let aliases: Vec<String> = lib
             .entries()
             .iter()
-            .filter(|e| crate::protocols::native_hooks_for_alias(&e.alias).is_some())
+            .filter(|e| {
+                crate::protocols::native_hooks_for_alias(&e.alias).is_some()
+                    || crate::protocols::GROUP_NATIVE.contains(&e.alias.as_str())
+            })
             .map(|e| e.alias.clone())
             .collect();
         let mut f = HostForm {
@@ -535,6 +541,25 @@ pub fn draw_help(f: &mut Frame, area: Rect, theme: &Theme, keymap: &Keymap, scro
         }
     }
     f.render_widget(Paragraph::new(lines).scroll((scroll, 0)), inner);
+}
+
+/// A question over the panes: a title, a few lines, Enter or Esc.
+pub fn draw_confirm(f: &mut Frame, area: Rect, theme: &Theme, title: &str, lines: &[String]) {
+    let r = centered(area, 64, lines.len() as u16 * 2 + 4);
+    f.render_widget(Clear, r);
+    let b = frame(title, theme);
+    let inner = b.inner(r);
+    f.render_widget(b, r);
+    let mut out: Vec<Line> = lines
+        .iter()
+        .map(|l| Line::from(Span::styled(l.clone(), theme.text())))
+        .collect();
+    out.push(Line::from(""));
+    out.push(Line::from(Span::styled(
+        "Enter confirms · Esc cancels",
+        theme.muted(),
+    )));
+    f.render_widget(Paragraph::new(out).wrap(Wrap { trim: true }), inner);
 }
 
 /// The one-line search box.

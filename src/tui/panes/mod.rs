@@ -8,4 +8,5 @@ pub mod editor;
 pub mod feed;
 pub mod lists;
 pub mod prompt;
+pub mod room;
 pub mod snapshot;

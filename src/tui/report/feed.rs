@@ -46,6 +46,9 @@ pub struct WatchUpdate {
     /// Event indices matching a search (oldest first), for `search_next`.
     pub matches: Option<(String, Vec<usize>)>,
     pub snapshot: Option<Map>,
+    /// With `snapshot`: the file is there but is not a JSON object (torn,
+    /// or not written by a runtime); `snapshot` is then empty.
+    pub snapshot_unreadable: bool,
     pub session: Option<Map>,
     /// `Some(None)`: no window is open now.
     pub window: Option<Option<OpenWindow>>,
@@ -56,4 +59,7 @@ pub struct WatchUpdate {
     /// New events the card table keeps facts from (audit, receipt,
     /// result, refused decisions), whole.
     pub facts: Vec<Map>,
+    /// New room events a room's stream shows as notices (leader changes,
+    /// members connecting and leaving, refused actions), whole.
+    pub room_events: Vec<Map>,
 }

@@ -38,6 +38,10 @@ pub enum Report {
     Submitted(Result<String, String>),
     /// The strategy editor's save/merge finished.
     Saved(Result<String, String>),
+    /// A room's action was queued: Ok(what) or Err(why not).
+    RoomAction(Result<String, String>),
+    /// Nicknames the community told: (public key, nickname).
+    Nicknames(Vec<(String, String)>),
     /// Reports for the werewolf screen.
     Wolf(Box<WolfReport>),
     /// Reports for the market screen.

@@ -156,13 +156,31 @@ pub struct SessionRow {
 
 impl SessionRow {
     pub fn from_meta(dir: &Path, meta: &Map) -> SessionRow {
+        // A room's session.json names only its protocol_id, and its dir
+        // (`host-group-<ms>`) when it started.
+        let mut protocol = text(meta, "protocol_name");
+        if protocol.is_empty() {
+            protocol = crate::library::bundled_spec_by_id(&text(meta, "protocol_id"))
+                .and_then(|s| s.name())
+                .unwrap_or_default()
+                .to_owned();
+        }
+        let mut started_at = num(meta, "started_at");
+        if started_at <= 0.0 {
+            started_at = dir
+                .file_name()
+                .and_then(|n| n.to_str())
+                .and_then(|n| n.rsplit('-').next())
+                .and_then(|ms| ms.parse::<u64>().ok())
+                .map_or(0.0, |ms| ms as f64 / 1000.0);
+        }
         SessionRow {
             dir: dir.to_owned(),
             role: text(meta, "role"),
             status: text(meta, "status"),
-            protocol: text(meta, "protocol_name"),
+            protocol,
             control_mode: text(meta, "local_control_mode"),
-            started_at: num(meta, "started_at"),
+            started_at,
             winner: text(meta, "winner"),
         }
     }

@@ -5,6 +5,7 @@
 use crate::engine::ControlMode;
 use crate::json::{Map, Value};
 use crate::obj;
+use crate::services::group;
 use crate::services::remote::{self, HostPlan, JoinPlan, Progress};
 use crate::session::{StateDir, StrategyFile, SubmitOptions, files};
 use crate::spec::Spec;
@@ -53,9 +54,20 @@ pub(super) fn start(
         SessionTask::Join {
             community,
             post_id,
+            protocol_id,
             mode,
             data_dir,
-        } => join(community, post_id, mode, data_dir, quit.subscribe(), tx),
+        } => {
+            let plan = JoinJob {
+                post_id,
+                protocol_id,
+                mode,
+                data_dir,
+            };
+            join(community, plan, quit.subscribe(), tx)
+        }
+        SessionTask::RoomAction { dir, action } => room_action(dir, action, tx),
+        SessionTask::Nicknames { client, keys } => nicknames(client, keys, tx),
         SessionTask::Host {
             community,
             job,
@@ -342,16 +354,112 @@ fn finished(r: Result<remote::Finished, remote::RemoteError>) -> Result<String, 
     }
 }
 
+/// Queues a room's action in its dir, as `palaver session action` does.
+fn room_action(dir: PathBuf, action: Value, tx: UnboundedSender<Report>) {
+    tokio::task::spawn_blocking(move || {
+        let shown = crate::json::canonical::to_string_ordered(&action);
+        let r = group::outbox::append_action(&dir, &action).map(|_| format!("queued {shown}"));
+        let _ = tx.send(Report::RoomAction(r));
+    });
+}
+
+/// Asks the community each key's nickname (`/api/v1/agents/{key}/stats`);
+/// a key it does not know is left out.
+fn nicknames(client: Client, keys: Vec<String>, tx: UnboundedSender<Report>) {
+    tokio::spawn(async move {
+        let asks = keys.into_iter().map(|pk| {
+            let client = client.clone();
+            async move {
+                let path = format!("/api/v1/agents/{pk}/stats");
+                let nick =
+                    tokio::time::timeout(Duration::from_secs(5), client.raw("GET", &path, None))
+                        .await
+                        .ok()
+                        .and_then(Result::ok)
+                        .filter(|(status, _)| *status == 200)
+                        .and_then(|(_, v)| v.get_str("nickname").map(str::to_owned))
+                        .filter(|n| !n.is_empty());
+                nick.map(|n| (pk, n.chars().take(32).collect::<String>()))
+            }
+        });
+        let got: Vec<(String, String)> = futures_util::future::join_all(asks)
+            .await
+            .into_iter()
+            .flatten()
+            .collect();
+        if !got.is_empty() {
+            let _ = tx.send(Report::Nicknames(got));
+        }
+    });
+}
+
+/// What to join.
+struct JoinJob {
+    post_id: String,
+    protocol_id: String,
+    mode: ControlMode,
+    data_dir: PathBuf,
+}
+
+/// The task's report of a room: closed (completed) or left, and why.
+fn room_finished(r: Result<group::RoomFinished, remote::RemoteError>) -> Result<String, String> {
+    match r {
+        Ok(f) if f.completed => Ok(format!(
+            "room {} closed{}",
+            f.group_id,
+            f.outcome.map(|o| format!(": {o}")).unwrap_or_default()
+        )),
+        Ok(f) => Err(format!(
+            "left room {}: {}",
+            f.group_id,
+            f.reason.as_deref().unwrap_or("ended")
+        )),
+        Err(e) => Err(e.to_string()),
+    }
+}
+
+/// Joins a room as a member; the room's dir is attached as soon as it is
+/// made. The rules are needed only to take over a leaderless room.
+async fn join_room(
+    c: &Community,
+    job: JoinJob,
+    spec: Spec,
+    cancel: tokio::sync::watch::Receiver<bool>,
+    tx: &UnboundedSender<Report>,
+) -> Result<String, String> {
+    let hooks = group::member_hooks(&spec);
+    let plan = group::JoinRoomPlan {
+        post_id: job.post_id,
+        spec,
+        hooks,
+        mode: job.mode,
+        peer: c.peer.clone(),
+        data_dir: job.data_dir,
+    };
+    let report = reporter(tx.clone());
+    let never = tokio::sync::watch::channel(false).1;
+    room_finished(group::join(&c.client, plan, &report, cancelled(cancel, never)).await)
+}
+
 /// Joins an invitation and plays it with a state dir the console attaches.
 fn join(
     c: Box<Community>,
-    post_id: String,
-    mode: ControlMode,
-    data_dir: PathBuf,
+    job: JoinJob,
     cancel: tokio::sync::watch::Receiver<bool>,
     tx: UnboundedSender<Report>,
 ) {
     tokio::spawn(async move {
+        if let Some(spec) = group::room_spec(Some(&job.data_dir), &job.protocol_id) {
+            let r = join_room(&c, job, spec, cancel, &tx).await;
+            let _ = tx.send(Report::TaskDone(r));
+            return;
+        }
+        let JoinJob {
+            post_id,
+            mode,
+            data_dir,
+            ..
+        } = job;
         let plan = JoinPlan::new(post_id, mode, c.peer.clone(), Some(data_dir.clone()));
         let resolve = |pid: &str| -> Result<(Spec, Box<dyn crate::engine::Hooks>), String> {
             crate::services::protocol::hooks_for(Some(&data_dir), pid, false)
@@ -383,6 +491,31 @@ fn host(
         data_dir,
     } = *job;
     tokio::spawn(async move {
+        if spec.flow_mode() == "authoritative_group" {
+            let Some(hooks) = group::native_hooks(&spec) else {
+                let _ = tx.send(Report::TaskDone(Err(
+                    "palaver has no rules for this group protocol".into(),
+                )));
+                return;
+            };
+            let plan = group::HostRoomPlan {
+                message: format!(
+                    "{} hosted from the console",
+                    spec.name().unwrap_or("a room")
+                ),
+                spec,
+                hooks,
+                options,
+                mode,
+                ttl: HOST_TTL,
+                peer: c.peer.clone(),
+                data_dir,
+            };
+            let report = reporter(tx.clone());
+            let r = group::host(&c.client, plan, &report, cancelled(cancel, cancel_this)).await;
+            let _ = tx.send(Report::TaskDone(room_finished(r)));
+            return;
+        }
         let Some(hooks) = crate::protocols::native_hooks(&spec) else {
             let _ = tx.send(Report::TaskDone(Err(
                 "this protocol has no native hooks".into()

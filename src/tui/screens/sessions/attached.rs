@@ -1,6 +1,7 @@
 //! The attached session: following its files, its feed and its decision
 //! prompt.
 
+use super::room::{RoomNews, RoomState};
 use super::{Focus, SessionsView, page, say};
 use crate::json::{Map, Value};
 use crate::session::StateDir;
@@ -33,6 +34,8 @@ pub struct Attached {
     pub decisions: Vec<Map>,
     /// What the events said of a card match's end (audit, receipt).
     pub verdict: Verdict,
+    /// The room, when the session is one.
+    pub room: Option<RoomState>,
 }
 
 impl Attached {
@@ -98,6 +101,7 @@ impl SessionsView {
             prompt: None,
             decisions: Vec::new(),
             verdict: Verdict::default(),
+            room: None,
         });
         if self.focus == Focus::Prompt {
             self.focus = Focus::Feed;
@@ -105,7 +109,7 @@ impl SessionsView {
         fx
     }
 
-    pub(super) fn watched(&mut self, generation: u64, u: WatchUpdate) -> Effects {
+    pub(super) fn watched(&mut self, generation: u64, mut u: WatchUpdate) -> Effects {
         let mut fx = Effects::new();
         let Some(att) = self.attached.as_mut() else {
             return fx;
@@ -113,6 +117,12 @@ impl SessionsView {
         if att.generation != generation {
             return fx;
         }
+        let news = RoomNews {
+            snapshot: u.snapshot.is_some(),
+            session: u.session.is_some(),
+            torn: u.snapshot_unreadable,
+            events: std::mem::take(&mut u.room_events),
+        };
         if let Some((first, rows)) = u.appended {
             att.feed.append(first, rows);
         }
@@ -158,6 +168,10 @@ impl SessionsView {
         // Only the last lines can belong to an open window.
         let drop_n = att.decisions.len().saturating_sub(64);
         att.decisions.drain(..drop_n);
+        self.room_watched(news);
+        if self.room().is_some() {
+            return fx;
+        }
         self.sync_prompt();
         if let Some(att) = self.attached.as_mut()
             && let Some(p) = att.prompt.as_mut()

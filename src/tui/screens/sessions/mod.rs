@@ -6,10 +6,12 @@
 
 mod attached;
 mod modal;
+mod room;
 mod view;
 
 pub use attached::Attached;
 pub use modal::Modal;
+pub use room::RoomState;
 
 use crate::engine::ControlMode;
 use crate::tui::command::Command;
@@ -24,8 +26,12 @@ use crate::tui::report::rows::{Invitation, SessionRow};
 use crate::tui::screen::{Env, Paint, Screen};
 use ratatui::Frame;
 use ratatui::layout::Rect;
+use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
+
+/// Nicknames remembered at most.
+const MAX_NICKS: usize = 1024;
 
 /// How often invitations and sessions are refreshed.
 pub const REFRESH: Duration = Duration::from_secs(2);
@@ -55,6 +61,11 @@ pub struct SessionsView {
     pending_attach: Option<PathBuf>,
     /// Invitations this console hosts: post_id → its task's cancel switch.
     hosting: Vec<(Option<String>, tokio::sync::watch::Sender<bool>)>,
+    /// Nicknames the invitations and the community told, by public key
+    /// (rooms show them).
+    pub nicks: BTreeMap<String, String>,
+    /// Keys whose nickname was asked for already.
+    asked: std::collections::BTreeSet<String>,
 }
 
 impl Default for SessionsView {
@@ -72,6 +83,8 @@ impl Default for SessionsView {
             running_tasks: 0,
             pending_attach: None,
             hosting: Vec::new(),
+            nicks: BTreeMap::new(),
+            asked: Default::default(),
         }
     }
 }
@@ -122,6 +135,13 @@ impl SessionsView {
                             .unwrap_or(std::cmp::Ordering::Equal),
                     )
                 });
+                for i in &l {
+                    if !i.nickname.is_empty()
+                        && (self.nicks.len() < MAX_NICKS || self.nicks.contains_key(&i.public_key))
+                    {
+                        self.nicks.insert(i.public_key.clone(), i.nickname.clone());
+                    }
+                }
                 self.invitations = l;
                 let n = lists::filter_invitations(&self.invitations, &self.inv_cur.query).len();
                 self.inv_cur.clamp(n);
@@ -137,7 +157,17 @@ impl SessionsView {
                     fx = self.attach(&p);
                 }
             }
-            Report::Watch(generation, u) => fx = self.watched(generation, *u),
+            Report::Watch(generation, u) => {
+                fx = self.watched(generation, *u);
+                fx.extend(self.ask_nicknames(env));
+            }
+            Report::Nicknames(l) => {
+                for (pk, nick) in l {
+                    if self.nicks.len() < MAX_NICKS || self.nicks.contains_key(&pk) {
+                        self.nicks.insert(pk, nick);
+                    }
+                }
+            }
             Report::InvitationOpen(post_id) => {
                 // The oldest host task still without an invitation owns it.
                 if let Some(slot) = self.hosting.iter_mut().find(|(p, _)| p.is_none()) {
@@ -171,6 +201,7 @@ impl SessionsView {
                 }
                 say(&mut fx, note.0, note.1);
             }
+            Report::RoomAction(r) => self.room_sent(r, &mut fx),
             Report::Saved(r) => {
                 let note = match r {
                     Ok(s) => (true, s),
@@ -187,10 +218,16 @@ impl SessionsView {
     }
 
     fn paste(&mut self, s: &str) {
+        let composing = self.focus == Focus::Prompt && self.room().is_some();
         match &mut self.modal {
             Some(Modal::Strategy(e)) => e.paste(s),
-            Some(Modal::Search { text, .. }) | Some(Modal::Open(text)) => {
-                text.push_str(s.lines().next().unwrap_or(""))
+            Some(Modal::Search { text, .. })
+            | Some(Modal::Open(text))
+            | Some(Modal::Topic(text)) => text.push_str(s.lines().next().unwrap_or("")),
+            _ if composing => {
+                if let Some(r) = self.attached.as_mut().and_then(|a| a.room.as_mut()) {
+                    r.input.push_str(s.lines().next().unwrap_or(""));
+                }
             }
             _ => {
                 if let Some(p) = self.attached.as_mut().and_then(|a| a.prompt.as_mut())
@@ -206,7 +243,8 @@ impl SessionsView {
 
     fn focus_order(&self) -> Vec<Focus> {
         let mut v = vec![Focus::Invitations, Focus::Sessions, Focus::Feed];
-        if self.prompt().is_some() {
+        // A room's compose line is always there.
+        if self.prompt().is_some() || self.room().is_some() {
             v.push(Focus::Prompt);
         }
         v
@@ -272,9 +310,14 @@ impl SessionsView {
                 }
                 Focus::Feed => {
                     if let Msg::Command(c) = other {
-                        fx = self.feed_command(c, env);
+                        fx = if self.room().is_some() {
+                            self.room_command(c, page(env))
+                        } else {
+                            self.feed_command(c, env)
+                        };
                     }
                 }
+                Focus::Prompt if self.room().is_some() => fx = self.compose_msg(other),
                 Focus::Prompt => fx = self.prompt_msg(other),
             },
         }
@@ -345,6 +388,11 @@ impl SessionsView {
         }
     }
 
+    /// The invitations this console hosts (their post ids, once open).
+    pub fn hosting_posts(&self) -> impl Iterator<Item = &str> {
+        self.hosting.iter().filter_map(|(p, _)| p.as_deref())
+    }
+
     pub fn selected_invitation(&self) -> Option<Invitation> {
         lists::filter_invitations(&self.invitations, &self.inv_cur.query)
             .get(self.inv_cur.selected)
@@ -391,11 +439,17 @@ impl Screen for SessionsView {
 
     fn context(&self) -> Context {
         match &self.modal {
-            Some(Modal::Join(_)) | Some(Modal::Host(_)) => Context::Dialog,
+            Some(Modal::Join(_)) | Some(Modal::Host(_)) | Some(Modal::CloseRoom(_)) => {
+                Context::Dialog
+            }
             Some(Modal::Strategy(_)) => Context::Editor,
-            Some(Modal::Search { .. }) | Some(Modal::Open(_)) => Context::Text,
+            Some(Modal::Search { .. }) | Some(Modal::Open(_)) | Some(Modal::Topic(_)) => {
+                Context::Text
+            }
             None => match self.focus {
                 Focus::Invitations | Focus::Sessions => Context::List,
+                Focus::Feed if self.room().is_some() => Context::Room,
+                Focus::Prompt if self.room().is_some() => Context::Text,
                 Focus::Feed => Context::Feed,
                 Focus::Prompt => match self.prompt() {
                     Some(p) if p.takes_text() => Context::Text,

@@ -2,6 +2,8 @@
 //! search box and the attach-by-path box.
 
 use super::{Focus, SessionsView, say};
+use crate::json::Map;
+use crate::obj;
 use crate::tui::command::Command;
 use crate::tui::effect::{Effects, HostJob, SessionTask};
 use crate::tui::msg::Msg;
@@ -23,6 +25,10 @@ pub enum Modal {
     },
     /// Attach a state dir typed by path.
     Open(String),
+    /// A room's new topic.
+    Topic(String),
+    /// Close the room (end the meeting): this action, once confirmed.
+    CloseRoom(Map),
 }
 
 impl SessionsView {
@@ -151,6 +157,32 @@ impl SessionsView {
                 }
                 _ => Some(Modal::Open(text)),
             },
+            Modal::Topic(mut text) => match m {
+                Msg::Command(Command::Back) => None,
+                Msg::Command(Command::Submit) => {
+                    let topic = text.trim().to_owned();
+                    if topic.is_empty() {
+                        say(&mut fx, false, "a topic needs some text");
+                        Some(Modal::Topic(text))
+                    } else {
+                        self.room_action(obj! { "kind" => "set_topic", "topic" => topic }, &mut fx);
+                        None
+                    }
+                }
+                Msg::Input(k) => {
+                    dialogs::edit_line(&mut text, &k);
+                    Some(Modal::Topic(text))
+                }
+                _ => Some(Modal::Topic(text)),
+            },
+            Modal::CloseRoom(action) => match m {
+                Msg::Command(Command::Back) => None,
+                Msg::Command(Command::Submit) => {
+                    self.room_action(action, &mut fx);
+                    None
+                }
+                _ => Some(Modal::CloseRoom(action)),
+            },
             Modal::Search { target, mut text } => match m {
                 Msg::Command(Command::Back) => {
                     self.set_search(target, String::new(), &mut fx);
@@ -239,6 +271,7 @@ impl SessionsView {
             SessionTask::Join {
                 community: Box::new(c),
                 post_id: d.invitation.post_id.clone(),
+                protocol_id: d.invitation.protocol_id.clone(),
                 mode: d.mode,
                 data_dir: env.data_dir.to_owned(),
             }

@@ -9,6 +9,7 @@ use crate::tui::panes::dialogs;
 use crate::tui::panes::feed::Feed;
 use crate::tui::panes::lists;
 use crate::tui::panes::prompt::{self, Prompt};
+use crate::tui::panes::room;
 use crate::tui::panes::snapshot;
 use crate::tui::screen::Paint;
 use ratatui::Frame;
@@ -72,6 +73,34 @@ pub(super) fn draw(v: &SessionsView, f: &mut Frame, area: Rect, p: &Paint<'_>) {
         Some(Modal::Open(text)) => {
             dialogs::draw_search(f, area, theme, "Attach a state dir (path)", text)
         }
+        Some(Modal::Topic(text)) => dialogs::draw_search(
+            f,
+            area,
+            theme,
+            "The room's topic (Enter sets it for everyone · Esc cancels)",
+            text,
+        ),
+        Some(Modal::CloseRoom(action)) => {
+            let meeting = action.get_str("kind") == Some("end_meeting");
+            let (title, lines) = if meeting {
+                (
+                    "End the meeting?",
+                    vec![
+                        "The meeting ends for everyone in it.".to_owned(),
+                        "Its record stays in each member's state dir.".to_owned(),
+                    ],
+                )
+            } else {
+                (
+                    "Close the room?",
+                    vec![
+                        "It closes for everyone in it (you own it: seat 0).".to_owned(),
+                        "Its history stays in each member's state dir.".to_owned(),
+                    ],
+                )
+            };
+            dialogs::draw_confirm(f, full, theme, title, &lines)
+        }
         Some(Modal::Search { target, text }) => {
             let what = match target {
                 Focus::Invitations => "Search invitations",
@@ -86,6 +115,26 @@ pub(super) fn draw(v: &SessionsView, f: &mut Frame, area: Rect, p: &Paint<'_>) {
 
 fn draw_right(v: &SessionsView, f: &mut Frame, area: Rect, p: &Paint<'_>) {
     let theme = p.theme;
+    if let Some(att) = v.attached.as_ref()
+        && let Some(r) = att.room.as_ref()
+    {
+        let active = v.modal.is_none() && !p.covered;
+        room::RoomPaint {
+            model: &r.model,
+            notices: &r.notices,
+            links: &r.links,
+            nicks: &v.nicks,
+            me: p.me,
+            title: &att.title(),
+            scroll: r.scroll,
+            input: &r.input,
+            note: r.note.as_ref(),
+            stream_focused: active && v.focus == Focus::Feed,
+            compose_focused: active && v.focus == Focus::Prompt,
+        }
+        .draw(f, area, theme);
+        return;
+    }
     let Some(att) = v.attached.as_ref() else {
         let empty = Map::new();
         let view = snapshot::View {
@@ -161,6 +210,17 @@ pub(super) fn hints(v: &SessionsView) -> Vec<Command> {
             Command::Back,
         ],
         (Some(_), _) => vec![Command::Submit, Command::Back],
+        (None, Focus::Feed) if v.room().is_some() => vec![
+            Command::Compose,
+            Command::SetTopic,
+            Command::CloseRoom,
+            Command::FocusNext,
+            Command::Help,
+            Command::Quit,
+        ],
+        (None, Focus::Prompt) if v.room().is_some() => {
+            vec![Command::Submit, Command::Back, Command::Help]
+        }
         (None, Focus::Invitations) => vec![
             Command::Activate,
             Command::HostNew,
