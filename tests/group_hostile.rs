@@ -206,10 +206,11 @@ async fn hostile_leader(tamper: fn(&mut Vec<Map>), expect: &str) {
         let incoming = ep.accept().await.unwrap();
         let (link, mut ch) = net::establish(incoming).await.unwrap();
         let g = api::get(&lead.client, &gid).await.unwrap();
-        admit::admit_member(&mut ch, &lead.client, lead.client.keys(), &g)
+        let member = admit::admit_member(&mut ch, &lead.client, lead.client.keys(), &g)
             .await
             .unwrap();
-        chans.push((link, ch));
+        let pk = member.get_str("public_key").unwrap().to_owned();
+        chans.push((pk, link, ch));
     }
     let g = api::get(&lead.client, &gid).await.unwrap();
     let hooks = palaver::services::group::native_hooks(&spec).unwrap();
@@ -239,11 +240,11 @@ async fn hostile_leader(tamper: fn(&mut Vec<Map>), expect: &str) {
         frames.push((*envs).clone());
     }
     tamper(&mut frames);
-    for (i, w) in members.iter().enumerate() {
-        let pk = &w.client.keys().public_key;
+    // Each member gets its own envelopes, on the channel it was admitted on.
+    for (pk, _link, ch) in &chans {
         for f in &frames {
             if let Some(env) = f.get(pk) {
-                let _ = chans[i].1.tx.send(env).await;
+                let _ = ch.tx.send(env).await;
             }
         }
     }
