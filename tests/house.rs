@@ -481,3 +481,39 @@ async fn the_house_room_is_live_and_its_bot_answers() {
     side.stop();
     house.abort();
 }
+
+/// A console that starts again finds its house's invitations from the last
+/// run (their host is gone): it withdraws them before hosting anew, and
+/// leaves everyone else's alone.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_house_withdraws_its_leftover_invitations() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (url, _server) = common::rooms::server(&tmp.path().join("db.sqlite"), 15).await;
+    let house_w = common::rooms::who(&url, tmp.path(), "house").await;
+    let other = common::rooms::who(&url, tmp.path(), "other").await;
+    let ep = palaver::net::bind_via(palaver::net::Reach::Direct, &[], None)
+        .await
+        .unwrap();
+    let ticket = palaver::net::ticket(&ep).await;
+    let rps = pid("rps-v1");
+    for w in [&house_w, &house_w, &other] {
+        let body = common::invitation_body(w.client.keys(), &ticket, &rps, "left over");
+        common::post_invitation(&w.client, body).await;
+    }
+    assert_eq!(house::withdraw_leftovers(&house_w.client).await.unwrap(), 2);
+    let v = other
+        .client
+        .call("GET", "/api/v1/invitations?limit=100", None, &[200])
+        .await
+        .unwrap();
+    let open: Vec<String> = v
+        .get("results")
+        .and_then(Value::as_array)
+        .unwrap()
+        .iter()
+        .map(|i| s(i, "public_key"))
+        .collect();
+    assert_eq!(open, vec![other.client.keys().public_key.clone()]);
+    assert_eq!(house::withdraw_leftovers(&house_w.client).await.unwrap(), 0);
+    palaver::net::close(ep).await;
+}

@@ -11,6 +11,7 @@ mod p2p_cmd;
 mod protocol;
 mod session_cmd;
 mod test_cmd;
+mod whisper_cmd;
 mod wolf_cmd;
 
 use crate::json;

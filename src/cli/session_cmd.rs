@@ -92,6 +92,23 @@ pub enum SessionCmd {
         #[arg(long, value_name = "FILE", conflicts_with = "action")]
         action_file: Option<PathBuf>,
     },
+    /// Replay a finished session from its state dir: every frame, round
+    /// result, decision (and who took it), whisper and the end, with the
+    /// round, score and board as they stood after each step. --json prints
+    /// the reconstructed timeline.
+    Replay {
+        #[command(flatten)]
+        target: Target,
+        /// Pace the steps by their recorded times, this many times faster
+        /// (1 = real time; each pause at most 5 s). Default: all at once.
+        #[arg(long, value_name = "X")]
+        speed: Option<f64>,
+    },
+    /// Whisper to your own side: "always paper", "下一轮出石头", "counter
+    /// them", "bid 7". Recorded in whispers.jsonl; a user whisper also sets
+    /// strategy.operator_hint and becomes a strategy, a decision or a
+    /// queued intent by the protocol's keywords (see docs/usage.md).
+    Whisper(super::whisper_cmd::WhisperArgs),
     /// Stop a running daemon session (SIGTERM) and record why.
     Abort {
         #[command(flatten)]
@@ -296,6 +313,24 @@ pub fn run(ctx: &Ctx, cmd: SessionCmd) -> Result<Outcome> {
             action.or(action_flag),
             action_file,
         ),
+        SessionCmd::Replay { target, speed } => replay(ctx, &resolve(ctx, &target)?, speed),
+        SessionCmd::Whisper(args) => {
+            let (named, text) = args.split()?;
+            let dir = match named {
+                Some(p) if StateDir::resolve(&p).is_none() && p.is_dir() => StateDir {
+                    parent: None,
+                    child: p,
+                },
+                named => resolve(
+                    ctx,
+                    &Target {
+                        dir: named,
+                        state_dir: None,
+                    },
+                )?,
+            };
+            super::whisper_cmd::run(ctx, &dir, &args, &text)
+        }
         SessionCmd::Abort { target, reason } => abort(ctx, &resolve(ctx, &target)?, &reason),
         SessionCmd::Logs { target, out, tail } => logs(&resolve(ctx, &target)?, out, tail),
         SessionCmd::Get { session_id } => {
@@ -690,5 +725,83 @@ fn group_action(
             crate::json::canonical::to_string_ordered(entry.get("action").unwrap_or(&Value::Null))
         );
     }
+    Ok(Outcome::Ok)
+}
+
+/// `session replay`: the timeline of a finished session, step by step.
+fn replay(ctx: &Ctx, dir: &StateDir, speed: Option<f64>) -> Result<Outcome> {
+    use crate::session::replay;
+    if let Some(x) = speed
+        && !(x.is_finite() && x > 0.0)
+    {
+        bail!("--speed must be a number above 0, not {x}");
+    }
+    let tl = replay::load_dir(dir);
+    if ctx.json {
+        ctx.print_json(&tl)?;
+        return Ok(Outcome::Ok);
+    }
+    let mut out = std::io::stdout().lock();
+    writeln!(
+        out,
+        "{} — {} as {} ({}), {} steps{}",
+        tl.dir,
+        tl.protocol_name.as_deref().unwrap_or("?"),
+        tl.role.as_deref().unwrap_or("?"),
+        tl.control_mode.as_deref().unwrap_or("?"),
+        tl.steps.len(),
+        if tl.finished { "" } else { ", not finished" }
+    )?;
+    let mut last_board: Option<Vec<String>> = None;
+    let mut prev_t = 0.0;
+    for (i, step) in tl.steps.iter().enumerate() {
+        if let Some(x) = speed {
+            let gap = ((step.t - prev_t) / x).clamp(0.0, 5.0);
+            if gap > 0.0 {
+                out.flush()?;
+                std::thread::sleep(Duration::from_secs_f64(gap));
+            }
+        }
+        prev_t = step.t;
+        let by = step
+            .by
+            .map(|b| format!(" [{}]", b.as_str()))
+            .unwrap_or_default();
+        let at = step.ts.get(11..23).unwrap_or("");
+        writeln!(
+            out,
+            "{:>4} {at} {:>8.3}s  {}{by}  ({})",
+            i + 1,
+            step.t,
+            step.summary,
+            replay::state_line(&step.state)
+        )?;
+        let board = replay::board_rows(&step.state);
+        if board.is_some() && board != last_board {
+            for row in board.iter().flatten() {
+                writeln!(out, "         {row}")?;
+            }
+            last_board = board;
+        }
+    }
+    let mut end = format!(
+        "end: {}",
+        tl.end_reason.as_deref().unwrap_or(if tl.finished {
+            "finished"
+        } else {
+            "no end recorded"
+        })
+    );
+    if let Some(w) = &tl.winner {
+        end.push_str(&format!(", winner {w}"));
+    }
+    let marks = tl.interventions().len();
+    if marks > 0 {
+        end.push_str(&format!(", {marks} human/whisper interventions"));
+    }
+    if tl.truncated {
+        end.push_str(&format!(" (only the first {} steps)", replay::MAX_STEPS));
+    }
+    writeln!(out, "{end}")?;
     Ok(Outcome::Ok)
 }

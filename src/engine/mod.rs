@@ -17,6 +17,7 @@ pub mod group;
 pub mod hooks;
 pub mod mental_poker;
 pub mod scaffold;
+pub mod whisper;
 
 pub use channel::{Channel, ChannelError, Liveness, Sender};
 pub use decide::{

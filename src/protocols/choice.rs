@@ -7,6 +7,7 @@
 //! match, the host otherwise; first to `rounds_to_win`.
 
 use super::{int_field, last_event, opt_int, str_field, strategy_applied};
+use crate::engine::whisper;
 use crate::engine::{Ctx, Dir, HookError, HookResult, Hooks, HostMetadata, Role, Window};
 use crate::json::{Map, Value};
 use crate::obj;
@@ -122,11 +123,35 @@ impl ChoiceGame {
                         _ => None,
                     })
             }
+            "" | "random" => {
+                if let Some((pick, cmd)) = self.hint_override(&strat, round) {
+                    strategy_applied(ctx, round, &cmd, Value::from(pick.as_str()));
+                    return pick;
+                }
+                None
+            }
             _ => None,
         };
         let result = picked.unwrap_or_else(|| choices[ctx.random_below(choices.len())].to_owned());
         strategy_applied(ctx, round, &strat, Value::from(result.as_str()));
         result
+    }
+
+    /// A persistent choice read from strategy.json's `operator_hint` (a
+    /// whisper the sender could not resolve), with the command it came to.
+    fn hint_override(&self, strat: &Map, round: u64) -> Option<(String, Map)> {
+        let hint = strat.get("operator_hint")?.as_str()?;
+        let name = match self.game {
+            Game::Rps => "rps-v1",
+            Game::Coin => "coin-flip-v1",
+        };
+        let keywords = whisper::Schema::legacy_keywords(name);
+        let cmd = whisper::parse_command(hint, keywords.as_deref(), "round", Value::from(round))?;
+        let whisper::Command::Strategy(payload) = &cmd else {
+            return None;
+        };
+        let fixed = payload.get("fixed")?.as_str()?;
+        self.legal(fixed).then(|| (fixed.to_owned(), cmd.to_json()))
     }
 
     fn record_round(

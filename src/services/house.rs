@@ -203,6 +203,43 @@ async fn host_once(
     remote::host(&client, plan, &report, std::future::pending()).await
 }
 
+/// Withdraws every open invitation of the house's key: what a previous
+/// console run left behind (its host is gone, so a newcomer joining one
+/// would wait for nobody). Returns how many were withdrawn.
+pub async fn withdraw_leftovers(house: &Client) -> Result<usize, crate::web::ClientError> {
+    let me = house.keys().public_key.clone();
+    let mut withdrawn = 0;
+    // Pages of 100, newest first; stop when a page holds none of ours.
+    for _ in 0..20 {
+        let v = house
+            .call("GET", "/api/v1/invitations?limit=100", None, &[200])
+            .await?;
+        let ours: Vec<String> = v
+            .get("results")
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+            .filter(|inv| inv.get_str("public_key") == Some(me.as_str()))
+            .filter_map(|inv| inv.get_str("post_id").map(str::to_owned))
+            .collect();
+        if ours.is_empty() {
+            break;
+        }
+        for post in ours {
+            house
+                .call(
+                    "DELETE",
+                    &format!("/api/v1/invitations/{post}"),
+                    None,
+                    &[204, 404, 409],
+                )
+                .await?;
+            withdrawn += 1;
+        }
+    }
+    Ok(withdrawn)
+}
+
 /// The room the house keeps open in the console's embedded community.
 pub const HOUSE_ROOM: &str = "community-room-v1";
 

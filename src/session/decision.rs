@@ -89,7 +89,8 @@ pub fn finalized_key(match_key: &str, match_value: &Value) -> String {
     format!("{match_key}:{}", match_value.py_str())
 }
 
-fn is_finalized(decision_dir: &Path, match_key: &str, match_value: &Value) -> bool {
+/// Whether window `match_key=match_value` is closed in `decision_dir`.
+pub fn is_finalized(decision_dir: &Path, match_key: &str, match_value: &Value) -> bool {
     files::read_json_object(&decision_dir.join("finalized.json"))
         .is_some_and(|f| f.contains_key(&finalized_key(match_key, match_value)))
 }
@@ -99,6 +100,17 @@ fn is_finalized(decision_dir: &Path, match_key: &str, match_value: &Value) -> bo
 /// in state.json, whose key is then written into the line), refuses a
 /// finalized window, and appends the line with its `_meta`.
 pub fn submit(child: &Path, body: Map, opts: &SubmitOptions) -> std::io::Result<Submitted> {
+    submit_caused_by(child, body, opts, None)
+}
+
+/// [`submit`] for a decision a whisper caused: its id goes into the line's
+/// `_meta.caused_by_whisper_id`.
+pub fn submit_caused_by(
+    child: &Path,
+    body: Map,
+    opts: &SubmitOptions,
+    whisper_id: Option<&str>,
+) -> std::io::Result<Submitted> {
     let dir = child.join("decision");
     let mut body = body;
     let from_body = MATCH_KEYS.iter().find_map(|k| {
@@ -162,7 +174,8 @@ pub fn submit(child: &Path, body: Map, opts: &SubmitOptions) -> std::io::Result<
         "_meta",
         Value::Object(obj! {
             "decision_id" => id.as_str(), "origin" => opts.origin.as_str(), "agent_id" => opt(&opts.agent_id),
-            "idempotency_key" => opt(&opts.idempotency_key), "caused_by_whisper_id" => Value::Null,
+            "idempotency_key" => opt(&opts.idempotency_key),
+            "caused_by_whisper_id" => whisper_id.map(Value::from).unwrap_or(Value::Null),
             "target_policy" => Value::Null, "request_ts" => iso_now(),
         }),
     );

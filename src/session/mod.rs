@@ -6,9 +6,12 @@
 pub mod coalesce;
 pub mod decision;
 pub mod files;
+pub mod replay;
 pub mod state;
 pub mod strategy;
+pub mod whisper;
+pub mod whisper_log;
 
-pub use decision::{DecisionBus, SubmitOptions, Submitted, submit};
+pub use decision::{DecisionBus, SubmitOptions, Submitted, submit, submit_caused_by};
 pub use state::{StateDir, StateSink, Update, update_session_file};
 pub use strategy::StrategyFile;

@@ -15,6 +15,7 @@
 
 use super::coalesce::{Coalesced, PrettyObject};
 use super::files::{self, deep_merge, iso_now};
+use super::whisper_log::AckObserver;
 use crate::engine::{Event, EventSink, Role};
 use crate::json::{Map, Value};
 use crate::obj;
@@ -170,6 +171,8 @@ pub struct StateSink {
     tx: broadcast::Sender<Update>,
     write_errors: AtomicU64,
     last_error: Mutex<Option<String>>,
+    /// Acknowledges whispers as their strategy or decision is used.
+    whispers: AckObserver,
 }
 
 impl StateSink {
@@ -181,6 +184,7 @@ impl StateSink {
         );
         let (tx, _) = broadcast::channel(1024);
         StateSink {
+            whispers: AckObserver::new(&dir.child),
             dir,
             open: Mutex::new(Vec::new()),
             snapshot,
@@ -255,8 +259,20 @@ impl StateSink {
         };
         let v = Value::Object(line);
         self.record(self.append(&file, &v), &file);
+        let applied = match &v {
+            Value::Object(m) if kind == "strategy_applied" || kind == "local_decision_consumed" => {
+                m.get("data")
+                    .and_then(Value::as_object)
+                    .and_then(|d| self.whispers.observe(kind, d))
+            }
+            _ => None,
+        };
         if let Value::Object(m) = v {
             let _ = self.tx.send(Update::Event(m));
+        }
+        if let Some(a) = applied {
+            let summary = format!("whisper {} took effect", a.whisper_id);
+            self.event("whisper_applied", a.event, Some(summary));
         }
     }
 }

@@ -114,6 +114,12 @@ commands! {
         "room: write in the compose line (Enter sends; text starting with { is a raw JSON action)",
     SetTopic = "set_topic": "room: set the topic (community-room-v1)",
     CloseRoom = "close_room": "room: close the room for everyone (seat 0; asks first)",
+    /// Replay a finished session: step through it or play it at a speed.
+    Replay = "replay":
+        "replay the finished session: step, play at a speed",
+    ReplayPlay = "replay_play": "replay: play / pause",
+    ReplayFaster = "replay_faster": "replay: play faster (×2, up to ×64)",
+    ReplaySlower = "replay_slower": "replay: play slower (÷2, down to ×1/8)",
 }
 
 impl Command {
@@ -181,6 +187,13 @@ impl Command {
             Command::Compose => "write",
             Command::SetTopic => "topic",
             Command::CloseRoom => "close room",
+            Command::Replay => "replay",
+            Command::ReplayPlay => "play/pause",
+            Command::ReplayFaster => "faster",
+            Command::ReplaySlower => "slower",
+            Command::Right => "step",
+            Command::Top => "first",
+            Command::Bottom => "last",
             _ => "…",
         }
     }

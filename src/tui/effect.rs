@@ -98,6 +98,8 @@ pub enum SessionTask {
     /// Queue one action of a room (`group-actions.jsonl` in its dir), as
     /// `palaver session action` does.
     RoomAction { dir: PathBuf, action: Value },
+    /// Rebuild a finished session's timeline for the replay view.
+    Replay { dir: StateDir },
     /// Ask the community the nicknames of these public keys (a room's
     /// members).
     Nicknames { client: Client, keys: Vec<String> },

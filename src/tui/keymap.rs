@@ -27,10 +27,12 @@ pub enum Context {
     Market,
     /// A room's message stream (community-room-v1, meeting-room-v1).
     Room,
+    /// The replay of a finished session.
+    Replay,
 }
 
 impl Context {
-    pub const ALL: [Context; 12] = [
+    pub const ALL: [Context; 13] = [
         Context::Global,
         Context::List,
         Context::Feed,
@@ -43,6 +45,7 @@ impl Context {
         Context::Werewolf,
         Context::Market,
         Context::Room,
+        Context::Replay,
     ];
     pub fn name(self) -> &'static str {
         match self {
@@ -58,6 +61,7 @@ impl Context {
             Context::Cards => "cards",
             Context::Suit => "suit",
             Context::Room => "room",
+            Context::Replay => "replay",
         }
     }
     /// Contexts where unbound printable keys are text, so [global] is not

@@ -8,5 +8,6 @@ pub mod editor;
 pub mod feed;
 pub mod lists;
 pub mod prompt;
+pub mod replay;
 pub mod room;
 pub mod snapshot;

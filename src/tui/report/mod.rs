@@ -40,6 +40,8 @@ pub enum Report {
     Saved(Result<String, String>),
     /// A room's action was queued: Ok(what) or Err(why not).
     RoomAction(Result<String, String>),
+    /// A session's timeline for the replay view, or why it cannot be read.
+    Replay(Result<Box<crate::session::replay::Timeline>, String>),
     /// Nicknames the community told: (public key, nickname).
     Nicknames(Vec<(String, String)>),
     /// Reports for the werewolf screen.

@@ -128,6 +128,15 @@ pub fn start_community(s: Startup, tx: UnboundedSender<Report>) -> tokio::task::
             match KeyPair::init(&house_dir, false) {
                 Ok((hk, _)) => match Client::new(&url, hk.clone()) {
                     Ok(hc) => match server::ensure_registered(&hc, "house").await {
+                        // The previous run's invitations lead nowhere now.
+                        Ok(())
+                            if crate::services::house::withdraw_leftovers(&hc)
+                                .await
+                                .map_err(|e| fail(&tx, format!("house agent: {e}")))
+                                .is_err() =>
+                        {
+                            None
+                        }
                         Ok(()) => Some((
                             AbortOnDrop(tokio::spawn(house_room(
                                 url.clone(),

@@ -30,6 +30,12 @@ pub(super) fn start(
     let tx = tx.clone();
     match t {
         SessionTask::Scan { data_dir } => scan(data_dir, tx),
+        SessionTask::Replay { dir } => {
+            tokio::task::spawn_blocking(move || {
+                let t = crate::session::replay::load_dir(&dir);
+                let _ = tx.send(Report::Replay(Ok(Box::new(t))));
+            });
+        }
         SessionTask::ListInvitations { client, data_dir } => list_invitations(client, data_dir, tx),
         SessionTask::CancelInvitation { client, post_id } => cancel_invitation(client, post_id, tx),
         SessionTask::Watch { dir, generation } => return Some(follow(dir, generation, tx)),

@@ -6,6 +6,7 @@
 
 mod attached;
 mod modal;
+pub mod replay;
 mod room;
 mod view;
 
@@ -115,6 +116,9 @@ impl SessionsView {
     }
 
     fn tick(&mut self, env: &Env<'_>) -> Effects {
+        if let Some(Modal::Replay(r)) = self.modal.as_mut() {
+            r.tick(Instant::now());
+        }
         let due = self.last_refresh.is_none_or(|t| t.elapsed() >= REFRESH);
         if due {
             self.refresh(env)
@@ -202,6 +206,7 @@ impl SessionsView {
                 say(&mut fx, note.0, note.1);
             }
             Report::RoomAction(r) => self.room_sent(r, &mut fx),
+            Report::Replay(r) => self.replay_loaded(r, &mut fx),
             Report::Saved(r) => {
                 let note = match r {
                     Ok(s) => (true, s),
@@ -272,6 +277,7 @@ impl SessionsView {
             }
             Msg::Command(Command::Strategy) => self.open_strategy(&mut fx),
             Msg::Command(Command::OpenPath) => self.modal = Some(Modal::Open(String::new())),
+            Msg::Command(Command::Replay) => self.open_replay(&mut fx),
             Msg::Command(Command::Back) => {
                 if self.focus == Focus::Prompt && !self.prompt_back() {
                     self.focus = Focus::Feed;
@@ -419,6 +425,60 @@ impl SessionsView {
     }
 }
 
+impl SessionsView {
+    /// R: the replay of the selected session (sessions list) or the
+    /// attached one, loaded by a task.
+    fn open_replay(&mut self, fx: &mut Effects) {
+        let selected = (self.focus == Focus::Sessions)
+            .then(|| {
+                lists::filter_sessions(&self.rows, &self.ses_cur.query)
+                    .get(self.ses_cur.selected)
+                    .map(|s| s.dir.clone())
+            })
+            .flatten();
+        let dir = match selected {
+            Some(p) => crate::session::StateDir::resolve(&p),
+            None => self.attached.as_ref().map(|a| a.dir.clone()),
+        };
+        let Some(dir) = dir else {
+            say(fx, false, "no session to replay: attach one (Enter) first");
+            return;
+        };
+        say(fx, true, "reading the session for its replay…");
+        fx.push(SessionTask::Replay { dir }.into());
+    }
+
+    fn replay_loaded(
+        &mut self,
+        r: Result<Box<crate::session::replay::Timeline>, String>,
+        fx: &mut Effects,
+    ) {
+        match r {
+            Err(e) => say(fx, false, format!("replay: {e}")),
+            Ok(t) if !t.finished => say(
+                fx,
+                false,
+                "that session has not finished: replay is for finished sessions",
+            ),
+            Ok(t) if t.steps.is_empty() => say(fx, false, "that session recorded no steps"),
+            Ok(t) => {
+                say(
+                    fx,
+                    true,
+                    format!(
+                        "replay: {} steps (←/→ step, space plays, +/- speed, Esc leaves)",
+                        t.steps.len()
+                    ),
+                );
+                // A dialog being typed in stays; the replay waits for R again.
+                if self.modal.is_none() {
+                    self.modal = Some(Modal::Replay(Box::new(replay::Replay::new(t))));
+                }
+            }
+        }
+    }
+}
+
 /// Lists the sessions in the data dir.
 fn scan(env: &Env<'_>) -> Effect {
     SessionTask::Scan {
@@ -443,6 +503,7 @@ impl Screen for SessionsView {
                 Context::Dialog
             }
             Some(Modal::Strategy(_)) => Context::Editor,
+            Some(Modal::Replay(_)) => Context::Replay,
             Some(Modal::Search { .. }) | Some(Modal::Open(_)) | Some(Modal::Topic(_)) => {
                 Context::Text
             }

@@ -29,6 +29,8 @@ pub enum Modal {
     Topic(String),
     /// Close the room (end the meeting): this action, once confirmed.
     CloseRoom(Map),
+    /// The replay of a finished session.
+    Replay(Box<super::replay::Replay>),
 }
 
 impl SessionsView {
@@ -39,6 +41,14 @@ impl SessionsView {
             return fx;
         };
         let keep = match modal {
+            Modal::Replay(mut r) => match m {
+                Msg::Command(Command::Back) => None,
+                Msg::Command(c) => {
+                    r.command(c, std::time::Instant::now());
+                    Some(Modal::Replay(r))
+                }
+                _ => Some(Modal::Replay(r)),
+            },
             Modal::Join(mut d) => match m {
                 Msg::Command(Command::Back) => None,
                 Msg::Command(Command::Left) | Msg::Command(Command::Up) => {

@@ -69,6 +69,13 @@ pub(super) fn draw(v: &SessionsView, f: &mut Frame, area: Rect, p: &Paint<'_>) {
             d.draw(f, full, theme, spec)
         }
         Some(Modal::Host(h)) => h.draw(f, full, theme),
+        Some(Modal::Replay(r)) => crate::tui::panes::replay::ReplayPaint {
+            timeline: &r.timeline,
+            pos: r.pos,
+            playing: r.playing,
+            speed: r.speed(),
+        }
+        .draw(f, area, theme),
         Some(Modal::Strategy(e)) => e.draw(f, full, theme),
         Some(Modal::Open(text)) => {
             dialogs::draw_search(f, area, theme, "Attach a state dir (path)", text)
@@ -207,6 +214,13 @@ pub(super) fn hints(v: &SessionsView) -> Vec<Command> {
             Command::Save,
             Command::Merge,
             Command::Preset,
+            Command::Back,
+        ],
+        (Some(Modal::Replay(_)), _) => vec![
+            Command::Right,
+            Command::ReplayPlay,
+            Command::ReplayFaster,
+            Command::ReplaySlower,
             Command::Back,
         ],
         (Some(_), _) => vec![Command::Submit, Command::Back],

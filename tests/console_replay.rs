@@ -1,0 +1,254 @@
+//! The replay view (R on the sessions screen): finished sessions played
+//! here through the library (connect4; a hybrid rps with a person's and a
+//! whisper's decisions) and the reference's stored state dir, drawn headless
+//! as insta snapshots at the step the keys move to; R on an attached
+//! finished session opens it through its task, Esc closes it, a running
+//! session is refused. The real binary in tmux is in
+//! tests/console_replay_tmux.rs.
+
+mod common;
+
+use common::console::{ch, key};
+use crossterm::event::KeyCode;
+use palaver::engine::{ControlMode, Role};
+use palaver::json::{Map, Value};
+use palaver::library;
+use palaver::obj;
+use palaver::protocols::native_hooks_for_alias;
+use palaver::services::local::{Side, play};
+use palaver::services::run::{Launch, engine_config, stateful_side, write_end, write_launch};
+use palaver::session::replay::{self, Timeline};
+use palaver::session::{StateDir, SubmitOptions, files, submit};
+use palaver::tui::report::Report;
+use palaver::tui::screens::sessions::Modal;
+use palaver::tui::{Headless, load_settings};
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::Duration;
+
+const SIZES: [(u16, u16); 2] = [(80, 24), (160, 48)];
+
+async fn session(
+    data: &Path,
+    alias: &str,
+    role: Role,
+    mode: ControlMode,
+    before: impl FnOnce(&StateDir),
+) -> PathBuf {
+    let spec = library::bundled_spec(alias).unwrap();
+    let options = Map::new();
+    let dir = StateDir::create(data, role).unwrap();
+    let ours = stateful_side(
+        dir.clone(),
+        spec,
+        native_hooks_for_alias(alias).unwrap(),
+        role,
+        mode,
+        &options,
+        Some(5),
+    );
+    write_launch(
+        &dir,
+        &Launch {
+            spec,
+            protocol_dir: None,
+            role,
+            control_mode: mode,
+            options: &options,
+            pid: std::process::id(),
+            status: "running",
+        },
+    )
+    .unwrap();
+    before(&dir);
+    let mut bot = Side::auto(
+        native_hooks_for_alias(alias).unwrap(),
+        Arc::new(palaver::engine::CountingSink::default()),
+    );
+    bot.seed = Some(9);
+    let cfg = engine_config(Duration::from_secs(10));
+    let outcome = match role {
+        Role::Host => play(spec, &options, &cfg, ours.side, bot).await.0,
+        Role::Guest => play(spec, &options, &cfg, bot, ours.side).await.1,
+    };
+    write_end(&dir, &outcome).unwrap();
+    dir.parent.unwrap()
+}
+
+/// The timeline with its times made fixed (a step every half second), so
+/// snapshots do not depend on how fast the session ran.
+fn fixed(mut t: Timeline) -> Box<Timeline> {
+    t.dir = "/state".into();
+    for (i, s) in t.steps.iter_mut().enumerate() {
+        s.t = i as f64 * 0.5;
+        s.ts = format!("2026-11-30T12:00:{:02}.000000+00:00", i / 2);
+        for k in ["started_at", "updated_at"] {
+            s.state.remove(k);
+        }
+    }
+    Box::new(t)
+}
+
+fn console(data: &Path, w: u16, h: u16) -> Headless {
+    let settings = load_settings(data, None, None).unwrap();
+    Headless::new(settings, w, h)
+}
+
+fn replay_open(h: &Headless) -> Option<usize> {
+    match &h.app.sessions.modal {
+        Some(Modal::Replay(r)) => Some(r.pos),
+        _ => None,
+    }
+}
+
+/// Opens `t` in a fresh console of each size, presses `keys`, snapshots.
+fn snap(name: &str, t: &Timeline, keys: &[crossterm::event::KeyEvent]) {
+    for (w, hgt) in SIZES {
+        let tmp = tempfile::tempdir().unwrap();
+        let mut h = console(tmp.path(), w, hgt);
+        h.update(Report::Replay(Ok(fixed(t.clone()))));
+        assert!(replay_open(&h).is_some());
+        for k in keys {
+            h.key(*k);
+        }
+        insta::assert_snapshot!(format!("{name}_{w}x{hgt}"), h.screen());
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn pane_replay_connect4() {
+    let data = tempfile::tempdir().unwrap();
+    let parent = session(
+        data.path(),
+        "connect4-v1",
+        Role::Guest,
+        ControlMode::Autonomous,
+        |_| {},
+    )
+    .await;
+    let t = replay::load(&parent).unwrap();
+    // Eleven steps on (arrows and l), then one back.
+    let mut keys = vec![key(KeyCode::Right); 6];
+    keys.extend([ch('l'); 5]);
+    keys.push(key(KeyCode::Left));
+    snap("replay_connect4", &t, &keys);
+    snap("replay_connect4_end", &t, &[key(KeyCode::End)]);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn pane_replay_interventions() {
+    let data = tempfile::tempdir().unwrap();
+    let parent = session(
+        data.path(),
+        "rps-v1",
+        Role::Host,
+        ControlMode::Hybrid,
+        |dir| {
+            let r = submit(
+                &dir.child,
+                obj! { "round" => 0, "choice" => "rock" },
+                &SubmitOptions {
+                    origin: "console".into(),
+                    ..Default::default()
+                },
+            )
+            .unwrap();
+            assert!(r.ok);
+            let rec = obj! { "round" => 1, "choice" => "paper", "_meta" => obj! {
+                "decision_id" => "dec_w1", "origin" => "whisper_bridge", "caused_by_whisper_id" => "abc123def456",
+            }};
+            files::append_line(
+                &dir.child.join("decision").join("decisions.jsonl"),
+                &Value::Object(rec),
+            )
+            .unwrap();
+        },
+    )
+    .await;
+    let t = replay::load(&parent).unwrap();
+    let first = t.interventions()[0];
+    let keys = vec![key(KeyCode::Right); first];
+    snap("replay_interventions", &t, &keys);
+}
+
+fn reference_child() -> PathBuf {
+    let root =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/reference-state/rps-protocol-test");
+    std::fs::read_dir(&root)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .find(|p| {
+            p.file_name()
+                .unwrap()
+                .to_str()
+                .unwrap()
+                .starts_with("guest-")
+        })
+        .unwrap()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn pane_replay_reference() {
+    let t = replay::load(&reference_child()).unwrap();
+    snap("replay_reference", &t, &[ch('G')]);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn r_opens_the_attached_finished_session_and_plays_it() {
+    let data = tempfile::tempdir().unwrap();
+    let parent = session(
+        data.path(),
+        "rps-v1",
+        Role::Guest,
+        ControlMode::Autonomous,
+        |_| {},
+    )
+    .await;
+    let mut h = console(data.path(), 120, 40);
+    h.app.attach(&parent);
+    h.key(ch('R'));
+    let ok = h
+        .until(Duration::from_secs(10), |app| {
+            matches!(app.sessions.modal, Some(Modal::Replay(_)))
+        })
+        .await;
+    assert!(ok, "the replay did not open:\n{}", h.screen());
+    assert_eq!(replay_open(&h), Some(0));
+    h.key(key(KeyCode::Right));
+    h.key(key(KeyCode::Right));
+    assert_eq!(replay_open(&h), Some(2));
+    // Play at ×64: the recorded milliseconds pass at once, it stops at the end.
+    for _ in 0..6 {
+        h.key(ch('+'));
+    }
+    h.key(ch(' '));
+    let n = replay::load(&parent).unwrap().steps.len();
+    let ok = h
+        .until(Duration::from_secs(10), |app| match &app.sessions.modal {
+            Some(Modal::Replay(r)) => r.pos + 1 == n && !r.playing,
+            _ => false,
+        })
+        .await;
+    assert!(ok, "{}", h.screen());
+    assert!(h.screen().contains("session ended: completed"));
+    h.key(key(KeyCode::Esc));
+    assert_eq!(replay_open(&h), None);
+
+    // A running session is not replayed.
+    let running = data.path().join("sessions").join("guest-1");
+    std::fs::create_dir_all(running.join("guest-1")).unwrap();
+    std::fs::write(
+        running.join("session.json"),
+        "{\"status\":\"running\",\"role\":\"guest\"}",
+    )
+    .unwrap();
+    std::fs::write(
+        running.join("guest-1").join("snapshot.json"),
+        "{\"phase\":\"playing\"}",
+    )
+    .unwrap();
+    h.update(Report::Replay(Ok(Box::new(
+        replay::load(&running).unwrap(),
+    ))));
+    assert_eq!(replay_open(&h), None);
+}
