@@ -11,69 +11,17 @@ mod common;
 use common::console::{ch, key};
 use crossterm::event::KeyCode;
 use palaver::engine::{ControlMode, Role};
-use palaver::json::{Map, Value};
-use palaver::library;
+use palaver::json::Value;
 use palaver::obj;
-use palaver::protocols::native_hooks_for_alias;
-use palaver::services::local::{Side, play};
-use palaver::services::run::{Launch, engine_config, stateful_side, write_end, write_launch};
 use palaver::session::replay::{self, Timeline};
-use palaver::session::{StateDir, SubmitOptions, files, submit};
+use palaver::session::{SubmitOptions, files, submit};
 use palaver::tui::report::Report;
 use palaver::tui::screens::sessions::Modal;
 use palaver::tui::{Headless, load_settings};
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
 use std::time::Duration;
 
 const SIZES: [(u16, u16); 2] = [(80, 24), (160, 48)];
-
-async fn session(
-    data: &Path,
-    alias: &str,
-    role: Role,
-    mode: ControlMode,
-    before: impl FnOnce(&StateDir),
-) -> PathBuf {
-    let spec = library::bundled_spec(alias).unwrap();
-    let options = Map::new();
-    let dir = StateDir::create(data, role).unwrap();
-    let ours = stateful_side(
-        dir.clone(),
-        spec,
-        native_hooks_for_alias(alias).unwrap(),
-        role,
-        mode,
-        &options,
-        Some(5),
-    );
-    write_launch(
-        &dir,
-        &Launch {
-            spec,
-            protocol_dir: None,
-            role,
-            control_mode: mode,
-            options: &options,
-            pid: std::process::id(),
-            status: "running",
-        },
-    )
-    .unwrap();
-    before(&dir);
-    let mut bot = Side::auto(
-        native_hooks_for_alias(alias).unwrap(),
-        Arc::new(palaver::engine::CountingSink::default()),
-    );
-    bot.seed = Some(9);
-    let cfg = engine_config(Duration::from_secs(10));
-    let outcome = match role {
-        Role::Host => play(spec, &options, &cfg, ours.side, bot).await.0,
-        Role::Guest => play(spec, &options, &cfg, bot, ours.side).await.1,
-    };
-    write_end(&dir, &outcome).unwrap();
-    dir.parent.unwrap()
-}
 
 /// The timeline with its times made fixed (a step every half second), so
 /// snapshots do not depend on how fast the session ran.
@@ -118,7 +66,7 @@ fn snap(name: &str, t: &Timeline, keys: &[crossterm::event::KeyEvent]) {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn pane_replay_connect4() {
     let data = tempfile::tempdir().unwrap();
-    let parent = session(
+    let parent = common::played::session(
         data.path(),
         "connect4-v1",
         Role::Guest,
@@ -138,7 +86,7 @@ async fn pane_replay_connect4() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn pane_replay_interventions() {
     let data = tempfile::tempdir().unwrap();
-    let parent = session(
+    let parent = common::played::session(
         data.path(),
         "rps-v1",
         Role::Host,
@@ -196,7 +144,7 @@ async fn pane_replay_reference() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn r_opens_the_attached_finished_session_and_plays_it() {
     let data = tempfile::tempdir().unwrap();
-    let parent = session(
+    let parent = common::played::session(
         data.path(),
         "rps-v1",
         Role::Guest,

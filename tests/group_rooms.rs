@@ -1,6 +1,7 @@
 //! Rooms (community-room-v1) with palaver and the reference client
-//! (aigenora 0.1.4) in one room, through `palaver serve`: a palaver leader
-//! with reference members and a reference leader with palaver members.
+//! (aigenora 0.1.4) in one room, through `palaver serve` (the server side of
+//! groups, docs/groups.md): reference-only rooms, a palaver leader with
+//! reference members and a reference leader with palaver members.
 //! Messages sent from either kind of member reach everyone; then the leader
 //! is killed with SIGKILL, a member claims the room once the lease lapses,
 //! and the room goes on with its history at the next epoch.
@@ -384,6 +385,66 @@ fn mixed_room(leader: Kind, members: [Kind; 2]) {
         }
     }
     drop((amy, bob));
+}
+
+/// The owner closes the room: every side ends and the server holds the
+/// group closed.
+fn closing_room(leader: Kind, members: [Kind; 2]) {
+    let r = Room::new(&[("lead", leader), ("amy", members[0]), ("bob", members[1])]);
+    let (mut host, post) = r.host("lead", leader);
+    let lead_state = r.state_dir("lead");
+    let mut sides = vec![
+        (r.join("amy", members[0], &post), r.state_dir("amy")),
+        (r.join("bob", members[1], &post), r.state_dir("bob")),
+    ];
+    r.act(
+        "amy",
+        members[0],
+        &sides[0].1,
+        r#"{"kind":"send","text":"hello from amy"}"#,
+    );
+    for s in [&lead_state, &sides[0].1, &sides[1].1] {
+        wait_for_message(s, "hello from amy", Duration::from_secs(60));
+    }
+    assert_eq!(r.server_group().0, "active");
+    r.act("lead", leader, &lead_state, r#"{"kind":"close_room"}"#);
+    let start = Instant::now();
+    loop {
+        let done = host.0.try_wait().unwrap().is_some()
+            && sides
+                .iter_mut()
+                .all(|(k, _)| k.0.try_wait().unwrap().is_some());
+        if done {
+            break;
+        }
+        assert!(
+            start.elapsed() < Duration::from_secs(60),
+            "the room did not end"
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    assert!(host.0.wait().unwrap().success(), "the host failed");
+    for (k, _) in sides.iter_mut() {
+        assert!(k.0.wait().unwrap().success(), "a member failed");
+    }
+    assert_eq!(r.server_group().0, "closed");
+}
+
+#[ignore = "needs the reference client (aigenora 0.1.4 in a venv): run scripts/test"]
+#[test]
+fn reference_rooms_run_on_palaver_serve_and_fail_over() {
+    mixed_room(Kind::Reference, [Kind::Reference, Kind::Reference]);
+}
+
+#[ignore = "needs the reference client (aigenora 0.1.4 in a venv): run scripts/test"]
+#[test]
+fn a_reference_owner_closes_a_room_with_palaver_and_reference_members() {
+    closing_room(Kind::Reference, [Kind::Palaver, Kind::Reference]);
+}
+
+#[test]
+fn a_palaver_owner_closes_its_room() {
+    closing_room(Kind::Palaver, [Kind::Palaver, Kind::Palaver]);
 }
 
 #[ignore = "needs the reference client (aigenora 0.1.4 in a venv): run scripts/test"]

@@ -11,62 +11,9 @@ use palaver::engine::{ControlMode, Role};
 use palaver::json::{Map, Value};
 use palaver::library;
 use palaver::obj;
-use palaver::protocols::native_hooks_for_alias;
-use palaver::services::local::{Side, play};
-use palaver::services::run::{Launch, engine_config, stateful_side, write_end, write_launch};
 use palaver::session::replay::{self, Actor, StepKind, Timeline};
 use palaver::session::{StateDir, SubmitOptions, files, submit};
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
-
-/// Plays one session of `alias` with our side as `role` in `mode`, after
-/// `before` has run on the fresh state dir; returns the parent dir.
-async fn session(
-    data: &Path,
-    alias: &str,
-    role: Role,
-    mode: ControlMode,
-    before: impl FnOnce(&StateDir),
-) -> PathBuf {
-    let spec = library::bundled_spec(alias).unwrap();
-    let options = Map::new();
-    let dir = StateDir::create(data, role).unwrap();
-    let ours = stateful_side(
-        dir.clone(),
-        spec,
-        native_hooks_for_alias(alias).unwrap(),
-        role,
-        mode,
-        &options,
-        Some(5),
-    );
-    write_launch(
-        &dir,
-        &Launch {
-            spec,
-            protocol_dir: None,
-            role,
-            control_mode: mode,
-            options: &options,
-            pid: std::process::id(),
-            status: "running",
-        },
-    )
-    .unwrap();
-    before(&dir);
-    let mut bot = Side::auto(
-        native_hooks_for_alias(alias).unwrap(),
-        Arc::new(palaver::engine::CountingSink::default()),
-    );
-    bot.seed = Some(9);
-    let cfg = engine_config(std::time::Duration::from_secs(10));
-    let outcome = match role {
-        Role::Host => play(spec, &options, &cfg, ours.side, bot).await.0,
-        Role::Guest => play(spec, &options, &cfg, bot, ours.side).await.1,
-    };
-    write_end(&dir, &outcome).unwrap();
-    dir.parent.unwrap()
-}
 
 fn snapshot(parent: &Path) -> Map {
     let dir = StateDir::resolve(parent).unwrap();
@@ -80,7 +27,7 @@ fn kinds(t: &Timeline, k: StepKind) -> usize {
 #[tokio::test]
 async fn rps_frames_rounds_decisions_and_end() {
     let data = tempfile::tempdir().unwrap();
-    let parent = session(
+    let parent = common::played::session(
         data.path(),
         "rps-v1",
         Role::Guest,
@@ -133,7 +80,7 @@ async fn rps_frames_rounds_decisions_and_end() {
 /// snapshot ended with.
 async fn board_game(alias: &str) {
     let data = tempfile::tempdir().unwrap();
-    let parent = session(
+    let parent = common::played::session(
         data.path(),
         alias,
         Role::Guest,
@@ -191,7 +138,7 @@ async fn reversi_board_is_rebuilt_from_frames() {
 #[tokio::test]
 async fn human_and_whisper_interventions_are_marked() {
     let data = tempfile::tempdir().unwrap();
-    let parent = session(
+    let parent = common::played::session(
         data.path(),
         "rps-v1",
         Role::Host,
@@ -247,7 +194,7 @@ async fn human_and_whisper_interventions_are_marked() {
 #[tokio::test]
 async fn torn_unknown_and_odd_lines_never_break_it() {
     let data = tempfile::tempdir().unwrap();
-    let parent = session(
+    let parent = common::played::session(
         data.path(),
         "rps-v1",
         Role::Guest,
@@ -371,7 +318,7 @@ fn reference_protocol_test_state_dir_replays() {
 #[tokio::test]
 async fn cli_prints_the_timeline() {
     let data = tempfile::tempdir().unwrap();
-    let parent = session(
+    let parent = common::played::session(
         data.path(),
         "connect4-v1",
         Role::Guest,
