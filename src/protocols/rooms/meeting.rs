@@ -523,18 +523,8 @@ impl GroupHooks for MeetingRoom {
         }))
     }
 
-    fn recovery_snapshot(&mut self, state: &Value) -> Hooked<Value> {
-        Ok(state.clone())
-    }
-
-    fn restore(
-        &mut self,
-        protocol_state: Value,
-        _members: &[Value],
-        _new_epoch: u64,
-    ) -> Hooked<Value> {
-        Ok(protocol_state)
-    }
+    // recovery_snapshot and restore: the trait's defaults (the whole state
+    // is the recovery state), as the reference's room hooks have them.
 
     fn on_leader_changed(
         &mut self,
