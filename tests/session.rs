@@ -446,3 +446,74 @@ fn commands_read_state_dirs_the_reference_wrote() {
     assert_eq!(code, 1, "{out}");
     assert!(out.contains("decision_finalized"));
 }
+
+/// A whisper made while no window was open leaves an intent for the next
+/// one: when that window opens in hybrid mode, a one-shot value becomes its
+/// decision (origin `intent_materialize`, tied to the whisper), and a
+/// one-shot policy, which palaver cannot run yet, is marked failed rather
+/// than left pending.
+#[tokio::test]
+async fn pending_whisper_intents_become_the_next_windows_decision() {
+    use palaver::engine::{Decided, Decider, Window};
+    use palaver::session::whisper_log::{IntentOrigin, IntentStore};
+    let data = tempfile::tempdir().unwrap();
+    let dir = StateDir::create(data.path(), Role::Guest).unwrap();
+    let sink = Arc::new(palaver::session::StateSink::new(dir.clone()));
+    let spec = library::bundled_spec("rps-v1").unwrap();
+    let bus = palaver::session::DecisionBus::new(sink, Role::Guest, Map::new(), spec);
+    let store = IntentStore::in_dir(&dir.child);
+    let by = IntentOrigin {
+        origin: "whisper",
+        agent_id: Some("coach"),
+        whisper_id: Some("w_1"),
+    };
+    let value = store
+        .append(
+            obj! { "created_match_key" => "round", "created_match_value" => 0,
+            "value" => Value::Object(obj! { "choice" => "paper" }) },
+            &by,
+        )
+        .unwrap();
+    let policy = store
+        .append(
+            obj! { "created_match_key" => "round", "created_match_value" => 0,
+            "policy" => Value::Object(obj! { "mode" => "policy", "name" => "counter" }) },
+            &by,
+        )
+        .unwrap();
+    let window = Window {
+        match_key: "round",
+        match_value: Value::from(1),
+        auto: obj! { "choice" => "rock" },
+        value_field: "choice",
+    };
+    let decided = bus.decide(ControlMode::Hybrid, &window).await.unwrap();
+    let Decided::Explicit(d) = decided else {
+        panic!("the intent did not become the decision: {decided:?}")
+    };
+    assert_eq!(d.get("choice").and_then(Value::as_str), Some("paper"));
+    let meta = d.get("_meta").unwrap();
+    assert_eq!(
+        meta.get("origin").and_then(Value::as_str),
+        Some("intent_materialize")
+    );
+    assert_eq!(
+        meta.get("caused_by_whisper_id").and_then(Value::as_str),
+        Some("w_1")
+    );
+    let lines = files::read_jsonl(&dir.child.join("intervention_intents.jsonl"));
+    let status = |id: &Value| {
+        lines
+            .iter()
+            .filter(|l| l.get("intent_id") == Some(id) && l.contains_key("status_event"))
+            .filter_map(|l| l.get("status").and_then(Value::as_str).map(str::to_owned))
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(
+        status(value.get("intent_id").unwrap()),
+        vec!["materialized"]
+    );
+    assert_eq!(status(policy.get("intent_id").unwrap()), vec!["failed"]);
+    // Nothing is left for a later window.
+    assert!(store.pending_for_window(&Value::from(2)).is_empty());
+}

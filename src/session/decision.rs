@@ -402,6 +402,7 @@ impl DecisionBus {
         let now = mono_now();
         let opened_at = self.refresh().all.len();
         self.publish(key, value, "hybrid", now, now + min_think);
+        self.materialize_intents(key, value);
         let until = Instant::now() + limits::THINK.saturate(min_think);
         loop {
             if let Some(d) = self.consume(key, value, opened_at) {
@@ -430,6 +431,74 @@ impl DecisionBus {
             None,
         );
         Decided::Auto
+    }
+
+    /// Whisper intents waiting for this window (intervention_intents.jsonl,
+    /// written by `session whisper` when no window was open): a one-shot
+    /// value becomes this window's decision, as the reference materializes
+    /// it (origin `intent_materialize`, tied to its whisper). A one-shot
+    /// policy ("counter their last move next round") needs a protocol policy
+    /// runner palaver does not have: it is marked failed with that reason,
+    /// so it never lingers as pending.
+    fn materialize_intents(&self, key: &str, value: &Value) {
+        let child = self.sink.dir.child.clone();
+        let store = super::whisper_log::IntentStore::in_dir(&child);
+        for intent in store.pending_for_window(value) {
+            let Some(id) = intent.get("intent_id").and_then(Value::as_str) else {
+                continue;
+            };
+            let meta = intent.get("_meta");
+            let meta_str = |k: &str| {
+                meta.and_then(|m| m.get(k))
+                    .and_then(Value::as_str)
+                    .map(str::to_owned)
+            };
+            let fail = |reason: &str| {
+                let _ = store.mark(id, "failed", Some(reason));
+                self.sink.event(
+                    "intent_failed",
+                    obj! { "intent_id" => id, "reason" => reason },
+                    None,
+                );
+            };
+            if intent.get("policy").is_some_and(|p| !p.is_null()) {
+                fail("policy_runner_unavailable");
+                continue;
+            }
+            let Some(fields) = intent.get("value").and_then(Value::as_object) else {
+                continue;
+            };
+            let mut body = obj! { key => value.clone() };
+            for (k, v) in fields.iter() {
+                body.insert(k, v.clone());
+            }
+            let opts = SubmitOptions {
+                origin: "intent_materialize".into(),
+                agent_id: meta_str("agent_id"),
+                idempotency_key: None,
+                require_match_key: true,
+            };
+            match submit_caused_by(
+                &child,
+                body,
+                &opts,
+                meta_str("caused_by_whisper_id").as_deref(),
+            ) {
+                Ok(done) if done.ok => {
+                    let _ = store.mark(id, "materialized", Some("decision_written"));
+                    self.sink.event(
+                        "intent_materialized",
+                        obj! {
+                            "intent_id" => id, "decision_id" => done.decision_id.map_or(Value::Null, Value::from),
+                            "match_key" => key, "match_value" => value.clone(),
+                        },
+                        None,
+                    );
+                }
+                Ok(done) => fail(done.reason.unwrap_or("submit_failed")),
+                Err(e) => fail(&format!("exception:{}", e.kind())),
+            }
+        }
     }
 
     async fn human(&self, w: &Window) -> Result<Decided, DecisionError> {
