@@ -444,3 +444,78 @@ fn the_reference_whisper_steers_a_running_palaver_session() {
         "no whisper_applied event"
     );
 }
+
+#[test]
+#[ignore = "needs the reference client (aigenora 0.1.4 in a venv): run scripts/test"]
+fn palavers_whisper_steers_a_running_reference_session() {
+    let py = common::reference_python();
+    let tmp = tempfile::tempdir().unwrap();
+    let data = tmp.path().join("data");
+    common::ok(
+        Command::new(&py)
+            .args(["-m", "aigenora", "init", "--data-dir"])
+            .arg(&data)
+            .output()
+            .unwrap(),
+        "aigenora init",
+    );
+    let o = Command::new(&py)
+        .args(["-m", "aigenora", "protocol", "path", "rps-v1", "--data-dir"])
+        .arg(&data)
+        .output()
+        .unwrap();
+    let proto = common::ok(o, "aigenora protocol path").trim().to_owned();
+    let base = tmp.path().join("states");
+    // The reference plays both sides of six rounds, a second apart.
+    let mut run = common::Kill(
+        Command::new(&py)
+            .args(["-m", "aigenora", "protocol", "test", &proto, "--state-base"])
+            .arg(&base)
+            .args([
+                "--options",
+                r#"{"best_of":6,"termination":"fixed_rounds","round_delay_seconds":1}"#,
+            ])
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .unwrap(),
+    );
+    let guest = || {
+        std::fs::read_dir(&base)
+            .into_iter()
+            .flatten()
+            .filter_map(Result::ok)
+            .map(|e| e.path())
+            .find(|p| {
+                p.file_name()
+                    .is_some_and(|n| n.to_string_lossy().starts_with("guest-"))
+            })
+    };
+    wait_until("the reference's guest dir", 30, || guest().is_some());
+    let dir = guest().unwrap();
+    let rounds = || palaver::session::files::read_jsonl(&dir.join("details.jsonl"));
+    wait_until("the first round", 30, || !rounds().is_empty());
+    let o = Command::new(env!("CARGO_BIN_EXE_palaver"))
+        .args(["session", "whisper"])
+        .arg(&dir)
+        .args(["always paper", "--json"])
+        .output()
+        .unwrap();
+    let out = common::ok(o, "palaver session whisper");
+    assert!(out.contains("strategy_active"), "{out}");
+    let whispered_at = rounds().len();
+    assert!(
+        run.0.wait().unwrap().success(),
+        "the reference's test failed"
+    );
+    let all = rounds();
+    assert_eq!(all.len(), 6, "{all:?}");
+    assert!(whispered_at + 1 < 6, "the session ran past the whisper");
+    for r in &all[whispered_at + 1..] {
+        assert_eq!(
+            r.get("guest_choice").and_then(Value::as_str),
+            Some("paper"),
+            "{all:?}"
+        );
+    }
+}

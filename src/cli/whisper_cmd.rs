@@ -63,7 +63,9 @@ fn spec_name(dir: &Path) -> Option<String> {
 }
 
 /// The protocol's schema: from --protocol-dir, else session.json's
-/// protocol_name or protocol_dir (parent first, then the engine dir).
+/// protocol_name or protocol_dir (parent first, then the engine dir), else
+/// the snapshot's protocol_name (a bare engine dir, as the reference's
+/// `protocol test` leaves).
 pub fn schema_of(dir: &StateDir, protocol_dir: Option<&Path>) -> Option<Schema> {
     if let Some(p) = protocol_dir {
         let by_name = spec_name(p).and_then(|n| Schema::for_protocol(&n));
@@ -85,7 +87,13 @@ pub fn schema_of(dir: &StateDir, protocol_dir: Option<&Path>) -> Option<Schema> 
             return spec_name(Path::new(pd)).and_then(|n| Schema::for_protocol(&n));
         }
     }
-    None
+    files::read_json_object(&dir.child.join("snapshot.json"))
+        .and_then(|snap| {
+            snap.get("protocol_name")
+                .and_then(Value::as_str)
+                .map(str::to_owned)
+        })
+        .and_then(|n| Schema::for_protocol(&n))
 }
 
 /// One line for people: what the whisper was understood as.
