@@ -393,7 +393,7 @@ fn closing_room(leader: Kind, members: [Kind; 2]) {
     let r = Room::new(&[("lead", leader), ("amy", members[0]), ("bob", members[1])]);
     let (mut host, post) = r.host("lead", leader);
     let lead_state = r.state_dir("lead");
-    let mut sides = vec![
+    let mut sides = [
         (r.join("amy", members[0], &post), r.state_dir("amy")),
         (r.join("bob", members[1], &post), r.state_dir("bob")),
     ];
