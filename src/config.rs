@@ -47,6 +47,78 @@ pub struct Config {
     /// (through palaver's bridge); it needs the `aigenora` package.
     /// `PALAVER_HOOKS_PYTHON` wins over it.
     pub hooks_python: Option<String>,
+    /// `[coach]`: the agent CLI the console's coach pane talks to.
+    pub coach: CoachSettings,
+}
+
+/// `[coach]` as written, checked: a known agent name, a command for
+/// `custom`, a timeout in range. `services::coach` turns it into templates.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct CoachSettings {
+    /// `claude-code` (default), `codex`, `opencode` or `custom`.
+    pub agent: Option<String>,
+    /// The command template of a new conversation (required for custom;
+    /// overrides a known CLI's).
+    pub command: Option<String>,
+    /// The command template of later turns (default: `command`).
+    pub resume_command: Option<String>,
+    /// Seconds one turn may take (5–3600, default 180).
+    pub timeout_seconds: Option<f64>,
+}
+
+#[derive(serde::Deserialize, Default)]
+#[serde(deny_unknown_fields)]
+struct CoachFile {
+    #[serde(default, deserialize_with = "coach_agent")]
+    agent: Option<String>,
+    #[serde(default, deserialize_with = "coach_command")]
+    command: Option<String>,
+    #[serde(default, deserialize_with = "coach_resume")]
+    resume_command: Option<String>,
+    #[serde(default, deserialize_with = "coach_timeout")]
+    timeout_seconds: Option<f64>,
+}
+
+fn coach_agent<'de, D: Deserializer<'de>>(d: D) -> Result<Option<String>, D::Error> {
+    const WANT: &str = "\"claude-code\", \"codex\", \"opencode\" or \"custom\"";
+    match text(d, "coach.agent", WANT)? {
+        Some(a) if !["claude-code", "codex", "opencode", "custom"].contains(&a.as_str()) => Err(
+            D::Error::custom(format!("`coach.agent` must be {WANT}, not {a:?}")),
+        ),
+        a => Ok(a),
+    }
+}
+
+fn coach_command<'de, D: Deserializer<'de>>(d: D) -> Result<Option<String>, D::Error> {
+    text(
+        d,
+        "coach.command",
+        "a command template such as \"my-agent --ask {prompt}\"",
+    )
+}
+
+fn coach_resume<'de, D: Deserializer<'de>>(d: D) -> Result<Option<String>, D::Error> {
+    text(
+        d,
+        "coach.resume_command",
+        "a command template such as \"my-agent --resume {session_id} --ask {prompt}\"",
+    )
+}
+
+fn coach_timeout<'de, D: Deserializer<'de>>(d: D) -> Result<Option<f64>, D::Error> {
+    let v = match toml::Value::deserialize(d)? {
+        toml::Value::Integer(i) => i as f64,
+        toml::Value::Float(f) => f,
+        _ => {
+            return Err(D::Error::custom(
+                "`coach.timeout_seconds` must be a number of seconds",
+            ));
+        }
+    };
+    crate::limits::COACH_TIMEOUT
+        .check(v)
+        .map_err(|e| D::Error::custom(e.to_string()))?;
+    Ok(Some(v))
 }
 
 /// config.toml as written: every key optional, no other key allowed; an
@@ -64,6 +136,8 @@ struct File {
     relay_url: Vec<iroh::RelayUrl>,
     #[serde(default, deserialize_with = "hooks_python")]
     hooks_python: Option<String>,
+    #[serde(default)]
+    coach: CoachFile,
 }
 
 fn text<'de, D: Deserializer<'de>>(
@@ -163,6 +237,12 @@ impl Config {
             nickname: file.nickname,
             relay_url: file.relay_url,
             hooks_python: file.hooks_python,
+            coach: CoachSettings {
+                agent: file.coach.agent.clone(),
+                command: file.coach.command.clone(),
+                resume_command: file.coach.resume_command.clone(),
+                timeout_seconds: file.coach.timeout_seconds,
+            },
         })
     }
 
@@ -188,6 +268,32 @@ impl Config {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn coach_section() {
+        let p = Path::new("c.toml");
+        let c = Config::parse(
+            "[coach]\nagent = \"custom\"\ncommand = \"a {prompt}\"\ntimeout_seconds = 30\n",
+            p,
+        )
+        .unwrap();
+        assert_eq!(c.coach.agent.as_deref(), Some("custom"));
+        assert_eq!(c.coach.timeout_seconds, Some(30.0));
+        for bad in [
+            "[coach]\nagent = \"gpt\"\n",
+            "[coach]\ntimeout_seconds = 0\n",
+            "[coach]\ntimeout_seconds = 1e9\n",
+            "[coach]\ntimeout_seconds = \"x\"\n",
+            "[coach]\nmodel = \"x\"\n",
+        ] {
+            let e = Config::parse(bad, p).unwrap_err().to_string();
+            assert!(e.contains("coach") || e.contains("model"), "{bad}: {e}");
+        }
+        assert_eq!(
+            Config::parse("", p).unwrap().coach,
+            CoachSettings::default()
+        );
+    }
 
     #[test]
     fn the_embedded_defaults_parse_and_name_no_server() {

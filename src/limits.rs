@@ -221,6 +221,16 @@ pub const SERVE_INVITATION_TTL: Seconds = Seconds {
     minutes: false,
 };
 
+/// `[coach] timeout_seconds` in config.toml: how long one coach turn (one
+/// run of the user's agent CLI) may take.
+pub const COACH_TIMEOUT: Seconds = Seconds {
+    field: "coach.timeout_seconds",
+    min: 5.0,
+    max: 3_600.0,
+    zero_means_off: false,
+    minutes: false,
+};
+
 /// Option keys that are seconds, wherever a protocol reads them.
 const SECOND_OPTIONS: &[&str] = &[
     "min_think_seconds",

@@ -55,7 +55,7 @@ fn open_a_finished_session_replay_and_step_through_it() {
         "the replay to stop at its end",
         Duration::from_secs(20),
         common::tmux::POLL,
-        |s| s.contains("⏸ paused") && s.contains("▶") && s.contains("end: completed"),
+        |s| s.contains("⏸ paused") && s.contains("▶") && s.contains("finished —"),
     );
     c.keys(&["Escape"]);
     c.wait_until(

@@ -44,7 +44,7 @@ fn join_house_rps(c: &Console) -> String {
     );
     // Enter joins in the selected mode, human by default.
     c.keys(&["Enter"]);
-    let s = c.wait_for("Decide: round 0 (human)", Duration::from_secs(30));
+    let s = c.wait_for("Decide: round 1 (human)", Duration::from_secs(30));
     assert!(s.contains("guest · human"), "session pane:\n{s}");
     assert!(
         s.contains("[1 rock] [2 paper] [3 scissors]"),
@@ -97,7 +97,9 @@ fn join_the_house_rps_and_play_three_rounds() {
     let c = Console::start("rps3");
     join_house_rps(&c);
 
+    // Rounds read from 1 (the wire's round 0 is round 1).
     for (round, key) in ["1", "2", "3"].into_iter().enumerate() {
+        let round = round + 1;
         c.wait_for(
             &format!("Decide: round {round} (human)"),
             Duration::from_secs(30),
@@ -114,7 +116,8 @@ fn join_the_house_rps_and_play_three_rounds() {
         |s| {
             field(s, "phase").is_some_and(|p| p.starts_with("game_over"))
                 && s.contains("session_ended")
-                && field(s, "session").is_some_and(|v| v.starts_with("closed"))
+                && field(s, "session")
+                    .is_some_and(|v| v.starts_with("finished") || v.starts_with("ended"))
                 && field(s, "winner").is_some()
         },
     );
@@ -211,15 +214,15 @@ fn a_second_terminal_decision_shows_in_the_console() {
         latency.as_secs_f64() * 1e3
     );
     assert!(
-        s.contains("Decide: round 0"),
+        s.contains("Decide: round 1"),
         "the prompt it shows in:\n{s}"
     );
     assert!(
         latency < Duration::from_secs(5),
         "the console took {latency:?} to show a decision made in another terminal"
     );
-    // The engine took it: the guest revealed paper and round 1 opened.
-    let s = c.wait_for("Decide: round 1 (human)", Duration::from_secs(30));
+    // The engine took it: the guest revealed paper and round 2 opened.
+    let s = c.wait_for("Decide: round 2 (human)", Duration::from_secs(30));
     assert!(s.contains("→ Round 1: reveals paper"), "feed:\n{s}");
 
     // Quitting mid-session asks first, then cancels it and exits cleanly.
@@ -391,7 +394,8 @@ fn play_crazy_eights_in_human_mode_through_the_card_prompt() {
             s.contains("audit   passed")
                 && s.contains(&hash[..40])
                 && s.contains("result  ")
-                && field(s, "session").is_some_and(|v| v.starts_with("closed"))
+                && field(s, "session")
+                    .is_some_and(|v| v.starts_with("finished") || v.starts_with("ended"))
                 && (field(s, "winner").is_some() || s.contains("result  no winner"))
         },
     );

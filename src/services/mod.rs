@@ -2,6 +2,7 @@
 //! control modes into sessions. No UI, no command-line parsing.
 
 pub mod adversarial;
+pub mod coach;
 pub mod doctor;
 pub mod group;
 pub mod house;

@@ -120,6 +120,18 @@ commands! {
     ReplayPlay = "replay_play": "replay: play / pause",
     ReplayFaster = "replay_faster": "replay: play faster (×2, up to ×64)",
     ReplaySlower = "replay_slower": "replay: play slower (÷2, down to ×1/8)",
+    /// The attached session's coaching: a whisper to your own side, the
+    /// protocol's detail records in the feed, the round-by-round history.
+    Whisper = "whisper":
+        "whisper to your side (the line shows what it is understood as; Enter sends)",
+    DetailsToggle = "details_toggle": "feed: events ↔ the protocol's detail records (details.jsonl)",
+    HistoryToggle = "history_toggle": "snapshot: show or hide the round-by-round history",
+    /// The coach pane: talk tactics with your own agent CLI ([coach] in
+    /// config.toml) about the attached session.
+    Coach = "coach": "coach: talk tactics with your own agent CLI about the attached session",
+    CoachCancel = "coach_cancel": "coach: stop the reply being written (kills the agent)",
+    CoachReset = "coach_reset": "coach: forget the conversation (it persists across games until then)",
+    CoachAdopt = "coach_adopt": "coach: send the last reply to your side as a whisper",
 }
 
 impl Command {
@@ -194,6 +206,13 @@ impl Command {
             Command::Right => "step",
             Command::Top => "first",
             Command::Bottom => "last",
+            Command::Whisper => "whisper",
+            Command::DetailsToggle => "details",
+            Command::HistoryToggle => "history",
+            Command::Coach => "coach",
+            Command::CoachCancel => "stop",
+            Command::CoachReset => "reset",
+            Command::CoachAdopt => "adopt",
             _ => "…",
         }
     }

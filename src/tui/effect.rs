@@ -98,17 +98,46 @@ pub enum SessionTask {
     /// Queue one action of a room (`group-actions.jsonl` in its dir), as
     /// `palaver session action` does.
     RoomAction { dir: PathBuf, action: Value },
+    /// Write a user whisper the way `palaver session whisper` does.
+    Whisper {
+        child: PathBuf,
+        text: String,
+        schema: Option<crate::engine::whisper::Schema>,
+    },
     /// Rebuild a finished session's timeline for the replay view.
     Replay { dir: StateDir },
     /// Ask the community the nicknames of these public keys (a room's
     /// members).
     Nicknames { client: Client, keys: Vec<String> },
+    /// The coach pane's work (`services::coach`).
+    Coach(CoachJob),
     /// Host an invitation and play it (a group protocol's: lead its
     /// room); `cancel` withdraws this one.
     Host {
         community: Box<Community>,
         job: Box<HostJob>,
         cancel: tokio::sync::watch::Receiver<bool>,
+    },
+}
+
+/// Work of the coach pane; each reads `[coach]` from config.toml afresh.
+pub enum CoachJob {
+    /// Read the conversation kept in the data dir.
+    Load { data_dir: PathBuf },
+    /// One turn about the session in `child`; `cancel` set to true stops it.
+    Turn {
+        data_dir: PathBuf,
+        child: PathBuf,
+        question: String,
+        cancel: tokio::sync::watch::Receiver<bool>,
+    },
+    /// Forget the conversation and the CLI's session.
+    Reset { data_dir: PathBuf },
+    /// Send `text` (the last reply) to `child` as a user whisper.
+    Adopt {
+        child: PathBuf,
+        text: String,
+        schema: Option<crate::engine::whisper::Schema>,
     },
 }
 

@@ -29,10 +29,12 @@ pub enum Context {
     Room,
     /// The replay of a finished session.
     Replay,
+    /// The coach pane (its input line takes text).
+    Coach,
 }
 
 impl Context {
-    pub const ALL: [Context; 13] = [
+    pub const ALL: [Context; 14] = [
         Context::Global,
         Context::List,
         Context::Feed,
@@ -46,6 +48,7 @@ impl Context {
         Context::Market,
         Context::Room,
         Context::Replay,
+        Context::Coach,
     ];
     pub fn name(self) -> &'static str {
         match self {
@@ -62,12 +65,16 @@ impl Context {
             Context::Suit => "suit",
             Context::Room => "room",
             Context::Replay => "replay",
+            Context::Coach => "coach",
         }
     }
     /// Contexts where unbound printable keys are text, so [global] is not
     /// consulted for them.
     pub fn takes_text(self) -> bool {
-        matches!(self, Context::Editor | Context::Text | Context::Dialog)
+        matches!(
+            self,
+            Context::Editor | Context::Text | Context::Dialog | Context::Coach
+        )
     }
 }
 

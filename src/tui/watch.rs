@@ -56,10 +56,41 @@ pub fn row_of(ev: &Map) -> FeedRow {
             raw: compact(&msg).into(),
         };
     }
+    if kind == "whisper_applied" {
+        return FeedRow {
+            time: time_of(ts),
+            kind: RowKind::Lifecycle,
+            summary: whisper_applied_line(&data).into(),
+            raw: compact(&Value::Object(ev.clone())).into(),
+        };
+    }
     let noise = matches!(kind, "peer_resumed" | "heartbeat" | "peer_ping");
     let summary = match given {
         Some(s) => format!("{kind}: {s}"),
         None => match data.as_object() {
+            // A decision window's event names it as people count it.
+            Some(d)
+                if d.get("match_key").and_then(Value::as_str).is_some()
+                    && d.contains_key("match_value") =>
+            {
+                let key = d.get("match_key").and_then(Value::as_str).unwrap_or("");
+                let at = crate::tui::panes::numbering::label(
+                    key,
+                    d.get("match_value").unwrap_or(&Value::Null),
+                );
+                let rest: Map = d
+                    .iter()
+                    .filter(|(k, _)| !matches!(*k, "match_key" | "match_value"))
+                    .map(|(k, v)| (k, v.clone()))
+                    .collect();
+                let mut s = if rest.is_empty() {
+                    format!("{kind} · {at}")
+                } else {
+                    format!("{kind} · {at} {}", compact(&Value::Object(rest)))
+                };
+                truncate(&mut s, 160);
+                s
+            }
             Some(d) if !d.is_empty() => {
                 let mut s = format!("{kind} {}", compact(&data));
                 truncate(&mut s, 160);
@@ -78,6 +109,37 @@ pub fn row_of(ev: &Map) -> FeedRow {
         summary: summary.into(),
         raw: compact(&Value::Object(ev.clone())).into(),
     }
+}
+
+/// The feed's mark for a whisper taking effect.
+pub fn whisper_applied_line(data: &Value) -> String {
+    let action = match data.get("action").and_then(Value::as_str) {
+        Some("strategy") => "as the strategy",
+        Some("decide") => "as a decision",
+        _ => "",
+    };
+    let key = data.get("match_key").and_then(Value::as_str).unwrap_or("");
+    let at = match data.get("match_value") {
+        Some(v) if !key.is_empty() && !v.is_null() => {
+            format!(" for {}", crate::tui::panes::numbering::label(key, v))
+        }
+        _ => String::new(),
+    };
+    let result = match data.get("result") {
+        Some(Value::String(r)) => format!(": {r}"),
+        Some(Value::Object(m)) => m
+            .iter()
+            .find(|(k, _)| {
+                !k.starts_with('_') && !matches!(*k, "round" | "turn" | "attempt" | "action_seq")
+            })
+            .map(|(_, v)| format!(": {}", v.py_str()))
+            .unwrap_or_default(),
+        Some(v) if !v.is_null() => format!(": {}", v.py_str()),
+        _ => String::new(),
+    };
+    let mut s = format!("✓ whisper took effect {action}{at}{result}");
+    truncate(&mut s, 160);
+    s.replace("  ", " ")
 }
 
 fn truncate(s: &mut String, max: usize) {
@@ -108,6 +170,16 @@ fn summarise_msg(msg: &Value) -> String {
         .to_owned();
     for (k, v) in m.iter().filter(|(k, _)| *k != "action") {
         s.push(' ');
+        // Rounds read as people count them (the raw view keeps the wire's).
+        if k == "round"
+            && let Some(n) = v.as_i64()
+        {
+            s.push_str(&crate::tui::panes::numbering::label(
+                "round",
+                &Value::from(n),
+            ));
+            continue;
+        }
         s.push_str(k);
         s.push('=');
         match v {
@@ -228,6 +300,12 @@ pub fn open_window(decision_dir: &Path) -> Option<OpenWindow> {
     })
 }
 
+/// Events the attached session's banner and whisper mark follow.
+pub const ASIDE_EVENTS: [&str; 3] = ["peer_unresponsive", "peer_resumed", "whisper_applied"];
+
+/// details.jsonl lines kept (and read on a first look) at most.
+pub const DETAILS_KEPT: usize = 512;
+
 /// State of one watcher between polls.
 pub struct Watcher {
     dir: StateDir,
@@ -239,6 +317,8 @@ pub struct Watcher {
     strategy: Stamp,
     decisions: LineTail,
     window: Option<Option<OpenWindow>>,
+    details: LineTail,
+    acks: LineTail,
 }
 
 impl Watcher {
@@ -253,6 +333,8 @@ impl Watcher {
             strategy: Stamp::default(),
             decisions: LineTail::default(),
             window: None,
+            details: LineTail::default(),
+            acks: LineTail::default(),
         }
     }
 
@@ -275,6 +357,19 @@ impl Watcher {
             .filter(|e| kind_in(e, crate::tui::panes::room::NOTICE_EVENTS))
             .cloned()
             .collect();
+        u.aside_events = evs
+            .iter()
+            .filter(|e| kind_in(e, &ASIDE_EVENTS))
+            .cloned()
+            .collect();
+        u.details = self
+            .details
+            .poll(&self.dir.child.join("details.jsonl"), DETAILS_KEPT)
+            .1;
+        u.whisper_acks = self
+            .acks
+            .poll(&self.dir.child.join("whisper_acks.jsonl"), 64)
+            .1;
         u.facts = evs
             .into_iter()
             .filter(|e| kind_in(e, &crate::tui::panes::cards::FACT_EVENTS))

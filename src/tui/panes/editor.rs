@@ -44,28 +44,57 @@ pub fn presets(schema: Option<&Map>) -> Vec<(String, Map)> {
         .and_then(Value::as_array)
         .cloned()
         .unwrap_or_default();
-    if sc.get("board") == Some(&Value::Bool(true)) {
-        out.push(("default play".into(), Map::new()));
-        out.push(("random moves".into(), obj! { "mode" => "random" }));
-    } else if sc.get("numeric") == Some(&Value::Bool(true)) {
-        let field = sc
-            .get("value_field")
-            .and_then(Value::as_str)
-            .unwrap_or("number");
-        if field == "number" {
-            out.push(("bisect".into(), obj! { "mode" => "bisect" }));
-        }
-        out.push(("fixed".into(), obj! { "mode" => "fixed", field => 1 }));
+    let str_of = |k: &str| sc.get(k).and_then(Value::as_str).map(str::to_owned);
+    if sc.contains_key("card_field") {
+        // crazy-eights-v1, briscola-v1: a fixed heuristic plays; it reads
+        // no strategy keys, so the one preset says so.
         out.push((
-            "sequence".into(),
-            obj! { "mode" => "seq", "sequence" => vec![Value::from(1), Value::from(2), Value::from(3)] },
+            "automatic player (card games read no strategy keys)".into(),
+            Map::new(),
         ));
+    } else if sc.get("board") == Some(&Value::Bool(true)) {
+        // gomoku-v1, connect4-v1, reversi-v1 (board::rules::auto_move).
+        out.push((
+            "greedy: win, block, then the best cell".into(),
+            obj! { "mode" => "greedy" },
+        ));
+        out.push(("random legal moves".into(), obj! { "mode" => "random" }));
+    } else if sc.get("numeric") == Some(&Value::Bool(true)) {
+        let field = str_of("value_field").unwrap_or_else(|| "number".into());
+        if field == "number" {
+            // guess-number-v1.
+            out.push(("bisect the range".into(), obj! { "mode" => "bisect" }));
+            out.push((
+                "always guess 50".into(),
+                obj! { "mode" => "fixed", "number" => 50 },
+            ));
+            out.push((
+                "sequence".into(),
+                obj! { "mode" => "seq", "sequence" => vec![Value::from(25), Value::from(50), Value::from(75)] },
+            ));
+        } else {
+            // weak-wins-all: bids.
+            out.push(("spread the points evenly".into(), obj! { "mode" => "even" }));
+            out.push((
+                format!("always {field} 1"),
+                obj! { "mode" => "fixed", field.as_str() => 1 },
+            ));
+            out.push((
+                "sequence".into(),
+                obj! { "mode" => "seq", "sequence" => vec![Value::from(1), Value::from(2), Value::from(3)] },
+            ));
+            out.push((format!("random {field}s"), obj! { "mode" => "random" }));
+        }
     } else if !choices.is_empty() {
-        let field = sc
-            .get("strategy_field")
-            .and_then(Value::as_str)
-            .unwrap_or("fixed")
-            .to_owned();
+        let field = str_of("strategy_field").unwrap_or_else(|| "fixed".into());
+        let hero = field == "move";
+        if hero {
+            // hero-duel-v1: the default plays the strongest affordable move.
+            out.push((
+                "greedy: the strongest affordable move".into(),
+                obj! { "mode" => "greedy" },
+            ));
+        }
         for c in &choices {
             out.push((
                 format!("always {}", c.py_str()),
@@ -77,15 +106,22 @@ pub fn presets(schema: Option<&Map>) -> Vec<(String, Map)> {
             "sequence".into(),
             obj! { "mode" => "seq", "sequence" => Value::Array(choices.clone()) },
         ));
-        for p in [
-            "mirror_previous_opponent",
-            "counter_previous_opponent",
-            "repeat_own_previous",
-        ] {
-            out.push((
-                p.replace('_', " "),
-                obj! { "mode" => "policy", "policy" => p },
-            ));
+        if !hero {
+            // rps-v1, coin-flip-v1 (choice.rs); countering needs rock-paper-scissors.
+            let rps = choices.iter().any(|c| c.as_str() == Some("rock"));
+            for p in [
+                "mirror_previous_opponent",
+                "counter_previous_opponent",
+                "repeat_own_previous",
+            ] {
+                if p == "counter_previous_opponent" && !rps {
+                    continue;
+                }
+                out.push((
+                    p.replace('_', " "),
+                    obj! { "mode" => "policy", "policy" => p },
+                ));
+            }
         }
     }
     out

@@ -337,9 +337,8 @@ impl Prompt {
     pub fn draw(&self, f: &mut Frame, area: Rect, theme: &Theme, focused: bool) {
         let title = match &self.window {
             Some(w) => format!(
-                " Decide: {} {} ({}) ",
-                w.match_key,
-                w.match_value.py_str(),
+                " Decide: {} ({}) ",
+                super::numbering::label(&w.match_key, &w.match_value),
                 w.mode
             ),
             None => " Message ".to_owned(),

@@ -86,7 +86,7 @@ fn kind_label(s: &Step) -> &'static str {
     }
 }
 
-fn step_line(i: usize, s: &Step, current: bool, theme: &Theme) -> Line<'static> {
+fn step_line(i: usize, s: &Step, current: bool, zero: bool, theme: &Theme) -> Line<'static> {
     let base = match s.kind {
         StepKind::Sent => theme.fg(Slot::Sent),
         StepKind::Received | StepKind::RoundResult => theme.fg(Slot::Received),
@@ -101,7 +101,14 @@ fn step_line(i: usize, s: &Step, current: bool, theme: &Theme) -> Line<'static> 
         ),
         Span::styled(format!("{:>8.3}s ", s.t), theme.muted()),
         Span::styled(format!("{:<7} ", kind_label(s)), base),
-        Span::styled(s.summary.clone(), base),
+        Span::styled(
+            if zero {
+                super::numbering::rewrite(&s.summary)
+            } else {
+                s.summary.clone()
+            },
+            base,
+        ),
     ];
     if let Some(by) = s.by {
         spans.push(Span::styled(
@@ -155,6 +162,13 @@ impl ReplayPaint<'_> {
         f.render_widget(Clear, area);
         let t = self.timeline;
         let n = t.steps.len();
+        // Wire rounds counted from 0 read from 1 (see `numbering`).
+        let zero = t
+            .protocol_name
+            .as_deref()
+            .and_then(crate::engine::whisper::Schema::for_protocol)
+            .and_then(|s| s.match_key)
+            .is_some_and(super::numbering::zero_based);
         let title = format!(
             " Replay · {} as {} ",
             t.protocol_name.as_deref().unwrap_or("?"),
@@ -209,7 +223,13 @@ impl ReplayPaint<'_> {
             ));
         }
         if let Some(end) = &t.end_reason {
-            head.push(Span::styled(format!("  end: {end}"), theme.muted()));
+            let ending = snapshot::ending(
+                if t.finished { "closed" } else { "running" },
+                Some(end),
+                t.winner.as_deref(),
+                t.role.as_deref().unwrap_or(""),
+            );
+            head.push(Span::styled(format!("  {ending}"), theme.muted()));
         }
         f.render_widget(Paragraph::new(Line::from(head)), rows[0]);
         f.render_widget(
@@ -231,7 +251,14 @@ impl ReplayPaint<'_> {
             })
             .split(body);
         let empty = Map::new();
-        let state = step.map(|s| &s.state).unwrap_or(&empty);
+        let mut state = step.map(|s| s.state.clone()).unwrap_or_default();
+        if zero
+            && let Some(Value::Object(ev)) = state.get_mut("last_event")
+            && let Some(Value::String(sm)) = ev.get_mut("summary")
+        {
+            *sm = super::numbering::rewrite(sm);
+        }
+        let state = &state;
         if t.room {
             let block = Block::default()
                 .borders(Borders::ALL)
@@ -268,7 +295,7 @@ impl ReplayPaint<'_> {
             .enumerate()
             .skip(start)
             .take(h)
-            .map(|(i, s)| step_line(i, s, i == self.pos, theme))
+            .map(|(i, s)| step_line(i, s, i == self.pos, zero, theme))
             .collect();
         f.render_widget(Paragraph::new(lines), list_area);
     }

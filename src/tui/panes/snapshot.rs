@@ -34,6 +34,15 @@ fn text(m: &Map, k: &str) -> Option<String> {
     get(m, k).map(Value::py_str).filter(|s| !s.is_empty())
 }
 
+/// Whether the session's protocol name or id mentions `word`.
+fn proto_is(snap: &Map, sess: &Map, word: &str) -> bool {
+    ["protocol_name", "protocol_id"].iter().any(|k| {
+        text(snap, k)
+            .or_else(|| text(sess, k))
+            .is_some_and(|n| n.to_ascii_lowercase().contains(word))
+    })
+}
+
 /// The board of a board-game snapshot: rows of cell strings.
 pub fn board_of(snap: &Map) -> Option<Vec<Vec<String>>> {
     let rows = snap.get("board")?.as_array()?;
@@ -46,6 +55,38 @@ pub fn board_of(snap: &Map) -> Option<Vec<Vec<String>>> {
             })
             .collect(),
     )
+}
+
+/// How a session ended, for people: "finished — you won", "finished — a
+/// draw", "ended: peer timeout"…
+pub fn ending(status: &str, end_reason: Option<&str>, winner: Option<&str>, role: &str) -> String {
+    let reason = end_reason.unwrap_or("").trim();
+    let finished = matches!(reason, "" | "completed" | "game_over" | "finished")
+        && matches!(status, "closed" | "completed" | "finished" | "ended");
+    let outcome = match winner.map(str::trim) {
+        Some("draw" | "none" | "tie") => Some("a draw".to_owned()),
+        Some(w) if !w.is_empty() && !role.is_empty() && w == role => Some("you won".to_owned()),
+        Some(w) if !w.is_empty() && matches!(role, "host" | "guest") => {
+            Some(format!("you lost ({w} won)"))
+        }
+        Some(w) if !w.is_empty() => Some(format!("{w} won")),
+        _ => None,
+    };
+    match (finished, outcome) {
+        (true, Some(o)) => format!("finished — {o}"),
+        (true, None) => "finished".to_owned(),
+        (false, o) => {
+            let why = if reason.is_empty() {
+                status.replace('_', " ")
+            } else {
+                reason.replace('_', " ")
+            };
+            match o {
+                Some(o) => format!("ended: {why} — {o}"),
+                None => format!("ended: {why}"),
+            }
+        }
+    }
 }
 
 impl View<'_> {
@@ -105,6 +146,28 @@ impl View<'_> {
                 Slot::Guest
             }),
         ));
+        if board_of(snap).is_some() {
+            // Which pieces are yours: the board draws the guest's ● and the
+            // host's ○.
+            let word = if proto_is(snap, sess, "gomoku") {
+                "stones"
+            } else {
+                "discs"
+            };
+            let you = |side: &str| if side == role { " (you)" } else { "" };
+            lines.push(Line::from(vec![
+                Span::styled(format!("{word:<8}"), theme.muted()),
+                Span::styled(
+                    format!("● guest{}", you("guest")),
+                    theme.fg(Slot::Guest).add_modifier(Modifier::BOLD),
+                ),
+                Span::styled(" · ", theme.muted()),
+                Span::styled(
+                    format!("○ host{}", you("host")),
+                    theme.fg(Slot::Host).add_modifier(Modifier::BOLD),
+                ),
+            ]));
+        }
         if let Some(score) = get(snap, "score").and_then(Value::as_object) {
             let h = score.get("host").map(Value::py_str).unwrap_or_default();
             let g = score.get("guest").map(Value::py_str).unwrap_or_default();
@@ -152,17 +215,10 @@ impl View<'_> {
             let now = mono_now();
             let release = (w.release_at - now).max(0.0);
             let deadline = (w.deadline_at - now).max(0.0);
+            let at = super::numbering::label(&w.match_key, &w.match_value);
             let t = match w.mode.as_str() {
-                "hybrid" => format!(
-                    "{} {} open · default in {release:.0}s",
-                    w.match_key,
-                    w.match_value.py_str()
-                ),
-                _ => format!(
-                    "{} {} open · deadline in {deadline:.0}s",
-                    w.match_key,
-                    w.match_value.py_str()
-                ),
+                "hybrid" => format!("{at} open · default in {release:.0}s"),
+                _ => format!("{at} open · deadline in {deadline:.0}s"),
             };
             lines.push(kv("window", t, theme.fg(Slot::Warn)));
         }
@@ -170,8 +226,14 @@ impl View<'_> {
             && st != "running"
             && st != "starting"
         {
-            let reason = text(sess, "end_reason").unwrap_or_default();
-            lines.push(kv("session", format!("{st} {reason}"), theme.muted()));
+            let winner = text(sess, "winner").or_else(|| text(snap, "winner"));
+            let ending = ending(
+                &st,
+                text(sess, "end_reason").as_deref(),
+                winner.as_deref(),
+                &role,
+            );
+            lines.push(kv("session", ending, theme.muted()));
         }
         lines
     }

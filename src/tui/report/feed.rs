@@ -62,4 +62,11 @@ pub struct WatchUpdate {
     /// New room events a room's stream shows as notices (leader changes,
     /// members connecting and leaving, refused actions), whole.
     pub room_events: Vec<Map>,
+    /// New events the attached session's banner and whisper mark follow
+    /// (`peer_unresponsive`, `peer_resumed`, `whisper_applied`), whole.
+    pub aside_events: Vec<Map>,
+    /// New lines of whisper_acks.jsonl.
+    pub whisper_acks: Vec<Map>,
+    /// New lines of details.jsonl (the protocol's own records).
+    pub details: Vec<Map>,
 }

@@ -42,10 +42,30 @@ pub enum Report {
     RoomAction(Result<String, String>),
     /// A session's timeline for the replay view, or why it cannot be read.
     Replay(Result<Box<crate::session::replay::Timeline>, String>),
+    /// A whisper was written to the attached session: Ok((whisper id,
+    /// what it was understood as)) or Err(why not).
+    Whispered(Result<(String, String), String>),
+    /// The coach pane's news.
+    Coach(CoachReport),
     /// Nicknames the community told: (public key, nickname).
     Nicknames(Vec<(String, String)>),
     /// Reports for the werewolf screen.
     Wolf(Box<WolfReport>),
     /// Reports for the market screen.
     Market(Box<MarketReport>),
+}
+
+/// What the coach pane hears back.
+#[derive(Debug, Clone, PartialEq)]
+pub enum CoachReport {
+    /// The conversation kept in the data dir: (role, text).
+    History(Result<Vec<(String, String)>, String>),
+    /// One line of the reply streaming in.
+    Line(String),
+    /// The turn ended: the reply, or the error the pane shows.
+    Done(Result<String, String>),
+    /// The conversation was reset.
+    Reset(Result<(), String>),
+    /// The last reply was sent as a whisper: Ok(whisper id) or Err(why not).
+    Adopted(Result<String, String>),
 }

@@ -3,6 +3,7 @@
 //! remote) and its house agent, and the work of each screen (`sessions`,
 //! `wolf`, `market`).
 
+mod coach;
 mod market;
 mod seat;
 mod sessions;

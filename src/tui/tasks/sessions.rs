@@ -52,6 +52,11 @@ pub(super) fn start(
         } => search_feed(events, generation, needle, tx),
         SessionTask::Decide { child, body } => submit_decision(child, body, tx),
         SessionTask::Chat { child, body } => send_chat(child, body, tx),
+        SessionTask::Whisper {
+            child,
+            text,
+            schema,
+        } => send_whisper(child, text, schema, tx),
         SessionTask::Strategy {
             child,
             strategy,
@@ -73,6 +78,7 @@ pub(super) fn start(
             join(community, plan, quit.subscribe(), tx)
         }
         SessionTask::RoomAction { dir, action } => room_action(dir, action, tx),
+        SessionTask::Coach(job) => super::coach::start(job, tx),
         SessionTask::Nicknames { client, keys } => nicknames(client, keys, tx),
         SessionTask::Host {
             community,
@@ -251,6 +257,37 @@ fn submit_decision(child: PathBuf, body: Map, tx: UnboundedSender<Report>) {
             Err(e) => Err(format!("writing the decision: {e}")),
         };
         let _ = tx.send(Report::Submitted(r));
+    });
+}
+
+/// Writes a user whisper the way `palaver session whisper` does: the
+/// whispers.jsonl line, the operator_hint, the materialized intent, the ack.
+fn send_whisper(
+    child: PathBuf,
+    text: String,
+    schema: Option<crate::engine::whisper::Schema>,
+    tx: UnboundedSender<Report>,
+) {
+    tokio::task::spawn_blocking(move || {
+        let r =
+            crate::session::whisper::send(&child, &text, "user", "console", None, schema.as_ref())
+                .map(|w| {
+                    let id = w.entry.get("id").map(Value::py_str).unwrap_or_default();
+                    let what = match w.ack_status {
+                        "strategy_active" | "policy_active" => {
+                            "a persistent strategy (strategy.json)"
+                        }
+                        "decision_queued" => "a one-shot decision for the open window",
+                        "intent_queued" => "an intent for the next window",
+                        "rejected_finalized" => {
+                            "a one-shot move, but that window is already closed"
+                        }
+                        _ => "a hint (not understood as a move)",
+                    };
+                    (id, what.to_owned())
+                })
+                .map_err(|e| format!("whisper not sent: {e}"));
+        let _ = tx.send(Report::Whispered(r));
     });
 }
 

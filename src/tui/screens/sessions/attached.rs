@@ -36,6 +36,8 @@ pub struct Attached {
     pub verdict: Verdict,
     /// The room, when the session is one.
     pub room: Option<RoomState>,
+    /// The whisper mark, the peer banner, details and history.
+    pub aside: super::Aside,
 }
 
 impl Attached {
@@ -102,6 +104,7 @@ impl SessionsView {
             decisions: Vec::new(),
             verdict: Verdict::default(),
             room: None,
+            aside: super::Aside::default(),
         });
         if self.focus == Focus::Prompt {
             self.focus = Focus::Feed;
@@ -123,6 +126,7 @@ impl SessionsView {
             torn: u.snapshot_unreadable,
             events: std::mem::take(&mut u.room_events),
         };
+        att.aside.take(&mut u);
         if let Some((first, rows)) = u.appended {
             att.feed.append(first, rows);
         }

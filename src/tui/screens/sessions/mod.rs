@@ -4,12 +4,15 @@
 //! the strategy editor, the search box and the attach-by-path box over
 //! them.
 
+mod aside;
 mod attached;
+mod coach;
 mod modal;
 pub mod replay;
 mod room;
 mod view;
 
+pub use aside::{Aside, WhisperMark};
 pub use attached::Attached;
 pub use modal::Modal;
 pub use room::RoomState;
@@ -206,6 +209,8 @@ impl SessionsView {
                 say(&mut fx, note.0, note.1);
             }
             Report::RoomAction(r) => self.room_sent(r, &mut fx),
+            Report::Whispered(r) => self.whispered(r, &mut fx),
+            Report::Coach(r) => self.coach_report(r, &mut fx),
             Report::Replay(r) => self.replay_loaded(r, &mut fx),
             Report::Saved(r) => {
                 let note = match r {
@@ -229,6 +234,8 @@ impl SessionsView {
             Some(Modal::Search { text, .. })
             | Some(Modal::Open(text))
             | Some(Modal::Topic(text)) => text.push_str(s.lines().next().unwrap_or("")),
+            Some(Modal::Whisper(w)) => w.text.push_str(s.lines().next().unwrap_or("")),
+            Some(Modal::Coach(c)) => c.input.push_str(s.lines().next().unwrap_or("")),
             _ if composing => {
                 if let Some(r) = self.attached.as_mut().and_then(|a| a.room.as_mut()) {
                     r.input.push_str(s.lines().next().unwrap_or(""));
@@ -278,6 +285,8 @@ impl SessionsView {
             Msg::Command(Command::Strategy) => self.open_strategy(&mut fx),
             Msg::Command(Command::OpenPath) => self.modal = Some(Modal::Open(String::new())),
             Msg::Command(Command::Replay) => self.open_replay(&mut fx),
+            Msg::Command(Command::Whisper) => self.open_whisper(&mut fx),
+            Msg::Command(Command::Coach) => self.open_coach(env, &mut fx),
             Msg::Command(Command::Back) => {
                 if self.focus == Focus::Prompt && !self.prompt_back() {
                     self.focus = Focus::Feed;
@@ -316,6 +325,9 @@ impl SessionsView {
                 }
                 Focus::Feed => {
                     if let Msg::Command(c) = other {
+                        if self.room().is_none() && self.aside_command(c) {
+                            return fx;
+                        }
                         fx = if self.room().is_some() {
                             self.room_command(c, page(env))
                         } else {
@@ -507,6 +519,8 @@ impl Screen for SessionsView {
             Some(Modal::Search { .. }) | Some(Modal::Open(_)) | Some(Modal::Topic(_)) => {
                 Context::Text
             }
+            Some(Modal::Whisper(_)) => Context::Text,
+            Some(Modal::Coach(_)) => Context::Coach,
             None => match self.focus {
                 Focus::Invitations | Focus::Sessions => Context::List,
                 Focus::Feed if self.room().is_some() => Context::Room,
@@ -527,7 +541,7 @@ impl Screen for SessionsView {
 
     fn typing(&self) -> bool {
         match self.context() {
-            Context::Text | Context::Editor => true,
+            Context::Text | Context::Editor | Context::Coach => true,
             // The host form's fields take text; the join dialog has none.
             Context::Dialog => matches!(self.modal, Some(Modal::Host(_))),
             _ => false,

@@ -31,6 +31,10 @@ pub enum Modal {
     CloseRoom(Map),
     /// The replay of a finished session.
     Replay(Box<super::replay::Replay>),
+    /// The whisper line (w): a note to your own side.
+    Whisper(crate::tui::panes::whisper::WhisperLine),
+    /// The coach pane (c): a conversation with your own agent CLI.
+    Coach(Box<crate::tui::panes::coach::CoachPane>),
 }
 
 impl SessionsView {
@@ -41,6 +45,8 @@ impl SessionsView {
             return fx;
         };
         let keep = match modal {
+            Modal::Whisper(line) => self.whisper_msg(line, m, &mut fx),
+            Modal::Coach(p) => self.coach_msg(p, m, env, &mut fx),
             Modal::Replay(mut r) => match m {
                 Msg::Command(Command::Back) => None,
                 Msg::Command(c) => {

@@ -77,6 +77,8 @@ pub(super) fn draw(v: &SessionsView, f: &mut Frame, area: Rect, p: &Paint<'_>) {
         }
         .draw(f, area, theme),
         Some(Modal::Strategy(e)) => e.draw(f, full, theme),
+        Some(Modal::Whisper(w)) => w.draw(f, cols[1], theme),
+        Some(Modal::Coach(c)) => c.draw(f, cols[1], theme),
         Some(Modal::Open(text)) => {
             dialogs::draw_search(f, area, theme, "Attach a state dir (path)", text)
         }
@@ -160,6 +162,20 @@ fn draw_right(v: &SessionsView, f: &mut Frame, area: Rect, p: &Paint<'_>) {
         Feed::default().draw(f, parts[1], theme, v.focus == Focus::Feed, "");
         return;
     };
+    // The peer banner takes the right column's first line while the
+    // session runs.
+    let area = match &att.aside.banner {
+        Some(b) if area.height > 8 && att.running() => {
+            let top = Rect { height: 1, ..area };
+            crate::tui::panes::aside::draw_banner(f, top, theme, b);
+            Rect {
+                y: area.y + 1,
+                height: area.height - 1,
+                ..area
+            }
+        }
+        _ => area,
+    };
     let cursor = att.prompt.as_ref().and_then(|p| match p.kind {
         prompt::Kind::Board { column_only, .. } => Some((p.cursor.0, p.cursor.1, column_only)),
         _ => None,
@@ -189,14 +205,25 @@ fn draw_right(v: &SessionsView, f: &mut Frame, area: Rect, p: &Paint<'_>) {
             Constraint::Length(prompt_h),
         ])
         .split(area);
-    view.draw(f, parts[0], theme, &att.title());
-    att.feed.draw(
-        f,
-        parts[1],
-        theme,
-        v.focus == Focus::Feed && v.modal.is_none() && !p.covered,
-        "",
-    );
+    let me = view_role(att);
+    if att.aside.show_history {
+        crate::tui::panes::aside::draw_history(f, parts[0], theme, &att.aside.details, &me);
+    } else {
+        view.draw(f, parts[0], theme, &att.title());
+    }
+    let feed_focused = v.focus == Focus::Feed && v.modal.is_none() && !p.covered;
+    if att.aside.show_details {
+        crate::tui::panes::aside::draw_details(
+            f,
+            parts[1],
+            theme,
+            feed_focused,
+            &att.aside.details,
+        );
+    } else {
+        let note = att.aside.whisper_note().unwrap_or_default();
+        att.feed.draw(f, parts[1], theme, feed_focused, &note);
+    }
     if let Some(pr) = &att.prompt {
         pr.draw(
             f,
@@ -207,6 +234,17 @@ fn draw_right(v: &SessionsView, f: &mut Frame, area: Rect, p: &Paint<'_>) {
     }
 }
 
+/// Which side the attached session plays (host or guest).
+fn view_role(att: &super::Attached) -> String {
+    use crate::json::Value;
+    att.snapshot
+        .get("role")
+        .or_else(|| att.session.get("role"))
+        .and_then(Value::as_str)
+        .unwrap_or("")
+        .to_owned()
+}
+
 /// The commands the status bar hints at, by dialog and focus.
 pub(super) fn hints(v: &SessionsView) -> Vec<Command> {
     match (&v.modal, v.focus) {
@@ -214,6 +252,14 @@ pub(super) fn hints(v: &SessionsView) -> Vec<Command> {
             Command::Save,
             Command::Merge,
             Command::Preset,
+            Command::Back,
+        ],
+        (Some(Modal::Whisper(_)), _) => vec![Command::Submit, Command::Back],
+        (Some(Modal::Coach(_)), _) => vec![
+            Command::Submit,
+            Command::CoachCancel,
+            Command::CoachAdopt,
+            Command::CoachReset,
             Command::Back,
         ],
         (Some(Modal::Replay(_)), _) => vec![
@@ -254,6 +300,7 @@ pub(super) fn hints(v: &SessionsView) -> Vec<Command> {
             Command::Quit,
         ],
         (None, Focus::Feed) => vec![
+            Command::Whisper,
             Command::Search,
             Command::Filter,
             Command::RawToggle,
