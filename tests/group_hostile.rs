@@ -309,3 +309,59 @@ async fn a_broken_hash_chain_makes_every_member_leave() {
     )
     .await;
 }
+
+/// A member that connects again while its old channel is still open is
+/// served on the new one, and the old one closing afterwards does not drop
+/// it. (The leader also ignores an end-of-channel report that was already
+/// queued for the old connection when the new one attached: each report
+/// names its connection, see `leader::Msg::Gone`.)
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_end_of_an_old_channel_leaves_a_reconnected_member_alone() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (url, _server) = rooms::server(&tmp.path().join("db.sqlite"), 15).await;
+    let (lead, amy, eve) = (
+        rooms::who(&url, tmp.path(), "lead").await,
+        rooms::who(&url, tmp.path(), "amy").await,
+        rooms::who(&url, tmp.path(), "eve").await,
+    );
+    let mut host = rooms::host(&lead, ROOM, Map::new()).await;
+    let post = host.post.clone().unwrap();
+    let mut amy_side = rooms::join(&amy, ROOM, &post);
+    let (lead_dir, amy_dir) = (host.state_dir().await, amy_side.state_dir().await);
+    rooms::say(&amy_dir, "amy is here");
+    rooms::wait_message(&lead_dir, "amy is here", Duration::from_secs(30)).await;
+    let ep = net::bind_via(net::Reach::Direct, &[], None).await.unwrap();
+    let group = api::by_post(&eve.client, &post).await.unwrap();
+    let dial = Duration::from_secs(30);
+    let (old_link, old_ch, _) = admit::join_leader(&ep, &eve.client, &group, "autonomous", dial)
+        .await
+        .unwrap();
+    let group = api::by_post(&eve.client, &post).await.unwrap();
+    let (_link, mut ch, _) = admit::join_leader(&ep, &eve.client, &group, "autonomous", dial)
+        .await
+        .unwrap();
+    // The first channel ends after the second is attached.
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    drop(old_ch);
+    old_link.finish(Duration::ZERO).await;
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    rooms::say(&amy_dir, "for the new channel");
+    let start = std::time::Instant::now();
+    loop {
+        let m = tokio::time::timeout(Duration::from_secs(10), ch.rx.recv())
+            .await
+            .expect("the new channel heard nothing")
+            .expect("the leader dropped the new channel");
+        let text = palaver::json::canonical::to_string(&Value::Object(m));
+        if text.contains("for the new channel") {
+            break;
+        }
+        assert!(
+            start.elapsed() < Duration::from_secs(20),
+            "the message never came"
+        );
+    }
+    host.stop();
+    amy_side.stop();
+    net::close(ep).await;
+}

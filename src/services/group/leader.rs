@@ -15,6 +15,7 @@ use crate::json::{Map, Value};
 use crate::net;
 use crate::obj;
 use std::collections::HashMap;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 use tokio::sync::mpsc;
@@ -42,20 +43,34 @@ pub enum Msg {
         link: net::Link,
         membership_version: u64,
     },
-    /// A frame from a member.
-    Frame { pk: String, frame: Map },
-    /// A member's channel ended.
-    Gone { pk: String, reason: String },
+    /// A frame from a member. An input carries the counter of inputs its
+    /// connection has waiting, which taking it decrements.
+    Frame {
+        pk: String,
+        frame: Map,
+        queued: Option<Arc<AtomicUsize>>,
+    },
+    /// An input that came while its sender already had
+    /// [`MAX_QUEUED_INPUTS`] waiting: refused as retryable, not queued.
+    Flooded { pk: String, frame: Map },
+    /// Connection `conn` of a member ended (a later connection of the same
+    /// member is left alone).
+    Gone {
+        pk: String,
+        conn: u64,
+        reason: String,
+    },
 }
 
 struct Conn {
+    /// Which connection of its member this is (see [`Msg::Gone`]).
+    id: u64,
     out: mpsc::Sender<Value>,
     reader: tokio::task::JoinHandle<()>,
     writer: Option<tokio::task::JoinHandle<()>>,
     /// Highest seq sent and not yet acknowledged, and since when.
     waiting_ack: Option<(u64, Instant)>,
     acked: Option<u64>,
-    queued_inputs: Arc<std::sync::atomic::AtomicUsize>,
 }
 
 impl Drop for Conn {
@@ -77,6 +92,8 @@ pub struct Hub {
     outbox: Outbox,
     local_inflight: bool,
     replicated: Replicated,
+    /// The id the next connection gets.
+    next_conn: u64,
 }
 
 impl Hub {
@@ -96,6 +113,7 @@ impl Hub {
             outbox,
             local_inflight: false,
             replicated,
+            next_conn: 0,
         })
     }
 
@@ -123,6 +141,8 @@ impl Hub {
             rx: mut reader,
         } = ch;
         let (out, mut queue) = mpsc::channel::<Value>(MEMBER_BACKLOG);
+        let id = self.next_conn;
+        self.next_conn += 1;
         let hub = self.tx.clone();
         let who = pk.to_owned();
         let writer = tokio::spawn(async move {
@@ -131,6 +151,7 @@ impl Hub {
                     let _ = hub
                         .send(Msg::Gone {
                             pk: who,
+                            conn: id,
                             reason: format!("send_failed: {e}"),
                         })
                         .await;
@@ -143,29 +164,30 @@ impl Hub {
         });
         let hub = self.tx.clone();
         let who = pk.to_owned();
-        let queued = Arc::new(std::sync::atomic::AtomicUsize::new(0));
-        let counted = queued.clone();
+        let counted = Arc::new(AtomicUsize::new(0));
         let reader_task = tokio::spawn(async move {
-            use std::sync::atomic::Ordering;
             loop {
                 match reader.recv().await {
                     Ok(frame) => {
+                        let mut queued = None;
                         if frame.get_str("_group") == Some("input") {
                             if counted.load(Ordering::Relaxed) >= MAX_QUEUED_INPUTS {
                                 let _ = hub
-                                    .send(Msg::Frame {
+                                    .send(Msg::Flooded {
                                         pk: who.clone(),
-                                        frame: flood_marker(&frame),
+                                        frame,
                                     })
                                     .await;
                                 continue;
                             }
                             counted.fetch_add(1, Ordering::Relaxed);
+                            queued = Some(counted.clone());
                         }
                         if hub
                             .send(Msg::Frame {
                                 pk: who.clone(),
                                 frame,
+                                queued,
                             })
                             .await
                             .is_err()
@@ -178,7 +200,13 @@ impl Hub {
                             crate::engine::ChannelError::Closed => "channel_closed".to_owned(),
                             e => format!("receiver_error: {e}"),
                         };
-                        let _ = hub.send(Msg::Gone { pk: who, reason }).await;
+                        let _ = hub
+                            .send(Msg::Gone {
+                                pk: who,
+                                conn: id,
+                                reason,
+                            })
+                            .await;
                         return;
                     }
                 }
@@ -187,12 +215,12 @@ impl Hub {
         self.conns.insert(
             pk.to_owned(),
             Conn {
+                id,
                 out,
                 reader: reader_task,
                 writer: Some(writer),
                 waiting_ack: None,
                 acked: None,
-                queued_inputs: queued,
             },
         );
     }
@@ -292,24 +320,18 @@ impl Hub {
     }
 
     /// One frame from a member (or this side's own input).
-    pub fn frame(&mut self, room: &Room, pk: &str, frame: Map) -> Result<(), GroupError> {
+    pub fn frame(
+        &mut self,
+        room: &Room,
+        pk: &str,
+        frame: Map,
+        queued: Option<Arc<AtomicUsize>>,
+    ) -> Result<(), GroupError> {
+        if let Some(q) = queued {
+            let _ = q.fetch_update(Ordering::Relaxed, Ordering::Relaxed, |n| n.checked_sub(1));
+        }
         match frame.get_str("_group") {
-            Some("input") => {
-                if let Some(c) = self.conns.get(pk) {
-                    c.queued_inputs
-                        .fetch_sub(1, std::sync::atomic::Ordering::Relaxed);
-                }
-                self.input(room, pk, frame)
-            }
-            Some("flooded") => {
-                let receipt = obj! {
-                    "_group" => "receipt", "status" => "rejected", "reason" => "too many inputs waiting: slow down",
-                    "client_seq" => frame.get("client_seq").cloned().unwrap_or(Value::Null),
-                    "action_id" => frame.get("action_id").cloned().unwrap_or(Value::Null), "retryable" => true,
-                };
-                self.receipt(room, pk, receipt);
-                Ok(())
-            }
+            Some("input") => self.input(room, pk, frame),
             Some("ack") => {
                 self.ack(pk, &frame);
                 Ok(())
@@ -450,6 +472,24 @@ impl Hub {
         self.input(room, &pk, frame)
     }
 
+    /// Refuses an input its sender flooded in (see [`Msg::Flooded`]).
+    pub fn flooded(&mut self, room: &Room, pk: &str, frame: &Map) {
+        let receipt = obj! {
+            "_group" => "receipt", "status" => "rejected", "reason" => "too many inputs waiting: slow down",
+            "client_seq" => frame.get("client_seq").cloned().unwrap_or(Value::Null),
+            "action_id" => frame.get("action_id").cloned().unwrap_or(Value::Null), "retryable" => true,
+        };
+        self.receipt(room, pk, receipt);
+    }
+
+    /// Connection `conn` of `pk` ended: dropped, unless the member has
+    /// connected again since.
+    pub fn gone(&mut self, room: &Room, pk: &str, conn: u64, reason: &str) {
+        if self.conns.get(pk).is_some_and(|c| c.id == conn) {
+            self.detach(room, pk, reason);
+        }
+    }
+
     /// Members that owe an ack for longer than [`ACK_TIMEOUT`].
     pub fn overdue(&self) -> Vec<String> {
         self.conns
@@ -471,16 +511,6 @@ impl Hub {
             room.event("group_member_disconnected", obj! { "group_id" => room.group_id.as_str(), "public_key" => pk.as_str(), "reason" => reason });
         }
         let _ = tokio::time::timeout(limit, futures_util::future::join_all(writers)).await;
-    }
-}
-
-/// An input that arrived while its sender already had
-/// [`MAX_QUEUED_INPUTS`] waiting: refused as retryable, not queued.
-fn flood_marker(frame: &Map) -> Map {
-    obj! {
-        "_group" => "flooded",
-        "client_seq" => frame.get("client_seq").cloned().unwrap_or(Value::Null),
-        "action_id" => frame.get("action_id").cloned().unwrap_or(Value::Null),
     }
 }
 
@@ -542,8 +572,9 @@ pub async fn run(
                 let Some(msg) = msg else { break RunEnd::Failed("the leader's queue closed".into()) };
                 let r = match msg {
                     Msg::Admitted { member, ch, link, membership_version } => hub.admitted(&room, member, ch, link, membership_version),
-                    Msg::Frame { pk, frame } => hub.frame(&room, &pk, frame),
-                    Msg::Gone { pk, reason } => { hub.detach(&room, &pk, &reason); Ok(()) }
+                    Msg::Frame { pk, frame, queued } => hub.frame(&room, &pk, frame, queued),
+                    Msg::Flooded { pk, frame } => { hub.flooded(&room, &pk, &frame); Ok(()) }
+                    Msg::Gone { pk, conn, reason } => { hub.gone(&room, &pk, conn, &reason); Ok(()) }
                 };
                 if let Err(e) = r {
                     break RunEnd::Failed(format!("the room's rules failed: {e}"));
