@@ -83,6 +83,7 @@ fn decision_latency(c: &mut Criterion) {
                             match_value: Value::from(round),
                             auto: Map::new(),
                             value_field: "choice",
+                            policy: None,
                         };
                         bus2.decide(ControlMode::Human, &w).await
                     });

@@ -49,6 +49,26 @@ pub struct Config {
     pub hooks_python: Option<String>,
     /// `[coach]`: the agent CLI the console's coach pane talks to.
     pub coach: CoachSettings,
+    /// `[house] round_delay_seconds`: the pause between rounds in the
+    /// embedded house's games (0–300; default
+    /// `services::house::ROUND_DELAY_SECONDS`).
+    pub house_round_delay: Option<i64>,
+}
+
+#[derive(serde::Deserialize, Default)]
+#[serde(deny_unknown_fields)]
+struct HouseFile {
+    #[serde(default, deserialize_with = "house_round_delay")]
+    round_delay_seconds: Option<i64>,
+}
+
+fn house_round_delay<'de, D: Deserializer<'de>>(d: D) -> Result<Option<i64>, D::Error> {
+    match toml::Value::deserialize(d)? {
+        toml::Value::Integer(i) if (0..=300).contains(&i) => Ok(Some(i)),
+        v => Err(D::Error::custom(format!(
+            "`house.round_delay_seconds` must be a whole number of seconds from 0 to 300, not {v}"
+        ))),
+    }
 }
 
 /// `[coach]` as written, checked: a known agent name, a command for
@@ -138,6 +158,8 @@ struct File {
     hooks_python: Option<String>,
     #[serde(default)]
     coach: CoachFile,
+    #[serde(default)]
+    house: HouseFile,
 }
 
 fn text<'de, D: Deserializer<'de>>(
@@ -243,6 +265,7 @@ impl Config {
                 resume_command: file.coach.resume_command.clone(),
                 timeout_seconds: file.coach.timeout_seconds,
             },
+            house_round_delay: file.house.round_delay_seconds,
         })
     }
 
@@ -268,6 +291,24 @@ impl Config {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn house_section() {
+        let p = Path::new("c.toml");
+        let c = Config::parse("[house]\nround_delay_seconds = 0\n", p).unwrap();
+        assert_eq!(c.house_round_delay, Some(0));
+        assert_eq!(Config::parse("", p).unwrap().house_round_delay, None);
+        for bad in [
+            "[house]\nround_delay_seconds = -1\n",
+            "[house]\nround_delay_seconds = 301\n",
+            "[house]\nround_delay_seconds = 1.5\n",
+            "[house]\npace = 1\n",
+        ] {
+            let e = Config::parse(bad, p).unwrap_err().to_string();
+            assert!(e.contains("house") || e.contains("pace"), "{bad}: {e}");
+            assert!(e.contains("line 2"), "{bad}: {e}");
+        }
+    }
 
     #[test]
     fn coach_section() {

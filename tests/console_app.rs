@@ -494,6 +494,7 @@ async fn join_the_house_rps_and_play_it_to_the_end() {
         server: None,
         nickname: "newcomer".into(),
         house: true,
+        house_round_delay: 0,
     });
     assert!(
         h.until(LONG, |a| a
@@ -586,6 +587,7 @@ async fn on_a_community_server_the_console_lists_and_joins_its_invitations() {
         server: Some(url.clone()),
         nickname: "visitor".into(),
         house: true,
+        house_round_delay: 0,
     });
     assert!(
         h.until(LONG, |a| a

@@ -271,6 +271,7 @@ async fn open_a_job_accept_the_house_offer_fund_and_watch_it_settle() {
         server: None,
         nickname: "buyer".into(),
         house: true,
+        house_round_delay: 0,
     });
     assert!(
         h.until(LONG, |a| a.community.is_some()).await,

@@ -616,6 +616,7 @@ async fn console_on(url: &str, data: &Path, nickname: &str) -> Headless {
         server: Some(url.to_owned()),
         nickname: nickname.into(),
         house: false,
+        house_round_delay: 0,
     });
     assert!(
         h.until(Duration::from_secs(30), |a| a.community.is_some())

@@ -154,7 +154,7 @@ async fn the_house_hosts_each_game_and_reopens_it() {
     let warnings = Arc::new(Mutex::new(Vec::new()));
     let w = warnings.clone();
     let house = tokio::spawn(async move {
-        house::run_house(house_c, &games, PeerOpts::direct(), move |alias, p| {
+        house::run_house(house_c, &games, PeerOpts::direct(), 0, move |alias, p| {
             if let Progress::Warning(m) = p {
                 w.lock().unwrap().push(format!("{alias}: {m}"));
             }

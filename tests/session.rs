@@ -450,8 +450,9 @@ fn commands_read_state_dirs_the_reference_wrote() {
 /// A whisper made while no window was open leaves an intent for the next
 /// one: when that window opens in hybrid mode, a one-shot value becomes its
 /// decision (origin `intent_materialize`, tied to the whisper), and a
-/// one-shot policy, which palaver cannot run yet, is marked failed rather
-/// than left pending.
+/// one-shot policy behind it steps aside for that decision (marked
+/// materialized, `explicit_decision_present`), as the reference's does;
+/// nothing is left pending.
 #[tokio::test]
 async fn pending_whisper_intents_become_the_next_windows_decision() {
     use palaver::engine::{Decided, Decider, Window};
@@ -486,6 +487,7 @@ async fn pending_whisper_intents_become_the_next_windows_decision() {
         match_value: Value::from(1),
         auto: obj! { "choice" => "rock" },
         value_field: "choice",
+        policy: None,
     };
     let decided = bus.decide(ControlMode::Hybrid, &window).await.unwrap();
     let Decided::Explicit(d) = decided else {
@@ -513,7 +515,149 @@ async fn pending_whisper_intents_become_the_next_windows_decision() {
         status(value.get("intent_id").unwrap()),
         vec!["materialized"]
     );
-    assert_eq!(status(policy.get("intent_id").unwrap()), vec!["failed"]);
+    assert_eq!(
+        status(policy.get("intent_id").unwrap()),
+        vec!["materialized"]
+    );
+    let marked = lines
+        .iter()
+        .find(|l| l.get("intent_id") == policy.get("intent_id") && l.contains_key("status_event"))
+        .unwrap();
+    assert_eq!(
+        marked.get("reason").and_then(Value::as_str),
+        Some("explicit_decision_present"),
+        "{marked:?}"
+    );
     // Nothing is left for a later window.
     assert!(store.pending_for_window(&Value::from(2)).is_empty());
+}
+
+/// A one-shot policy whisper ("counter their last move next round") runs on
+/// the window's policy context: the counter to the opponent's last move
+/// becomes the decision (origin `policy_runner`, tied to the whisper); a
+/// policy the protocol does not run fails with the reference's reason, as
+/// does any policy in a window without a context (`unsupported_context`);
+/// and a person's decision already in the window is left to win.
+#[tokio::test]
+async fn one_shot_policy_whispers_run_on_the_windows_context() {
+    use palaver::engine::{Decided, Decider, PolicyContext, Window};
+    use palaver::session::whisper_log::{IntentOrigin, IntentStore};
+    let data = tempfile::tempdir().unwrap();
+    let dir = StateDir::create(data.path(), Role::Guest).unwrap();
+    let sink = Arc::new(palaver::session::StateSink::new(dir.clone()));
+    let spec = library::bundled_spec("rps-v1").unwrap();
+    let bus = palaver::session::DecisionBus::new(sink, Role::Guest, Map::new(), spec);
+    let store = IntentStore::in_dir(&dir.child);
+    let by = IntentOrigin {
+        origin: "whisper",
+        agent_id: Some("coach"),
+        whisper_id: Some("w_2"),
+    };
+    let intent = |policy: &str, round: i64| {
+        store
+            .append(
+                obj! { "created_match_key" => "round", "created_match_value" => round,
+                "policy" => Value::Object(obj! { "mode" => "policy", "policy" => policy, "params" => Map::new() }) },
+                &by,
+            )
+            .unwrap()
+    };
+    let window = |round: i64| Window {
+        match_key: "round",
+        match_value: Value::from(round),
+        auto: obj! { "choice" => "paper" },
+        value_field: "choice",
+        policy: Some(PolicyContext {
+            value_field: "choice",
+            own: "paper".into(),
+            opponent: "scissors".into(),
+            beats: &[
+                ("rock", "scissors"),
+                ("paper", "rock"),
+                ("scissors", "paper"),
+            ],
+            policies: &["mirror_previous_opponent", "counter_previous_opponent"],
+        }),
+    };
+    let status_of = |id: &Value| {
+        files::read_jsonl(&dir.child.join("intervention_intents.jsonl"))
+            .into_iter()
+            .filter(|l| l.get("intent_id") == Some(id) && l.contains_key("status_event"))
+            .map(|l| {
+                (
+                    l.get("status")
+                        .and_then(Value::as_str)
+                        .unwrap_or("")
+                        .to_owned(),
+                    l.get("reason")
+                        .and_then(Value::as_str)
+                        .unwrap_or("")
+                        .to_owned(),
+                )
+            })
+            .collect::<Vec<_>>()
+    };
+
+    // counter: rock beats their scissors.
+    let counter = intent("counter_previous_opponent", 0);
+    let repeat = intent("repeat_own_previous", 0);
+    let Decided::Explicit(d) = bus.decide(ControlMode::Hybrid, &window(1)).await.unwrap() else {
+        panic!("the policy did not decide")
+    };
+    assert_eq!(
+        d.get("choice").and_then(Value::as_str),
+        Some("rock"),
+        "{d:?}"
+    );
+    let meta = d.get("_meta").unwrap();
+    assert_eq!(
+        meta.get("origin").and_then(Value::as_str),
+        Some("policy_runner")
+    );
+    assert_eq!(
+        meta.get("caused_by_whisper_id").and_then(Value::as_str),
+        Some("w_2")
+    );
+    assert_eq!(
+        status_of(counter.get("intent_id").unwrap()),
+        vec![(
+            "materialized".to_owned(),
+            "policy_decision_written".to_owned()
+        )]
+    );
+    assert_eq!(
+        status_of(repeat.get("intent_id").unwrap()),
+        vec![("failed".to_owned(), "unsupported_policy".to_owned())]
+    );
+    let events: String = [Some(dir.child.clone()), dir.parent.clone()]
+        .into_iter()
+        .flatten()
+        .filter_map(|d| std::fs::read_to_string(d.join("events.jsonl")).ok())
+        .collect();
+    assert!(events.contains("\"policy_generated\""), "{events}");
+
+    // A person decided first: the policy steps aside.
+    palaver::session::decision::submit(
+        &dir.child,
+        obj! { "round" => 2, "choice" => "scissors" },
+        &palaver::session::decision::SubmitOptions {
+            origin: "cli".into(),
+            agent_id: None,
+            idempotency_key: None,
+            require_match_key: true,
+        },
+    )
+    .unwrap();
+    let mirror = intent("mirror_previous_opponent", 1);
+    let Decided::Explicit(d) = bus.decide(ControlMode::Hybrid, &window(2)).await.unwrap() else {
+        panic!("the person's decision was lost")
+    };
+    assert_eq!(d.get("choice").and_then(Value::as_str), Some("scissors"));
+    assert_eq!(
+        status_of(mirror.get("intent_id").unwrap()),
+        vec![(
+            "materialized".to_owned(),
+            "explicit_decision_present".to_owned()
+        )]
+    );
 }

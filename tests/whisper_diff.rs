@@ -519,3 +519,84 @@ fn palavers_whisper_steers_a_running_reference_session() {
         );
     }
 }
+
+/// A one-shot policy whisper from palaver's own CLI ("下一轮克制": counter
+/// their last move, next round only) to a running palaver session in
+/// hybrid mode: the next round plays the counter to the host's previous
+/// move (origin `policy_runner`), and the rounds after go back to the
+/// strategy.
+#[test]
+fn a_one_shot_policy_whisper_counters_the_next_round() {
+    let data = tempfile::tempdir().unwrap();
+    let (parent, child) = palaver_daemon(
+        data.path(),
+        &[
+            "rps-v1",
+            "--role",
+            "guest",
+            "--control-mode",
+            "hybrid",
+            "--options",
+            r#"{"best_of":5,"termination":"fixed_rounds","round_delay_seconds":1}"#,
+        ],
+    );
+    let rounds = || palaver::session::files::read_jsonl(&child.join("details.jsonl"));
+    wait_until("the first round", 20, || !rounds().is_empty());
+    let o = Command::new(env!("CARGO_BIN_EXE_palaver"))
+        .arg("--data-dir")
+        .arg(data.path())
+        .args(["session", "whisper"])
+        .arg(&parent)
+        .args(["下一轮克制对方", "--json"])
+        .output()
+        .unwrap();
+    let out = common::ok(o, "palaver session whisper");
+    assert!(out.contains("intent_queued"), "{out}");
+    wait_until("the session to close", 30, || {
+        session_status(&parent) == "closed"
+    });
+    let all = rounds();
+    assert_eq!(all.len(), 5, "{all:?}");
+    let intents = palaver::session::files::read_jsonl(&child.join("intervention_intents.jsonl"));
+    let done = intents
+        .iter()
+        .find(|l| l.get("status_event").is_some())
+        .unwrap_or_else(|| panic!("the intent was never taken up: {intents:?}"));
+    assert_eq!(
+        done.get("reason").and_then(Value::as_str),
+        Some("policy_decision_written"),
+        "{intents:?}"
+    );
+    // The decision it wrote: the counter to the host's previous move.
+    let decisions = palaver::session::files::read_jsonl(&child.join("decision/decisions.jsonl"));
+    let d = decisions
+        .iter()
+        .find(|d| {
+            d.get("_meta")
+                .and_then(|m| m.get("origin"))
+                .and_then(Value::as_str)
+                == Some("policy_runner")
+        })
+        .unwrap_or_else(|| panic!("no policy_runner decision: {decisions:?}"));
+    let round = d.get("round").and_then(Value::as_i64).unwrap() as usize;
+    assert!(round >= 1, "{d:?}");
+    let host_before = all[round - 1]
+        .get("host_choice")
+        .and_then(Value::as_str)
+        .unwrap();
+    let counter = match host_before {
+        "rock" => "paper",
+        "paper" => "scissors",
+        _ => "rock",
+    };
+    assert_eq!(
+        d.get("choice").and_then(Value::as_str),
+        Some(counter),
+        "{d:?}"
+    );
+    assert_eq!(
+        all[round].get("guest_choice").and_then(Value::as_str),
+        Some(counter),
+        "{all:?}"
+    );
+}

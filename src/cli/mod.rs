@@ -366,6 +366,9 @@ pub(crate) fn console_options(ctx: &Ctx, a: ConsoleArgs) -> Result<crate::tui::C
         data_dir,
         server,
         house: !a.no_house,
+        house_round_delay: cfg
+            .house_round_delay
+            .unwrap_or(crate::services::house::ROUND_DELAY_SECONDS),
         theme: a.theme.or(cfg.theme),
         nickname,
         // As host/join: PALAVER_RELAY_URL (comma-separated) over config.toml.

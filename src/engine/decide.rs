@@ -77,6 +77,115 @@ pub struct Window {
     /// Field holding the decided value (`choice`, `number`, …); empty when
     /// the whole body is the value.
     pub value_field: &'static str,
+    /// What the protocol's built-in policies can read in this window (the
+    /// reference's `build_decision_context`); `None` where the protocol has
+    /// none or no round has been played yet.
+    pub policy: Option<PolicyContext>,
+}
+
+/// The previous round from this side's view, and the protocol's built-in
+/// policies over it (`mirror_previous_opponent`, `counter_previous_opponent`,
+/// `repeat_own_previous`), as the reference's `run_policy` of rps and coin
+/// flip answers them.
+#[derive(Debug, Clone, PartialEq)]
+pub struct PolicyContext {
+    /// The field the policies' value goes in (`choice`).
+    pub value_field: &'static str,
+    /// This side's value in the previous round.
+    pub own: String,
+    /// The opponent's value in the previous round.
+    pub opponent: String,
+    /// (value, the value it beats); empty where nothing beats anything.
+    pub beats: &'static [(&'static str, &'static str)],
+    /// The policies this protocol runs; any other is `unsupported_policy`.
+    pub policies: &'static [&'static str],
+}
+
+impl PolicyContext {
+    /// The value `policy` picks, or the reason it picks none (the
+    /// reference's reasons: `unsupported_policy`, `unknown_policy`,
+    /// `no_counter`). The one-shot whispers' policies (`counter_once`,
+    /// `mirror_once`) run as their persistent forms: the reference's rps
+    /// hooks answer them `unknown_policy`, so "下一轮克制" never steers a
+    /// reference session, where here it counters once as it says.
+    pub fn run(&self, policy: &str) -> Result<String, &'static str> {
+        let policy = match policy {
+            "counter_once" => "counter_previous_opponent",
+            "mirror_once" => "mirror_previous_opponent",
+            p => p,
+        };
+        const KNOWN: [&str; 3] = [
+            "mirror_previous_opponent",
+            "counter_previous_opponent",
+            "repeat_own_previous",
+        ];
+        if !self.policies.contains(&policy) {
+            return Err(if KNOWN.contains(&policy) {
+                "unsupported_policy"
+            } else {
+                "unknown_policy"
+            });
+        }
+        match policy {
+            "mirror_previous_opponent" => Ok(self.opponent.clone()),
+            "counter_previous_opponent" => self
+                .beats
+                .iter()
+                .find(|(_, beaten)| *beaten == self.opponent)
+                .map(|(v, _)| (*v).to_owned())
+                .ok_or("no_counter"),
+            "repeat_own_previous" => Ok(self.own.clone()),
+            _ => Err("unknown_policy"),
+        }
+    }
+}
+
+#[cfg(test)]
+mod policy_tests {
+    use super::PolicyContext;
+
+    fn rps(own: &str, opp: &str) -> PolicyContext {
+        PolicyContext {
+            value_field: "choice",
+            own: own.into(),
+            opponent: opp.into(),
+            beats: &[
+                ("rock", "scissors"),
+                ("paper", "rock"),
+                ("scissors", "paper"),
+            ],
+            policies: &[
+                "mirror_previous_opponent",
+                "counter_previous_opponent",
+                "repeat_own_previous",
+            ],
+        }
+    }
+
+    #[test]
+    fn policies_pick_from_the_previous_round() {
+        let c = rps("paper", "rock");
+        assert_eq!(c.run("mirror_previous_opponent"), Ok("rock".into()));
+        assert_eq!(c.run("counter_previous_opponent"), Ok("paper".into()));
+        assert_eq!(c.run("repeat_own_previous"), Ok("paper".into()));
+        assert_eq!(c.run("counter_once"), Ok("paper".into()));
+        assert_eq!(c.run("mirror_once"), Ok("rock".into()));
+        assert_eq!(c.run("telepathy"), Err("unknown_policy"));
+        assert_eq!(rps("rock", "lizard").run("counter_once"), Err("no_counter"));
+        let coin = PolicyContext {
+            value_field: "choice",
+            own: "heads".into(),
+            opponent: "tails".into(),
+            beats: &[],
+            policies: &["mirror_previous_opponent"],
+        };
+        assert_eq!(coin.run("mirror_once"), Ok("tails".into()));
+        assert_eq!(
+            coin.run("counter_previous_opponent"),
+            Err("unsupported_policy")
+        );
+        assert_eq!(coin.run("repeat_own_previous"), Err("unsupported_policy"));
+    }
 }
 
 /// What a decider answered.

@@ -499,6 +499,7 @@ impl ExternalHooks {
                 .cloned()
                 .unwrap_or_default(),
             value_field: field,
+            policy: None,
         };
         // The program checks legality itself; any body is passed through.
         let auto_body = window.auto.clone();

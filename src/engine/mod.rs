@@ -21,7 +21,8 @@ pub mod whisper;
 
 pub use channel::{Channel, ChannelError, Liveness, Sender};
 pub use decide::{
-    AutoDecider, ControlMode, Decided, Decider, DecisionError, ScriptedDecider, Window,
+    AutoDecider, ControlMode, Decided, Decider, DecisionError, PolicyContext, ScriptedDecider,
+    Window,
 };
 pub use hooks::{ChatSource, HookError, HookResult, Hooks, HostMetadata, ScriptedChat};
 

@@ -8,7 +8,9 @@
 
 use super::{int_field, last_event, opt_int, str_field, strategy_applied};
 use crate::engine::whisper;
-use crate::engine::{Ctx, Dir, HookError, HookResult, Hooks, HostMetadata, Role, Window};
+use crate::engine::{
+    Ctx, Dir, HookError, HookResult, Hooks, HostMetadata, PolicyContext, Role, Window,
+};
 use crate::json::{Map, Value};
 use crate::obj;
 use async_trait::async_trait;
@@ -38,13 +40,19 @@ pub struct ChoiceGame {
 const RPS: [&str; 3] = ["rock", "paper", "scissors"];
 const COIN: [&str; 2] = ["heads", "tails"];
 
+/// (choice, what it beats) in RPS.
+const RPS_BEATS: [(&str, &str); 3] = [
+    ("rock", "scissors"),
+    ("paper", "rock"),
+    ("scissors", "paper"),
+];
+
 /// What `choice` beats.
 fn beats(choice: &str) -> &'static str {
-    match choice {
-        "rock" => "scissors",
-        "paper" => "rock",
-        _ => "paper",
-    }
+    RPS_BEATS
+        .iter()
+        .find(|(c, _)| *c == choice)
+        .map_or("paper", |(_, b)| b)
 }
 
 impl ChoiceGame {
@@ -110,19 +118,9 @@ impl ChoiceGame {
                     .unwrap_or_default();
                 (!seq.is_empty()).then(|| seq[round as usize % seq.len()].to_owned())
             }
-            "policy" => {
-                self.last
-                    .as_ref()
-                    .and_then(|(own, opp)| match str_field(&strat, "policy") {
-                        "mirror_previous_opponent" => Some(opp.clone()),
-                        "counter_previous_opponent" if self.game == Game::Rps => RPS
-                            .iter()
-                            .find(|c| beats(c) == opp)
-                            .map(|c| (*c).to_owned()),
-                        "repeat_own_previous" => Some(own.clone()),
-                        _ => None,
-                    })
-            }
+            "policy" => self
+                .policy_context()
+                .and_then(|p| p.run(str_field(&strat, "policy")).ok()),
             "" | "random" => {
                 if let Some((pick, cmd)) = self.hint_override(&strat, round) {
                     strategy_applied(ctx, round, &cmd, Value::from(pick.as_str()));
@@ -135,6 +133,33 @@ impl ChoiceGame {
         let result = picked.unwrap_or_else(|| choices[ctx.random_below(choices.len())].to_owned());
         strategy_applied(ctx, round, &strat, Value::from(result.as_str()));
         result
+    }
+
+    /// The previous round for this side's policies (none before the first
+    /// round is scored). RPS runs mirror, counter and repeat; coin flip only
+    /// mirror (nothing beats anything there), as the reference's hooks do.
+    fn policy_context(&self) -> Option<PolicyContext> {
+        let (own, opp) = self.last.clone()?;
+        Some(match self.game {
+            Game::Rps => PolicyContext {
+                value_field: "choice",
+                own,
+                opponent: opp,
+                beats: &RPS_BEATS,
+                policies: &[
+                    "mirror_previous_opponent",
+                    "counter_previous_opponent",
+                    "repeat_own_previous",
+                ],
+            },
+            Game::Coin => PolicyContext {
+                value_field: "choice",
+                own,
+                opponent: opp,
+                beats: &[],
+                policies: &["mirror_previous_opponent"],
+            },
+        })
     }
 
     /// A persistent choice read from strategy.json's `operator_hint` (a
@@ -334,6 +359,7 @@ impl Hooks for ChoiceGame {
             match_value: Value::from(round),
             auto: obj! { "choice" => auto },
             value_field: "choice",
+            policy: self.policy_context(),
         };
         let choices = self.choices();
         let what = if self.game == Game::Rps {

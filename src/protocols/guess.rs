@@ -91,6 +91,7 @@ impl GuessNumber {
             match_value: Value::from(self.guest_attempt),
             auto: obj! { "number" => auto },
             value_field: "number",
+            policy: None,
         };
         let human = ctx.control_mode == ControlMode::Human;
         let n = ctx
@@ -159,6 +160,7 @@ impl Hooks for GuessNumber {
                         match_value: Value::from(0),
                         auto: Map::new(),
                         value_field: "secret",
+                        policy: None,
                     };
                     ctx.choose(window, |d| match d.get("secret").and_then(super::as_int) {
                         Some(s) if (lo..=hi).contains(&s) => Ok(Value::from(s)),

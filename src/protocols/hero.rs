@@ -365,6 +365,7 @@ impl Hooks for HeroDuel {
             match_value: Value::from(round),
             auto: obj! { "move" => auto },
             value_field: "move",
+            policy: None,
         };
         ctx.choose(window, |d| match d.get("move").and_then(Value::as_str) {
             Some(m) if MOVES.contains(&m) => Ok(Value::from(m)),

@@ -183,6 +183,7 @@ impl Hooks for WeakWins {
             match_value: Value::from(round),
             auto: obj! { "bid" => auto },
             value_field: "bid",
+            policy: None,
         };
         ctx.choose(window, |d| match d.get("bid").and_then(super::as_int) {
             None => Err("bid must be an integer".into()),

@@ -29,6 +29,12 @@ pub const HOUSE_GAMES: [&str; 9] = [
 /// default of 3 is for bots; a person needs longer).
 pub const HUMAN_THINK_SECONDS: i64 = 30;
 
+/// Seconds the house's games pause between rounds where the spec has a
+/// `round_delay_seconds` parameter (rps), unless config.toml's
+/// `[house] round_delay_seconds` says otherwise: a person watching sees each
+/// round, and a coach has time to whisper or decide before the next one.
+pub const ROUND_DELAY_SECONDS: i64 = 2;
+
 /// The house ends a chat nobody has written in for this long.
 pub const CHAT_IDLE_LIMIT: Duration = Duration::from_secs(600);
 
@@ -44,8 +50,9 @@ const MAX_BACKOFF: Duration = Duration::from_secs(60);
 /// The house's invitation options for a game: the library's default
 /// profile for `alias` and the defaults its spec's parameters declare, with
 /// [`HUMAN_THINK_SECONDS`] where the spec has a `max_think_seconds`
-/// parameter (and RPS as exactly three rounds).
-pub fn house_options(alias: &str, spec: &Spec) -> Map {
+/// parameter, `round_delay` seconds where it has `round_delay_seconds` (and
+/// RPS as exactly three rounds).
+pub fn house_options(alias: &str, spec: &Spec, round_delay: i64) -> Map {
     let lib = crate::library::Library::bundled();
     let mut options = lib
         .entries()
@@ -71,6 +78,9 @@ pub fn house_options(alias: &str, spec: &Spec) -> Map {
         if params.contains_key("max_think_seconds") {
             options.insert("max_think_seconds", Value::from(HUMAN_THINK_SECONDS));
         }
+        if params.contains_key("round_delay_seconds") {
+            options.insert("round_delay_seconds", Value::from(round_delay));
+        }
     }
     // A newcomer's first game has a known length: RPS is exactly three
     // rounds, draws included.
@@ -85,14 +95,17 @@ pub fn house_options(alias: &str, spec: &Spec) -> Map {
 /// per game, each keeping one invitation open, hosting whoever joins, and
 /// opening the next invitation when a session ends (after a short pause
 /// when it failed). Never returns while any game can be offered; what
-/// happens is reported per alias through `progress`.
+/// happens is reported per alias through `progress`. `round_delay` is the
+/// pause between rounds (see [`ROUND_DELAY_SECONDS`]; 0 to 300).
 pub async fn run_house(
     client: Client,
     games: &[&str],
     peer: PeerOpts,
+    round_delay: i64,
     progress: impl Fn(&str, Progress) + Send + Sync + 'static,
 ) {
     let progress: Reporter = Arc::new(progress);
+    let round_delay = round_delay.clamp(0, 300);
     let mut tasks = tokio::task::JoinSet::new();
     for alias in games {
         let Some(spec) = crate::library::bundled_spec(alias) else {
@@ -114,6 +127,7 @@ pub async fn run_house(
             (*alias).to_owned(),
             spec,
             peer.clone(),
+            round_delay,
             progress.clone(),
         ));
     }
@@ -126,6 +140,7 @@ async fn offer(
     alias: String,
     spec: &'static Spec,
     peer: PeerOpts,
+    round_delay: i64,
     progress: Reporter,
 ) {
     let mut backoff = Duration::from_secs(1);
@@ -137,6 +152,7 @@ async fn offer(
             alias.clone(),
             spec,
             peer.clone(),
+            round_delay,
             progress.clone(),
         ));
         let failure = match session.await {
@@ -167,11 +183,12 @@ async fn host_once(
     alias: String,
     spec: &'static Spec,
     peer: PeerOpts,
+    round_delay: i64,
     progress: Reporter,
 ) -> Result<remote::Finished, RemoteError> {
     let hooks = crate::protocols::native_hooks(spec)
         .ok_or_else(|| RemoteError::Protocol(format!("{alias} has no native hooks")))?;
-    let options = house_options(&alias, spec);
+    let options = house_options(&alias, spec, round_delay);
     let name = hooks.host_metadata().display_name;
     let name = if name.is_empty() {
         spec.name().unwrap_or(&alias).to_owned()
@@ -600,16 +617,18 @@ mod tests {
     fn house_options_give_people_time_to_think() {
         for alias in HOUSE_GAMES {
             let spec = crate::library::bundled_spec(alias).unwrap();
-            let o = house_options(alias, spec);
+            let o = house_options(alias, spec, ROUND_DELAY_SECONDS);
             spec.validate_options(&Value::Object(o.clone()))
                 .unwrap_or_else(|e| panic!("{alias}: {e}"));
-            let has_param = spec
-                .get("parameters")
-                .and_then(|p| p.get("max_think_seconds"))
-                .is_some();
+            let has = |k: &str| spec.get("parameters").and_then(|p| p.get(k)).is_some();
             assert_eq!(
                 o.get("max_think_seconds").and_then(Value::as_i64),
-                has_param.then_some(HUMAN_THINK_SECONDS),
+                has("max_think_seconds").then_some(HUMAN_THINK_SECONDS),
+                "{alias}"
+            );
+            assert_eq!(
+                o.get("round_delay_seconds").and_then(Value::as_i64),
+                has("round_delay_seconds").then_some(ROUND_DELAY_SECONDS),
                 "{alias}"
             );
         }

@@ -367,6 +367,17 @@ impl DecisionBus {
         Some(rec)
     }
 
+    /// An unconsumed decision for this window that a person (or another
+    /// tool) wrote, not a policy runner: a one-shot policy leaves it be.
+    fn explicit_decision_present(&self, key: &str, value: &Value) -> bool {
+        let r = self.refresh();
+        r.all.iter().enumerate().any(|(i, rec)| {
+            rec.get(key).is_some_and(|v| v.py_eq(value))
+                && Self::priority(rec) == 100
+                && !r.consumed.contains(&Self::decision_id(rec, i))
+        })
+    }
+
     /// Human: the last matching line in file order.
     fn latest(&self, key: &str, value: &Value, opened_at: usize) -> Option<Map> {
         let r = self.refresh();
@@ -402,7 +413,7 @@ impl DecisionBus {
         let now = mono_now();
         let opened_at = self.refresh().all.len();
         self.publish(key, value, "hybrid", now, now + min_think);
-        self.materialize_intents(key, value);
+        self.materialize_intents(w);
         let until = Instant::now() + limits::THINK.saturate(min_think);
         loop {
             if let Some(d) = self.consume(key, value, opened_at) {
@@ -437,10 +448,13 @@ impl DecisionBus {
     /// written by `session whisper` when no window was open): a one-shot
     /// value becomes this window's decision, as the reference materializes
     /// it (origin `intent_materialize`, tied to its whisper). A one-shot
-    /// policy ("counter their last move next round") needs a protocol policy
-    /// runner palaver does not have: it is marked failed with that reason,
-    /// so it never lingers as pending.
-    fn materialize_intents(&self, key: &str, value: &Value) {
+    /// policy ("counter their last move next round") runs on the window's
+    /// [`PolicyContext`] and its value becomes the decision (origin
+    /// `policy_runner`) unless a person's decision is already there; where
+    /// the protocol offers no context it fails `unsupported_context`, as the
+    /// reference's does, so it never lingers as pending.
+    fn materialize_intents(&self, w: &Window) {
+        let (key, value) = (w.match_key, &w.match_value);
         let child = self.sink.dir.child.clone();
         let store = super::whisper_log::IntentStore::in_dir(&child);
         for intent in store.pending_for_window(value) {
@@ -461,23 +475,50 @@ impl DecisionBus {
                     None,
                 );
             };
-            if intent.get("policy").is_some_and(|p| !p.is_null()) {
-                fail("policy_runner_unavailable");
-                continue;
-            }
-            let Some(fields) = intent.get("value").and_then(Value::as_object) else {
-                continue;
-            };
+            let policy = intent.get("policy").filter(|p| !p.is_null());
             let mut body = obj! { key => value.clone() };
-            for (k, v) in fields.iter() {
-                body.insert(k, v.clone());
+            if let Some(policy) = policy {
+                if self.explicit_decision_present(key, value) {
+                    let _ = store.mark(id, "materialized", Some("explicit_decision_present"));
+                    self.sink.event(
+                        "intent_materialized",
+                        obj! { "intent_id" => id, "reason" => "explicit_decision_present" },
+                        None,
+                    );
+                    continue;
+                }
+                let Some(ctx) = &w.policy else {
+                    fail("unsupported_context");
+                    continue;
+                };
+                let name = policy.get("policy").and_then(Value::as_str).unwrap_or("");
+                match ctx.run(name) {
+                    Ok(v) => body.insert(ctx.value_field, Value::from(v)),
+                    Err(reason) => {
+                        fail(reason);
+                        continue;
+                    }
+                };
+            } else {
+                let Some(fields) = intent.get("value").and_then(Value::as_object) else {
+                    continue;
+                };
+                for (k, v) in fields.iter() {
+                    body.insert(k, v.clone());
+                }
             }
+            let origin = if policy.is_some() {
+                "policy_runner"
+            } else {
+                "intent_materialize"
+            };
             let opts = SubmitOptions {
-                origin: "intent_materialize".into(),
+                origin: origin.into(),
                 agent_id: meta_str("agent_id"),
                 idempotency_key: None,
                 require_match_key: true,
             };
+            let decision = body.clone();
             match submit_caused_by(
                 &child,
                 body,
@@ -485,15 +526,32 @@ impl DecisionBus {
                 meta_str("caused_by_whisper_id").as_deref(),
             ) {
                 Ok(done) if done.ok => {
-                    let _ = store.mark(id, "materialized", Some("decision_written"));
-                    self.sink.event(
-                        "intent_materialized",
-                        obj! {
-                            "intent_id" => id, "decision_id" => done.decision_id.map_or(Value::Null, Value::from),
-                            "match_key" => key, "match_value" => value.clone(),
-                        },
-                        None,
-                    );
+                    let decision_id = done.decision_id.map_or(Value::Null, Value::from);
+                    let why = if policy.is_some() {
+                        "policy_decision_written"
+                    } else {
+                        "decision_written"
+                    };
+                    let _ = store.mark(id, "materialized", Some(why));
+                    let mut data = obj! {
+                        "intent_id" => id, "decision_id" => decision_id.clone(),
+                        "match_key" => key, "match_value" => value.clone(),
+                    };
+                    if policy.is_some() {
+                        data.insert("origin", Value::from(origin));
+                    }
+                    self.sink.event("intent_materialized", data, None);
+                    if policy.is_some() {
+                        self.sink.event(
+                            "policy_generated",
+                            obj! {
+                                "match_key" => key, "match_value" => value.clone(), "decision" => decision,
+                                "decision_id" => decision_id, "origin" => origin, "reason" => Value::Null,
+                                "source" => "intent",
+                            },
+                            None,
+                        );
+                    }
                 }
                 Ok(done) => fail(done.reason.unwrap_or("submit_failed")),
                 Err(e) => fail(&format!("exception:{}", e.kind())),

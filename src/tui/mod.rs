@@ -64,6 +64,8 @@ pub struct ConsoleOptions {
     /// `None`: the embedded community (and its house agent).
     pub server: Option<String>,
     pub house: bool,
+    /// The pause between the house's rounds (config.toml `[house]`).
+    pub house_round_delay: i64,
     pub theme: Option<String>,
     pub nickname: String,
     /// Relays for sessions on a remote community (config.toml's
@@ -215,6 +217,7 @@ async fn run_loop(opts: ConsoleOptions, settings: Settings) -> Result<(), TuiErr
             server: opts.server.clone(),
             nickname: opts.nickname.clone(),
             house: opts.house,
+            house_round_delay: opts.house_round_delay,
         },
         tx.clone(),
     );
@@ -377,6 +380,7 @@ mod tests {
             data_dir: dir.path().to_owned(),
             server: Some("http://127.0.0.1:9".into()),
             house: false,
+            house_round_delay: 0,
             theme: None,
             nickname: "me".into(),
             relays: relays.clone(),

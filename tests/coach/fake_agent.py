@@ -1,13 +1,14 @@
 #!/usr/bin/env python3
 """A stand-in agent CLI for the coach tests.
 
-Usage: fake_agent.py --log FILE [--sleep S] [--delay S] [--fail-resume] ARGS...
+Usage: fake_agent.py --log FILE [--sleep S] [--delay S] [--fail-resume] [--reply TEXT] ARGS...
 Appends one JSON line to FILE: its argv (after the options), its stdin, its
 cwd and pid, and the files in its cwd. Then prints three reply lines, each
 followed by a flush and a pause of --delay seconds, after sleeping --sleep
 seconds first. The reply names the session id that follows --session-id or
 --resume, when there is one. With --fail-resume it exits 1 with "No
-conversation found" when given --resume.
+conversation found" when given --resume. With --reply it prints TEXT as its
+last line.
 """
 import json
 import os
@@ -19,10 +20,13 @@ log = None
 sleep = 0.0
 delay = 0.05
 fail_resume = False
-while args and args[0].startswith("--") and args[0] in ("--log", "--sleep", "--delay", "--fail-resume"):
+reply = None
+while args and args[0].startswith("--") and args[0] in ("--log", "--sleep", "--delay", "--fail-resume", "--reply"):
     opt = args.pop(0)
     if opt == "--fail-resume":
         fail_resume = True
+    elif opt == "--reply":
+        reply = args.pop(0)
     elif opt == "--log":
         log = args.pop(0)
     elif opt == "--sleep":
@@ -56,6 +60,8 @@ lines = [
     f"session={session}" if session else "session=none",
     f"asked {len(stdin) or len(args[-1] if args else '')} chars",
 ]
+if reply is not None:
+    lines.append(reply)
 for line in lines:
     print(line, flush=True)
     time.sleep(delay)

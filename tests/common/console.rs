@@ -28,6 +28,7 @@ pub async fn with_community(data: &Path, nickname: &str) -> Headless {
         server: None,
         nickname: nickname.into(),
         house: false,
+        house_round_delay: 0,
     });
     assert!(
         h.until(Duration::from_secs(60), |a| a.community.is_some())

@@ -63,9 +63,18 @@ impl Console {
     /// Starts `palaver` (no arguments) with fresh data and config dirs in a
     /// detached `WIDTH`×`HEIGHT` tmux window.
     pub fn start(test: &str) -> Console {
+        Console::start_with_config(test, None)
+    }
+
+    /// As [`Console::start`], with `config` as the config dir's config.toml.
+    pub fn start_with_config(test: &str, config: Option<&str>) -> Console {
         let dir = tempfile::tempdir().expect("tempdir");
         for d in ["data", "config"] {
             std::fs::create_dir(dir.path().join(d)).expect("mkdir");
+        }
+        if let Some(text) = config {
+            std::fs::write(dir.path().join("config").join("config.toml"), text)
+                .expect("config.toml");
         }
         let conf = dir.path().join("tmux.conf");
         // remain-on-exit: the pane outlives the console, so its exit status
@@ -233,11 +242,14 @@ pub fn serial() -> std::sync::MutexGuard<'static, ()> {
 }
 
 /// Presses q, and once more if the console asks because a session task is
-/// still finishing.
+/// still finishing. The question is a status line that a report arriving
+/// at the same moment (the task's end) may replace before it is read, so a
+/// console still up after a second presses q again: within five seconds of
+/// the first that confirms, and a console that had nothing to ask has quit.
 pub fn quit(c: &Console) {
     c.keys(&["q"]);
-    let until = Instant::now() + Duration::from_secs(3);
-    while Instant::now() < until {
+    let start = Instant::now();
+    while start.elapsed() < Duration::from_secs(3) {
         match c.capture() {
             Some(s) if s.contains("quit again to end them") => {
                 c.keys(&["q"]);
@@ -245,6 +257,10 @@ pub fn quit(c: &Console) {
             }
             Some(s) if s.contains("[palaver exited") => return,
             None => return,
+            _ if start.elapsed() > Duration::from_secs(1) => {
+                let _ = c.tmux(&["send-keys", "-t", SESSION, "q"]);
+                return;
+            }
             _ => std::thread::sleep(Duration::from_millis(50)),
         }
     }

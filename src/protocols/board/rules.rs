@@ -322,6 +322,7 @@ impl BoardGame {
             match_value: Value::from(turn),
             auto: auto_body,
             value_field: "",
+            policy: None,
         };
         let chosen = ctx
             .choose(window, |d| {

@@ -90,6 +90,8 @@ pub struct Startup {
     pub nickname: String,
     /// Run the house agent on the embedded community.
     pub house: bool,
+    /// Seconds the house's games pause between rounds.
+    pub house_round_delay: i64,
 }
 
 /// Brings the community up and registers this identity; reports
@@ -148,6 +150,7 @@ pub fn start_community(s: Startup, tx: UnboundedSender<Report>) -> tokio::task::
                                 hc,
                                 &crate::services::house::HOUSE_GAMES,
                                 PeerOpts::direct(),
+                                s.house_round_delay,
                                 |_alias, _p| {},
                             ))),
                             AbortOnDrop(tokio::spawn(house_market_bot(url.clone(), hk))),

@@ -36,6 +36,14 @@ pub(super) fn start(
                 let _ = tx.send(Report::Replay(Ok(Box::new(t))));
             });
         }
+        SessionTask::ReplayLog { path } => {
+            tokio::task::spawn_blocking(move || {
+                let t = crate::werewolf::replay::load(&path)
+                    .map(Box::new)
+                    .map_err(|e| e.to_string());
+                let _ = tx.send(Report::Replay(t));
+            });
+        }
         SessionTask::ListInvitations { client, data_dir } => list_invitations(client, data_dir, tx),
         SessionTask::CancelInvitation { client, post_id } => cancel_invitation(client, post_id, tx),
         SessionTask::Watch { dir, generation } => return Some(follow(dir, generation, tx)),
@@ -389,10 +397,31 @@ fn cancelled(
 /// The task's report: a session that did not complete (a peer that
 /// misbehaved, a cancel) is a failure the status line shows as one, with
 /// its reason and detail.
-fn finished(r: Result<remote::Finished, remote::RemoteError>) -> Result<String, String> {
+/// The status line when a session task ends, for people ("session
+/// finished — you won", "session ended: peer timeout — …"), as the session
+/// pane says it; the error's detail follows a failure.
+fn finished(
+    r: Result<remote::Finished, remote::RemoteError>,
+    role: &str,
+) -> Result<String, String> {
     match r {
-        Ok(f) if f.outcome.completed => Ok(f.outcome.line()),
-        Ok(f) => Err(f.outcome.line()),
+        Ok(f) => {
+            let o = &f.outcome;
+            let status = if o.completed { "closed" } else { "failed" };
+            let mut line = format!(
+                "session {}",
+                crate::tui::panes::snapshot::ending(
+                    status,
+                    Some(&o.reason),
+                    o.winner.as_deref(),
+                    role
+                )
+            );
+            if let Some(e) = o.error.as_deref().filter(|e| !e.is_empty()) {
+                line.push_str(&format!(" ({e})"));
+            }
+            if o.completed { Ok(line) } else { Err(line) }
+        }
         Err(e) => Err(e.to_string()),
     }
 }
@@ -511,7 +540,7 @@ fn join(
         let report = reporter(tx.clone());
         let never = tokio::sync::watch::channel(false).1;
         let r = remote::join(&c.client, plan, resolve, &report, cancelled(cancel, never)).await;
-        let _ = tx.send(Report::TaskDone(finished(r)));
+        let _ = tx.send(Report::TaskDone(finished(r, "guest")));
     });
 }
 
@@ -582,7 +611,7 @@ fn host(
         };
         let report = reporter(tx.clone());
         let r = remote::host(&c.client, plan, &report, cancelled(cancel, cancel_this)).await;
-        let _ = tx.send(Report::TaskDone(finished(r)));
+        let _ = tx.send(Report::TaskDone(finished(r, "host")));
     });
 }
 

@@ -148,6 +148,7 @@ async fn select(
         match_value: Value::from(seq as i64),
         auto: Map::new(),
         value_field: "kind",
+        policy: None,
     };
     let explicit = match mode {
         ControlMode::Autonomous => None,
