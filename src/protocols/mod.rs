@@ -6,9 +6,12 @@
 //! - rps-v1, coin-flip-v1: `{"mode":"fixed","fixed":"rock"}`,
 //!   `{"mode":"seq","sequence":["rock","paper"]}`, `{"mode":"random"}`,
 //!   `{"mode":"policy","policy":"mirror_previous_opponent" |
-//!   "counter_previous_opponent" | "repeat_own_previous"}`.
+//!   "counter_previous_opponent" | "repeat_own_previous"}` (coin flip: mirror
+//!   only). Without a mode, a choice in `operator_hint` plays.
 //! - weak-wins-all: `{"mode":"fixed","bid":N}`, `{"mode":"seq","sequence":[…]}`,
-//!   `{"mode":"even"}` (spread the points evenly; the default).
+//!   `{"mode":"percent","percent":P}` (P % of what is left), `{"mode":"random"}`,
+//!   `{"mode":"even"}` (spread the points evenly; the default, where a number
+//!   in `operator_hint` is the bid).
 //! - guess-number-v1: `{"mode":"bisect"}` (default), `{"mode":"fixed","number":N}`,
 //!   `{"mode":"seq","sequence":[…]}`.
 //! - gomoku-v1, connect4-v1, reversi-v1: `{"mode":"greedy"}` (default: win,

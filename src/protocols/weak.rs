@@ -12,6 +12,29 @@ use crate::json::{Map, Value};
 use crate::obj;
 use async_trait::async_trait;
 
+/// `mode: percent`: that share of what is left, rounded half to even as
+/// Python's `round` does, at least 1 (then clamped to what is left).
+fn percent_bid(remaining: i64, pct: f64) -> i64 {
+    let pct = if pct.is_finite() { pct } else { 0.0 };
+    let v = (remaining as f64 * pct / 100.0).round_ties_even();
+    // A float far out of range saturates in the cast; the clamp after it
+    // keeps the bid within what is left.
+    (v as i64).max(1)
+}
+
+/// The first number in strategy.json's `operator_hint`, as the reference's
+/// weak-wins-all reads a whisper it could not resolve.
+fn hint_bid(strat: &Map) -> Option<i64> {
+    let hint = strat.get("operator_hint")?.as_str()?;
+    if hint.trim().is_empty() {
+        return None;
+    }
+    match crate::engine::whisper::extract_number(hint)? {
+        Value::Number(crate::json::Number::BigInt(_)) => Some(i64::MAX),
+        v => super::as_int(&v),
+    }
+}
+
 #[derive(Debug, Default)]
 pub struct WeakWins {
     total_points: i64,
@@ -46,6 +69,10 @@ impl WeakWins {
             let even = (remaining / rounds_left).max(1);
             match str_field(&strat, "mode") {
                 "fixed" => strat.get("bid").and_then(super::as_int).unwrap_or(even),
+                "percent" => {
+                    let pct = strat.get("percent").and_then(Value::as_f64).unwrap_or(0.0);
+                    percent_bid(remaining, pct)
+                }
                 "seq" => strat
                     .get("sequence")
                     .and_then(Value::as_array)
@@ -53,7 +80,9 @@ impl WeakWins {
                     .and_then(|s| super::as_int(&s[round as usize % s.len()]))
                     .unwrap_or(even),
                 "random" => ctx.random_in(1, remaining.max(1)),
-                _ => even,
+                // even split, unless a whisper the sender could not resolve
+                // left a number in operator_hint ("押30" bids 30).
+                _ => hint_bid(&strat).unwrap_or(even),
             }
         };
         let bid = bid.clamp(0, remaining.max(0));
@@ -283,5 +312,37 @@ impl Hooks for WeakWins {
                 int_field(msg, "guest_remaining"),
             )
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{hint_bid, percent_bid};
+    use crate::obj;
+
+    #[test]
+    fn percent_rounds_half_to_even_and_bids_at_least_one() {
+        assert_eq!(percent_bid(100, 25.0), 25);
+        assert_eq!(percent_bid(10, 25.0), 2); // 2.5 → 2, as Python's round
+        assert_eq!(percent_bid(14, 25.0), 4); // 3.5 → 4
+        assert_eq!(percent_bid(100, 0.0), 1);
+        assert_eq!(percent_bid(100, f64::NAN), 1);
+        assert_eq!(percent_bid(100, 1e300), i64::MAX);
+    }
+
+    #[test]
+    fn a_number_in_the_hint_is_the_bid() {
+        assert_eq!(hint_bid(&obj! { "operator_hint" => "押30" }), Some(30));
+        assert_eq!(
+            hint_bid(&obj! { "operator_hint" => "bid 7 then 9" }),
+            Some(7)
+        );
+        assert_eq!(hint_bid(&obj! { "operator_hint" => "go low" }), None);
+        assert_eq!(hint_bid(&obj! { "operator_hint" => " " }), None);
+        assert_eq!(hint_bid(&obj! {}), None);
+        assert_eq!(
+            hint_bid(&obj! { "operator_hint" => "99999999999999999999999" }),
+            Some(i64::MAX)
+        );
     }
 }

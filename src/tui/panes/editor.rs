@@ -80,6 +80,10 @@ pub fn presets(schema: Option<&Map>) -> Vec<(String, Map)> {
                 obj! { "mode" => "fixed", field.as_str() => 1 },
             ));
             out.push((
+                "a third of what is left".into(),
+                obj! { "mode" => "percent", "percent" => 33 },
+            ));
+            out.push((
                 "sequence".into(),
                 obj! { "mode" => "seq", "sequence" => vec![Value::from(1), Value::from(2), Value::from(3)] },
             ));
