@@ -140,6 +140,24 @@ pub async fn admit_member(
     Ok(member)
 }
 
+/// Why a member could not join its leader.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum JoinError {
+    /// The leader or the server said no: trying again would get the same.
+    #[error("{0}")]
+    Refused(String),
+    /// Anything else on the way (the dial, a lost or malformed answer, a
+    /// signature that does not verify).
+    #[error("{0}")]
+    Failed(String),
+}
+
+impl From<String> for JoinError {
+    fn from(e: String) -> Self {
+        JoinError::Failed(e)
+    }
+}
+
 /// A member's side: dials the leader the group object names (its ticket
 /// signed by the leader's key), is admitted by it and by the server, and
 /// returns the open link and channel with the member object the server gave.
@@ -149,7 +167,7 @@ pub async fn join_leader(
     group: &Map,
     control_mode: &str,
     dial: Duration,
-) -> Result<(net::Link, Channel, Map), String> {
+) -> Result<(net::Link, Channel, Map), JoinError> {
     let keys = client.keys();
     let leader = group.get_str("leader_public_key").unwrap_or_default();
     let protocol_id = group.get_str("protocol_id").unwrap_or_default();
@@ -164,7 +182,7 @@ pub async fn join_leader(
             .get_str("transport_binding_signature")
             .unwrap_or_default(),
     ) {
-        return Err("the group's leader ticket is not signed by the leader's key: refusing it (possible man in the middle)".into());
+        return Err(JoinError::Failed("the group's leader ticket is not signed by the leader's key: refusing it (possible man in the middle)".into()));
     }
     let (link, mut ch) = net::connect_within(ep, ticket, dial)
         .await
@@ -181,13 +199,15 @@ pub async fn join_leader(
             .map_err(|e| format!("sending the join: {e}"))?;
         let adm = recv_within(&mut ch, "the leader's admission").await?;
         if adm.get_str("_group") == Some("error") {
-            return Err(format!(
+            return Err(JoinError::Refused(format!(
                 "the leader refused this member: {}",
                 adm.get_str("reason").unwrap_or("no reason given")
-            ));
+            )));
         }
         if adm.get_str("_group") != Some("admission") {
-            return Err("leader did not return a group admission".into());
+            return Err(JoinError::Failed(
+                "leader did not return a group admission".into(),
+            ));
         }
         if adm.get_str("group_id") != Some(group_id)
             || adm.get_str("protocol_id") != Some(protocol_id)
@@ -199,14 +219,18 @@ pub async fn join_leader(
                 != i64::try_from(epoch).ok()
             || adm.get_str("join_nonce") != Some(nonce.as_str())
         {
-            return Err("group admission does not match server state".into());
+            return Err(JoinError::Failed(
+                "group admission does not match server state".into(),
+            ));
         }
         let challenge = adm
             .get_str("channel_challenge")
             .unwrap_or_default()
             .to_owned();
         if !hex_lower(&challenge, 32) {
-            return Err("group channel challenge is invalid".into());
+            return Err(JoinError::Failed(
+                "group channel challenge is invalid".into(),
+            ));
         }
         let admission = gcore::admission_canonical(
             group_id,
@@ -221,7 +245,9 @@ pub async fn join_leader(
             .unwrap_or_default()
             .to_owned();
         if !gcore::verify_signature(leader, admission.as_bytes(), &leader_sig) {
-            return Err("the leader's admission signature is invalid".into());
+            return Err(JoinError::Failed(
+                "the leader's admission signature is invalid".into(),
+            ));
         }
         let member = api::admit(
             client,
@@ -232,7 +258,7 @@ pub async fn join_leader(
             &keys.sign(admission.as_bytes()),
         )
         .await
-        .map_err(|e| format!("the server refused the admission: {e}"))?;
+        .map_err(|e| JoinError::Refused(format!("the server refused the admission: {e}")))?;
         let member_id = api::text(&member, "member_id")
             .map_err(|e| e.to_string())?
             .to_owned();

@@ -4,6 +4,7 @@
 //! goes away either follows the next leader or, once the lease has run out,
 //! claims the room with its own checkpoint and leads it.
 
+use super::admit::JoinError;
 use super::outbox::Outbox;
 use super::{JoinRoomPlan, Room, RoomFinished, RunEnd, api, files, leader};
 use crate::engine::group::Replica;
@@ -334,9 +335,21 @@ pub async fn join(
                 super::admit::join_leader(&ep, client, &group, plan.mode.as_str(), dial).await?;
             let first = match tokio::time::timeout(FIRST_ENVELOPE, ch.rx.recv()).await {
                 Ok(Ok(m)) if envelope_kind(m.get_str("_group")) => m,
-                Ok(Ok(_)) => return Err("leader did not send an authority snapshot".to_owned()),
-                Ok(Err(e)) => return Err(format!("waiting for the first envelope: {e}")),
-                Err(_) => return Err(format!("no envelope within {FIRST_ENVELOPE:?}")),
+                Ok(Ok(_)) => {
+                    return Err(JoinError::Failed(
+                        "leader did not send an authority snapshot".to_owned(),
+                    ));
+                }
+                Ok(Err(e)) => {
+                    return Err(JoinError::Failed(format!(
+                        "waiting for the first envelope: {e}"
+                    )));
+                }
+                Err(_) => {
+                    return Err(JoinError::Failed(format!(
+                        "no envelope within {FIRST_ENVELOPE:?}"
+                    )));
+                }
             };
             Ok((link, ch, member, first))
         };
@@ -392,8 +405,7 @@ pub async fn join(
                     // A first join that failed on the way (the leader busy
                     // admitting others, a lost packet) is tried again; a
                     // refusal by the leader or the server is final.
-                    let refused =
-                        e.starts_with("the leader refused") || e.starts_with("the server refused");
+                    let refused = matches!(e, JoinError::Refused(_));
                     first_tries += 1;
                     if refused || first_tries >= FIRST_JOIN_TRIES {
                         break Err(RemoteError::Invitation(format!(
@@ -410,7 +422,7 @@ pub async fn join(
                     }
                     continue;
                 }
-                room.event("group_reconnect_failed", obj! { "group_id" => group_id.as_str(), "reason" => e.chars().take(192).collect::<String>() });
+                room.event("group_reconnect_failed", obj! { "group_id" => group_id.as_str(), "reason" => e.to_string().chars().take(192).collect::<String>() });
                 ChannelEnd::LeaderGone
             }
         };
