@@ -3,8 +3,9 @@
 //! whisper's decisions) and the reference's stored state dir, drawn headless
 //! as insta snapshots at the step the keys move to; R on an attached
 //! finished session opens it through its task, Esc closes it, a running
-//! session is refused. The real binary in tmux is in
-//! tests/console_replay_tmux.rs.
+//! session is refused. A werewolf game's .log (the AIWolf format) is drawn
+//! as its day, and `o` with the .log's path opens it. The real binary in
+//! tmux is in tests/console_replay_tmux.rs.
 
 mod common;
 
@@ -198,5 +199,80 @@ async fn r_opens_the_attached_finished_session_and_plays_it() {
     h.update(Report::Replay(Ok(Box::new(
         replay::load(&running).unwrap(),
     ))));
+    assert_eq!(replay_open(&h), None);
+}
+
+fn wolf_log(name: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/data/aiwolf")
+        .join(name)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn pane_replay_werewolf() {
+    let t = palaver::werewolf::replay::load(&wolf_log("v0.4.12_5p_game.log")).unwrap();
+    // Step 28: day 1's fifth vote (two for 5 ミヅキ), the day's talk above.
+    assert_eq!(t.steps[27].summary, "5 ミヅキ votes for 4 ミサキ");
+    snap("replay_werewolf_votes", &t, &[key(KeyCode::Right); 27]);
+    // The night's attack: two dead, the last execution and attack.
+    assert_eq!(t.steps[30].action, "attack");
+    snap("replay_werewolf_night", &t, &[key(KeyCode::Right); 30]);
+    snap("replay_werewolf_end", &t, &[key(KeyCode::End)]);
+    // 13 agents and the wolves' whispers.
+    let t = palaver::werewolf::replay::load(&wolf_log("v0.4.12_13p_game.log")).unwrap();
+    let exec = t.steps.iter().position(|s| s.action == "execute").unwrap();
+    assert_eq!(t.steps[exec].summary, "6 Agent[06] (VILLAGER) is executed");
+    snap("replay_werewolf_13p", &t, &vec![key(KeyCode::Right); exec]);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn o_opens_a_werewolf_game_log_by_its_content() {
+    let data = tempfile::tempdir().unwrap();
+    // Any name: the content tells a game log.
+    let log = data.path().join("game-42.txt");
+    std::fs::copy(wolf_log("v0.4.12_5p_abort_after_timeout_game.log"), &log).unwrap();
+    let notes = data.path().join("notes.log");
+    std::fs::write(&notes, "not a game\n").unwrap();
+    let mut h = console(data.path(), 120, 40);
+    h.key(key(KeyCode::Tab));
+    let open = |h: &mut Headless, p: &Path| {
+        h.key(ch('o'));
+        h.update(palaver::tui::msg::Msg::Paste(p.display().to_string()));
+        h.key(key(KeyCode::Enter));
+    };
+    // A file that is not a game log: the replay does not open, the status
+    // says why.
+    open(&mut h, &notes);
+    let ok = h
+        .until(Duration::from_secs(10), |app| {
+            app.status.1.contains("not a werewolf game log")
+        })
+        .await;
+    assert!(ok, "{}", h.screen());
+    assert_eq!(replay_open(&h), None);
+    open(&mut h, &log);
+    let ok = h
+        .until(Duration::from_secs(10), |app| {
+            matches!(app.sessions.modal, Some(Modal::Replay(_)))
+        })
+        .await;
+    assert!(ok, "the replay did not open:\n{}", h.screen());
+    let screen = h.screen();
+    assert!(
+        screen.contains("Replay · werewolf game, 5 agents"),
+        "{screen}"
+    );
+    assert!(screen.contains("finished — no winner"), "{screen}");
+    h.key(key(KeyCode::End));
+    let screen = h.screen();
+    assert!(
+        screen.contains("2 Agent[02] WEREWOLF (errored)"),
+        "{screen}"
+    );
+    assert!(
+        screen.contains("no winner (4 humans and 1 werewolf alive)"),
+        "{screen}"
+    );
+    h.key(key(KeyCode::Esc));
     assert_eq!(replay_open(&h), None);
 }

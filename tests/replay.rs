@@ -3,7 +3,9 @@
 //! (rps, connect4, reversi; a hybrid session with a person's and a
 //! whisper's decisions), the reference's state dirs (the stored fixture, and
 //! one made by running the reference's `protocol test`, ignored without
-//! it), torn and odd files, and the CLI's `--json`.
+//! it), torn and odd files, and the CLI's `--json`; a werewolf game's .log
+//! (the reference server's sample and one `palaver wolf play` writes)
+//! through the CLI.
 
 mod common;
 
@@ -371,4 +373,89 @@ async fn cli_prints_the_timeline() {
         .output()
         .unwrap();
     assert!(!o.status.success());
+}
+
+#[test]
+fn cli_replays_a_werewolf_game_log() {
+    let bin = env!("CARGO_BIN_EXE_palaver");
+    let sample =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/aiwolf/v0.4.12_13p_game.log");
+    let o = std::process::Command::new(bin)
+        .args(["--json", "session", "replay"])
+        .arg(&sample)
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(v["werewolf"], true);
+    assert_eq!(v["finished"], true);
+    assert_eq!(v["winner"], "WEREWOLF");
+    assert!(v.get("skipped").is_none(), "no line skipped");
+    let steps = v["steps"].as_array().unwrap();
+    assert_eq!(steps.len(), 163);
+    assert_eq!(steps[0]["action"], "status");
+    assert_eq!(steps[0]["state"]["agents"].as_array().unwrap().len(), 13);
+    let end = steps.last().unwrap();
+    assert_eq!(end["kind"], "ended");
+    assert_eq!(end["state"]["result"]["winner"], "WEREWOLF");
+    assert_eq!(end["state"]["alive"], 6);
+
+    // One palaver's server writes (`wolf play --game-log`), under a name
+    // that says nothing: read by its content, in text, paced.
+    let dir = tempfile::tempdir().unwrap();
+    let log = dir.path().join("game-9");
+    let o = std::process::Command::new(bin)
+        .args([
+            "wolf",
+            "play",
+            "--players",
+            "9",
+            "--seed",
+            "5",
+            "--game-log",
+        ])
+        .arg(&log)
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let text = std::fs::read_to_string(&log).unwrap();
+    let winner = text.rsplit(',').next().unwrap().to_owned();
+    let o = std::process::Command::new(bin)
+        .args(["session", "replay", "--speed", "10000"])
+        .arg(&log)
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert!(
+        out.lines()
+            .next()
+            .unwrap()
+            .contains("werewolf game log, 9 agents"),
+        "{out}"
+    );
+    assert!(out.contains("day 1 · "), "{out}");
+    assert_eq!(
+        out.lines().last().unwrap(),
+        format!("end: finished, winner {winner}")
+    );
+
+    // A file that is no game log: a clear error, no panic.
+    let notes = dir.path().join("notes.log");
+    std::fs::write(&notes, "hello\n").unwrap();
+    let o = std::process::Command::new(bin)
+        .args(["session", "replay"])
+        .arg(&notes)
+        .output()
+        .unwrap();
+    assert!(!o.status.success());
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(err.contains("is not a werewolf game log"), "{err}");
+    // --help says so.
+    let o = std::process::Command::new(bin)
+        .args(["session", "replay", "--help"])
+        .output()
+        .unwrap();
+    let help = String::from_utf8_lossy(&o.stdout);
+    assert!(help.contains("werewolf game's .log"), "{help}");
 }

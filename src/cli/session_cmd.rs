@@ -94,13 +94,19 @@ pub enum SessionCmd {
     },
     /// Replay a finished session from its state dir: every frame, round
     /// result, decision (and who took it), whisper and the end, with the
-    /// round, score and board as they stood after each step. --json prints
-    /// the reconstructed timeline.
+    /// round, score and board as they stood after each step. A file is
+    /// read as a finished werewolf game's .log (the AIWolf server's format,
+    /// told by its content; `palaver wolf serve` and `wolf play --game-log`
+    /// write it): every talk, whisper, vote, divination, guard, attack and
+    /// execution, each day's status and the result, with who is alive, the
+    /// roles, the day's talk and votes as they stood. --json prints the
+    /// reconstructed timeline.
     Replay {
         #[command(flatten)]
         target: Target,
         /// Pace the steps by their recorded times, this many times faster
-        /// (1 = real time; each pause at most 5 s). Default: all at once.
+        /// (1 = real time; each pause at most 5 s; a game .log has no times:
+        /// a line that says something takes a second). Default: all at once.
         #[arg(long, value_name = "X")]
         speed: Option<f64>,
     },
@@ -313,7 +319,17 @@ pub fn run(ctx: &Ctx, cmd: SessionCmd) -> Result<Outcome> {
             action.or(action_flag),
             action_file,
         ),
-        SessionCmd::Replay { target, speed } => replay(ctx, &resolve(ctx, &target)?, speed),
+        SessionCmd::Replay { target, speed } => {
+            match target.dir.as_ref().or(target.state_dir.as_ref()) {
+                // A file: a werewolf game's .log (by its content).
+                Some(p) if p.is_file() => {
+                    check_speed(speed)?;
+                    let tl = crate::werewolf::replay::load(p)?;
+                    print_timeline(ctx, &tl, speed)
+                }
+                _ => replay(ctx, &resolve(ctx, &target)?, speed),
+            }
+        }
         SessionCmd::Whisper(args) => {
             let (named, text) = args.split()?;
             let dir = match named {
@@ -728,30 +744,66 @@ fn group_action(
     Ok(Outcome::Ok)
 }
 
-/// `session replay`: the timeline of a finished session, step by step.
-fn replay(ctx: &Ctx, dir: &StateDir, speed: Option<f64>) -> Result<Outcome> {
-    use crate::session::replay;
+fn check_speed(speed: Option<f64>) -> Result<()> {
     if let Some(x) = speed
         && !(x.is_finite() && x > 0.0)
     {
         bail!("--speed must be a number above 0, not {x}");
     }
-    let tl = replay::load_dir(dir);
+    Ok(())
+}
+
+/// `session replay`: the timeline of a finished session, step by step.
+fn replay(ctx: &Ctx, dir: &StateDir, speed: Option<f64>) -> Result<Outcome> {
+    check_speed(speed)?;
+    let tl = crate::session::replay::load_dir(dir);
+    print_timeline(ctx, &tl, speed)
+}
+
+/// Prints a timeline (a session's or a werewolf game's): --json whole, else
+/// a line per step, paced by `speed`.
+fn print_timeline(
+    ctx: &Ctx,
+    tl: &crate::session::replay::Timeline,
+    speed: Option<f64>,
+) -> Result<Outcome> {
+    use crate::session::replay;
     if ctx.json {
-        ctx.print_json(&tl)?;
+        ctx.print_json(tl)?;
         return Ok(Outcome::Ok);
     }
     let mut out = std::io::stdout().lock();
-    writeln!(
-        out,
-        "{} — {} as {} ({}), {} steps{}",
-        tl.dir,
-        tl.protocol_name.as_deref().unwrap_or("?"),
-        tl.role.as_deref().unwrap_or("?"),
-        tl.control_mode.as_deref().unwrap_or("?"),
-        tl.steps.len(),
-        if tl.finished { "" } else { ", not finished" }
-    )?;
+    if tl.werewolf {
+        let agents = tl
+            .steps
+            .last()
+            .and_then(|s| s.state.get("agents"))
+            .and_then(Value::as_array)
+            .map_or(0, Vec::len);
+        writeln!(
+            out,
+            "{} — werewolf game log, {agents} agents, {} steps{}{}",
+            tl.dir,
+            tl.steps.len(),
+            if tl.finished { "" } else { ", not finished" },
+            if tl.skipped > 0 {
+                format!(", {} unreadable lines skipped", tl.skipped)
+            } else {
+                String::new()
+            }
+        )?;
+    } else {
+        writeln!(
+            out,
+            "{} — {} as {} ({}), {} steps{}",
+            tl.dir,
+            tl.protocol_name.as_deref().unwrap_or("?"),
+            tl.role.as_deref().unwrap_or("?"),
+            tl.control_mode.as_deref().unwrap_or("?"),
+            tl.steps.len(),
+            if tl.finished { "" } else { ", not finished" }
+        )?;
+    }
     let mut last_board: Option<Vec<String>> = None;
     let mut prev_t = 0.0;
     for (i, step) in tl.steps.iter().enumerate() {
@@ -763,6 +815,18 @@ fn replay(ctx: &Ctx, dir: &StateDir, speed: Option<f64>) -> Result<Outcome> {
             }
         }
         prev_t = step.t;
+        if tl.werewolf {
+            writeln!(
+                out,
+                "{:>4} {:>8.3}s  {:<10} {}  ({})",
+                i + 1,
+                step.t,
+                step.action,
+                step.summary,
+                crate::werewolf::replay::state_line(&step.state)
+            )?;
+            continue;
+        }
         let by = step
             .by
             .map(|b| format!(" [{}]", b.as_str()))
@@ -799,7 +863,12 @@ fn replay(ctx: &Ctx, dir: &StateDir, speed: Option<f64>) -> Result<Outcome> {
     if marks > 0 {
         end.push_str(&format!(", {marks} human/whisper interventions"));
     }
-    if tl.truncated {
+    if tl.truncated && tl.werewolf {
+        end.push_str(&format!(
+            " (cut short at {} steps: the log is too large)",
+            tl.steps.len()
+        ));
+    } else if tl.truncated {
         end.push_str(&format!(" (only the first {} steps)", replay::MAX_STEPS));
     }
     writeln!(out, "{end}")?;

@@ -83,10 +83,14 @@ pub enum StepKind {
     Whisper,
     /// A room frame's events.
     Room,
-    /// `session_ended`.
+    /// `session_ended` (a werewolf game log's `result` line).
     Ended,
     /// Any other event.
     Event,
+    /// A line of a werewolf game log (`action` is its kind: `talk`,
+    /// `whisper`, `vote`, `attackVote`, `divine`, `guard`, `attack`,
+    /// `execute`, `status`), rebuilt by `werewolf::replay`.
+    Werewolf,
 }
 
 /// One step of a timeline.
@@ -123,9 +127,20 @@ pub struct Timeline {
     pub finished: bool,
     pub end_reason: Option<String>,
     pub winner: Option<String>,
-    /// Steps dropped over [`MAX_STEPS`].
+    /// Steps dropped over [`MAX_STEPS`] (or the input's size bound).
     pub truncated: bool,
+    /// A werewolf game log's timeline (`werewolf::replay`): each step's
+    /// state is the werewolf day, not a snapshot.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub werewolf: bool,
+    /// Lines of the source that could not be read (damaged, unknown).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub skipped: usize,
     pub steps: Vec<Step>,
+}
+
+fn is_zero(n: &usize) -> bool {
+    *n == 0
 }
 
 impl Timeline {
@@ -1183,6 +1198,8 @@ pub fn load_dir(dir: &StateDir) -> Timeline {
         end_reason,
         winner,
         truncated: b.truncated,
+        werewolf: false,
+        skipped: 0,
         steps: b.steps,
     }
 }

@@ -106,6 +106,9 @@ pub enum SessionTask {
     },
     /// Rebuild a finished session's timeline for the replay view.
     Replay { dir: StateDir },
+    /// Read a finished werewolf game's .log (`werewolf::replay`) for the
+    /// replay view.
+    ReplayLog { path: PathBuf },
     /// Ask the community the nicknames of these public keys (a room's
     /// members).
     Nicknames { client: Client, keys: Vec<String> },

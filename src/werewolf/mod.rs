@@ -7,8 +7,9 @@
 //! (rules data), [`game`] (the pure master: a [`game::Transport`] for I/O
 //! and an [`game::Observer`] for god-view events), [`view`] (what one seat
 //! knows), [`bot`] (decisions from a view), [`agent`] (the decision hook
-//! and the client loop), [`local`] (in-process games), [`logs`], [`jwt`],
-//! [`server`], [`spectate`].
+//! and the client loop), [`local`] (in-process games), [`logs`],
+//! [`replay`] (a finished game's .log as a session replay timeline),
+//! [`jwt`], [`server`], [`spectate`].
 
 pub mod agent;
 pub mod bot;
@@ -19,6 +20,7 @@ pub mod length;
 pub mod local;
 pub mod logs;
 pub mod packet;
+pub mod replay;
 pub mod server;
 pub mod spectate;
 pub mod view;

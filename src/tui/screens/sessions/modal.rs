@@ -158,11 +158,20 @@ impl SessionsView {
                         fx = self.attach(&p);
                         self.focus = Focus::Feed;
                         None
+                    } else if p.is_file() {
+                        // A file: a werewolf game's .log, told by its
+                        // content when the task reads it.
+                        say(&mut fx, true, "reading the game log for its replay…");
+                        fx.push(SessionTask::ReplayLog { path: p }.into());
+                        None
                     } else {
                         say(
                             &mut fx,
                             false,
-                            format!("{} is not a session state dir", p.display()),
+                            format!(
+                                "{} is neither a session state dir nor a game log",
+                                p.display()
+                            ),
                         );
                         Some(Modal::Open(text))
                     }

@@ -128,6 +128,8 @@ mod tests {
             end_reason: None,
             winner: None,
             truncated: false,
+            werewolf: false,
+            skipped: 0,
             steps: ts
                 .iter()
                 .map(|t| Step {

@@ -79,9 +79,13 @@ pub(super) fn draw(v: &SessionsView, f: &mut Frame, area: Rect, p: &Paint<'_>) {
         Some(Modal::Strategy(e)) => e.draw(f, full, theme),
         Some(Modal::Whisper(w)) => w.draw(f, cols[1], theme),
         Some(Modal::Coach(c)) => c.draw(f, cols[1], theme),
-        Some(Modal::Open(text)) => {
-            dialogs::draw_search(f, area, theme, "Attach a state dir (path)", text)
-        }
+        Some(Modal::Open(text)) => dialogs::draw_search(
+            f,
+            area,
+            theme,
+            "Attach a state dir, or replay a werewolf game .log (path)",
+            text,
+        ),
         Some(Modal::Topic(text)) => dialogs::draw_search(
             f,
             area,
