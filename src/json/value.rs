@@ -290,6 +290,17 @@ impl Value {
         self.get(key).and_then(Value::as_str)
     }
 
+    /// Whether any string or object key in the value (at any depth) holds
+    /// U+0000, which PostgreSQL text cannot store.
+    pub fn holds_nul(&self) -> bool {
+        match self {
+            Value::String(s) => s.contains('\0'),
+            Value::Array(a) => a.iter().any(Value::holds_nul),
+            Value::Object(m) => m.iter().any(|(k, v)| k.contains('\0') || v.holds_nul()),
+            _ => false,
+        }
+    }
+
     /// The JSON type name, for error messages.
     pub fn type_name(&self) -> &'static str {
         match self {

@@ -18,6 +18,11 @@
 //! refused by Content-Length before a byte is read) and must arrive within
 //! the server's read timeout (408 `timeout`); a path id that does not decode
 //! is a 400. Every error is the market's JSON envelope.
+//!
+//! Every handler that touches the market runs it on tokio's blocking pool
+//! (`spawn_blocking`): the store's calls block (SQLite's group commit waits
+//! for its batch; the PostgreSQL client runs its own runtime and must never
+//! run on an async worker thread).
 
 use super::view::Jobs;
 use super::{Market, MarketError, policy};
@@ -80,6 +85,12 @@ impl<S: Send + Sync> FromRequestParts<S> for Id {
 
     async fn from_request_parts(parts: &mut Parts, state: &S) -> Result<Id, Response> {
         match Path::<String>::from_request_parts(parts, state).await {
+            // No id holds U+0000 (no message may), and PostgreSQL could
+            // not even look one up.
+            Ok(Path(id)) if id.contains('\0') => Err(MarketError::Malformed(
+                "the id in the path holds a U+0000 (NUL) character".into(),
+            )
+            .into_response()),
             Ok(Path(id)) => Ok(Id(id)),
             Err(e) => Err(MarketError::Malformed(format!(
                 "the id in the path is not valid: {}",
@@ -170,13 +181,15 @@ async fn get_transaction(State(m): State<Arc<Market>>, Id(id): Id) -> Response {
 }
 
 async fn get_account(State(m): State<Arc<Market>>, Id(id): Id) -> Response {
-    match m.balance(&id) {
-        Ok(Some(b)) => json(
+    let who = id.clone();
+    match tokio::task::spawn_blocking(move || m.balance(&who)).await {
+        Ok(Ok(Some(b))) => json(
             200,
             &Value::Object(obj! { "principal_id" => id, "balance" => b, "asset" => "GTU" }),
         ),
-        Ok(None) => MarketError::NotFound(format!("no principal {id}")).into_response(),
-        Err(e) => e.into_response(),
+        Ok(Ok(None)) => MarketError::NotFound(format!("no principal {id}")).into_response(),
+        Ok(Err(e)) => e.into_response(),
+        Err(e) => MarketError::Store(e.to_string()).into_response(),
     }
 }
 

@@ -8,7 +8,8 @@
 //! - [`policy`]: the published `sha256_nonce.v1` policy, its verifier and
 //!   the providers' multi-threaded solver.
 //! - [`store`]: the tables, whose constraints and triggers hold the
-//!   invariants.
+//!   invariants (SQLite); [`store_pg`]: the same on PostgreSQL; [`db`]: the
+//!   seam that runs one machine over either.
 //! - [`vocab`]: states, message kinds and statuses as enums, and the
 //!   transition table.
 //! - [`Market`] (in `machine`): the one state machine every write goes
@@ -28,6 +29,7 @@ pub mod bot;
 pub mod canonical;
 pub mod chain;
 pub mod client;
+pub mod db;
 pub mod gate;
 mod group;
 pub mod http;
@@ -36,6 +38,7 @@ pub mod messages;
 pub mod policy;
 pub mod schema;
 pub mod store;
+pub mod store_pg;
 pub mod time;
 pub mod view;
 pub mod vocab;
@@ -43,6 +46,7 @@ pub mod workflow;
 
 pub use chain::{ChainReport, verify_chain_value};
 pub use client::{MarketClient, MarketClientError};
+pub use db::postgres::{PgPool, PgSource};
 pub use machine::{Audit, Finish, Grant, Market};
 pub use view::{Listing, TransactionView};
 pub use vocab::{Kind, State};

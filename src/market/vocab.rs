@@ -50,6 +50,19 @@ macro_rules! vocab {
             }
         }
 
+        impl From<$name> for super::db::Arg<'static> {
+            fn from(v: $name) -> Self {
+                super::db::Arg::Text(v.as_str())
+            }
+        }
+
+        impl super::db::FromText for $name {
+            const NAME: &'static str = stringify!($name);
+            fn from_text(s: &str) -> Option<$name> {
+                $name::parse(s)
+            }
+        }
+
         impl rusqlite::ToSql for $name {
             fn to_sql(&self) -> rusqlite::Result<rusqlite::types::ToSqlOutput<'_>> {
                 Ok(self.as_str().into())

@@ -3,6 +3,7 @@
 #![allow(dead_code)]
 
 pub mod console;
+pub mod pg;
 pub mod played;
 pub mod rooms;
 pub mod tmux;

@@ -1,16 +1,16 @@
 //! OFFER (a provider quotes a price) and OFFER_DECLINE (the buyer turns
 //! one down; declining the last live offer reopens the job).
 
+use super::super::db::args;
 use super::super::vocab::{Kind, OfferStatus, State};
 use super::super::{MarketError, conflict, forbidden};
 use super::Market;
 use super::rows::{
-    Sql, fe, hash_of, int, load_deal, object, only, only_envelope, string, text, time_field,
+    fe, hash_of, int, load_deal, object, only, only_envelope, string, text, time_field,
 };
 use super::transition::{Msg, Next, Sender};
 use crate::json::Value;
 use crate::obj;
-use rusqlite::{OptionalExtension, params};
 
 impl Market {
     pub(super) fn offer(&self, m: &Msg<'_>) -> Result<Value, MarketError> {
@@ -75,13 +75,12 @@ impl Market {
             if !bad.is_empty() {
                 return Err(MarketError::Invalid(bad));
             }
-            let dup: bool = tx
-                .query_row(
-                    "SELECT EXISTS (SELECT 1 FROM gtl_offers WHERE offer_hash = ?1)",
-                    params![offer_hash],
-                    |r| r.get(0),
-                )
-                .sql()?;
+            let dup = tx
+                .query_one(
+                    "SELECT EXISTS (SELECT 1 FROM gtl_offers WHERE offer_hash = $1)",
+                    args![&offer_hash],
+                )?
+                .bool(0)?;
             if dup {
                 return Err(conflict(
                     "duplicate_offer",
@@ -90,11 +89,10 @@ impl Market {
             }
             tx.execute(
                 "INSERT INTO gtl_offers (offer_hash, transaction_id, provider_principal, price, asset, expires_at_ms, offer, status, at)
-                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
-                params![offer_hash, txid, m.who.principal_id, amount, asset, expires, text(&offer_v),
-                        OfferStatus::Live, m.now],
-            )
-            .sql()?;
+                 VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)",
+                args![&offer_hash, txid, &m.who.principal_id, amount, asset, expires, &text(&offer_v),
+                      OfferStatus::Live, m.now],
+            )?;
             Ok(Next::to(
                 State::Offered,
                 obj! { "offer_hash" => offer_hash.as_str() },
@@ -109,13 +107,12 @@ impl Market {
         let sender = Sender::Buyer("only the buyer declines offers");
         self.transition(m, txid, Kind::OfferDecline, sender, |tx, _| {
             let status: Option<OfferStatus> = tx
-                .query_row(
-                    "SELECT status FROM gtl_offers WHERE offer_hash = ?1 AND transaction_id = ?2",
-                    params![offer_hash, txid],
-                    |r| r.get(0),
-                )
-                .optional()
-                .sql()?;
+                .query_opt(
+                    "SELECT status FROM gtl_offers WHERE offer_hash = $1 AND transaction_id = $2",
+                    args![offer_hash, txid],
+                )?
+                .map(|r| r.parse(0))
+                .transpose()?;
             match status {
                 None => {
                     return Err(MarketError::NotFound(format!(
@@ -129,17 +126,15 @@ impl Market {
                 return Err(conflict("offer_locked", "a deal lock names this offer"));
             }
             tx.execute(
-                "UPDATE gtl_offers SET status = ?2 WHERE offer_hash = ?1",
-                params![offer_hash, OfferStatus::Declined],
-            )
-            .sql()?;
-            let live: i64 = tx
-                .query_row(
-                    "SELECT COUNT(*) FROM gtl_offers WHERE transaction_id = ?1 AND status = ?3 AND expires_at_ms > ?2",
-                    params![txid, m.now, OfferStatus::Live],
-                    |r| r.get(0),
-                )
-                .sql()?;
+                "UPDATE gtl_offers SET status = $2 WHERE offer_hash = $1",
+                args![offer_hash, OfferStatus::Declined],
+            )?;
+            let live = tx
+                .query_one(
+                    "SELECT COUNT(*) FROM gtl_offers WHERE transaction_id = $1 AND status = $3 AND expires_at_ms > $2",
+                    args![txid, m.now, OfferStatus::Live],
+                )?
+                .int(0)?;
             let to = if live == 0 && load_deal(tx, txid)?.is_none() {
                 State::JobOpen
             } else {

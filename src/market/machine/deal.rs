@@ -2,15 +2,15 @@
 //! what the market computes) and DEAL_CONFIRM (the provider confirms the
 //! same DealHash; the transaction is DEAL_LOCKED, other offers superseded).
 
+use super::super::db::args;
 use super::super::time::parse_rfc3339_utc;
 use super::super::vocab::{Kind, OfferStatus, State};
 use super::super::{FieldError, MarketError, conflict, forbidden};
 use super::Market;
-use super::rows::{Sql, fe, hash_of, load_deal, object, only, only_envelope, string, text};
+use super::rows::{fe, hash_of, load_deal, object, only, only_envelope, string, text};
 use super::transition::{Msg, Next, Sender};
 use crate::json::{Map, Value};
 use crate::obj;
-use rusqlite::{OptionalExtension, params};
 
 /// Records `path.key` as invalid unless it is the string `want`.
 fn want(bad: &mut Vec<FieldError>, m: &Map, path: &str, key: &str, want: &str) {
@@ -59,13 +59,12 @@ impl Market {
                 ));
             }
             let offer: Option<(String, i64, String, i64, OfferStatus)> = tx
-                .query_row(
-                    "SELECT provider_principal, price, asset, expires_at_ms, status FROM gtl_offers WHERE offer_hash = ?1 AND transaction_id = ?2",
-                    params![offer_hash, txid],
-                    |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?, r.get(4)?)),
-                )
-                .optional()
-                .sql()?;
+                .query_opt(
+                    "SELECT provider_principal, price, asset, expires_at_ms, status FROM gtl_offers WHERE offer_hash = $1 AND transaction_id = $2",
+                    args![offer_hash, txid],
+                )?
+                .map(|r| Ok::<_, MarketError>((r.text(0)?, r.int(1)?, r.text(2)?, r.int(3)?, r.parse(4)?)))
+                .transpose()?;
             let Some((provider, price, asset, expires, status)) = offer else {
                 return Err(MarketError::NotFound(format!(
                     "no offer {offer_hash} on {txid}"
@@ -115,10 +114,9 @@ impl Market {
             }
             tx.execute(
                 "INSERT INTO gtl_deals (deal_hash, transaction_id, offer_hash, buyer_principal, provider_principal, amount, asset, deal, buyer_message_hash)
-                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
-                params![deal_hash, txid, offer_hash, t.buyer, provider, price, asset, text(&deal_v), m.hash],
-            )
-            .sql()?;
+                 VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)",
+                args![&deal_hash, txid, offer_hash, &t.buyer, &provider, price, &asset, &text(&deal_v), m.hash],
+            )?;
             Ok(Next::to(
                 State::Offered,
                 obj! { "deal_hash" => deal_hash.as_str(), "offer_hash" => offer_hash },
@@ -154,32 +152,28 @@ impl Market {
                     ),
                 ));
             }
-            let expires: i64 = tx
-                .query_row(
-                    "SELECT expires_at_ms FROM gtl_offers WHERE offer_hash = ?1",
-                    params![d.offer_hash],
-                    |r| r.get(0),
-                )
-                .sql()?;
+            let expires = tx
+                .query_one(
+                    "SELECT expires_at_ms FROM gtl_offers WHERE offer_hash = $1",
+                    args![&d.offer_hash],
+                )?
+                .int(0)?;
             if expires <= m.now {
                 return Err(conflict("offer_not_live", "the locked offer has expired"));
             }
             tx.execute(
-                "UPDATE gtl_deals SET confirmed = 1, provider_message_hash = ?2 WHERE deal_hash = ?1",
-                params![d.deal_hash, m.hash],
-            )
-            .sql()?;
+                "UPDATE gtl_deals SET confirmed = 1, provider_message_hash = $2 WHERE deal_hash = $1",
+                args![&d.deal_hash, m.hash],
+            )?;
             tx.execute(
-                "UPDATE gtl_offers SET status = CASE WHEN offer_hash = ?2 THEN ?3 ELSE ?4 END
-                 WHERE transaction_id = ?1 AND status = ?5",
-                params![txid, d.offer_hash, OfferStatus::Accepted, OfferStatus::Superseded, OfferStatus::Live],
-            )
-            .sql()?;
+                "UPDATE gtl_offers SET status = CASE WHEN offer_hash = $2 THEN $3 ELSE $4 END
+                 WHERE transaction_id = $1 AND status = $5",
+                args![txid, &d.offer_hash, OfferStatus::Accepted, OfferStatus::Superseded, OfferStatus::Live],
+            )?;
             tx.execute(
-                "UPDATE gtl_transactions SET deal_hash = ?2 WHERE transaction_id = ?1",
-                params![txid, d.deal_hash],
-            )
-            .sql()?;
+                "UPDATE gtl_transactions SET deal_hash = $2 WHERE transaction_id = $1",
+                args![txid, &d.deal_hash],
+            )?;
             Ok(Next::to(
                 State::DealLocked,
                 obj! { "deal_hash" => d.deal_hash },

@@ -2,14 +2,14 @@
 //! by the frozen policy (the VERIFICATION server event), and settled or
 //! refunded in the same SQLite transaction when settlement is inline.
 
+use super::super::db::args;
 use super::super::vocab::{Kind, State, Verdict};
 use super::super::{MarketError, conflict, forbidden, policy};
 use super::Market;
-use super::rows::{Sql, hash_of, load_deal, object, only, only_envelope, string, text};
+use super::rows::{hash_of, load_deal, object, only, only_envelope, string, text};
 use super::transition::{Msg, Next, Sender};
 use crate::json::Value;
 use crate::obj;
-use rusqlite::params;
 
 impl Market {
     pub(super) fn deliver(&self, m: &Msg<'_>) -> Result<Value, MarketError> {
@@ -39,10 +39,9 @@ impl Market {
                 ));
             }
             tx.execute(
-                "INSERT INTO gtl_deliveries (transaction_id, delivery_hash, deal_hash, delivery, at) VALUES (?1, ?2, ?3, ?4, ?5)",
-                params![txid, delivery_hash, d.deal_hash, text(&delivery_v), m.now],
-            )
-            .sql()?;
+                "INSERT INTO gtl_deliveries (transaction_id, delivery_hash, deal_hash, delivery, at) VALUES ($1, $2, $3, $4, $5)",
+                args![txid, &delivery_hash, &d.deal_hash, &text(&delivery_v), m.now],
+            )?;
             // The verifier reads only frozen things: the stored job (whose
             // policy hashed to PolicyHash at the gate), the stored delivery
             // and the locked DealHash.
@@ -56,10 +55,9 @@ impl Market {
             });
             let vh = hash_of(&verification)?;
             tx.execute(
-                "INSERT INTO gtl_verifications (transaction_id, verification_hash, result, verification, at) VALUES (?1, ?2, ?3, ?4, ?5)",
-                params![txid, vh, result, text(&verification), m.now],
-            )
-            .sql()?;
+                "INSERT INTO gtl_verifications (transaction_id, verification_hash, result, verification, at) VALUES ($1, $2, $3, $4, $5)",
+                args![txid, &vh, result, &text(&verification), m.now],
+            )?;
             let after = if verdict.pass {
                 State::Verified
             } else {

@@ -1,15 +1,15 @@
 //! FUND: the buyer's funding commitment for the locked deal, reserved in
 //! escrow (the store's triggers move the GTU and keep it single-use).
 
+use super::super::db::args;
 use super::super::time::parse_rfc3339_utc;
 use super::super::vocab::{CommitmentStatus, Kind, State};
 use super::super::{MarketError, conflict, forbidden};
 use super::Market;
-use super::rows::{Sql, fe, int, load_deal, object, only, only_envelope, string};
+use super::rows::{fe, int, load_deal, object, only, only_envelope, string};
 use super::transition::{Msg, Next, Sender};
 use crate::json::Value;
 use crate::obj;
-use rusqlite::params;
 
 impl Market {
     pub(super) fn fund(&self, m: &Msg<'_>) -> Result<Value, MarketError> {
@@ -65,13 +65,12 @@ impl Market {
                     "the job's authority does not allow this funding now",
                 ));
             }
-            let balance: i64 = tx
-                .query_row(
-                    "SELECT balance FROM gtl_accounts WHERE account = ?1",
-                    params![t.buyer],
-                    |r| r.get(0),
-                )
-                .sql()?;
+            let balance = tx
+                .query_one(
+                    "SELECT balance FROM gtl_accounts WHERE account = $1",
+                    args![&t.buyer],
+                )?
+                .int(0)?;
             if balance < amount {
                 return Err(conflict(
                     "insufficient_funds",
@@ -82,11 +81,10 @@ impl Market {
                 format!("fc_{}", &crate::json::canonical::sha256_hex(&d.deal_hash)[..32]);
             tx.execute(
                 "INSERT INTO gtl_commitments (commitment_id, transaction_id, deal_hash, payer, payee, amount, asset, status, at)
-                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
-                params![commitment_id, txid, d.deal_hash, t.buyer, d.provider, amount, asset,
-                        CommitmentStatus::Reserved, m.now],
-            )
-            .sql()?;
+                 VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)",
+                args![&commitment_id, txid, &d.deal_hash, &t.buyer, &d.provider, amount, asset,
+                      CommitmentStatus::Reserved, m.now],
+            )?;
             let mut next = Next::to(State::Funded, obj! { "deal_hash" => d.deal_hash });
             next.extra = obj! {
                 "funding_commitment_id" => commitment_id, "balance" => balance - amount,

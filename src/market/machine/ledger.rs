@@ -1,10 +1,9 @@
 //! Tokens and money: bearer tokens bound to principals (with the sandbox
 //! grant), balances, and the audit of the ledger's totals.
 
+use super::super::db::args;
 use super::super::{MarketError, Principal, conflict, gate, invalid};
 use super::Market;
-use super::rows::Sql;
-use rusqlite::{OptionalExtension, params};
 
 /// A bearer token issued to a registered identity.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -43,14 +42,13 @@ impl Market {
         principal_id: Option<&str>,
     ) -> Result<Grant, MarketError> {
         self.write(|tx| {
-            let existing: Option<(String, String, String)> = tx
-                .query_row(
-                    "SELECT token, principal_id, agent_id FROM gtl_principals WHERE public_key = ?1",
-                    params![public_key],
-                    |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)),
-                )
-                .optional()
-                .sql()?;
+            let existing = tx
+                .query_opt(
+                    "SELECT token, principal_id, agent_id FROM gtl_principals WHERE public_key = $1",
+                    args![public_key],
+                )?
+                .map(|r| Ok::<_, MarketError>((r.text(0)?, r.text(1)?, r.text(2)?)))
+                .transpose()?;
             if let Some((token, pid, aid)) = existing {
                 if principal_id.is_some_and(|p| p != pid) {
                     return Err(conflict(
@@ -72,13 +70,12 @@ impl Market {
                     "must match ^[a-z0-9_]{1,64}$ and not be mint or escrow",
                 ));
             }
-            let taken: bool = tx
-                .query_row(
-                    "SELECT EXISTS (SELECT 1 FROM gtl_principals WHERE principal_id = ?1)",
-                    params![pid],
-                    |r| r.get(0),
-                )
-                .sql()?;
+            let taken = tx
+                .query_one(
+                    "SELECT EXISTS (SELECT 1 FROM gtl_principals WHERE principal_id = $1)",
+                    args![pid],
+                )?
+                .bool(0)?;
             if taken {
                 return Err(conflict(
                     "principal_taken",
@@ -88,21 +85,18 @@ impl Market {
             let token = format!("gtl_{}", crate::json::canonical::hex(&rand::random::<[u8; 32]>()));
             let now = self.now_ms();
             tx.execute(
-                "INSERT INTO gtl_principals (principal_id, public_key, agent_id, token, created_at) VALUES (?1, ?2, ?3, ?4, ?5)",
-                params![pid, public_key, agent_id, token, now],
-            )
-            .sql()?;
+                "INSERT INTO gtl_principals (principal_id, public_key, agent_id, token, created_at) VALUES ($1, $2, $3, $4, $5)",
+                args![pid, public_key, agent_id, &token, now],
+            )?;
             tx.execute(
-                "INSERT INTO gtl_accounts (account, balance) VALUES (?1, 0)",
-                params![pid],
-            )
-            .sql()?;
+                "INSERT INTO gtl_accounts (account, balance) VALUES ($1, 0)",
+                args![pid],
+            )?;
             if self.cfg.grant > 0 {
                 tx.execute(
-                    "INSERT INTO gtl_ledger (transaction_id, from_account, to_account, amount, reason, at) VALUES (NULL, 'mint', ?1, ?2, 'sandbox_grant', ?3)",
-                    params![pid, self.cfg.grant, now],
-                )
-                .sql()?;
+                    "INSERT INTO gtl_ledger (transaction_id, from_account, to_account, amount, reason, at) VALUES (NULL, 'mint', $1, $2, 'sandbox_grant', $3)",
+                    args![pid, self.cfg.grant, now],
+                )?;
             }
             Ok(Grant {
                 token,
@@ -115,20 +109,20 @@ impl Market {
 
     /// The principal a token speaks for.
     pub fn principal(&self, token: &str) -> Result<Option<Principal>, MarketError> {
-        self.db()
-            .query_row(
-                "SELECT principal_id, agent_id, public_key FROM gtl_principals WHERE token = ?1",
-                params![token],
-                |r| {
-                    Ok(Principal {
-                        principal_id: r.get(0)?,
-                        agent_id: r.get(1)?,
-                        public_key: r.get(2)?,
-                    })
-                },
-            )
-            .optional()
-            .sql()
+        self.read(false, |db| {
+            db.query_opt(
+                "SELECT principal_id, agent_id, public_key FROM gtl_principals WHERE token = $1",
+                args![token],
+            )?
+            .map(|r| {
+                Ok(Principal {
+                    principal_id: r.text(0)?,
+                    agent_id: r.text(1)?,
+                    public_key: r.text(2)?,
+                })
+            })
+            .transpose()
+        })
     }
 
     /// A principal's GTU balance (`None` for an unknown principal).
@@ -136,34 +130,36 @@ impl Market {
         if principal_id == "mint" || principal_id == "escrow" {
             return Ok(None);
         }
-        self.db()
-            .query_row(
-                "SELECT balance FROM gtl_accounts WHERE account = ?1",
-                params![principal_id],
-                |r| r.get(0),
-            )
-            .optional()
-            .sql()
+        self.read(false, |db| {
+            db.query_opt(
+                "SELECT balance FROM gtl_accounts WHERE account = $1",
+                args![principal_id],
+            )?
+            .map(|r| r.int(0))
+            .transpose()
+        })
     }
 
     /// The ledger totals every invariant test checks.
     pub fn audit(&self) -> Result<Audit, MarketError> {
-        let db = self.db();
-        let q =
-            |sql: &str| -> Result<i64, MarketError> { db.query_row(sql, [], |r| r.get(0)).sql() };
-        Ok(Audit {
-            sum_of_balances: q("SELECT COALESCE(SUM(balance), 0) FROM gtl_accounts")?,
-            escrow: q("SELECT balance FROM gtl_accounts WHERE account = 'escrow'")?,
-            reserved: q("SELECT COALESCE(SUM(amount), 0) FROM gtl_commitments WHERE status = 'reserved'")?,
-            ledger_mismatches: q(
-                "SELECT COUNT(*) FROM gtl_accounts a WHERE a.balance <>
-                   COALESCE((SELECT SUM(amount) FROM gtl_ledger WHERE to_account = a.account), 0)
-                 - COALESCE((SELECT SUM(amount) FROM gtl_ledger WHERE from_account = a.account), 0)",
-            )?,
-            double_outcomes: q(
-                "SELECT COUNT(*) FROM (SELECT transaction_id FROM gtl_events WHERE kind IN ('SETTLEMENT','REFUND')
-                 GROUP BY transaction_id HAVING COUNT(*) > 1)",
-            )?,
+        self.read(true, |db| {
+            let mut q = |sql: &str| -> Result<i64, MarketError> { db.query_one(sql, &[])?.int(0) };
+            Ok(Audit {
+                sum_of_balances: q("SELECT CAST(COALESCE(SUM(balance), 0) AS BIGINT) FROM gtl_accounts")?,
+                escrow: q("SELECT balance FROM gtl_accounts WHERE account = 'escrow'")?,
+                reserved: q(
+                    "SELECT CAST(COALESCE(SUM(amount), 0) AS BIGINT) FROM gtl_commitments WHERE status = 'reserved'",
+                )?,
+                ledger_mismatches: q(
+                    "SELECT COUNT(*) FROM gtl_accounts a WHERE a.balance <>
+                       COALESCE((SELECT SUM(amount) FROM gtl_ledger WHERE to_account = a.account), 0)
+                     - COALESCE((SELECT SUM(amount) FROM gtl_ledger WHERE from_account = a.account), 0)",
+                )?,
+                double_outcomes: q(
+                    "SELECT COUNT(*) FROM (SELECT transaction_id FROM gtl_events WHERE kind IN ('SETTLEMENT','REFUND')
+                     GROUP BY transaction_id HAVING COUNT(*) > 1) AS outcomes",
+                )?,
+            })
         })
     }
 }

@@ -3,9 +3,15 @@
 //!
 //! Every request runs in this order: parse strictly → check the bearer
 //! token → check the signature → expire what is due → check the gate and
-//! the guards → write, all in one `BEGIN IMMEDIATE` SQLite transaction
-//! whose state change is a compare-and-swap. A refusal returns before any
-//! write, and the store's triggers refuse whatever a guard might miss.
+//! the guards → write, all in one transaction whose state change is a
+//! compare-and-swap. A refusal returns before any write, and the store's
+//! triggers refuse whatever a guard might miss.
+//!
+//! The store is SQLite ([`Market::open`], [`Market::memory`]: one
+//! connection, `BEGIN IMMEDIATE` in a group commit) or PostgreSQL
+//! ([`Market::postgres`]: a pool, one READ COMMITTED transaction per write
+//! that locks the transaction row it loads, retried on conflicts). The
+//! machine's code and SQL are the same for both (`db` is the seam).
 //!
 //! `transition` holds that sequence once; each phase has its file:
 //! `open` (JOB_OPEN), `bid` (OFFER, OFFER_DECLINE), `deal` (DEAL_LOCK,
@@ -29,11 +35,12 @@ pub use ledger::{Audit, Grant};
 pub use settle::Finish;
 
 use super::canonical::{self, hex_eq};
-use super::group::{Group, Reader, Writer};
-use super::store;
+use super::db::postgres::{self as pg, Pg, PgSource};
+use super::group::Group;
 use super::time::Clock;
 use super::vocab::Kind;
 use super::{MarketConfig, MarketError, forbidden, invalid};
+use super::{store, store_pg};
 use crate::json::{Map, Value};
 use crate::obj;
 use rows::hash_of;
@@ -41,9 +48,15 @@ use rusqlite::Connection;
 use std::path::Path;
 use transition::Msg;
 
-/// The market core over one SQLite file.
+/// Where the market keeps its tables.
+enum Store {
+    Sqlite(Group),
+    Postgres(Pg),
+}
+
+/// The market core over one SQLite file or one PostgreSQL database.
 pub struct Market {
-    conn: Group,
+    store: Store,
     cfg: MarketConfig,
     clock: Clock,
 }
@@ -66,10 +79,53 @@ impl Market {
     fn setup(conn: Connection, cfg: MarketConfig) -> Result<Market, MarketError> {
         store::migrate(&conn, cfg.durable)?;
         Ok(Market {
-            conn: Group::new(conn),
+            store: Store::Sqlite(Group::new(conn)),
             cfg,
             clock: Clock::System,
         })
+    }
+
+    /// The market on PostgreSQL: `source` is a `postgres://` URL (a pool of
+    /// [`pg::POOL_SIZE`] connections is built for it) or an r2d2 pool the
+    /// caller built ([`pg::PgPool`], e.g. shared with the community store).
+    /// Applies the market's pending schema migrations first (versioned, in
+    /// one transaction under an advisory lock, so instances starting at
+    /// once never race); the tables, constraints and triggers are
+    /// `store_pg`'s, holding the same invariants as SQLite's.
+    ///
+    /// Several instances (processes) may serve one database at once: every
+    /// transition is a transaction that locks its row and moves the state
+    /// by compare-and-swap, so two instances never both settle a job or
+    /// spend the same GTU. `synchronous_commit` stays on for a durable
+    /// market (concurrent commits share WAL flushes).
+    ///
+    /// Blocking, like every call on a PostgreSQL market: call it (and the
+    /// market) from a plain or `spawn_blocking` thread, never from an async
+    /// worker thread.
+    pub fn postgres(source: impl Into<PgSource>, cfg: MarketConfig) -> Result<Market, MarketError> {
+        let pool = match source.into() {
+            PgSource::Url(url) => pg::pool(&url, pg::POOL_SIZE)?,
+            PgSource::Pool(p) => p,
+        };
+        {
+            let mut c = pool
+                .get()
+                .map_err(|e| MarketError::Store(format!("no PostgreSQL connection: {e}")))?;
+            store_pg::migrate(&mut c)?;
+        }
+        Ok(Market {
+            store: Store::Postgres(Pg::new(pool, cfg.durable)),
+            cfg,
+            clock: Clock::System,
+        })
+    }
+
+    /// Which store this market runs on: `"sqlite"` or `"postgres"`.
+    pub fn backend(&self) -> &'static str {
+        match self.store {
+            Store::Sqlite(_) => "sqlite",
+            Store::Postgres(_) => "postgres",
+        }
     }
 
     /// The same market reading time from `clock`.
@@ -87,19 +143,14 @@ impl Market {
         self.clock.now_ms()
     }
 
-    /// Commits made so far (group commit shares them among writers).
+    /// Commits made so far: SQLite's group commit shares them among
+    /// writers; on PostgreSQL each write commits its own transaction (and
+    /// PostgreSQL shares the WAL flushes of concurrent ones).
     pub fn commits(&self) -> u64 {
-        self.conn.commits()
-    }
-
-    /// The connection for reads (committed state only).
-    fn db(&self) -> Reader<'_> {
-        self.conn.reader()
-    }
-
-    /// The connection for one write, committed in a group (see `group`).
-    fn writer(&self) -> Writer<'_> {
-        self.conn.writer()
+        match &self.store {
+            Store::Sqlite(g) => g.commits(),
+            Store::Postgres(p) => p.commits(),
+        }
     }
 
     /// Handles the bytes of a `POST /api/gtl` body.
@@ -122,8 +173,15 @@ impl Market {
 
     /// Handles one parsed message.
     pub fn handle(&self, bearer: Option<&str>, msg: Map) -> Result<Value, MarketError> {
-        canonical::check(&Value::Object(msg.clone()), "")
-            .map_err(|e| MarketError::Malformed(e.to_string()))?;
+        let whole = Value::Object(msg.clone());
+        canonical::check(&whole, "").map_err(|e| MarketError::Malformed(e.to_string()))?;
+        // PostgreSQL text cannot hold U+0000: neither store takes it, so both
+        // give the same answer.
+        if whole.holds_nul() {
+            return Err(MarketError::Malformed(
+                "the message holds a U+0000 (NUL) character, which no field may hold".into(),
+            ));
+        }
         let kind = msg.get("type").and_then(Value::as_str).ok_or_else(|| {
             let types: Vec<&str> = Kind::MESSAGES.iter().map(|k| k.as_str()).collect();
             MarketError::Malformed(format!("`type` is required ({})", types.join(", ")))

@@ -1,13 +1,13 @@
 //! JOB_OPEN: the hard gate, then a new transaction (first writer wins).
 
+use super::super::db::args;
 use super::super::vocab::{Kind, State};
 use super::super::{MarketError, conflict, gate};
 use super::Market;
-use super::rows::{Sql, hash_of, object, text};
+use super::rows::{hash_of, object, text};
 use super::transition::{Entry, Msg, record, reply};
 use crate::json::Value;
 use crate::obj;
-use rusqlite::params;
 
 impl Market {
     pub(super) fn job_open(&self, m: &Msg<'_>) -> Result<Value, MarketError> {
@@ -24,13 +24,12 @@ impl Market {
         let authority_hash = hash_of(job.get("authority").unwrap_or(&Value::Null))?;
         let txid = g.transaction_id.as_str();
         let seq = self.write(|tx| {
-            let exists: bool = tx
-                .query_row(
-                    "SELECT EXISTS (SELECT 1 FROM gtl_transactions WHERE transaction_id = ?1)",
-                    params![txid],
-                    |r| r.get(0),
-                )
-                .sql()?;
+            let exists = tx
+                .query_one(
+                    "SELECT EXISTS (SELECT 1 FROM gtl_transactions WHERE transaction_id = $1)",
+                    args![txid],
+                )?
+                .bool(0)?;
             if exists {
                 return Err(conflict(
                     "duplicate_transaction",
@@ -40,11 +39,10 @@ impl Market {
             tx.execute(
                 "INSERT INTO gtl_transactions (transaction_id, state, buyer_principal, job, job_hash, policy_hash,
                    authority_hash, task_type, deadline_ms, budget, asset, created_at, updated_at)
-                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?12)",
-                params![txid, State::JobOpen, m.who.principal_id, text(&job_v), job_hash, policy_hash,
-                        authority_hash, g.task_type, g.deadline_ms, g.budget, g.asset, m.now],
-            )
-            .sql()?;
+                 VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $12)",
+                args![txid, State::JobOpen, &m.who.principal_id, &text(&job_v), &job_hash, &policy_hash,
+                      &authority_hash, &g.task_type, g.deadline_ms, g.budget, &g.asset, m.now],
+            )?;
             let entry = Entry {
                 kind: Kind::JobOpen,
                 before: None,

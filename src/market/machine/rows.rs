@@ -1,11 +1,11 @@
 //! The stored rows a handler reads, and the readers of a message's fields.
 
 use super::super::canonical;
+use super::super::db::{Db, Row, args};
 use super::super::time::parse_rfc3339_utc;
 use super::super::vocab::{Kind, State};
 use super::super::{FieldError, MarketError, conflict, invalid};
 use crate::json::{Map, Value};
-use rusqlite::{Connection, OptionalExtension, params};
 
 /// One stored transaction.
 pub(super) struct TxRow {
@@ -46,32 +46,6 @@ pub(super) fn text(v: &Value) -> String {
 
 pub(super) fn hash_of(v: &Value) -> Result<String, MarketError> {
     canonical::hash(v).map_err(|e| MarketError::Malformed(e.to_string()))
-}
-
-/// Constraint failures are the store refusing to break an invariant.
-fn store_err(e: rusqlite::Error) -> MarketError {
-    match &e {
-        rusqlite::Error::SqliteFailure(f, msg)
-            if f.code == rusqlite::ErrorCode::ConstraintViolation =>
-        {
-            conflict(
-                "invariant_violation",
-                msg.clone().unwrap_or_else(|| e.to_string()),
-            )
-        }
-        _ => MarketError::Store(e.to_string()),
-    }
-}
-
-/// SQLite results as market results.
-pub(super) trait Sql<T> {
-    fn sql(self) -> Result<T, MarketError>;
-}
-
-impl<T> Sql<T> for rusqlite::Result<T> {
-    fn sql(self) -> Result<T, MarketError> {
-        self.map_err(store_err)
-    }
 }
 
 /// Refuses members outside `allowed` (adapters may not add semantics).
@@ -147,46 +121,54 @@ pub(super) fn illegal(kind: Kind, state: State) -> MarketError {
     )
 }
 
-pub(super) fn load(db: &Connection, id: &str) -> Result<TxRow, MarketError> {
-    db.query_row(
-        "SELECT transaction_id, state, buyer_principal, job, job_hash, policy_hash, authority_hash,
-                deadline_ms, budget, asset, deal_hash FROM gtl_transactions WHERE transaction_id = ?1",
-        params![id],
-        |r| {
-            Ok(TxRow {
-                id: r.get(0)?,
-                state: r.get(1)?,
-                buyer: r.get(2)?,
-                job: parse_map(&r.get::<_, String>(3)?),
-                job_hash: r.get(4)?,
-                policy_hash: r.get(5)?,
-                authority_hash: r.get(6)?,
-                deadline_ms: r.get(7)?,
-                budget: r.get(8)?,
-                asset: r.get(9)?,
-                deal_hash: r.get(10)?,
-            })
-        },
-    )
-    .optional()
-    .sql()?
-    .ok_or_else(|| MarketError::NotFound(format!("no transaction {id}")))
+const LOAD: &str =
+    "SELECT transaction_id, state, buyer_principal, job, job_hash, policy_hash, authority_hash,
+        deadline_ms, budget, asset, deal_hash FROM gtl_transactions WHERE transaction_id = $1";
+
+/// The same, locking the row for the rest of a PostgreSQL write (every
+/// writer of one transaction takes turns; SQLite's write lock already
+/// makes them).
+const LOAD_LOCKED: &str =
+    "SELECT transaction_id, state, buyer_principal, job, job_hash, policy_hash, authority_hash,
+        deadline_ms, budget, asset, deal_hash FROM gtl_transactions WHERE transaction_id = $1
+        FOR NO KEY UPDATE";
+
+fn tx_row(r: &Row) -> Result<TxRow, MarketError> {
+    Ok(TxRow {
+        id: r.text(0)?,
+        state: r.parse(1)?,
+        buyer: r.text(2)?,
+        job: parse_map(&r.text(3)?),
+        job_hash: r.text(4)?,
+        policy_hash: r.text(5)?,
+        authority_hash: r.text(6)?,
+        deadline_ms: r.int(7)?,
+        budget: r.int(8)?,
+        asset: r.text(9)?,
+        deal_hash: r.opt_text(10)?,
+    })
 }
 
-pub(super) fn load_deal(db: &Connection, txid: &str) -> Result<Option<DealRow>, MarketError> {
-    db.query_row(
-        "SELECT deal_hash, offer_hash, provider_principal, amount, confirmed FROM gtl_deals WHERE transaction_id = ?1",
-        params![txid],
-        |r| {
-            Ok(DealRow {
-                deal_hash: r.get(0)?,
-                offer_hash: r.get(1)?,
-                provider: r.get(2)?,
-                amount: r.get(3)?,
-                confirmed: r.get::<_, i64>(4)? == 1,
-            })
-        },
-    )
-    .optional()
-    .sql()
+/// Loads a transaction (locked in a PostgreSQL write).
+pub(super) fn load(db: &mut dyn Db, id: &str) -> Result<TxRow, MarketError> {
+    let sql = if db.locking() { LOAD_LOCKED } else { LOAD };
+    match db.query_opt(sql, args![id])? {
+        Some(r) => tx_row(&r),
+        None => Err(MarketError::NotFound(format!("no transaction {id}"))),
+    }
+}
+
+pub(super) fn load_deal(db: &mut dyn Db, txid: &str) -> Result<Option<DealRow>, MarketError> {
+    let r = db.query_opt(
+        "SELECT deal_hash, offer_hash, provider_principal, amount, confirmed FROM gtl_deals WHERE transaction_id = $1",
+        args![txid],
+    )?;
+    let Some(r) = r else { return Ok(None) };
+    Ok(Some(DealRow {
+        deal_hash: r.text(0)?,
+        offer_hash: r.text(1)?,
+        provider: r.text(2)?,
+        amount: r.int(3)?,
+        confirmed: r.int(4)? == 1,
+    }))
 }

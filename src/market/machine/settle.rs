@@ -3,14 +3,14 @@
 //! deadline sweep (EXPIRY: CLOSED before funding, REJECTED after).
 
 use super::super::MarketError;
+use super::super::db::{Db, args};
 use super::super::time::format_rfc3339_utc;
 use super::super::vocab::{CommitmentStatus, Kind, State};
 use super::Market;
-use super::rows::{Sql, load};
+use super::rows::load;
 use super::transition::{Entry, record};
 use crate::json::Value;
 use crate::obj;
-use rusqlite::{Connection, OptionalExtension, params};
 
 /// What [`Market::finish`] did.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -26,7 +26,7 @@ pub enum Finish {
 /// Settles a VERIFIED or refunds a REJECTED transaction inside `tx`;
 /// returns what happened and the new event's seq.
 pub(super) fn finish_tx(
-    tx: &Connection,
+    tx: &mut dyn Db,
     txid: &str,
     now: i64,
 ) -> Result<(Finish, i64), MarketError> {
@@ -47,30 +47,26 @@ pub(super) fn finish_tx(
         s if s.is_terminal() => return Ok((Finish::AlreadyTerminal(s), 0)),
         s => return Ok((Finish::NotReady(s), 0)),
     };
-    let (cid, amount, asset, payer, payee): (String, i64, String, String, String) = tx
-        .query_row(
-            "SELECT commitment_id, amount, asset, payer, payee FROM gtl_commitments WHERE transaction_id = ?1",
-            params![txid],
-            |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?, r.get(4)?)),
-        )
-        .sql()?;
-    let n = tx
-        .execute(
-            "UPDATE gtl_commitments SET status = ?2, consumed_at = ?3 WHERE transaction_id = ?1 AND status = ?4",
-            params![txid, status, now, CommitmentStatus::Reserved],
-        )
-        .sql()?;
+    let r = tx.query_one(
+        "SELECT commitment_id, amount, asset, payer, payee FROM gtl_commitments WHERE transaction_id = $1",
+        args![txid],
+    )?;
+    let (cid, amount, asset, payer, payee) =
+        (r.text(0)?, r.int(1)?, r.text(2)?, r.text(3)?, r.text(4)?);
+    let n = tx.execute(
+        "UPDATE gtl_commitments SET status = $2, consumed_at = $3 WHERE transaction_id = $1 AND status = $4",
+        args![txid, status, now, CommitmentStatus::Reserved],
+    )?;
     if n != 1 {
         return Ok((Finish::AlreadyTerminal(t.state), 0));
     }
-    let verification: Option<String> = tx
-        .query_row(
-            "SELECT verification_hash FROM gtl_verifications WHERE transaction_id = ?1",
-            params![txid],
-            |r| r.get(0),
-        )
-        .optional()
-        .sql()?;
+    let verification = tx
+        .query_opt(
+            "SELECT verification_hash FROM gtl_verifications WHERE transaction_id = $1",
+            args![txid],
+        )?
+        .map(|r| r.text(0))
+        .transpose()?;
     let mut body = obj! {
         "funding_commitment_id" => cid.as_str(), "amount" => amount, "asset" => asset.as_str(),
         "payee" => if to == State::Settled { payee.as_str() } else { payer.as_str() },
@@ -78,13 +74,12 @@ pub(super) fn finish_tx(
     match verification {
         Some(vh) => body.insert("verification_hash", Value::from(vh)),
         None => {
-            let expiry: String = tx
-                .query_row(
-                    "SELECT event_hash FROM gtl_events WHERE transaction_id = ?1 AND kind = ?2",
-                    params![txid, Kind::Expiry],
-                    |r| r.get(0),
-                )
-                .sql()?;
+            let expiry = tx
+                .query_one(
+                    "SELECT event_hash FROM gtl_events WHERE transaction_id = $1 AND kind = $2",
+                    args![txid, Kind::Expiry],
+                )?
+                .text(0)?;
             body.insert("expiry_event_hash", Value::from(expiry))
         }
     };
@@ -122,23 +117,18 @@ impl Market {
     }
 
     pub(super) fn sweep_at(&self, now: i64) -> Result<usize, MarketError> {
-        let due: Vec<(String, State, i64)> = {
-            let db = self.db();
-            let mut st = db
-                .prepare_cached(
-                    "SELECT transaction_id, state, deadline_ms FROM gtl_transactions WHERE terminal_state IS NULL
-                     AND ((deadline_ms < ?1 AND state IN ('JOB_OPEN','OFFERED','DEAL_LOCKED','FUNDED'))
-                          OR (state IN ('VERIFIED','REJECTED') AND ?2))
-                     LIMIT 256",
-                )
-                .sql()?;
-            let rows = st
-                .query_map(params![now, self.cfg.settle_inline], |r| {
-                    Ok((r.get(0)?, r.get(1)?, r.get(2)?))
-                })
-                .sql()?;
-            rows.collect::<Result<_, _>>().sql()?
-        };
+        let due: Vec<(String, State, i64)> = self.read(false, |db| {
+            db.query(
+                "SELECT transaction_id, state, deadline_ms FROM gtl_transactions WHERE terminal_state IS NULL
+                 AND ((deadline_ms < $1 AND state IN ('JOB_OPEN','OFFERED','DEAL_LOCKED','FUNDED'))
+                      OR (state IN ('VERIFIED','REJECTED') AND $2))
+                 LIMIT 256",
+                args![now, self.cfg.settle_inline],
+            )?
+            .iter()
+            .map(|r| Ok((r.text(0)?, r.parse(1)?, r.int(2)?)))
+            .collect()
+        })?;
         let mut moved = 0;
         for (txid, state, deadline) in due {
             if matches!(state, State::Verified | State::Rejected) {
@@ -156,7 +146,7 @@ impl Market {
                 State::Closed
             };
             let expired = self.write(|tx| {
-                if load(tx, &txid)?.state != state {
+                if load(&mut *tx, &txid)?.state != state {
                     return Ok(false);
                 }
                 let body = Value::Object(obj! {

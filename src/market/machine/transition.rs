@@ -4,16 +4,19 @@
 //! append the event, commit, answer. A handler only states what differs.
 
 use super::super::chain::preimage;
+use super::super::db::sqlite::{Sql, SqliteDb};
+use super::super::db::{Db, args};
 use super::super::store::GENESIS;
 use super::super::view::EventView;
 use super::super::vocab::{Kind, State};
 use super::super::{MarketError, Principal, conflict, forbidden};
 use super::Market;
-use super::rows::{Sql, TxRow, hash_of, illegal, load, text};
+use super::Store;
+use super::rows::{TxRow, hash_of, illegal, load, text};
 use super::settle::{Finish, finish_tx};
 use crate::json::{Map, Value};
 use crate::obj;
-use rusqlite::{Connection, TransactionBehavior, params};
+use rusqlite::TransactionBehavior;
 
 /// A message being handled, with what the dispatcher already checked.
 pub(super) struct Msg<'a> {
@@ -73,14 +76,12 @@ pub(super) struct Entry<'a> {
 }
 
 /// Moves `txid` from `from` to `to` only if it is still in `from`.
-fn cas(db: &Connection, txid: &str, from: State, to: State, now: i64) -> Result<(), MarketError> {
-    let n = db
-        .execute(
-            "UPDATE gtl_transactions SET state = ?3, terminal_state = ?5, updated_at = ?4
-             WHERE transaction_id = ?1 AND state = ?2 AND terminal_state IS NULL",
-            params![txid, from, to, now, to.is_terminal().then_some(to)],
-        )
-        .sql()?;
+fn cas(db: &mut dyn Db, txid: &str, from: State, to: State, now: i64) -> Result<(), MarketError> {
+    let n = db.execute(
+        "UPDATE gtl_transactions SET state = $3, terminal_state = $5, updated_at = $4
+         WHERE transaction_id = $1 AND state = $2 AND terminal_state IS NULL",
+        args![txid, from, to, now, to.is_terminal().then_some(to)],
+    )?;
     if n == 1 {
         Ok(())
     } else {
@@ -94,7 +95,7 @@ fn cas(db: &Connection, txid: &str, from: State, to: State, now: i64) -> Result<
 /// Moves the state when the event changes it (compare-and-swap), then
 /// appends the event to `txid`'s chain; returns its seq.
 pub(super) fn record(
-    db: &Connection,
+    db: &mut dyn Db,
     txid: &str,
     e: Entry<'_>,
     now: i64,
@@ -104,15 +105,13 @@ pub(super) fn record(
     {
         cas(db, txid, before, e.after, now)?;
     }
-    let (seq, prev): (i64, String) = db
-        .query_row(
-            "SELECT COALESCE(MAX(seq), 0) + 1,
-                    COALESCE((SELECT event_hash FROM gtl_events WHERE transaction_id = ?1 ORDER BY seq DESC LIMIT 1), ?2)
-             FROM gtl_events WHERE transaction_id = ?1",
-            params![txid, GENESIS],
-            |r| Ok((r.get(0)?, r.get(1)?)),
-        )
-        .sql()?;
+    let r = db.query_one(
+        "SELECT COALESCE(MAX(seq), 0) + 1,
+                COALESCE((SELECT event_hash FROM gtl_events WHERE transaction_id = $1 ORDER BY seq DESC LIMIT 1), $2)
+         FROM gtl_events WHERE transaction_id = $1",
+        args![txid, GENESIS],
+    )?;
+    let (seq, prev) = (r.int(0)?, r.text(1)?);
     let mut ev = EventView {
         seq,
         kind: e.kind,
@@ -126,16 +125,16 @@ pub(super) fn record(
         event_hash: String::new(),
     };
     ev.event_hash = hash_of(&preimage(txid, &ev))?;
+    let body = text(&Value::Object(ev.body));
     db.execute(
         "INSERT INTO gtl_events (transaction_id, seq, kind, state_before, state_after, message_hash, signature,
                                  body, at, prev_event_hash, event_hash)
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)",
-        params![
-            txid, seq, ev.kind, ev.state_before, ev.state_after, ev.message_hash, ev.signature,
-            text(&Value::Object(ev.body)), now, ev.prev_event_hash, ev.event_hash
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)",
+        args![
+            txid, seq, ev.kind, ev.state_before, ev.state_after, &ev.message_hash, &ev.signature,
+            &body, now, &ev.prev_event_hash, &ev.event_hash
         ],
-    )
-    .sql()?;
+    )?;
     Ok(seq)
 }
 
@@ -159,19 +158,40 @@ pub(super) fn reply(
 }
 
 impl Market {
-    /// Runs `f` in one write (`BEGIN IMMEDIATE`, in a group commit): kept
-    /// when it returns `Ok`, rolled back when it refuses.
+    /// Runs `f` in one write, kept when it returns `Ok` and rolled back
+    /// when it refuses: in SQLite a `BEGIN IMMEDIATE` savepoint of a group
+    /// commit; in PostgreSQL a transaction of its own, run again when a
+    /// concurrent one got in the way (so `f` may run more than once, and
+    /// must not keep anything from a run that did not commit).
     pub(super) fn write<R>(
         &self,
-        f: impl FnOnce(&Connection) -> Result<R, MarketError>,
+        mut f: impl FnMut(&mut dyn Db) -> Result<R, MarketError>,
     ) -> Result<R, MarketError> {
-        let mut db = self.writer();
-        let tx = db
-            .transaction_with_behavior(TransactionBehavior::Immediate)
-            .sql()?;
-        let r = f(&tx)?;
-        tx.commit()?;
-        Ok(r)
+        match &self.store {
+            Store::Sqlite(g) => {
+                let mut w = g.writer();
+                let tx = w
+                    .transaction_with_behavior(TransactionBehavior::Immediate)
+                    .sql()?;
+                let r = f(&mut SqliteDb(&tx))?;
+                tx.commit()?;
+                Ok(r)
+            }
+            Store::Postgres(p) => p.write(f),
+        }
+    }
+
+    /// Runs `f` on committed state: SQLite's reader, or a PostgreSQL
+    /// connection (inside one read-only snapshot when `snapshot`).
+    pub(super) fn read<R>(
+        &self,
+        snapshot: bool,
+        f: impl FnOnce(&mut dyn Db) -> Result<R, MarketError>,
+    ) -> Result<R, MarketError> {
+        match &self.store {
+            Store::Sqlite(g) => f(&mut SqliteDb(&g.reader())),
+            Store::Postgres(p) => p.read(snapshot, f),
+        }
     }
 
     /// Handles a message on an existing transaction: `step` runs with the
@@ -184,19 +204,19 @@ impl Market {
         txid: &str,
         kind: Kind,
         sender: Sender,
-        step: impl FnOnce(&Connection, &TxRow) -> Result<Next, MarketError>,
+        mut step: impl FnMut(&mut dyn Db, &TxRow) -> Result<Next, MarketError>,
     ) -> Result<Value, MarketError> {
         let (state, next, seq) = self.write(|tx| {
             let t = load(tx, txid)?;
-            if let Sender::Buyer(why) = sender
+            if let Sender::Buyer(why) = &sender
                 && m.who.principal_id != t.buyer
             {
-                return Err(forbidden("not_the_buyer", why));
+                return Err(forbidden("not_the_buyer", *why));
             }
             if !kind.accepted_in().contains(&t.state) {
                 return Err(illegal(kind, t.state));
             }
-            let mut next = step(tx, &t)?;
+            let mut next = step(&mut *tx, &t)?;
             let entry = Entry {
                 kind,
                 before: Some(t.state),
