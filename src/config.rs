@@ -47,6 +47,10 @@ pub struct Config {
     /// (through palaver's bridge); it needs the `aigenora` package.
     /// `PALAVER_HOOKS_PYTHON` wins over it.
     pub hooks_python: Option<String>,
+    /// `db`: the database `palaver serve` keeps the community in (a path,
+    /// `sqlite:PATH` or `postgres://…`; checked to parse). `--db` and
+    /// `PALAVER_DB` win over it.
+    pub db: Option<String>,
     /// `[coach]`: the agent CLI the console's coach pane talks to.
     pub coach: CoachSettings,
     /// `[house] round_delay_seconds`: the pause between rounds in the
@@ -156,6 +160,8 @@ struct File {
     relay_url: Vec<iroh::RelayUrl>,
     #[serde(default, deserialize_with = "hooks_python")]
     hooks_python: Option<String>,
+    #[serde(default, deserialize_with = "db")]
+    db: Option<String>,
     #[serde(default)]
     coach: CoachFile,
     #[serde(default)]
@@ -192,6 +198,18 @@ fn hooks_python<'de, D: Deserializer<'de>>(d: D) -> Result<Option<String>, D::Er
         "hooks_python",
         "the path of a Python interpreter such as \"/opt/venv/bin/python\"",
     )
+}
+
+fn db<'de, D: Deserializer<'de>>(d: D) -> Result<Option<String>, D::Error> {
+    let v = text(
+        d,
+        "db",
+        "a database: a path, \"sqlite:PATH\" or \"postgres://USER@HOST/DB\"",
+    )?;
+    if let Some(t) = &v {
+        crate::community::Database::parse(t).map_err(|e| D::Error::custom(format!("`db`: {e}")))?;
+    }
+    Ok(v)
 }
 
 fn relay_url<'de, D: Deserializer<'de>>(d: D) -> Result<Vec<iroh::RelayUrl>, D::Error> {
@@ -259,6 +277,7 @@ impl Config {
             nickname: file.nickname,
             relay_url: file.relay_url,
             hooks_python: file.hooks_python,
+            db: file.db,
             coach: CoachSettings {
                 agent: file.coach.agent.clone(),
                 command: file.coach.command.clone(),
@@ -409,6 +428,22 @@ mod tests {
             e.starts_with("c.toml: `relay_url` must be a relay URL"),
             "{e}"
         );
+    }
+
+    #[test]
+    fn db_is_read_and_a_bad_url_names_the_key() {
+        let p = Path::new("c.toml");
+        let c = Config::parse("db = \"postgres://u@h:5432/d\"\n", p).unwrap();
+        assert_eq!(c.db.as_deref(), Some("postgres://u@h:5432/d"));
+        let c = Config::parse("db = \"/var/lib/palaver/c.sqlite\"\n", p).unwrap();
+        assert_eq!(c.db.as_deref(), Some("/var/lib/palaver/c.sqlite"));
+        let e = Config::parse("theme = \"light\"\ndb = \"postgres://u:pw@h:x/d\"\n", p)
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("`db`") && e.contains("does not parse"), "{e}");
+        assert!(e.contains("line 2") && !e.contains("pw@"), "{e}");
+        let e = Config::parse("db = 3\n", p).unwrap_err().to_string();
+        assert!(e.starts_with("c.toml: `db` must be a database"), "{e}");
     }
 
     #[test]

@@ -221,6 +221,24 @@ pub const SERVE_INVITATION_TTL: Seconds = Seconds {
     minutes: false,
 };
 
+/// `palaver serve --shutdown-grace`: how long a stopping server (SIGTERM,
+/// SIGINT) lets the requests in flight finish before it exits anyway.
+pub const SERVE_SHUTDOWN_GRACE: Seconds = Seconds {
+    field: "--shutdown-grace",
+    min: 0.0,
+    max: 600.0,
+    zero_means_off: false,
+    minutes: false,
+};
+
+/// `palaver serve --db-pool`: connections one instance keeps to a
+/// PostgreSQL database at most.
+pub const SERVE_DB_POOL: Count = Count {
+    field: "--db-pool",
+    min: 1,
+    max: 256,
+};
+
 /// `[coach] timeout_seconds` in config.toml: how long one coach turn (one
 /// run of the user's agent CLI) may take.
 pub const COACH_TIMEOUT: Seconds = Seconds {

@@ -1,34 +1,86 @@
 //! The community server's security rules, end to end over HTTP: every
-//! rejected request leaves the database byte-for-byte as it was.
+//! rejected request leaves the database byte-for-byte as it was. One suite
+//! on both stores: each test runs on SQLite, and on PostgreSQL (`…::postgres`,
+//! `#[ignore]`d: it needs `PALAVER_TEST_PG`, which scripts/test provides).
 
 mod common;
 
-use common::dump;
-use palaver::community::{Config, SqliteStore};
+use palaver::community::{Config, PgStore, SqliteStore, Store};
 use palaver::identity::KeyPair;
 use palaver::json::Value;
 use palaver::obj;
 use palaver::web::{Client, auth};
 use std::path::PathBuf;
+use std::sync::Arc;
+
+#[derive(Clone, Copy, Debug)]
+enum Backend {
+    Sqlite,
+    Postgres,
+}
+
+enum Db {
+    Sqlite(PathBuf),
+    Postgres(String),
+}
 
 struct Server {
     url: String,
-    db: PathBuf,
+    db: Db,
     _dir: tempfile::TempDir,
 }
 
-async fn start(cfg: Config) -> Server {
+impl Server {
+    /// Every row the community keeps, as text (on PostgreSQL without the
+    /// replay and rate tables, which SQLite keeps in memory).
+    fn dump(&self) -> String {
+        match &self.db {
+            Db::Sqlite(p) => common::dump(p),
+            Db::Postgres(u) => common::pg::dump(u),
+        }
+    }
+}
+
+/// A server on `b` (None: PostgreSQL is not configured, the test skips).
+async fn start(b: Backend, cfg: Config) -> Option<Server> {
     let dir = tempfile::tempdir().unwrap();
-    let db = dir.path().join("community.sqlite");
-    let store = SqliteStore::open(&db).unwrap();
+    let (store, db): (Arc<dyn Store>, Db) = match b {
+        Backend::Sqlite => {
+            let db = dir.path().join("community.sqlite");
+            (Arc::new(SqliteStore::open(&db).unwrap()), Db::Sqlite(db))
+        }
+        Backend::Postgres => {
+            let url = common::pg::fresh_database("community")?;
+            let u = url.clone();
+            let store = tokio::task::spawn_blocking(move || PgStore::connect(&u, 8).unwrap().0)
+                .await
+                .unwrap();
+            (Arc::new(store), Db::Postgres(url))
+        }
+    };
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let url = format!("http://{}", listener.local_addr().unwrap());
-    tokio::spawn(palaver::services::server::serve(
-        listener,
-        Box::new(store),
-        cfg,
-    ));
-    Server { url, db, _dir: dir }
+    let app = palaver::services::server::router_on(store, cfg.clone(), None);
+    tokio::spawn(palaver::web::serve_router(listener, app, cfg.read_timeout));
+    Some(Server { url, db, _dir: dir })
+}
+
+/// Each test once per store: `NAME::sqlite` and `NAME::postgres`.
+macro_rules! both {
+    ($name:ident) => {
+        mod $name {
+            #[tokio::test]
+            async fn sqlite() {
+                super::$name(super::Backend::Sqlite).await
+            }
+
+            #[tokio::test]
+            #[ignore = "needs PostgreSQL (PALAVER_TEST_PG): run scripts/test"]
+            async fn postgres() {
+                super::$name(super::Backend::Postgres).await
+            }
+        }
+    };
 }
 
 fn cfg() -> Config {
@@ -99,11 +151,11 @@ fn now() -> i64 {
 /// Runs `req` and asserts its status and that the database did not change.
 macro_rules! rejected {
     ($s:expr, $status:expr, $req:expr) => {{
-        let before = dump(&$s.db);
+        let before = $s.dump();
         let (status, v) = $req.await.unwrap();
         assert_eq!(status, $status, "{v:?}");
         assert_eq!(
-            dump(&$s.db),
+            $s.dump(),
             before,
             "a rejected request wrote to the database"
         );
@@ -111,9 +163,11 @@ macro_rules! rejected {
     }};
 }
 
-#[tokio::test]
-async fn forged_skewed_and_replayed_requests_are_refused_without_writing() {
-    let s = start(cfg()).await;
+both!(forged_skewed_and_replayed_requests_are_refused_without_writing);
+async fn forged_skewed_and_replayed_requests_are_refused_without_writing(b: Backend) {
+    let Some(s) = start(b, cfg()).await else {
+        return;
+    };
     let host = registered(&s, "host").await;
     let body = invitation_body(&host, "t", PID);
     let bytes = palaver::json::canonical::to_string_ordered(&body).into_bytes();
@@ -159,9 +213,11 @@ async fn forged_skewed_and_replayed_requests_are_refused_without_writing() {
     rejected!(s, 401, host.send("POST", path, bytes.clone(), &h));
 }
 
-#[tokio::test]
-async fn invitations_need_a_registered_key_a_valid_binding_and_stay_under_the_limit() {
-    let s = start(cfg()).await;
+both!(invitations_need_a_registered_key_a_valid_binding_and_stay_under_the_limit);
+async fn invitations_need_a_registered_key_a_valid_binding_and_stay_under_the_limit(b: Backend) {
+    let Some(s) = start(b, cfg()).await else {
+        return;
+    };
     let stranger = Client::new(&s.url, KeyPair::generate()).unwrap();
     rejected!(
         s,
@@ -221,9 +277,11 @@ async fn invitations_need_a_registered_key_a_valid_binding_and_stay_under_the_li
     assert_eq!(list.get("total").and_then(Value::as_i64), Some(3));
 }
 
-#[tokio::test]
-async fn session_proofs_are_checked_and_terminal_sessions_stay_terminal() {
-    let s = start(cfg()).await;
+both!(session_proofs_are_checked_and_terminal_sessions_stay_terminal);
+async fn session_proofs_are_checked_and_terminal_sessions_stay_terminal(b: Backend) {
+    let Some(s) = start(b, cfg()).await else {
+        return;
+    };
     let host = registered(&s, "host").await;
     let guest = registered(&s, "guest").await;
     let post = invite(&host, PID).await;
@@ -409,9 +467,11 @@ async fn session_proofs_are_checked_and_terminal_sessions_stay_terminal() {
     assert_eq!(rec.get("status").and_then(Value::as_str), Some("closed"));
 }
 
-#[tokio::test]
-async fn transport_updates_must_be_bound_to_the_new_ticket() {
-    let s = start(cfg()).await;
+both!(transport_updates_must_be_bound_to_the_new_ticket);
+async fn transport_updates_must_be_bound_to_the_new_ticket(b: Backend) {
+    let Some(s) = start(b, cfg()).await else {
+        return;
+    };
     let host = registered(&s, "host").await;
     let guest = registered(&s, "guest").await;
     let post = invite(&host, PID).await;
@@ -447,13 +507,19 @@ async fn transport_updates_must_be_bound_to_the_new_ticket() {
     assert_eq!(t.get("iroh_ticket").and_then(Value::as_str), Some("t2"));
 }
 
-#[tokio::test]
-async fn registration_needs_the_proof_of_work_and_a_fresh_nonce() {
-    let s = start(Config {
-        difficulty: 2,
-        ..cfg()
-    })
-    .await;
+both!(registration_needs_the_proof_of_work_and_a_fresh_nonce);
+async fn registration_needs_the_proof_of_work_and_a_fresh_nonce(b: Backend) {
+    let Some(s) = start(
+        b,
+        Config {
+            difficulty: 2,
+            ..cfg()
+        },
+    )
+    .await
+    else {
+        return;
+    };
     let c = Client::new(&s.url, KeyPair::generate()).unwrap();
     let pk = c.keys().public_key.clone();
     let ch = c
@@ -500,13 +566,19 @@ async fn registration_needs_the_proof_of_work_and_a_fresh_nonce() {
     );
 }
 
-#[tokio::test]
-async fn a_flooding_key_is_rate_limited() {
-    let s = start(Config {
-        rate_limit: 5.0,
-        ..cfg()
-    })
-    .await;
+both!(a_flooding_key_is_rate_limited);
+async fn a_flooding_key_is_rate_limited(b: Backend) {
+    let Some(s) = start(
+        b,
+        Config {
+            rate_limit: 5.0,
+            ..cfg()
+        },
+    )
+    .await
+    else {
+        return;
+    };
     let c = Client::new(&s.url, KeyPair::generate()).unwrap();
     let mut limited = 0;
     for _ in 0..40 {
@@ -519,9 +591,11 @@ async fn a_flooding_key_is_rate_limited() {
     );
 }
 
-#[tokio::test]
-async fn an_oversized_body_is_refused_before_anything_else() {
-    let s = start(cfg()).await;
+both!(an_oversized_body_is_refused_before_anything_else);
+async fn an_oversized_body_is_refused_before_anything_else(b: Backend) {
+    let Some(s) = start(b, cfg()).await else {
+        return;
+    };
     let host = registered(&s, "host").await;
     let big = vec![b' '; 9 * 1024 * 1024];
     let h: Vec<_> = auth::headers(host.keys(), "POST", "/api/v1/protocols", &big, now())
@@ -532,4 +606,193 @@ async fn an_oversized_body_is_refused_before_anything_else() {
         413,
         host.send("POST", "/api/v1/protocols", big.clone(), &h)
     );
+}
+
+both!(sessions_need_an_open_invitation);
+async fn sessions_need_an_open_invitation(b: Backend) {
+    let Some(s) = start(b, cfg()).await else {
+        return;
+    };
+    let host = registered(&s, "host").await;
+    let guest = registered(&s, "guest").await;
+    let other = registered(&s, "other").await;
+    let (hk, gk, ok) = (
+        host.keys().clone(),
+        guest.keys().clone(),
+        other.keys().clone(),
+    );
+    // A cancelled invitation takes no session.
+    let cancelled = invite(&host, PID).await;
+    host.call(
+        "DELETE",
+        &format!("/api/v1/invitations/{cancelled}"),
+        None,
+        &[204],
+    )
+    .await
+    .unwrap();
+    let v = rejected!(
+        s,
+        409,
+        guest.raw(
+            "POST",
+            "/api/v1/sessions",
+            Some(&proof(&cancelled, &hk, &gk, PID, "n1"))
+        )
+    );
+    assert_eq!(v.get("error").and_then(Value::as_str), Some("not_open"));
+    // A matched one takes no second session (another guest, another nonce),
+    // but the same session again is still "exists".
+    let post = invite(&host, PID).await;
+    guest
+        .call(
+            "POST",
+            "/api/v1/sessions",
+            Some(&proof(&post, &hk, &gk, PID, "n1")),
+            &[201],
+        )
+        .await
+        .unwrap();
+    let v = rejected!(
+        s,
+        409,
+        other.raw(
+            "POST",
+            "/api/v1/sessions",
+            Some(&proof(&post, &hk, &ok, PID, "n2"))
+        )
+    );
+    assert_eq!(v.get("error").and_then(Value::as_str), Some("not_open"));
+    let v = rejected!(
+        s,
+        409,
+        guest.raw(
+            "POST",
+            "/api/v1/sessions",
+            Some(&proof(&post, &hk, &gk, PID, "n1"))
+        )
+    );
+    assert_eq!(v.get("error").and_then(Value::as_str), Some("exists"));
+    // Nor can the matched invitation be cancelled or renewed.
+    rejected!(
+        s,
+        409,
+        host.raw("DELETE", &format!("/api/v1/invitations/{post}"), None)
+    );
+    rejected!(
+        s,
+        409,
+        host.raw("POST", &format!("/api/v1/invitations/{post}/renew"), None)
+    );
+}
+
+both!(racing_posts_never_pass_the_invitation_limit);
+async fn racing_posts_never_pass_the_invitation_limit(b: Backend) {
+    let Some(s) = start(b, cfg()).await else {
+        return;
+    };
+    let host = registered(&s, "host").await;
+    // Twelve posts at once from one key: three are accepted, whichever.
+    let posts = (0..12).map(|i| {
+        let host = host.clone();
+        tokio::spawn(async move {
+            let body = invitation_body(&host, &format!("t{i}"), PID);
+            host.raw("POST", "/api/v1/invitations", Some(&body))
+                .await
+                .unwrap()
+        })
+    });
+    let mut accepted = 0;
+    for p in posts.collect::<Vec<_>>() {
+        let (status, v) = p.await.unwrap();
+        match status {
+            201 => accepted += 1,
+            429 => assert_eq!(
+                v.get("error").and_then(Value::as_str),
+                Some("too_many_invitations")
+            ),
+            other => panic!("unexpected {other}: {v:?}"),
+        }
+    }
+    assert_eq!(accepted, 3, "racing posts passed the limit of 3");
+}
+
+both!(renewing_an_expired_invitation_cannot_make_one_too_many);
+async fn renewing_an_expired_invitation_cannot_make_one_too_many(b: Backend) {
+    let Some(s) = start(
+        b,
+        Config {
+            invitation_ttl: 1.0,
+            ..cfg()
+        },
+    )
+    .await
+    else {
+        return;
+    };
+    let host = registered(&s, "host").await;
+    let old = invite(&host, PID).await;
+    tokio::time::sleep(std::time::Duration::from_millis(1_200)).await;
+    let mut live = Vec::new();
+    for _ in 0..3 {
+        live.push(invite(&host, PID).await);
+    }
+    // Three active ones: the expired one cannot come back as a fourth…
+    let v = rejected!(
+        s,
+        429,
+        host.raw("POST", &format!("/api/v1/invitations/{old}/renew"), None)
+    );
+    assert_eq!(
+        v.get("error").and_then(Value::as_str),
+        Some("too_many_invitations")
+    );
+    // …while a live one renews as before.
+    host.call(
+        "POST",
+        &format!("/api/v1/invitations/{}/renew", live[0]),
+        None,
+        &[200],
+    )
+    .await
+    .unwrap();
+}
+
+both!(the_health_endpoint_names_the_store);
+async fn the_health_endpoint_names_the_store(b: Backend) {
+    let Some(s) = start(b, cfg()).await else {
+        return;
+    };
+    let r = reqwest_get(&format!("{}/healthz", s.url)).await;
+    assert_eq!(r.0, 200, "{}", r.1);
+    let v = palaver::json::parse_str(&r.1).unwrap();
+    assert_eq!(v.get("status").and_then(Value::as_str), Some("ok"));
+    let kind = match b {
+        Backend::Sqlite => "sqlite",
+        Backend::Postgres => "postgres",
+    };
+    assert_eq!(v.get("store").and_then(Value::as_str), Some(kind));
+}
+
+/// A plain GET over one TCP connection: (status, body).
+async fn reqwest_get(url: &str) -> (u16, String) {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let rest = url.trim_start_matches("http://");
+    let (addr, path) = rest.split_at(rest.find('/').unwrap_or(rest.len()));
+    let mut c = tokio::net::TcpStream::connect(addr).await.unwrap();
+    c.write_all(
+        format!("GET {path} HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\n\r\n").as_bytes(),
+    )
+    .await
+    .unwrap();
+    let mut raw = Vec::new();
+    c.read_to_end(&mut raw).await.unwrap();
+    let text = String::from_utf8_lossy(&raw).into_owned();
+    let status = text
+        .split_whitespace()
+        .nth(1)
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(0);
+    let body = text.split_once("\r\n\r\n").map(|(_, b)| b).unwrap_or("");
+    (status, body.to_owned())
 }

@@ -7,10 +7,14 @@
 //! problem, and leaves the database byte-for-byte as it was; accepted text
 //! is stored verbatim. Slow clients are cut off after the read timeout, and
 //! 2,000 concurrent connections are all answered.
+//!
+//! One suite on both stores: every test runs on SQLite (`NAME::sqlite`) and
+//! on PostgreSQL (`NAME::postgres`, `#[ignore]`d: it needs `PALAVER_TEST_PG`,
+//! which scripts/test provides).
 
 mod common;
 
-use common::{Serve, dump, palaver_serve};
+use common::{Serve, palaver_serve};
 use palaver::community::server::MAX_BODY;
 use palaver::identity::KeyPair;
 use palaver::json::{Map, Number, Value};
@@ -326,6 +330,7 @@ const ROUTES: &[Route] = &[
         &[body("principal_id", true, false)],
         201,
     ),
+    read("/healthz", Public, &[]),
     read("/.well-known/aiguishi.json", Public, &[]),
     read("/api/market", Public, &[query("all")]),
     read("/api/gtl/schema", Public, &[]),
@@ -351,7 +356,8 @@ const ROUTES: &[Route] = &[
 ];
 
 fn body_limit(r: &Route) -> usize {
-    if r.template.starts_with("/api/v1/") || r.template == "/api/gtl/token" {
+    // The community's routes (its health check among them) take 8 MiB.
+    if r.template.starts_with("/api/v1/") || matches!(r.template, "/api/gtl/token" | "/healthz") {
         MAX_BODY
     } else {
         MAX_MESSAGE_BYTES
@@ -499,10 +505,68 @@ fn now() -> i64 {
         .as_secs() as i64
 }
 
+/// Which store a test's server runs on.
+#[derive(Clone, Copy, Debug)]
+enum Backend {
+    Sqlite,
+    Postgres,
+}
+
+/// The server's database, as the checks read it.
+enum Db {
+    Sqlite(PathBuf),
+    Postgres(String),
+}
+
+impl Db {
+    /// Every row (on PostgreSQL without the replay and rate tables, which
+    /// SQLite keeps in memory).
+    fn dump(&self) -> String {
+        match self {
+            Db::Sqlite(p) => common::dump(p),
+            Db::Postgres(u) => common::pg::dump(u),
+        }
+    }
+
+    fn has_table(&self, t: &str) -> bool {
+        match self {
+            Db::Sqlite(p) => {
+                let c = rusqlite::Connection::open(p).unwrap();
+                c.query_row(
+                    "SELECT COUNT(*) FROM sqlite_master WHERE type='table' AND name=?1",
+                    [t],
+                    |r| r.get::<_, i64>(0),
+                )
+                .unwrap()
+                    == 1
+            }
+            Db::Postgres(u) => common::pg::has_table(u, t),
+        }
+    }
+}
+
+/// Each test once per store: `NAME::sqlite` and `NAME::postgres`.
+macro_rules! both {
+    ($name:ident) => {
+        mod $name {
+            #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+            async fn sqlite() {
+                super::$name(super::Backend::Sqlite).await
+            }
+
+            #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+            #[ignore = "needs PostgreSQL (PALAVER_TEST_PG): run scripts/test"]
+            async fn postgres() {
+                super::$name(super::Backend::Postgres).await
+            }
+        }
+    };
+}
+
 struct World {
     url: String,
     addr: String,
-    db: PathBuf,
+    db: Db,
     host: Client,
     guest: Client,
     spec: Map,
@@ -525,13 +589,21 @@ fn s<'a>(v: &'a Value, k: &str) -> &'a str {
 }
 
 impl World {
-    async fn new(extra: &[&str]) -> World {
+    /// A server on `b` with its fixtures (None: PostgreSQL is not
+    /// configured, the test skips).
+    async fn new(b: Backend, extra: &[&str]) -> Option<World> {
         let dir = tempfile::tempdir().unwrap();
-        let db = dir.path().join("community.sqlite");
+        let db = match b {
+            Backend::Sqlite => Db::Sqlite(dir.path().join("community.sqlite")),
+            Backend::Postgres => Db::Postgres(common::pg::fresh_database("hostile")?),
+        };
         // A short group lease lets claims succeed within the test.
         let mut args = vec!["--rate-limit", "0", "--group-lease", "3"];
         args.extend_from_slice(extra);
-        let (serve, url) = palaver_serve(&db, &args);
+        let (serve, url) = match &db {
+            Db::Sqlite(p) => palaver_serve(p, &args),
+            Db::Postgres(u) => palaver_serve(Path::new(u), &args),
+        };
         let addr = url.trim_start_matches("http://").to_owned();
         let host = Client::new(&url, KeyPair::generate()).unwrap();
         host.register("host", "").await.unwrap();
@@ -582,7 +654,7 @@ impl World {
         let (st, v) = w.send(&job).await;
         assert_eq!(st, 200, "{v:?}");
         w.job_tx = "tx_fixture".into();
-        w
+        Some(w)
     }
 
     fn agent_id(&self, c: &Client) -> String {
@@ -774,7 +846,7 @@ impl World {
         headers: &[(String, String)],
         want: u16,
     ) -> Value {
-        let before = dump(&self.db);
+        let before = self.db.dump();
         let (status, v) = self.send_with(p, body, headers).await;
         assert_eq!(status, want, "{what}: {v:?}");
         assert_refusal(what, status, &v, &self.db, &before);
@@ -1115,9 +1187,9 @@ impl World {
                 b = Some(m);
                 r.template.to_owned()
             }
-            ("GET", "/.well-known/aiguishi.json") | ("GET", "/api/gtl/schema") => {
-                r.template.to_owned()
-            }
+            ("GET", "/healthz")
+            | ("GET", "/.well-known/aiguishi.json")
+            | ("GET", "/api/gtl/schema") => r.template.to_owned(),
             ("GET", "/api/market") => format!("/api/market?all={}", q("all", "1")),
             ("GET", "/api/gtl/policies/{id}") => {
                 format!("/api/gtl/policies/{}", id(policy::POLICY_ID))
@@ -1234,7 +1306,7 @@ fn enc(s: &str) -> String {
 
 /// A refusal: a 4xx, a JSON error with a code and a message, and the
 /// database as it was.
-fn assert_refusal(what: &str, status: u16, v: &Value, db: &Path, before: &str) {
+fn assert_refusal(what: &str, status: u16, v: &Value, db: &Db, before: &str) {
     assert!(
         (400..500).contains(&status),
         "{what}: expected a 4xx, got {status} {v:?}"
@@ -1246,14 +1318,14 @@ fn assert_refusal(what: &str, status: u16, v: &Value, db: &Path, before: &str) {
         "{what}: {status} without a clear JSON error: {v:?}"
     );
     assert!(
-        dump(db) == before,
+        db.dump() == before,
         "{what}: a refused request ({status} {code}) wrote to the database"
     );
 }
 
 /// Whether `needle` is stored verbatim somewhere: a text column holding it
 /// as it is or as JSON writes it (the stored bodies are JSON).
-fn db_contains(db: &Path, needle: &str) -> bool {
+fn db_contains(db: &Db, needle: &str) -> bool {
     let strip = |q: String| q[1..q.len() - 1].to_owned();
     let forms = [
         needle.to_owned(),
@@ -1267,6 +1339,10 @@ fn db_contains(db: &Path, needle: &str) -> bool {
             .unwrap(),
         ),
     ];
+    let db = match db {
+        Db::Sqlite(p) => p,
+        Db::Postgres(u) => return common::pg::contains(u, &forms),
+    };
     let c = rusqlite::Connection::open(db).unwrap();
     let columns: Vec<(String, String)> = c
         .prepare(
@@ -1293,11 +1369,13 @@ fn db_contains(db: &Path, needle: &str) -> bool {
 
 // ---------------------------------------------------------------------------
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_well_formed_request_succeeds_on_every_route() {
+both!(a_well_formed_request_succeeds_on_every_route);
+async fn a_well_formed_request_succeeds_on_every_route(b: Backend) {
     // The baseline the refusals below are measured against: each case's
     // builder makes a request the route accepts.
-    let w = World::new(&[]).await;
+    let Some(w) = World::new(b, &[]).await else {
+        return;
+    };
     for r in ROUTES {
         let p = w.build(r, &[]).await;
         let (status, v) = w.send(&p).await;
@@ -1336,13 +1414,15 @@ fn malformed() -> Vec<(&'static str, Vec<u8>)> {
     ]
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn malformed_bodies_are_refused_without_writing() {
-    let w = World::new(&[]).await;
+both!(malformed_bodies_are_refused_without_writing);
+async fn malformed_bodies_are_refused_without_writing(b: Backend) {
+    let Some(w) = World::new(b, &[]).await else {
+        return;
+    };
     for r in ROUTES {
         for (what, bytes) in malformed() {
             let p = w.build(r, &[]).await;
-            let before = dump(&w.db);
+            let before = w.db.dump();
             let headers = p.headers(&bytes);
             let (status, v) = w.send_with(&p, bytes, &headers).await;
             let label = format!("{} {} with {what}", r.method, r.template);
@@ -1350,7 +1430,7 @@ async fn malformed_bodies_are_refused_without_writing() {
                 // Public reads take no body: it is ignored, never an error
                 // of the server's, and nothing is written.
                 assert!(status < 500, "{label}: {status} {v:?}");
-                assert!(dump(&w.db) == before, "{label}: a read wrote");
+                assert!(w.db.dump() == before, "{label}: a read wrote");
             } else {
                 assert_eq!(status, 400, "{label}: {v:?}");
                 assert_refusal(&label, status, &v, &w.db, &before);
@@ -1396,9 +1476,11 @@ fn is_proof(name: &str) -> bool {
     name.contains("signature") || name.contains("public_key") || name == "nonce"
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn wrong_types_in_every_field_are_refused_without_writing() {
-    let w = World::new(&[]).await;
+both!(wrong_types_in_every_field_are_refused_without_writing);
+async fn wrong_types_in_every_field_are_refused_without_writing(b: Backend) {
+    let Some(w) = World::new(b, &[]).await else {
+        return;
+    };
     let wrong = [
         Value::from(5),
         Value::Null,
@@ -1425,7 +1507,7 @@ async fn wrong_types_in_every_field_are_refused_without_writing() {
                     continue;
                 }
                 let p = w.build(r, &[(f, v.clone())]).await;
-                let before = dump(&w.db);
+                let before = w.db.dump();
                 let (status, reply) = w.send(&p).await;
                 let label = format!("{} {} with {} = {v:?}", r.method, r.template, f.name);
                 assert!(status < 500, "{label}: {status} {reply:?}");
@@ -1457,9 +1539,11 @@ fn odd_texts(long: usize) -> Vec<String> {
     ]
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn odd_unicode_and_sql_text_in_every_field_is_refused_or_stored_verbatim() {
-    let w = World::new(&[]).await;
+both!(odd_unicode_and_sql_text_in_every_field_is_refused_or_stored_verbatim);
+async fn odd_unicode_and_sql_text_in_every_field_is_refused_or_stored_verbatim(b: Backend) {
+    let Some(w) = World::new(b, &[]).await else {
+        return;
+    };
     let mut stored = 0;
     for r in ROUTES {
         let text: Vec<&Field> = r
@@ -1511,7 +1595,7 @@ async fn odd_unicode_and_sql_text_in_every_field_is_refused_or_stored_verbatim()
                 };
                 k += 1;
                 let p = w.build(r, &over).await;
-                let before = dump(&w.db);
+                let before = w.db.dump();
                 let (status, reply) = w.send(&p).await;
                 let names: Vec<&str> = over.iter().map(|(f, _)| f.name).collect();
                 let label = format!(
@@ -1542,16 +1626,8 @@ async fn odd_unicode_and_sql_text_in_every_field_is_refused_or_stored_verbatim()
     }
     // The SQL-looking text went in as text: every table is still there and
     // the server still answers.
-    let c = rusqlite::Connection::open(&w.db).unwrap();
     for t in ["agents", "sessions", "invitations", "gtl_transactions"] {
-        let n: i64 = c
-            .query_row(
-                "SELECT COUNT(*) FROM sqlite_master WHERE type='table' AND name=?1",
-                [t],
-                |r| r.get(0),
-            )
-            .unwrap();
-        assert_eq!(n, 1, "table {t} is gone");
+        assert!(w.db.has_table(t), "table {t} is gone");
     }
     let (status, _) = w
         .host
@@ -1581,9 +1657,11 @@ async fn odd_unicode_and_sql_text_in_every_field_is_refused_or_stored_verbatim()
     assert_eq!(s(&stats, "nickname"), nick);
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn forged_skewed_and_replayed_auth_is_refused_on_every_signed_route() {
-    let w = World::new(&[]).await;
+both!(forged_skewed_and_replayed_auth_is_refused_on_every_signed_route);
+async fn forged_skewed_and_replayed_auth_is_refused_on_every_signed_route(b: Backend) {
+    let Some(w) = World::new(b, &[]).await else {
+        return;
+    };
     let other = KeyPair::generate();
     let max = auth::MAX_SKEW;
     for r in ROUTES.iter().filter(|r| r.auth == Signed) {
@@ -1668,9 +1746,11 @@ async fn forged_skewed_and_replayed_auth_is_refused_on_every_signed_route() {
     }
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn the_market_refuses_bad_tokens_signatures_and_replays_without_writing() {
-    let w = World::new(&[]).await;
+both!(the_market_refuses_bad_tokens_signatures_and_replays_without_writing);
+async fn the_market_refuses_bad_tokens_signatures_and_replays_without_writing(b: Backend) {
+    let Some(w) = World::new(b, &[]).await else {
+        return;
+    };
     let r = ROUTES.iter().find(|r| r.template == "/api/gtl").unwrap();
     let p = w.build(r, &[]).await;
     let cases: Vec<(&str, Headers, u16)> = vec![
@@ -1738,13 +1818,15 @@ async fn read_to_end_within(stream: &mut TcpStream, limit: Duration) -> Vec<u8> 
     out
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn bodies_over_the_limit_are_413_on_every_route() {
-    let w = World::new(&[]).await;
+both!(bodies_over_the_limit_are_413_on_every_route);
+async fn bodies_over_the_limit_are_413_on_every_route(b: Backend) {
+    let Some(w) = World::new(b, &[]).await else {
+        return;
+    };
     for r in ROUTES {
         let p = w.build(r, &[]).await;
         let limit = body_limit(r);
-        let before = dump(&w.db);
+        let before = w.db.dump();
         let mut c = TcpStream::connect(&w.addr).await.unwrap();
         let head = format!(
             "{} {} HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n",
@@ -1776,7 +1858,7 @@ async fn bodies_over_the_limit_are_413_on_every_route() {
         ("/api/v1/protocols", MAX_BODY),
         ("/api/gtl", MAX_MESSAGE_BYTES),
     ] {
-        let before = dump(&w.db);
+        let before = w.db.dump();
         let c = TcpStream::connect(&w.addr).await.unwrap();
         let (mut rd, mut wr) = c.into_split();
         let writer = tokio::spawn(async move {
@@ -1826,9 +1908,11 @@ async fn bodies_over_the_limit_are_413_on_every_route() {
     assert!(s(&v, "message").contains("not valid JSON"), "{v:?}");
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn slow_clients_are_cut_off_after_the_read_timeout() {
-    let w = World::new(&["--read-timeout", "2"]).await;
+both!(slow_clients_are_cut_off_after_the_read_timeout);
+async fn slow_clients_are_cut_off_after_the_read_timeout(b: Backend) {
+    let Some(w) = World::new(b, &["--read-timeout", "2"]).await else {
+        return;
+    };
     let bound = |t0: Instant, what: &str| {
         let took = t0.elapsed();
         assert!(
@@ -1919,7 +2003,7 @@ async fn slow_clients_are_cut_off_after_the_read_timeout() {
             t0.elapsed()
         );
     };
-    let before = dump(&w.db);
+    let before = w.db.dump();
     tokio::join!(
         head_dribble,
         body_dribble("/api/v1/protocols"),
@@ -1927,7 +2011,7 @@ async fn slow_clients_are_cut_off_after_the_read_timeout() {
         idle,
         normal
     );
-    assert!(dump(&w.db) == before, "a slow client's request wrote");
+    assert!(w.db.dump() == before, "a slow client's request wrote");
 }
 
 /// The soft limit on open files, from /proc (Linux); None elsewhere.
@@ -1937,9 +2021,11 @@ fn open_file_limit() -> Option<u64> {
     line.split_whitespace().nth(3)?.parse().ok()
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn two_thousand_concurrent_connections_are_all_answered() {
-    let w = World::new(&[]).await;
+both!(two_thousand_concurrent_connections_are_all_answered);
+async fn two_thousand_concurrent_connections_are_all_answered(b: Backend) {
+    let Some(w) = World::new(b, &[]).await else {
+        return;
+    };
     // Each connection costs a descriptor here and one in the server (which
     // inherits this limit); leave room for everything else.
     let want = 2_000usize;

@@ -2,7 +2,7 @@
 //! `rating`, `protocol register` and the server-side `session` commands.
 
 use super::{Ctx, Outcome};
-use crate::community::{Config, SqliteStore};
+use crate::community::{Config, Database};
 use crate::identity::KeyPair;
 use crate::json::Value;
 use crate::web::Client;
@@ -10,16 +10,28 @@ use anyhow::{Context, Result, anyhow};
 use clap::Args;
 use serde::Serialize;
 use std::io::Write;
-use std::path::PathBuf;
 
 #[derive(Debug, Args)]
 pub struct ServeArgs {
     /// Address to listen on.
     #[arg(long, default_value = "127.0.0.1:8700")]
     pub bind: String,
-    /// SQLite database file (default: community.sqlite in the data dir).
+    /// Where the community is kept: a SQLite file (a path or sqlite:PATH;
+    /// default community.sqlite in the data dir, or `db` in config.toml) or
+    /// a PostgreSQL database several instances share (postgres://USER@HOST/DB).
+    #[arg(long, env = "PALAVER_DB", value_name = "PATH|URL")]
+    pub db: Option<String>,
+    /// Connections this instance keeps to a PostgreSQL database at most
+    /// (1–256).
+    #[arg(long, default_value_t = 16, value_parser = parse_db_pool)]
+    pub db_pool: u32,
+    /// Create or migrate the database's schema, say what was done, and exit.
     #[arg(long)]
-    pub db: Option<PathBuf>,
+    pub migrate_only: bool,
+    /// Seconds a stopping server (SIGTERM, Ctrl-C) gives the requests in
+    /// flight before it exits anyway (0–600).
+    #[arg(long, default_value_t = 30.0, value_parser = |s: &str| crate::limits::SERVE_SHUTDOWN_GRACE.parse_arg(s))]
+    pub shutdown_grace: f64,
     /// Registration proof of work, in leading zero bytes (1 ≈ 256 hashes).
     #[arg(long, default_value_t = 1)]
     pub difficulty: u32,
@@ -47,6 +59,18 @@ fn parse_rate_limit(s: &str) -> Result<f64, String> {
             "--rate-limit = {s} is out of range (allowed 0..=1000000 requests per second)"
         )),
     }
+}
+
+/// `--db-pool`: a whole number of connections in range.
+fn parse_db_pool(s: &str) -> Result<u32, String> {
+    let n: i64 = s
+        .trim()
+        .parse()
+        .map_err(|_| format!("--db-pool = {s} is not a whole number of connections"))?;
+    crate::limits::SERVE_DB_POOL
+        .check(n)
+        .map_err(|e| e.to_string())
+        .and_then(|n| u32::try_from(n).map_err(|e| e.to_string()))
 }
 
 pub fn runtime() -> Result<tokio::runtime::Runtime> {
@@ -141,12 +165,30 @@ pub fn register(ctx: &Ctx, nickname: &str, bio: &str) -> Result<Outcome> {
     Ok(Outcome::Ok)
 }
 
+/// The database `serve` uses: `--db` / `PALAVER_DB`, `db` in config.toml,
+/// or community.sqlite in the data dir.
+fn serve_database(ctx: &Ctx, flag: Option<&str>) -> Result<Database> {
+    if let Some(t) = flag.filter(|t| !t.trim().is_empty()) {
+        return Database::parse(t).context("--db (or PALAVER_DB)");
+    }
+    if let Some(t) = crate::config::Config::load()?.db {
+        return Database::parse(&t).context("`db` in config.toml");
+    }
+    Ok(Database::sqlite(&ctx.data_dir()?.join("community.sqlite")))
+}
+
+/// What `serve --migrate-only` did to one part of the schema.
+#[derive(Serialize)]
+struct MigrationOut {
+    component: &'static str,
+    from: Option<i64>,
+    to: Option<i64>,
+    status: &'static str,
+}
+
 pub fn serve(ctx: &Ctx, a: ServeArgs) -> Result<Outcome> {
-    let db = match a.db {
-        Some(p) => p,
-        None => ctx.data_dir()?.join("community.sqlite"),
-    };
-    let store = SqliteStore::open(&db).with_context(|| format!("opening {}", db.display()))?;
+    let database = serve_database(ctx, a.db.as_deref())?;
+    let grace = crate::limits::SERVE_SHUTDOWN_GRACE.check(a.shutdown_grace)?;
     let cfg = Config {
         difficulty: a.difficulty,
         invitation_ttl: a.invitation_ttl,
@@ -155,28 +197,110 @@ pub fn serve(ctx: &Ctx, a: ServeArgs) -> Result<Outcome> {
         read_timeout: crate::limits::SERVE_READ_TIMEOUT.check(a.read_timeout)?,
         group_lease_seconds: i64::from(a.group_lease),
     };
-    // The GTL market shares the database file (its own tables and schema
-    // version) and the router.
-    let market = crate::market::Market::open(&db, crate::market::MarketConfig::default())
-        .with_context(|| format!("opening the market tables in {}", db.display()))?;
-    runtime()?.block_on(async move {
+    // Opening migrates (the community's schema, then the market's); every
+    // instance may do it at start, one at a time.
+    let pool = if a.migrate_only { 1 } else { a.db_pool };
+    let (store, migrated) = database
+        .open(pool)
+        .with_context(|| format!("opening the database {}", database.shown()))?;
+    // The GTL market shares the database (its own tables and schema
+    // version) and the router; on PostgreSQL with a pool of its own, as
+    // large as the community's.
+    let market = std::sync::Arc::new(match &database {
+        Database::Sqlite(path) => {
+            crate::market::Market::open(path, crate::market::MarketConfig::default())
+                .with_context(|| format!("opening the market tables in {}", path.display()))?
+        }
+        Database::Postgres(url) => {
+            let pool = crate::community::pg::pool(url, pool, std::time::Duration::from_secs(10))
+                .context("the market's connections")?;
+            crate::market::Market::postgres(pool, crate::market::MarketConfig::default())
+                .with_context(|| format!("opening the market tables in {}", database.shown()))?
+        }
+    });
+    if a.migrate_only {
+        let parts = [
+            MigrationOut {
+                component: migrated.component,
+                from: Some(migrated.from),
+                to: Some(migrated.to),
+                status: if migrated.from == migrated.to {
+                    "up to date"
+                } else {
+                    "migrated"
+                },
+            },
+            MigrationOut {
+                component: "market",
+                from: None,
+                to: None,
+                // Opening it applied whatever was pending.
+                status: "current",
+            },
+        ];
+        let v = serde_json::json!({
+            "db": database.shown(), "store": database.kind(), "migrations": parts,
+        });
+        if ctx.json {
+            ctx.print_json(&v)?;
+        } else {
+            let mut out = std::io::stdout().lock();
+            writeln!(out, "database {} ({})", database.shown(), database.kind())?;
+            for p in &parts {
+                match (p.from, p.to) {
+                    (Some(f), Some(t)) if f == t => {
+                        writeln!(out, "  {}: schema version {t}, up to date", p.component)?
+                    }
+                    (Some(f), Some(t)) => writeln!(
+                        out,
+                        "  {}: schema version {f} → {t} (migrated)",
+                        p.component
+                    )?,
+                    _ => writeln!(out, "  {}: {}", p.component, p.status)?,
+                }
+            }
+        }
+        return Ok(Outcome::Ok);
+    }
+    // The last references to the store and the market are dropped here,
+    // off the runtime: a PostgreSQL client must not close on an async
+    // worker thread.
+    let keep = (store.clone(), market.clone());
+    let rt = runtime()?;
+    let served = rt.block_on(async move {
         let listener = tokio::net::TcpListener::bind(&a.bind)
             .await
             .with_context(|| format!("binding {}", a.bind))?;
+        // One line: whoever started the server may stop reading stderr
+        // after it (the later lines ignore a closed stderr).
         eprintln!(
             "palaver community server on http://{} (database {})",
             listener.local_addr()?,
-            db.display()
+            database.shown()
         );
-        crate::services::server::serve_with_market(
-            listener,
-            Box::new(store),
-            cfg,
-            std::sync::Arc::new(market),
-        )
-        .await?;
-        Ok::<_, anyhow::Error>(())
+        let shutdown = crate::services::server::Shutdown::on_signals(grace)?;
+        let drained =
+            crate::services::server::serve_until(listener, store, cfg, Some(market), shutdown)
+                .await?;
+        Ok::<_, anyhow::Error>(drained)
     })?;
+    // Work still queued on the blocking pool after the grace period is cut
+    // off here rather than waited for.
+    rt.shutdown_timeout(std::time::Duration::from_secs(1));
+    drop(keep);
+    let mut err = std::io::stderr().lock();
+    let _ = if served.cut_off > 0 {
+        writeln!(
+            err,
+            "palaver serve stopped; {} connection(s) still busy after {grace:?} were cut off",
+            served.cut_off
+        )
+    } else {
+        writeln!(
+            err,
+            "palaver serve stopped; every request in flight was answered"
+        )
+    };
     Ok(Outcome::Ok)
 }
 

@@ -1,13 +1,17 @@
 //! The community server's routes (`palaver serve`), wire-compatible with
 //! the reference client: registration, protocols, invitations, sessions,
-//! feedback and ratings over a SQLite store. The client that talks to it
-//! is [`crate::web::Client`]; the server that runs these routes with the
-//! market's is [`crate::services::server`].
+//! feedback and ratings over a SQLite or a PostgreSQL store. The client
+//! that talks to it is [`crate::web::Client`]; the server that runs these
+//! routes with the market's is [`crate::services::server`].
 
+pub mod db;
 pub mod groups;
+pub mod pg;
 pub mod recent;
 pub mod server;
 pub mod store;
 
+pub use db::Database;
+pub use pg::PgStore;
 pub use server::Config;
 pub use store::{SqliteStore, Store};

@@ -31,6 +31,17 @@ pub enum Refusal {
     Busy,
 }
 
+/// A store's answer to a replay or rate check: admitted, or why not.
+pub type Admission = Result<(), Refusal>;
+
+/// The last second a request id stamped `t`, seen at `now`, is kept: while
+/// the timestamp could pass the clock check, and at least the replay window
+/// after it was seen.
+pub fn keep_until(t: i64, now: i64) -> i64 {
+    t.saturating_add(MAX_SKEW)
+        .max(now.saturating_add(REPLAY_WINDOW))
+}
+
 /// Request ids seen, by digest, with the last second each could be accepted.
 #[derive(Default)]
 pub struct RequestIds {
@@ -75,12 +86,7 @@ impl RequestIds {
         if self.until.len() >= cap && !self.until.contains_key(&id) {
             return Err(Refusal::Busy);
         }
-        // Kept while the timestamp could pass the clock check, and at least
-        // the replay window after it was seen.
-        let until = t
-            .saturating_add(MAX_SKEW)
-            .max(now.saturating_add(REPLAY_WINDOW));
-        self.until.insert(id, until);
+        self.until.insert(id, keep_until(t, now));
         Ok(())
     }
 

@@ -1,11 +1,17 @@
 //! The community server's storage, behind the [`Store`] trait so another
 //! database can be put in without touching the routes. [`SqliteStore`] is
-//! the one palaver ships: SQLite in WAL mode, schema migrations versioned
-//! here, every multi-step change in one transaction.
+//! the embedded default: SQLite in WAL mode, schema migrations versioned
+//! here, every multi-step change in one transaction. The PostgreSQL store
+//! for several `palaver serve` instances is [`super::pg::PgStore`].
+//!
+//! The trait is synchronous: a store call blocks its thread, so the routes
+//! make every call on tokio's blocking pool (`community::server`), never on
+//! an async worker.
 
 use super::groups::Group;
+use super::recent::{Admission, Buckets, RequestIds};
 use crate::json::{self, Map, Value};
-use rusqlite::{Connection, OptionalExtension, params};
+use rusqlite::{Connection, OptionalExtension, TransactionBehavior, params};
 use std::path::Path;
 use std::sync::Mutex;
 
@@ -21,6 +27,46 @@ impl From<rusqlite::Error> for StoreError {
 }
 
 pub type Res<T> = Result<T, StoreError>;
+
+/// What recording a session did.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum NewSession {
+    /// Recorded, and its invitation is now `matched`.
+    Added,
+    /// A session with this id is already recorded (nothing written).
+    Exists,
+    /// The invitation is not open (its status; nothing written).
+    NotOpen(String),
+    /// There is no such invitation (nothing written).
+    NoInvitation,
+}
+
+/// What renewing an invitation did.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Renewal {
+    /// Its expiry moved.
+    Renewed,
+    /// The invitation is not open (its status; nothing written).
+    NotOpen(String),
+    /// It had expired and its key holds the most active invitations allowed
+    /// already: renewing would make one too many (nothing written).
+    TooMany,
+    /// There is no such invitation.
+    Missing,
+}
+
+/// What a schema migration did.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub struct Migrated {
+    /// `sqlite` or `postgres`.
+    pub store: &'static str,
+    /// What it migrated (`community`, `market`).
+    pub component: &'static str,
+    /// The schema version found.
+    pub from: i64,
+    /// The schema version now.
+    pub to: i64,
+}
 
 /// An agent (a registered identity).
 #[derive(Debug, Clone, serde::Serialize)]
@@ -74,8 +120,31 @@ pub trait Store: Send + Sync {
     fn protocol(&self, protocol_id: &str) -> Res<Option<(String, String, String, String)>>;
     /// Protocols after `cursor` (a protocol_id), at most `limit`.
     fn protocols(&self, cursor: Option<&str>, limit: usize) -> Res<Vec<(String, String, String)>>;
+    /// `sqlite` or `postgres` (the health endpoint names it).
+    fn kind(&self) -> &'static str;
+    /// Answers when the database does (the health endpoint).
+    fn ping(&self) -> Res<()>;
+    /// Records request id `request_id` of `key`, stamped `t`, unless it was
+    /// used while a request stamped like it could still be accepted
+    /// (`Refusal::Replayed`); expired ids are forgotten. Atomic: of two
+    /// requests with one id, on any number of servers, one is admitted.
+    fn note_request(&self, key: &str, request_id: &str, t: i64, now: i64) -> Res<Admission>;
+    /// Takes a token from `key`'s bucket (`rate` a second, holding two
+    /// seconds' worth), or refuses with `Refusal::RateLimited`. Atomic across
+    /// every server on the store.
+    fn take_token(&self, key: &str, rate: f64, now: f64) -> Res<Admission>;
     fn active_invitations(&self, public_key: &str, now: f64) -> Res<usize>;
-    fn add_invitation(&self, inv: &Map, public_key: &str, now: f64, expires_at: f64) -> Res<()>;
+    /// Stores an open invitation unless `public_key` holds `max_active`
+    /// active ones already (false then, nothing written); the count and the
+    /// insert are one transaction, so racing posts cannot pass the limit.
+    fn add_invitation(
+        &self,
+        inv: &Map,
+        public_key: &str,
+        now: f64,
+        expires_at: f64,
+        max_active: usize,
+    ) -> Res<bool>;
     fn invitation(&self, post_id: &str) -> Res<Option<Map>>;
     /// Open, unexpired invitations matching the filters.
     fn invitations(
@@ -86,21 +155,28 @@ pub trait Store: Send + Sync {
         limit: usize,
         now: f64,
     ) -> Res<Vec<Map>>;
-    fn set_invitation(
+    /// Moves an open invitation to `cancelled`; false when it was not open
+    /// (nothing written).
+    fn cancel_invitation(&self, post_id: &str) -> Res<bool>;
+    /// Moves an open invitation's expiry to `expires_at`. An invitation
+    /// that had expired counts against `max_active` again, so renewing
+    /// cannot make one too many.
+    fn renew_invitation(
         &self,
         post_id: &str,
-        status: Option<&str>,
-        expires_at: Option<f64>,
-    ) -> Res<()>;
-    /// Inserts a session and marks its invitation matched, atomically; false
-    /// when the session exists.
+        now: f64,
+        expires_at: f64,
+        max_active: usize,
+    ) -> Res<Renewal>;
+    /// Inserts a session and marks its invitation matched, atomically, if
+    /// the session is new and the invitation still open.
     fn add_session(
         &self,
         s: &SessionRow,
         session_nonce: &str,
         host_sig: &str,
         guest_sig: &str,
-    ) -> Res<bool>;
+    ) -> Res<NewSession>;
     fn session(&self, session_id: &str) -> Res<Option<SessionRow>>;
     /// Moves `matched` → terminal; false when the session is already terminal.
     fn close_session(&self, session_id: &str, status: &str, now: f64) -> Res<bool>;
@@ -201,6 +277,15 @@ CREATE TABLE groups (group_id TEXT PRIMARY KEY, post_id TEXT NOT NULL UNIQUE, bo
 /// SQLite storage.
 pub struct SqliteStore {
     conn: Mutex<Connection>,
+    /// The replay window and the rate-limit buckets live in memory, not in
+    /// the file: a SQLite store is one process's (the file is on its own
+    /// disk, and every route already goes through this one connection), so
+    /// memory is as shared as the file would be, and keeping them there
+    /// spares every request, reads included, a write to the database.
+    /// Several processes on one community use PostgreSQL, where they are
+    /// tables ([`super::pg::PgStore`]).
+    ids: Mutex<RequestIds>,
+    buckets: Mutex<Buckets>,
 }
 
 fn map_of(text: &str) -> Map {
@@ -213,6 +298,12 @@ fn map_of(text: &str) -> Map {
 impl SqliteStore {
     /// Opens (creating and migrating) a database file.
     pub fn open(path: &Path) -> Res<SqliteStore> {
+        Self::open_migrated(path).map(|(s, _)| s)
+    }
+
+    /// Opens (creating and migrating) a database file, saying what the
+    /// migration did.
+    pub fn open_migrated(path: &Path) -> Res<(SqliteStore, Migrated)> {
         if let Some(d) = path.parent() {
             std::fs::create_dir_all(d).map_err(|e| StoreError(e.to_string()))?;
         }
@@ -221,24 +312,35 @@ impl SqliteStore {
 
     /// An in-memory database (tests).
     pub fn memory() -> Res<SqliteStore> {
-        Self::setup(Connection::open_in_memory()?)
+        Self::setup(Connection::open_in_memory()?).map(|(s, _)| s)
     }
 
-    fn setup(conn: Connection) -> Res<SqliteStore> {
+    fn setup(conn: Connection) -> Res<(SqliteStore, Migrated)> {
         conn.pragma_update(None, "journal_mode", "WAL")?;
         conn.pragma_update(None, "synchronous", "NORMAL")?;
         conn.pragma_update(None, "foreign_keys", "ON")?;
         conn.busy_timeout(std::time::Duration::from_secs(5))?;
-        let version: i64 = conn.pragma_query_value(None, "user_version", |r| r.get(0))?;
-        for (i, m) in MIGRATIONS.iter().enumerate().skip(version.max(0) as usize) {
+        let from: i64 = conn.pragma_query_value(None, "user_version", |r| r.get(0))?;
+        for (i, m) in MIGRATIONS.iter().enumerate().skip(from.max(0) as usize) {
             let tx = conn.unchecked_transaction()?;
             tx.execute_batch(m)?;
             tx.pragma_update(None, "user_version", (i + 1) as i64)?;
             tx.commit()?;
         }
-        Ok(SqliteStore {
-            conn: Mutex::new(conn),
-        })
+        let to: i64 = conn.pragma_query_value(None, "user_version", |r| r.get(0))?;
+        Ok((
+            SqliteStore {
+                conn: Mutex::new(conn),
+                ids: Mutex::new(RequestIds::default()),
+                buckets: Mutex::new(Buckets::default()),
+            },
+            Migrated {
+                store: "sqlite",
+                component: "community",
+                from,
+                to,
+            },
+        ))
     }
 
     fn db(&self) -> std::sync::MutexGuard<'_, Connection> {
@@ -355,17 +457,62 @@ impl Store for SqliteStore {
         Ok(n as usize)
     }
 
-    fn add_invitation(&self, inv: &Map, public_key: &str, now: f64, expires_at: f64) -> Res<()> {
+    fn kind(&self) -> &'static str {
+        "sqlite"
+    }
+
+    fn ping(&self) -> Res<()> {
+        self.db().query_row("SELECT 1", [], |_| Ok(()))?;
+        Ok(())
+    }
+
+    fn note_request(&self, key: &str, request_id: &str, t: i64, now: i64) -> Res<Admission> {
+        Ok(self
+            .ids
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .admit(key, request_id, t, now))
+    }
+
+    fn take_token(&self, key: &str, rate: f64, now: f64) -> Res<Admission> {
+        Ok(self
+            .buckets
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .take(key, rate, now))
+    }
+
+    fn add_invitation(
+        &self,
+        inv: &Map,
+        public_key: &str,
+        now: f64,
+        expires_at: f64,
+        max_active: usize,
+    ) -> Res<bool> {
         let s = |k: &str| inv.get(k).and_then(Value::as_str).map(str::to_owned);
         let tags = inv
             .get("tags")
             .map(crate::json::canonical::to_string_ordered)
             .unwrap_or_else(|| "[]".into());
-        self.db().execute(
+        let mut db = self.db();
+        // IMMEDIATE: the write lock is taken before the count, so another
+        // connection on the file cannot insert between the two.
+        let tx = db.transaction_with_behavior(TransactionBehavior::Immediate)?;
+        let active: i64 = tx.query_row(
+            "SELECT COUNT(*) FROM invitations WHERE public_key = ?1 AND status = 'open' AND expires_at > ?2",
+            params![public_key, now],
+            |r| r.get(0),
+        )?;
+        if usize::try_from(active).unwrap_or(usize::MAX) >= max_active {
+            return Ok(false);
+        }
+        tx.execute(
             "INSERT INTO invitations (post_id, public_key, protocol_id, type, tags, body, status, created_at, expires_at) VALUES (?1, ?2, ?3, ?4, ?5, ?6, 'open', ?7, ?8)",
             params![s("post_id"), public_key, s("protocol_id"), s("type").unwrap_or_else(|| "supply".into()), tags, crate::json::canonical::to_string_ordered(&Value::Object(inv.clone())), now, expires_at],
         )?;
-        Ok(())
+        tx.commit()?;
+        Ok(true)
     }
 
     fn invitation(&self, post_id: &str) -> Res<Option<Map>> {
@@ -428,26 +575,52 @@ impl Store for SqliteStore {
         Ok(out)
     }
 
-    fn set_invitation(
+    fn cancel_invitation(&self, post_id: &str) -> Res<bool> {
+        let n = self.db().execute(
+            "UPDATE invitations SET status = 'cancelled' WHERE post_id = ?1 AND status = 'open'",
+            params![post_id],
+        )?;
+        Ok(n == 1)
+    }
+
+    fn renew_invitation(
         &self,
         post_id: &str,
-        status: Option<&str>,
-        expires_at: Option<f64>,
-    ) -> Res<()> {
-        let db = self.db();
-        if let Some(s) = status {
-            db.execute(
-                "UPDATE invitations SET status = ?2 WHERE post_id = ?1",
-                params![post_id, s],
-            )?;
+        now: f64,
+        expires_at: f64,
+        max_active: usize,
+    ) -> Res<Renewal> {
+        let mut db = self.db();
+        let tx = db.transaction_with_behavior(TransactionBehavior::Immediate)?;
+        let row: Option<(String, String, f64)> = tx
+            .query_row(
+                "SELECT public_key, status, expires_at FROM invitations WHERE post_id = ?1",
+                params![post_id],
+                |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)),
+            )
+            .optional()?;
+        let Some((key, status, old)) = row else {
+            return Ok(Renewal::Missing);
+        };
+        if status != "open" {
+            return Ok(Renewal::NotOpen(status));
         }
-        if let Some(e) = expires_at {
-            db.execute(
-                "UPDATE invitations SET expires_at = ?2 WHERE post_id = ?1",
-                params![post_id, e],
+        if old <= now {
+            let active: i64 = tx.query_row(
+                "SELECT COUNT(*) FROM invitations WHERE public_key = ?1 AND status = 'open' AND expires_at > ?2",
+                params![key, now],
+                |r| r.get(0),
             )?;
+            if usize::try_from(active).unwrap_or(usize::MAX) >= max_active {
+                return Ok(Renewal::TooMany);
+            }
         }
-        Ok(())
+        tx.execute(
+            "UPDATE invitations SET expires_at = ?2 WHERE post_id = ?1",
+            params![post_id, expires_at],
+        )?;
+        tx.commit()?;
+        Ok(Renewal::Renewed)
     }
 
     fn add_session(
@@ -456,22 +629,40 @@ impl Store for SqliteStore {
         session_nonce: &str,
         host_sig: &str,
         guest_sig: &str,
-    ) -> Res<bool> {
+    ) -> Res<NewSession> {
         let mut db = self.db();
-        let tx = db.transaction()?;
-        let n = tx.execute(
-            "INSERT OR IGNORE INTO sessions (session_id, post_id, protocol_id, host_public_key, guest_public_key, session_nonce,
+        let tx = db.transaction_with_behavior(TransactionBehavior::Immediate)?;
+        let exists: bool = tx.query_row(
+            "SELECT EXISTS (SELECT 1 FROM sessions WHERE session_id = ?1)",
+            params![s.session_id],
+            |r| r.get(0),
+        )?;
+        if exists {
+            return Ok(NewSession::Exists);
+        }
+        let status: Option<String> = tx
+            .query_row(
+                "SELECT status FROM invitations WHERE post_id = ?1",
+                params![s.post_id],
+                |r| r.get(0),
+            )
+            .optional()?;
+        match status {
+            None => return Ok(NewSession::NoInvitation),
+            Some(st) if st != "open" => return Ok(NewSession::NotOpen(st)),
+            Some(_) => {}
+        }
+        tx.execute(
+            "INSERT INTO sessions (session_id, post_id, protocol_id, host_public_key, guest_public_key, session_nonce,
              host_signature, guest_signature, status, created_at) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, 'matched', ?9)",
             params![s.session_id, s.post_id, s.protocol_id, s.host_public_key, s.guest_public_key, session_nonce, host_sig, guest_sig, s.created_at],
         )?;
-        if n == 1 {
-            tx.execute(
-                "UPDATE invitations SET status = 'matched' WHERE post_id = ?1",
-                params![s.post_id],
-            )?;
-        }
+        tx.execute(
+            "UPDATE invitations SET status = 'matched' WHERE post_id = ?1",
+            params![s.post_id],
+        )?;
         tx.commit()?;
-        Ok(n == 1)
+        Ok(NewSession::Added)
     }
 
     fn session(&self, session_id: &str) -> Res<Option<SessionRow>> {
@@ -501,7 +692,7 @@ impl Store for SqliteStore {
         winner: &str,
     ) -> Res<(Option<String>, bool)> {
         let mut db = self.db();
-        let tx = db.transaction()?;
+        let tx = db.transaction_with_behavior(TransactionBehavior::Immediate)?;
         tx.execute(
             "INSERT OR REPLACE INTO results (session_id, reporter, winner) VALUES (?1, ?2, ?3)",
             params![session_id, reporter, winner],
@@ -642,7 +833,19 @@ impl Store for SqliteStore {
 
 #[cfg(test)]
 mod tests {
-    use super::Reputation;
+    use super::{Reputation, SqliteStore, Store};
+
+    #[test]
+    fn migrating_twice_is_a_no_op() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("c.sqlite");
+        let (_, first) = SqliteStore::open_migrated(&path).unwrap();
+        assert_eq!((first.from, first.to), (0, super::MIGRATIONS.len() as i64));
+        let (store, again) = SqliteStore::open_migrated(&path).unwrap();
+        assert_eq!((again.from, again.to), (first.to, first.to));
+        assert_eq!(store.kind(), "sqlite");
+        store.ping().unwrap();
+    }
 
     #[test]
     fn reputation_shrinks_few_ratings_towards_the_middle() {

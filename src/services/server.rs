@@ -1,5 +1,6 @@
 //! The server `palaver serve` runs and the console embeds: the community's
-//! routes and the GTL market's on one router, over one database file. The
+//! routes and the GTL market's on one router, over one database (a SQLite
+//! file, or PostgreSQL shared by several instances). The
 //! market's bearer token (`POST /api/gtl/token`) is issued on a community
 //! route, because it is asked for with the community's signed requests.
 
@@ -24,6 +25,11 @@ pub const EMBEDDED_MAX_ACTIVE_INVITATIONS: usize = 32;
 /// routes when `market` is given (same process, same database file);
 /// without one the token route answers 404.
 pub fn router(store: Box<dyn Store>, cfg: Config, market: Option<Arc<Market>>) -> Router {
+    router_on(Arc::from(store), cfg, market)
+}
+
+/// [`router`] over a shared store (`palaver serve`: SQLite or PostgreSQL).
+pub fn router_on(store: Arc<dyn Store>, cfg: Config, market: Option<Arc<Market>>) -> Router {
     let read_timeout = cfg.read_timeout;
     let token: SignedHandler = {
         let market = market.clone();
@@ -107,6 +113,65 @@ pub async fn serve_with_market(
     let t = cfg.read_timeout;
     let r = serve_router(listener, router(store, cfg, Some(market)), t).await;
     sweeper.abort();
+    r
+}
+
+/// How [`serve_until`] stops: when `signal` completes it stops accepting,
+/// finishes the requests in flight and returns, waiting at most `grace`.
+pub struct Shutdown {
+    pub signal: std::pin::Pin<Box<dyn std::future::Future<Output = ()> + Send>>,
+    pub grace: std::time::Duration,
+}
+
+impl Shutdown {
+    /// SIGTERM or SIGINT (Ctrl-C), with `grace` for the requests in flight.
+    pub fn on_signals(grace: std::time::Duration) -> std::io::Result<Shutdown> {
+        use tokio::signal::unix::{SignalKind, signal};
+        let mut term = signal(SignalKind::terminate())?;
+        let mut int = signal(SignalKind::interrupt())?;
+        Ok(Shutdown {
+            signal: Box::pin(async move {
+                tokio::select! {
+                    _ = term.recv() => {}
+                    _ = int.recv() => {}
+                }
+            }),
+            grace,
+        })
+    }
+}
+
+/// Serves the community over `store` (with the market when given, and
+/// its deadline sweeper) until `shutdown` says stop; then drains as
+/// [`crate::web::serve_router_until`] does.
+pub async fn serve_until(
+    listener: tokio::net::TcpListener,
+    store: Arc<dyn Store>,
+    cfg: Config,
+    market: Option<Arc<Market>>,
+    shutdown: Shutdown,
+) -> std::io::Result<crate::web::Drained> {
+    let sweeper = market.clone().map(|m| {
+        tokio::spawn(async move {
+            loop {
+                tokio::time::sleep(std::time::Duration::from_secs(1)).await;
+                let m = m.clone();
+                let _ = tokio::task::spawn_blocking(move || m.sweep()).await;
+            }
+        })
+    });
+    let t = cfg.read_timeout;
+    let r = crate::web::serve_router_until(
+        listener,
+        router_on(store, cfg, market),
+        t,
+        shutdown.signal,
+        shutdown.grace,
+    )
+    .await;
+    if let Some(s) = sweeper {
+        s.abort();
+    }
     r
 }
 

@@ -8,4 +8,7 @@ pub mod client;
 pub mod serve;
 
 pub use client::{Client, ClientError};
-pub use serve::{BodyProblem, InProcess, buffer_body, call, closing, json_response, serve_router};
+pub use serve::{
+    BodyProblem, Drained, InProcess, buffer_body, call, closing, json_response, serve_router,
+    serve_router_until,
+};

@@ -178,12 +178,63 @@ pub async fn serve_router(
     app: Router,
     read_timeout: Duration,
 ) -> std::io::Result<()> {
-    let slots = Arc::new(tokio::sync::Semaphore::new(MAX_CONNECTIONS));
+    serve_router_until(
+        listener,
+        app,
+        read_timeout,
+        std::future::pending(),
+        Duration::ZERO,
+    )
+    .await
+    .map(|_| ())
+}
+
+/// Completes when `rx` holds true (or its sender is gone).
+async fn stopped(mut rx: tokio::sync::watch::Receiver<bool>) {
     loop {
-        let Ok(slot) = slots.clone().acquire_owned().await else {
-            return Ok(());
+        if *rx.borrow_and_update() {
+            return;
+        }
+        if rx.changed().await.is_err() {
+            return;
+        }
+    }
+}
+
+/// How a graceful stop ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Drained {
+    /// Connections still open when the grace period ran out (cut off).
+    pub cut_off: usize,
+}
+
+/// [`serve_router`] until `shutdown` completes; then it stops accepting
+/// (the listener is closed), lets every connection finish the request it
+/// is serving (keep-alive connections close after it, idle ones at once),
+/// and returns when none is left or after `grace`, whichever comes first.
+pub async fn serve_router_until(
+    listener: tokio::net::TcpListener,
+    app: Router,
+    read_timeout: Duration,
+    shutdown: impl std::future::Future<Output = ()>,
+    grace: Duration,
+) -> std::io::Result<Drained> {
+    let slots = Arc::new(tokio::sync::Semaphore::new(MAX_CONNECTIONS));
+    let (stop_tx, stop_rx) = tokio::sync::watch::channel(false);
+    let mut shutdown = std::pin::pin!(shutdown);
+    loop {
+        let slot = tokio::select! {
+            _ = &mut shutdown => break,
+            s = slots.clone().acquire_owned() => match s {
+                Ok(s) => s,
+                Err(_) => break,
+            },
         };
-        let stream = match listener.accept().await {
+        let accepted = tokio::select! {
+            _ = &mut shutdown => break,
+            a = listener.accept() => a,
+        };
+        let stream = match accepted {
             Ok((stream, _)) => stream,
             Err(e)
                 if matches!(
@@ -202,15 +253,33 @@ pub async fn serve_router(
         };
         let _ = stream.set_nodelay(true);
         let service = hyper_util::service::TowerToHyperService::new(app.clone());
+        let stop = stop_rx.clone();
         tokio::spawn(async move {
             let _slot = slot;
             let mut http = hyper::server::conn::http1::Builder::new();
             http.timer(hyper_util::rt::TokioTimer::new())
                 .header_read_timeout(read_timeout);
-            let _ = http
+            let conn = http
                 .serve_connection(hyper_util::rt::TokioIo::new(stream), service)
-                .with_upgrades()
-                .await;
+                .with_upgrades();
+            let mut conn = std::pin::pin!(conn);
+            tokio::select! {
+                _ = conn.as_mut() => {}
+                _ = stopped(stop) => {
+                    // Finish the request in flight, then close.
+                    conn.as_mut().graceful_shutdown();
+                    let _ = conn.await;
+                }
+            }
         });
+    }
+    drop(listener);
+    let _ = stop_tx.send(true);
+    let all = u32::try_from(MAX_CONNECTIONS).unwrap_or(u32::MAX);
+    match tokio::time::timeout(grace, slots.acquire_many(all)).await {
+        Ok(_) => Ok(Drained { cut_off: 0 }),
+        Err(_) => Ok(Drained {
+            cut_off: MAX_CONNECTIONS - slots.available_permits(),
+        }),
     }
 }

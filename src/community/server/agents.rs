@@ -1,7 +1,7 @@
 //! Registration (challenge, proof of work, signature), agent stats and
 //! the ratings an agent received.
 
-use super::{AppState, Id, Reply, Req, err, need, now_f, query, reply};
+use super::{AppState, Id, Reply, Req, blocking, err, need, now_f, query, reply};
 use crate::community::store::Agent;
 use crate::identity::verify;
 use crate::json::Value;
@@ -21,7 +21,11 @@ fn spoofing_char(c: char) -> bool {
             | '\u{061C}' | '\u{FEFF}')
 }
 
-pub(super) async fn challenge(State(st): State<Arc<AppState>>, _: Req) -> Reply {
+pub(super) async fn challenge(State(st): State<Arc<AppState>>, r: Req) -> Reply {
+    blocking(st, move |st| challenge_now(st, r)).await
+}
+
+fn challenge_now(st: &AppState, _: Req) -> Reply {
     let nonce = crate::json::canonical::hex(&rand::random::<[u8; 16]>());
     st.store.add_challenge(&nonce, st.cfg.difficulty, now_f())?;
     reply(
@@ -36,6 +40,10 @@ pub(super) async fn challenge(State(st): State<Arc<AppState>>, _: Req) -> Reply 
 const CHALLENGE_AGE: f64 = 300.0;
 
 pub(super) async fn register(State(st): State<Arc<AppState>>, r: Req) -> Reply {
+    blocking(st, move |st| register_now(st, r)).await
+}
+
+fn register_now(st: &AppState, r: Req) -> Reply {
     let pk = need(&r.body, "public_key")?.to_ascii_lowercase();
     if pk != r.key {
         return Err(err(
@@ -138,7 +146,11 @@ pub(super) async fn register(State(st): State<Arc<AppState>>, r: Req) -> Reply {
     )
 }
 
-pub(super) async fn agent_stats(State(st): State<Arc<AppState>>, Id(id): Id, _: Req) -> Reply {
+pub(super) async fn agent_stats(State(st): State<Arc<AppState>>, id: Id, r: Req) -> Reply {
+    blocking(st, move |st| agent_stats_now(st, id, r)).await
+}
+
+fn agent_stats_now(st: &AppState, Id(id): Id, _: Req) -> Reply {
     let agent = st
         .store
         .agent(&id)?
@@ -153,10 +165,14 @@ pub(super) async fn agent_stats(State(st): State<Arc<AppState>>, Id(id): Id, _: 
 /// default), with their count and mean.
 pub(super) async fn agent_ratings(
     State(st): State<Arc<AppState>>,
-    Id(id): Id,
+    id: Id,
     u: axum::http::Uri,
-    _: Req,
+    r: Req,
 ) -> Reply {
+    blocking(st, move |st| agent_ratings_now(st, id, u, r)).await
+}
+
+fn agent_ratings_now(st: &AppState, Id(id): Id, u: axum::http::Uri, _: Req) -> Reply {
     let agent = st
         .store
         .agent(&id)?

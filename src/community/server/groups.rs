@@ -3,7 +3,7 @@
 //! group's row version, so two claims racing for one epoch cannot both
 //! win, and a refused request writes nothing.
 
-use super::{ApiError, AppState, Id, Reply, Req, err, need, now_f, registered, reply};
+use super::{ApiError, AppState, Id, Reply, Req, blocking, err, need, now_f, registered, reply};
 use crate::community::groups::{Group, GroupError, NewGroup};
 use crate::identity::verify;
 use crate::json::{Map, Value};
@@ -84,6 +84,10 @@ fn change<T>(
 }
 
 pub(super) async fn create_group(State(st): State<Arc<AppState>>, r: Req) -> Reply {
+    blocking(st, move |st| create_group_now(st, r)).await
+}
+
+fn create_group_now(st: &AppState, r: Req) -> Reply {
     let post_id = need(&r.body, "post_id")?;
     let inv = st
         .store
@@ -146,13 +150,21 @@ pub(super) async fn create_group(State(st): State<Arc<AppState>>, r: Req) -> Rep
 }
 
 /// GET by group_id.
-pub(super) async fn get_group(State(st): State<Arc<AppState>>, Id(id): Id, _: Req) -> Reply {
-    show(&st, &id, false)
+pub(super) async fn get_group(State(st): State<Arc<AppState>>, id: Id, r: Req) -> Reply {
+    blocking(st, move |st| get_group_now(st, id, r)).await
+}
+
+fn get_group_now(st: &AppState, Id(id): Id, _: Req) -> Reply {
+    show(st, &id, false)
 }
 
 /// GET by the invitation's post_id.
-pub(super) async fn group_by_post(State(st): State<Arc<AppState>>, Id(id): Id, _: Req) -> Reply {
-    show(&st, &id, true)
+pub(super) async fn group_by_post(State(st): State<Arc<AppState>>, id: Id, r: Req) -> Reply {
+    blocking(st, move |st| group_by_post_now(st, id, r)).await
+}
+
+fn group_by_post_now(st: &AppState, Id(id): Id, _: Req) -> Reply {
+    show(st, &id, true)
 }
 
 fn show(st: &AppState, id: &str, by_post: bool) -> Reply {
@@ -174,45 +186,69 @@ fn show(st: &AppState, id: &str, by_post: bool) -> Reply {
     reply(StatusCode::OK, Value::Object(g.to_json(now)))
 }
 
-pub(super) async fn join_group(State(st): State<Arc<AppState>>, Id(id): Id, r: Req) -> Reply {
-    registered(&st, &r.key)?;
+pub(super) async fn join_group(State(st): State<Arc<AppState>>, id: Id, r: Req) -> Reply {
+    blocking(st, move |st| join_group_now(st, id, r)).await
+}
+
+fn join_group_now(st: &AppState, Id(id): Id, r: Req) -> Reply {
+    registered(st, &r.key)?;
     let key = r.key.clone();
-    let (member, _) = change(&st, &id, |g, now| {
+    let (member, _) = change(st, &id, |g, now| {
         g.admit(&key, &r.body, || random_hex(8), now)
     })?;
     reply(StatusCode::OK, Value::Object(member.to_json()))
 }
 
-pub(super) async fn leader_heartbeat(State(st): State<Arc<AppState>>, Id(id): Id, r: Req) -> Reply {
-    let (_, g) = change(&st, &id, |g, now| {
+pub(super) async fn leader_heartbeat(State(st): State<Arc<AppState>>, id: Id, r: Req) -> Reply {
+    blocking(st, move |st| leader_heartbeat_now(st, id, r)).await
+}
+
+fn leader_heartbeat_now(st: &AppState, Id(id): Id, r: Req) -> Reply {
+    let (_, g) = change(st, &id, |g, now| {
         let ok = binding(r.key.clone(), g.protocol_id.clone());
         g.heartbeat(&r.key, &r.body, ok, now)
     })?;
     reply(StatusCode::OK, Value::Object(g.to_json(now_f())))
 }
 
-pub(super) async fn member_heartbeat(State(st): State<Arc<AppState>>, Id(id): Id, r: Req) -> Reply {
-    let (member, g) = change(&st, &id, |g, now| g.member_heartbeat(&r.key, now))?;
+pub(super) async fn member_heartbeat(State(st): State<Arc<AppState>>, id: Id, r: Req) -> Reply {
+    blocking(st, move |st| member_heartbeat_now(st, id, r)).await
+}
+
+fn member_heartbeat_now(st: &AppState, Id(id): Id, r: Req) -> Reply {
+    let (member, g) = change(st, &id, |g, now| g.member_heartbeat(&r.key, now))?;
     let mut out: Map = member.to_json();
     out.insert("group_id", Value::from(g.group_id.as_str()));
     out.insert("group_status", Value::from(g.status.as_str()));
     reply(StatusCode::OK, Value::Object(out))
 }
 
-pub(super) async fn claim_leader(State(st): State<Arc<AppState>>, Id(id): Id, r: Req) -> Reply {
-    let (_, g) = change(&st, &id, |g, now| {
+pub(super) async fn claim_leader(State(st): State<Arc<AppState>>, id: Id, r: Req) -> Reply {
+    blocking(st, move |st| claim_leader_now(st, id, r)).await
+}
+
+fn claim_leader_now(st: &AppState, Id(id): Id, r: Req) -> Reply {
+    let (_, g) = change(st, &id, |g, now| {
         let ok = binding(r.key.clone(), g.protocol_id.clone());
         g.claim(&r.key, &r.body, ok, now)
     })?;
     reply(StatusCode::OK, Value::Object(g.to_json(now_f())))
 }
 
-pub(super) async fn leave_group(State(st): State<Arc<AppState>>, Id(id): Id, r: Req) -> Reply {
-    let (_, g) = change(&st, &id, |g, _| g.leave(&r.key))?;
+pub(super) async fn leave_group(State(st): State<Arc<AppState>>, id: Id, r: Req) -> Reply {
+    blocking(st, move |st| leave_group_now(st, id, r)).await
+}
+
+fn leave_group_now(st: &AppState, Id(id): Id, r: Req) -> Reply {
+    let (_, g) = change(st, &id, |g, _| g.leave(&r.key))?;
     reply(StatusCode::OK, Value::Object(g.to_json(now_f())))
 }
 
-pub(super) async fn group_status(State(st): State<Arc<AppState>>, Id(id): Id, r: Req) -> Reply {
-    let (_, g) = change(&st, &id, |g, _| g.set_status(&r.key, &r.body))?;
+pub(super) async fn group_status(State(st): State<Arc<AppState>>, id: Id, r: Req) -> Reply {
+    blocking(st, move |st| group_status_now(st, id, r)).await
+}
+
+fn group_status_now(st: &AppState, Id(id): Id, r: Req) -> Reply {
+    let (_, g) = change(st, &id, |g, _| g.set_status(&r.key, &r.body))?;
     reply(StatusCode::OK, Value::Object(g.to_json(now_f())))
 }

@@ -1,7 +1,10 @@
 //! Invitations: a host's signed transport binding, listed, renewed and
 //! cancelled by their owner.
 
-use super::{ApiError, AppState, Id, Reply, Req, err, need, now_f, query, registered, reply};
+use super::{
+    ApiError, AppState, Id, Reply, Req, blocking, err, need, now_f, query, registered, reply,
+};
+use crate::community::store::Renewal;
 use crate::identity::verify;
 use crate::json::{Map, Value};
 use crate::obj;
@@ -11,18 +14,26 @@ use axum::http::{StatusCode, Uri};
 use axum::response::IntoResponse;
 use std::sync::Arc;
 
+fn too_many(st: &AppState) -> ApiError {
+    err(
+        StatusCode::TOO_MANY_REQUESTS,
+        "too_many_invitations",
+        format!(
+            "at most {} active invitations per key: cancel one first",
+            st.cfg.max_active_invitations
+        ),
+    )
+}
+
 pub(super) async fn create_invitation(State(st): State<Arc<AppState>>, r: Req) -> Reply {
-    let agent = registered(&st, &r.key)?;
+    blocking(st, move |st| create_invitation_now(st, r)).await
+}
+
+fn create_invitation_now(st: &AppState, r: Req) -> Reply {
+    let agent = registered(st, &r.key)?;
     let now = now_f();
     if st.store.active_invitations(&r.key, now)? >= st.cfg.max_active_invitations {
-        return Err(err(
-            StatusCode::TOO_MANY_REQUESTS,
-            "too_many_invitations",
-            format!(
-                "at most {} active invitations per key: cancel one first",
-                st.cfg.max_active_invitations
-            ),
-        ));
+        return Err(too_many(st));
     }
     let ticket = need(&r.body, "iroh_ticket")?;
     let transport = r.body.get_str("transport").unwrap_or("iroh");
@@ -51,14 +62,25 @@ pub(super) async fn create_invitation(State(st): State<Arc<AppState>>, r: Req) -
     if !inv.contains_key("type") {
         inv.insert("type", Value::from("supply"));
     }
-    st.store.add_invitation(&inv, &r.key, now, expires_at)?;
+    // The limit again, with the insert in one transaction: a post racing
+    // this one (on this server or another) cannot pass it too.
+    if !st
+        .store
+        .add_invitation(&inv, &r.key, now, expires_at, st.cfg.max_active_invitations)?
+    {
+        return Err(too_many(st));
+    }
     reply(
         StatusCode::CREATED,
         Value::Object(obj! { "post_id" => post_id, "expires_at" => expires_at }),
     )
 }
 
-pub(super) async fn list_invitations(State(st): State<Arc<AppState>>, u: Uri, _: Req) -> Reply {
+pub(super) async fn list_invitations(State(st): State<Arc<AppState>>, u: Uri, r: Req) -> Reply {
+    blocking(st, move |st| list_invitations_now(st, u, r)).await
+}
+
+fn list_invitations_now(st: &AppState, u: Uri, _: Req) -> Reply {
     let q = query(&u);
     let limit = q
         .get("limit")
@@ -84,7 +106,11 @@ pub(super) async fn list_invitations(State(st): State<Arc<AppState>>, u: Uri, _:
     )
 }
 
-pub(super) async fn get_invitation(State(st): State<Arc<AppState>>, Id(id): Id, _: Req) -> Reply {
+pub(super) async fn get_invitation(State(st): State<Arc<AppState>>, id: Id, r: Req) -> Reply {
+    blocking(st, move |st| get_invitation_now(st, id, r)).await
+}
+
+fn get_invitation_now(st: &AppState, Id(id): Id, _: Req) -> Reply {
     match st.store.invitation(&id)? {
         Some(inv) => reply(StatusCode::OK, Value::Object(inv)),
         None => Err(err(
@@ -113,8 +139,12 @@ fn own_open_invitation(st: &AppState, id: &str, key: &str) -> Result<Map, ApiErr
     Ok(inv)
 }
 
-pub(super) async fn renew_invitation(State(st): State<Arc<AppState>>, Id(id): Id, r: Req) -> Reply {
-    let inv = own_open_invitation(&st, &id, &r.key)?;
+pub(super) async fn renew_invitation(State(st): State<Arc<AppState>>, id: Id, r: Req) -> Reply {
+    blocking(st, move |st| renew_invitation_now(st, id, r)).await
+}
+
+fn renew_invitation_now(st: &AppState, Id(id): Id, r: Req) -> Reply {
+    let inv = own_open_invitation(st, &id, &r.key)?;
     if inv.get_str("status") != Some("open") {
         return Err(err(
             StatusCode::CONFLICT,
@@ -122,34 +152,58 @@ pub(super) async fn renew_invitation(State(st): State<Arc<AppState>>, Id(id): Id
             format!("the invitation is {}", inv.get_str("status").unwrap_or("?")),
         ));
     }
-    let expires_at = now_f() + st.cfg.invitation_ttl;
-    st.store.set_invitation(&id, None, Some(expires_at))?;
+    let now = now_f();
+    let expires_at = now + st.cfg.invitation_ttl;
+    match st
+        .store
+        .renew_invitation(&id, now, expires_at, st.cfg.max_active_invitations)?
+    {
+        Renewal::Renewed => {}
+        Renewal::TooMany => return Err(too_many(st)),
+        Renewal::NotOpen(status) => {
+            return Err(err(
+                StatusCode::CONFLICT,
+                "not_open",
+                format!("the invitation is {status}"),
+            ));
+        }
+        Renewal::Missing => {
+            return Err(err(
+                StatusCode::NOT_FOUND,
+                "not_found",
+                format!("no invitation {id}"),
+            ));
+        }
+    }
     reply(
         StatusCode::OK,
         Value::Object(obj! { "post_id" => id, "expires_at" => expires_at }),
     )
 }
 
-pub(super) async fn cancel_invitation(
-    State(st): State<Arc<AppState>>,
-    Id(id): Id,
-    r: Req,
-) -> Reply {
-    let inv = own_open_invitation(&st, &id, &r.key)?;
-    match inv.get_str("status") {
-        Some("open") => st.store.set_invitation(&id, Some("cancelled"), None)?,
+pub(super) async fn cancel_invitation(State(st): State<Arc<AppState>>, id: Id, r: Req) -> Reply {
+    blocking(st, move |st| cancel_invitation_now(st, id, r)).await
+}
+
+fn cancel_invitation_now(st: &AppState, Id(id): Id, r: Req) -> Reply {
+    let inv = own_open_invitation(st, &id, &r.key)?;
+    let status = match inv.get_str("status") {
+        // Only an open invitation moves; one matched meanwhile stays so.
+        Some("open") if st.store.cancel_invitation(&id)? => "cancelled".to_owned(),
+        Some("open") => st
+            .store
+            .invitation(&id)?
+            .and_then(|i| i.get_str("status").map(str::to_owned))
+            .unwrap_or_default(),
+        other => other.unwrap_or("?").to_owned(),
+    };
+    match status.as_str() {
         // Cancelling twice is fine and writes nothing.
-        Some("cancelled") => {}
-        other => {
-            return Err(err(
-                StatusCode::CONFLICT,
-                "not_open",
-                format!(
-                    "the invitation is {}: a session was recorded for it",
-                    other.unwrap_or("?")
-                ),
-            ));
-        }
+        "cancelled" => Ok(StatusCode::NO_CONTENT.into_response()),
+        other => Err(err(
+            StatusCode::CONFLICT,
+            "not_open",
+            format!("the invitation is {other}: a session was recorded for it"),
+        )),
     }
-    Ok(StatusCode::NO_CONTENT.into_response())
 }

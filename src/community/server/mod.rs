@@ -5,6 +5,11 @@
 //!
 //! A rejected request writes nothing: every check runs before the store is
 //! touched, and multi-step changes are single transactions in the store.
+//! The store is synchronous (SQLite, or PostgreSQL's blocking client), so
+//! the signed-request checks and every route's work run on tokio's
+//! blocking pool ([`blocking`]), never on an async worker. The replay
+//! window and the rate limit are the store's too: with PostgreSQL every
+//! instance of one community shares them.
 
 mod agents;
 mod groups;
@@ -35,7 +40,7 @@ use sessions::{
 use std::collections::HashMap;
 use std::future::Future;
 use std::pin::Pin;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 /// Largest request body a community route accepts; a larger one is refused
@@ -82,12 +87,25 @@ impl Default for Config {
 }
 
 struct AppState {
-    store: Box<dyn Store>,
+    store: Arc<dyn Store>,
     cfg: Config,
-    /// Request ids seen recently, for replay refusal.
-    seen: Mutex<super::recent::RequestIds>,
-    /// Rate-limit buckets per key.
-    buckets: Mutex<super::recent::Buckets>,
+}
+
+/// Runs `f` (a route's work: store calls, signature checks) on tokio's
+/// blocking pool, where a synchronous store may block.
+async fn blocking<T: Send + 'static>(
+    st: Arc<AppState>,
+    f: impl FnOnce(&AppState) -> Result<T, ApiError> + Send + 'static,
+) -> Result<T, ApiError> {
+    tokio::task::spawn_blocking(move || f(&st))
+        .await
+        .map_err(|e| {
+            err(
+                StatusCode::INTERNAL_SERVER_ERROR,
+                "internal",
+                format!("the request's work ended abnormally: {e}"),
+            )
+        })?
 }
 
 /// An error with a status and a message a person can act on.
@@ -184,7 +202,10 @@ impl axum::extract::FromRequest<Arc<AppState>> for Req {
                 format!("request bodies are limited to {MAX_BODY} bytes"),
             )
         })?;
-        authenticate(st, &parts.method, &parts.uri, &parts.headers, &bytes)
+        blocking(st.clone(), move |st| {
+            authenticate(st, &parts.method, &parts.uri, &parts.headers, &bytes)
+        })
+        .await
     }
 }
 
@@ -247,12 +268,7 @@ fn authenticate(
             "the server is tracking too many recent requests; try again in a few seconds",
         )
     };
-    match st
-        .seen
-        .lock()
-        .unwrap_or_else(|p| p.into_inner())
-        .admit(&key, rid, t, now)
-    {
+    match st.store.note_request(&key, rid, t, now)? {
         Ok(()) => {}
         Err(Refusal::Busy) => return Err(busy()),
         Err(_) => {
@@ -262,11 +278,7 @@ fn authenticate(
         }
     }
     if st.cfg.rate_limit > 0.0 {
-        match st.buckets.lock().unwrap_or_else(|p| p.into_inner()).take(
-            &key,
-            st.cfg.rate_limit,
-            now_f(),
-        ) {
+        match st.store.take_token(&key, st.cfg.rate_limit, now_f())? {
             Ok(()) => {}
             Err(Refusal::Busy) => return Err(busy()),
             Err(_) => {
@@ -282,6 +294,15 @@ fn authenticate(
         Map::new()
     } else {
         match json::parse_bytes(body) {
+            // PostgreSQL text cannot hold U+0000, so neither store takes it:
+            // the same answer on both.
+            Ok(v @ Value::Object(_)) if v.holds_nul() => {
+                return Err(err(
+                    StatusCode::BAD_REQUEST,
+                    "bad_request",
+                    "the body holds a U+0000 (NUL) character, which no field may hold",
+                ));
+            }
             Ok(Value::Object(m)) => m,
             Ok(_) => {
                 return Err(err(
@@ -381,18 +402,14 @@ pub type SignedHandler = Arc<dyn Fn(Signed) -> SignedReply + Send + Sync>;
 /// other modules taking its signed requests. No fallbacks yet: merge other
 /// routes first, then [`with_fallbacks`].
 pub fn routes(
-    store: Box<dyn Store>,
+    store: Arc<dyn Store>,
     cfg: Config,
     signed: &[(&'static str, SignedHandler)],
 ) -> Router {
     let read_timeout = cfg.read_timeout;
-    let st = Arc::new(AppState {
-        store,
-        cfg,
-        seen: Mutex::new(Default::default()),
-        buckets: Mutex::new(Default::default()),
-    });
+    let st = Arc::new(AppState { store, cfg });
     let mut community = Router::new()
+        .route("/healthz", get(health))
         .route("/api/v1/auth/challenge", get(challenge))
         .route("/api/v1/auth/register", post(register))
         .route("/api/v1/protocols", post(add_protocol).get(list_protocols))
@@ -444,7 +461,8 @@ pub fn routes(
             post(move |State(st): State<Arc<AppState>>, r: Req| {
                 let handler = handler.clone();
                 async move {
-                    let agent = registered(&st, &r.key)?;
+                    let key = r.key.clone();
+                    let agent = blocking(st, move |st| registered(st, &key)).await?;
                     handler(Signed {
                         key: r.key,
                         agent_id: agent.agent_id,
@@ -461,6 +479,30 @@ pub fn routes(
             read_timeout,
             guard_body,
         ))
+}
+
+/// `GET /healthz`, unsigned: 200 `{"status": "ok", "store": KIND}` when the
+/// store answers, 503 `{"status": "unavailable", "store": KIND, "error": …}`
+/// when it does not (a load balancer's check).
+async fn health(State(st): State<Arc<AppState>>) -> Response {
+    let kind = st.store.kind();
+    let answer = tokio::task::spawn_blocking(move || st.store.ping()).await;
+    match answer {
+        Ok(Ok(())) => json_response(
+            StatusCode::OK,
+            &Value::Object(obj! { "status" => "ok", "store" => kind }),
+        ),
+        Ok(Err(e)) => json_response(
+            StatusCode::SERVICE_UNAVAILABLE,
+            &Value::Object(obj! { "status" => "unavailable", "store" => kind, "error" => e.0 }),
+        ),
+        Err(e) => json_response(
+            StatusCode::SERVICE_UNAVAILABLE,
+            &Value::Object(
+                obj! { "status" => "unavailable", "store" => kind, "error" => e.to_string() },
+            ),
+        ),
+    }
 }
 
 /// `app` with the community's JSON answers for an unknown route (404) and

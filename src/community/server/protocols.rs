@@ -1,6 +1,6 @@
 //! Protocols: publishing a spec under its protocol_id, listing, fetching.
 
-use super::{AppState, Id, Reply, Req, err, need, now_f, query, registered, reply};
+use super::{AppState, Id, Reply, Req, blocking, err, need, now_f, query, registered, reply};
 use crate::community::store::NewProtocol;
 use crate::json::{self, Value};
 use crate::obj;
@@ -9,7 +9,11 @@ use axum::http::{StatusCode, Uri};
 use std::sync::Arc;
 
 pub(super) async fn add_protocol(State(st): State<Arc<AppState>>, r: Req) -> Reply {
-    registered(&st, &r.key)?;
+    blocking(st, move |st| add_protocol_now(st, r)).await
+}
+
+fn add_protocol_now(st: &AppState, r: Req) -> Reply {
+    registered(st, &r.key)?;
     let claimed = need(&r.body, "protocol_id")?;
     let spec = match r.body.get("spec_json") {
         Some(Value::Object(o)) => o.clone(),
@@ -69,7 +73,11 @@ pub(super) async fn add_protocol(State(st): State<Arc<AppState>>, r: Req) -> Rep
         ),
     )
 }
-pub(super) async fn list_protocols(State(st): State<Arc<AppState>>, u: Uri, _: Req) -> Reply {
+pub(super) async fn list_protocols(State(st): State<Arc<AppState>>, u: Uri, r: Req) -> Reply {
+    blocking(st, move |st| list_protocols_now(st, u, r)).await
+}
+
+fn list_protocols_now(st: &AppState, u: Uri, _: Req) -> Reply {
     let q = query(&u);
     let limit = q
         .get("limit")
@@ -96,7 +104,11 @@ pub(super) async fn list_protocols(State(st): State<Arc<AppState>>, u: Uri, _: R
     )
 }
 
-pub(super) async fn get_protocol(State(st): State<Arc<AppState>>, Id(id): Id, _: Req) -> Reply {
+pub(super) async fn get_protocol(State(st): State<Arc<AppState>>, id: Id, r: Req) -> Reply {
+    blocking(st, move |st| get_protocol_now(st, id, r)).await
+}
+
+fn get_protocol_now(st: &AppState, Id(id): Id, _: Req) -> Reply {
     let Some((name, description, kind, spec)) = st.store.protocol(&id)? else {
         return Err(err(
             StatusCode::NOT_FOUND,

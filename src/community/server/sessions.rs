@@ -1,8 +1,8 @@
 //! Sessions: the proof both sides signed, status and result from a party,
 //! the transport, feedback and ratings.
 
-use super::{ApiError, AppState, Id, Reply, Req, err, need, now_f, reply};
-use crate::community::store::SessionRow;
+use super::{ApiError, AppState, Id, Reply, Req, blocking, err, need, now_f, reply};
+use crate::community::store::{NewSession, SessionRow};
 use crate::identity::verify;
 use crate::json::Value;
 use crate::obj;
@@ -12,6 +12,10 @@ use axum::http::StatusCode;
 use std::sync::Arc;
 
 pub(super) async fn create_session(State(st): State<Arc<AppState>>, r: Req) -> Reply {
+    blocking(st, move |st| create_session_now(st, r)).await
+}
+
+fn create_session_now(st: &AppState, r: Req) -> Reply {
     let post_id = need(&r.body, "post_id")?;
     let host = need(&r.body, "host_public_key")?.to_ascii_lowercase();
     let guest = need(&r.body, "guest_public_key")?.to_ascii_lowercase();
@@ -72,12 +76,32 @@ pub(super) async fn create_session(State(st): State<Arc<AppState>>, r: Req) -> R
         iroh_ticket: None,
         created_at: now_f(),
     };
-    if !st.store.add_session(&row, nonce, hs, gs)? {
-        return Err(err(
-            StatusCode::CONFLICT,
-            "exists",
-            format!("session {session_id} is already recorded"),
-        ));
+    // Recorded only while the invitation is open, checked in the same
+    // transaction as the insert: a cancelled invitation, or one another
+    // session matched (on any server), takes no session.
+    match st.store.add_session(&row, nonce, hs, gs)? {
+        NewSession::Added => {}
+        NewSession::Exists => {
+            return Err(err(
+                StatusCode::CONFLICT,
+                "exists",
+                format!("session {session_id} is already recorded"),
+            ));
+        }
+        NewSession::NotOpen(status) => {
+            return Err(err(
+                StatusCode::CONFLICT,
+                "not_open",
+                format!("invitation {post_id} is {status}: a session needs an open invitation"),
+            ));
+        }
+        NewSession::NoInvitation => {
+            return Err(err(
+                StatusCode::NOT_FOUND,
+                "not_found",
+                format!("no invitation {post_id}"),
+            ));
+        }
     }
     reply(
         StatusCode::CREATED,
@@ -113,7 +137,11 @@ fn session_value(s: &SessionRow) -> Value {
     })
 }
 
-pub(super) async fn get_session(State(st): State<Arc<AppState>>, Id(id): Id, _: Req) -> Reply {
+pub(super) async fn get_session(State(st): State<Arc<AppState>>, id: Id, r: Req) -> Reply {
+    blocking(st, move |st| get_session_now(st, id, r)).await
+}
+
+fn get_session_now(st: &AppState, Id(id): Id, _: Req) -> Reply {
     match st.store.session(&id)? {
         Some(s) => reply(StatusCode::OK, session_value(&s)),
         None => Err(err(
@@ -124,8 +152,12 @@ pub(super) async fn get_session(State(st): State<Arc<AppState>>, Id(id): Id, _: 
     }
 }
 
-pub(super) async fn session_status(State(st): State<Arc<AppState>>, Id(id): Id, r: Req) -> Reply {
-    let session = party_session(&st, &id, &r.key)?;
+pub(super) async fn session_status(State(st): State<Arc<AppState>>, id: Id, r: Req) -> Reply {
+    blocking(st, move |st| session_status_now(st, id, r)).await
+}
+
+fn session_status_now(st: &AppState, Id(id): Id, r: Req) -> Reply {
+    let session = party_session(st, &id, &r.key)?;
     let status = need(&r.body, "status")?;
     if !matches!(status, "closed" | "failed" | "cancelled") {
         return Err(err(
@@ -147,8 +179,12 @@ pub(super) async fn session_status(State(st): State<Arc<AppState>>, Id(id): Id, 
     )
 }
 
-pub(super) async fn session_result(State(st): State<Arc<AppState>>, Id(id): Id, r: Req) -> Reply {
-    party_session(&st, &id, &r.key)?;
+pub(super) async fn session_result(State(st): State<Arc<AppState>>, id: Id, r: Req) -> Reply {
+    blocking(st, move |st| session_result_now(st, id, r)).await
+}
+
+fn session_result_now(st: &AppState, Id(id): Id, r: Req) -> Reply {
+    party_session(st, &id, &r.key)?;
     let winner = need(&r.body, "winner")?;
     if !matches!(winner, "host" | "guest" | "draw") {
         return Err(err(
@@ -166,8 +202,12 @@ pub(super) async fn session_result(State(st): State<Arc<AppState>>, Id(id): Id, 
     )
 }
 
-pub(super) async fn get_transport(State(st): State<Arc<AppState>>, Id(id): Id, r: Req) -> Reply {
-    let s = party_session(&st, &id, &r.key)?;
+pub(super) async fn get_transport(State(st): State<Arc<AppState>>, id: Id, r: Req) -> Reply {
+    blocking(st, move |st| get_transport_now(st, id, r)).await
+}
+
+fn get_transport_now(st: &AppState, Id(id): Id, r: Req) -> Reply {
+    let s = party_session(st, &id, &r.key)?;
     reply(
         StatusCode::OK,
         Value::Object(
@@ -176,8 +216,12 @@ pub(super) async fn get_transport(State(st): State<Arc<AppState>>, Id(id): Id, r
     )
 }
 
-pub(super) async fn patch_transport(State(st): State<Arc<AppState>>, Id(id): Id, r: Req) -> Reply {
-    let s = party_session(&st, &id, &r.key)?;
+pub(super) async fn patch_transport(State(st): State<Arc<AppState>>, id: Id, r: Req) -> Reply {
+    blocking(st, move |st| patch_transport_now(st, id, r)).await
+}
+
+fn patch_transport_now(st: &AppState, Id(id): Id, r: Req) -> Reply {
+    let s = party_session(st, &id, &r.key)?;
     let ticket = need(&r.body, "iroh_ticket")?;
     let sig = need(&r.body, "transport_binding_signature")?;
     let pid = (!s.protocol_id.is_empty()).then_some(s.protocol_id.as_str());
@@ -200,8 +244,12 @@ pub(super) async fn patch_transport(State(st): State<Arc<AppState>>, Id(id): Id,
 }
 
 pub(super) async fn feedback(State(st): State<Arc<AppState>>, r: Req) -> Reply {
+    blocking(st, move |st| feedback_now(st, r)).await
+}
+
+fn feedback_now(st: &AppState, r: Req) -> Reply {
     let sid = need(&r.body, "session_id")?;
-    party_session(&st, sid, &r.key)?;
+    party_session(st, sid, &r.key)?;
     st.store.add_feedback(sid, &r.key, &r.body, now_f())?;
     reply(
         StatusCode::CREATED,
@@ -210,8 +258,12 @@ pub(super) async fn feedback(State(st): State<Arc<AppState>>, r: Req) -> Reply {
 }
 
 pub(super) async fn rating(State(st): State<Arc<AppState>>, r: Req) -> Reply {
+    blocking(st, move |st| rating_now(st, r)).await
+}
+
+fn rating_now(st: &AppState, r: Req) -> Reply {
     let sid = need(&r.body, "session_id")?;
-    let s = party_session(&st, sid, &r.key)?;
+    let s = party_session(st, sid, &r.key)?;
     let score = r
         .body
         .get("score")
