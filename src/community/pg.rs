@@ -17,9 +17,10 @@
 use super::groups::Group;
 use super::recent::{Admission, Refusal, keep_until};
 use super::store::{
-    Agent, Migrated, NewProtocol, NewSession, Renewal, Res, SessionRow, Store, StoreError,
+    Agent, InvitationRow, Migrated, NewProtocol, NewSession, Renewal, Res, SessionRow, Store,
+    StoreError, invitation_view, tagged,
 };
-use crate::json::{self, Map, Value};
+use crate::json::{Map, Value};
 use postgres::error::SqlState;
 use postgres::{NoTls, Transaction};
 use r2d2_postgres::{PostgresConnectionManager, r2d2};
@@ -348,13 +349,6 @@ fn nul(s: &str) -> bool {
     s.contains('\0')
 }
 
-fn map_of(text: &str) -> Map {
-    json::parse_str(text)
-        .ok()
-        .and_then(|v| v.as_object().cloned())
-        .unwrap_or_default()
-}
-
 fn count(n: i64) -> usize {
     usize::try_from(n).unwrap_or(0)
 }
@@ -653,14 +647,13 @@ impl Store for PgStore {
         expires_at: f64,
         max_active: usize,
     ) -> Res<bool> {
-        let s = |k: &str| inv.get(k).and_then(Value::as_str).map(str::to_owned);
-        let tags = inv
-            .get("tags")
-            .map(crate::json::canonical::to_string_ordered)
-            .unwrap_or_else(|| "[]".into());
-        let body = crate::json::canonical::to_string_ordered(&Value::Object(inv.clone()));
-        let (post_id, protocol_id) = (s("post_id"), s("protocol_id"));
-        let kind = s("type").unwrap_or_else(|| "supply".into());
+        let InvitationRow {
+            post_id,
+            protocol_id,
+            kind,
+            tags,
+            body,
+        } = InvitationRow::of(inv);
         self.tx(|tx| {
             // The key's invitations change one transaction at a time, on
             // every instance: the count below is still true at the insert.
@@ -685,12 +678,7 @@ impl Store for PgStore {
             "SELECT body, status, expires_at FROM invitations WHERE post_id = $1",
             &[&post_id],
         )?;
-        Ok(row.map(|r| {
-            let mut m = map_of(r.get(0));
-            m.insert("status", Value::from(r.get::<_, String>(1)));
-            m.insert("expires_at", Value::from(r.get::<_, f64>(2)));
-            m
-        }))
+        Ok(row.map(|r| invitation_view(r.get(0), r.get(1), r.get(2))))
     }
 
     fn invitations(
@@ -712,19 +700,10 @@ impl Store for PgStore {
         )?;
         let mut out = Vec::new();
         for r in rows {
-            let tags: String = r.get(3);
-            if let Some(t) = tag
-                && !map_of(&format!("{{\"t\":{tags}}}"))
-                    .get("t")
-                    .and_then(Value::as_array)
-                    .is_some_and(|a| a.iter().any(|x| x.as_str() == Some(t)))
-            {
+            if tag.is_some_and(|t| !tagged(r.get(3), t)) {
                 continue;
             }
-            let mut m = map_of(r.get(0));
-            m.insert("status", Value::from(r.get::<_, String>(1)));
-            m.insert("expires_at", Value::from(r.get::<_, f64>(2)));
-            out.push(m);
+            out.push(invitation_view(r.get(0), r.get(1), r.get(2)));
             if out.len() >= n {
                 break;
             }

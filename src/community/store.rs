@@ -288,11 +288,57 @@ pub struct SqliteStore {
     buckets: Mutex<Buckets>,
 }
 
+/// A stored JSON object's text as a map (damaged text: an empty map).
 fn map_of(text: &str) -> Map {
     json::parse_str(text)
         .ok()
         .and_then(|v| v.as_object().cloned())
         .unwrap_or_default()
+}
+
+/// An invitation's columns, as both stores write them.
+pub(super) struct InvitationRow {
+    pub post_id: Option<String>,
+    pub protocol_id: Option<String>,
+    /// `type` (default `supply`).
+    pub kind: String,
+    /// The tags as canonical JSON text (`[]` without any).
+    pub tags: String,
+    /// The whole invitation as canonical JSON text.
+    pub body: String,
+}
+
+impl InvitationRow {
+    pub fn of(inv: &Map) -> InvitationRow {
+        let s = |k: &str| inv.get(k).and_then(Value::as_str).map(str::to_owned);
+        InvitationRow {
+            post_id: s("post_id"),
+            protocol_id: s("protocol_id"),
+            kind: s("type").unwrap_or_else(|| "supply".into()),
+            tags: inv
+                .get("tags")
+                .map(crate::json::canonical::to_string_ordered)
+                .unwrap_or_else(|| "[]".into()),
+            body: crate::json::canonical::to_string_ordered(&Value::Object(inv.clone())),
+        }
+    }
+}
+
+/// A stored invitation as the routes show it: its body with its status and
+/// expiry.
+pub(super) fn invitation_view(body: &str, status: String, expires_at: f64) -> Map {
+    let mut m = map_of(body);
+    m.insert("status", Value::from(status));
+    m.insert("expires_at", Value::from(expires_at));
+    m
+}
+
+/// Whether stored tags text (a JSON array) holds `tag`.
+pub(super) fn tagged(tags: &str, tag: &str) -> bool {
+    json::parse_str(tags)
+        .ok()
+        .and_then(|v| v.as_array().cloned())
+        .is_some_and(|a| a.iter().any(|x| x.as_str() == Some(tag)))
 }
 
 impl SqliteStore {
@@ -490,11 +536,7 @@ impl Store for SqliteStore {
         expires_at: f64,
         max_active: usize,
     ) -> Res<bool> {
-        let s = |k: &str| inv.get(k).and_then(Value::as_str).map(str::to_owned);
-        let tags = inv
-            .get("tags")
-            .map(crate::json::canonical::to_string_ordered)
-            .unwrap_or_else(|| "[]".into());
+        let row = InvitationRow::of(inv);
         let mut db = self.db();
         // IMMEDIATE: the write lock is taken before the count, so another
         // connection on the file cannot insert between the two.
@@ -509,7 +551,7 @@ impl Store for SqliteStore {
         }
         tx.execute(
             "INSERT INTO invitations (post_id, public_key, protocol_id, type, tags, body, status, created_at, expires_at) VALUES (?1, ?2, ?3, ?4, ?5, ?6, 'open', ?7, ?8)",
-            params![s("post_id"), public_key, s("protocol_id"), s("type").unwrap_or_else(|| "supply".into()), tags, crate::json::canonical::to_string_ordered(&Value::Object(inv.clone())), now, expires_at],
+            params![row.post_id, public_key, row.protocol_id, row.kind, row.tags, row.body, now, expires_at],
         )?;
         tx.commit()?;
         Ok(true)
@@ -524,12 +566,7 @@ impl Store for SqliteStore {
                 |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)),
             )
             .optional()?;
-        Ok(row.map(|(body, status, exp)| {
-            let mut m = map_of(&body);
-            m.insert("status", Value::from(status));
-            m.insert("expires_at", Value::from(exp));
-            m
-        }))
+        Ok(row.map(|(body, status, exp)| invitation_view(&body, status, exp)))
     }
 
     fn invitations(
@@ -556,18 +593,10 @@ impl Store for SqliteStore {
         let mut out = Vec::new();
         for row in rows {
             let (body, status, exp, tags) = row?;
-            if let Some(t) = tag
-                && !map_of(&format!("{{\"t\":{tags}}}"))
-                    .get("t")
-                    .and_then(Value::as_array)
-                    .is_some_and(|a| a.iter().any(|x| x.as_str() == Some(t)))
-            {
+            if tag.is_some_and(|t| !tagged(&tags, t)) {
                 continue;
             }
-            let mut m = map_of(&body);
-            m.insert("status", Value::from(status));
-            m.insert("expires_at", Value::from(exp));
-            out.push(m);
+            out.push(invitation_view(&body, status, exp));
             if out.len() >= limit {
                 break;
             }
