@@ -5,6 +5,19 @@
 //!
 //! The server is the one `palaver serve` runs (same router, SQLite file
 //! store), started in this process so client and server share the 2 cores.
+//!
+//! - **browse**: signed `GET /api/v1/invitations?limit=50` from 32 clients
+//!   at once, on a community holding 3 open invitations.
+//! - **sessions**: signed `POST /api/v1/sessions` (the guest's request
+//!   carrying both proof signatures, checked by the server) from 32 clients
+//!   at once. A session needs an open invitation and takes it (a second one
+//!   is refused with 409 `not_open`), so each session gets its own
+//!   invitation, posted before the clock starts (this bench's server allows
+//!   that many active invitations per key; `palaver serve` allows 3). Each
+//!   create must answer 201, and at the end every invitation is matched.
+//!
+//! Excluded: registration, posting invitations, process start (the server
+//! is in-process; `benches/serve_load.rs` measures the release binary).
 
 use palaver::community::{Config, SqliteStore};
 use palaver::identity::KeyPair;
@@ -58,22 +71,29 @@ fn main() {
         let store = SqliteStore::open(&dir.path().join("community.sqlite")).unwrap();
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
         let url = format!("http://{}", listener.local_addr().unwrap());
-        let cfg = Config { difficulty: 1, invitation_ttl: 3600.0, max_active_invitations: 3, rate_limit: 0.0, ..Config::default() };
+        let cfg = Config {
+            difficulty: 1,
+            invitation_ttl: 3600.0,
+            max_active_invitations: SESSIONS + 3,
+            rate_limit: 0.0,
+            ..Config::default()
+        };
         tokio::spawn(palaver::services::server::serve(listener, Box::new(store), cfg));
 
         let host = Arc::new(Client::new(&url, KeyPair::generate()).unwrap());
         let guest = Arc::new(Client::new(&url, KeyPair::generate()).unwrap());
         host.register("host", "").await.unwrap();
         guest.register("guest", "").await.unwrap();
-        for _ in 0..3 {
+        let post_invitation = |host: Arc<Client>| async move {
             let k = host.keys();
             let binding = auth::transport_binding_canonical(&k.public_key, "iroh", "t", Some(PID));
             let body = Value::Object(obj! { "iroh_ticket" => "t", "protocol_id" => PID, "transport_binding_signature" => k.sign(binding.as_bytes()) });
-            host.call("POST", "/api/v1/invitations", Some(&body), &[201]).await.unwrap();
+            let v = host.call("POST", "/api/v1/invitations", Some(&body), &[201]).await.unwrap();
+            v.get("post_id").and_then(Value::as_str).unwrap().to_owned()
+        };
+        for _ in 0..3 {
+            post_invitation(host.clone()).await;
         }
-        let list = guest.call("GET", "/api/v1/invitations", None, &[200]).await.unwrap();
-        let post = list.get("results").and_then(Value::as_array).unwrap()[0].get("post_id").and_then(Value::as_str).unwrap().to_owned();
-
         let g = guest.clone();
         let browse = drive(BROWSES, move |_| {
             let g = g.clone();
@@ -85,9 +105,15 @@ fn main() {
         .await;
         println!("browse: {BROWSES} signed GET /api/v1/invitations from {CLIENTS} concurrent clients: {browse:.0} req/s");
 
-        let (h, g) = (host.clone(), guest.clone());
+        // One open invitation per session, posted before the clock starts.
+        let mut posts = Vec::with_capacity(SESSIONS);
+        for _ in 0..SESSIONS {
+            posts.push(post_invitation(host.clone()).await);
+        }
+        let posts = Arc::new(posts);
+        let (h, g, p) = (host.clone(), guest.clone(), posts.clone());
         let creates = drive(SESSIONS, move |i| {
-            let (h, g, post) = (h.clone(), g.clone(), post.clone());
+            let (h, g, post) = (h.clone(), g.clone(), p[i].clone());
             async move {
                 let (hk, gk) = (h.keys(), g.keys());
                 let nonce = format!("nonce-{i}");
@@ -100,6 +126,9 @@ fn main() {
             }
         })
         .await;
-        println!("sessions: {SESSIONS} signed POST /api/v1/sessions (two proof signatures each) from {CLIENTS} concurrent clients: {creates:.0} creates/s");
+        println!("sessions: {SESSIONS} signed POST /api/v1/sessions (two proof signatures each, one open invitation each) from {CLIENTS} concurrent clients: {creates:.0} creates/s");
+        // Every invitation took its one session: none is left open.
+        let v = guest.call("GET", "/api/v1/invitations?limit=50", None, &[200]).await.unwrap();
+        assert_eq!(v.get("total").and_then(Value::as_i64), Some(3), "only the 3 browsed invitations stay open");
     });
 }
