@@ -677,3 +677,91 @@ async fn the_market_is_one_market_across_instances() {
         .unwrap();
     assert_eq!(first.get("token"), again.get("token"));
 }
+
+/// A market client of `c`'s identity on the instance at `url` (the token
+/// grant is shared, so either instance takes it).
+async fn trader_at(c: &Client, url: &str, nick: &str) -> palaver::market::MarketClient {
+    palaver::market::MarketClient::connect(url, c.keys().clone(), Some(nick))
+        .await
+        .unwrap()
+}
+
+/// The same job's FUND, then its DELIVER, sent to both instances at once:
+/// one is accepted each time, the other refused; the money moves once (no
+/// double spend, one settlement) and both instances show the same books.
+#[ignore = "needs PostgreSQL (PALAVER_TEST_PG): run scripts/test"]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn funding_and_settlement_race_across_instances_and_one_wins() {
+    use palaver::market::time::system_ms;
+    use palaver::market::workflow::JobAsk;
+    let Some((_db, (_ka, a), (_kb, b))) = two("market_race", &["--rate-limit", "0"]) else {
+        return;
+    };
+    let buyer = registered(&a, "buyer").await;
+    let provider = registered(&b, "provider").await;
+    let (buyer_a, buyer_b) = (
+        trader_at(&buyer, &a, "buyer").await,
+        trader_at(&buyer, &b, "buyer").await,
+    );
+    let (prov_a, prov_b) = (
+        trader_at(&provider, &a, "provider").await,
+        trader_at(&provider, &b, "provider").await,
+    );
+    let start = buyer_a.balance().await.unwrap();
+    let ask = JobAsk {
+        transaction_id: Some("job_race_1"),
+        prefix: None,
+        target: "0",
+        budget: 15,
+        deadline_ms: system_ms() + 3_600_000,
+    };
+    let (tx, _) = buyer_a.open_job(&ask).await.unwrap();
+    let listed = prov_b.market(false).await.unwrap();
+    let job = listed.iter().find(|l| l.transaction_id == tx).unwrap();
+    let r = prov_b
+        .offer_on(&tx, &job.job_hash, &job.deadline, 10, 600_000)
+        .await
+        .unwrap();
+    let oh = r
+        .get("hashes")
+        .and_then(|h| h.get("offer_hash"))
+        .and_then(Value::as_str)
+        .unwrap()
+        .to_owned();
+    let view = buyer_a.transaction(&tx).await.unwrap();
+    buyer_a.lock_deal(&view, &oh).await.unwrap();
+    let view = prov_b.transaction(&tx).await.unwrap();
+    prov_b.confirm_deal(&view).await.unwrap();
+
+    // FUND at both instances at once.
+    let view = buyer_a.transaction(&tx).await.unwrap();
+    let (fa, fb) = tokio::join!(buyer_a.fund_deal(&view), buyer_b.fund_deal(&view));
+    assert_eq!(
+        usize::from(fa.is_ok()) + usize::from(fb.is_ok()),
+        1,
+        "FUND at both instances: {fa:?} / {fb:?}"
+    );
+    assert_eq!(buyer_a.balance().await.unwrap(), start - 10);
+    assert_eq!(buyer_b.balance().await.unwrap(), start - 10);
+
+    // DELIVER (which settles) at both instances at once.
+    let view = prov_a.transaction(&tx).await.unwrap();
+    let (prefix, target) = view.input();
+    let sol = palaver::market::policy::solve(&prefix, &target, 0, 1, &Default::default()).unwrap();
+    let (da, db) = tokio::join!(
+        prov_a.deliver_solution(&view, &sol),
+        prov_b.deliver_solution(&view, &sol)
+    );
+    let won: Vec<&Value> = [&da, &db]
+        .into_iter()
+        .filter_map(|r| r.as_ref().ok())
+        .collect();
+    assert_eq!(won.len(), 1, "DELIVER at both instances: {da:?} / {db:?}");
+    assert_eq!(won[0].get("state").and_then(Value::as_str), Some("SETTLED"));
+    for c in [&prov_a, &prov_b] {
+        assert_eq!(c.balance().await.unwrap(), start + 10);
+    }
+    let v = buyer_b.transaction(&tx).await.unwrap();
+    assert!(palaver::market::verify_chain_value(&v).ok());
+    assert_eq!(v.events.len(), 8, "one settlement in the chain");
+}
