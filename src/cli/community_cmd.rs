@@ -230,12 +230,15 @@ pub fn serve(ctx: &Ctx, a: ServeArgs) -> Result<Outcome> {
                     "migrated"
                 },
             },
-            MigrationOut {
-                component: "market",
-                from: None,
-                to: None,
+            {
                 // Opening it applied whatever was pending.
-                status: "current",
+                let (from, to) = market.migrated();
+                MigrationOut {
+                    component: "market",
+                    from: Some(from),
+                    to: Some(to),
+                    status: if from == to { "up to date" } else { "migrated" },
+                }
             },
         ];
         let v = serde_json::json!({

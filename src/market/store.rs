@@ -213,8 +213,9 @@ BEGIN SELECT RAISE(ABORT, 'the event chain is append-only'); END;
 /// The hash before a transaction's first event.
 pub const GENESIS: &str = "0000000000000000000000000000000000000000000000000000000000000000";
 
-/// Sets the connection up and applies the market's pending migrations.
-pub fn migrate(conn: &Connection, durable: bool) -> rusqlite::Result<()> {
+/// Sets the connection up and applies the market's pending migrations;
+/// the schema versions before and after.
+pub fn migrate(conn: &Connection, durable: bool) -> rusqlite::Result<(i64, i64)> {
     conn.pragma_update(None, "journal_mode", "WAL")?;
     // FULL: every committed transition is on disk before it is answered.
     conn.pragma_update(None, "synchronous", if durable { "FULL" } else { "NORMAL" })?;
@@ -237,5 +238,5 @@ pub fn migrate(conn: &Connection, durable: bool) -> rusqlite::Result<()> {
         )?;
         tx.commit()?;
     }
-    Ok(())
+    Ok((version, version.max(MIGRATIONS.len() as i64)))
 }

@@ -314,8 +314,9 @@ pub fn latest_version() -> i64 {
 
 /// Applies the market's pending migrations, under the advisory lock, in
 /// one transaction. A database whose market schema is newer than this
-/// palaver's is refused (an older instance must not write it).
-pub fn migrate(client: &mut Client) -> Result<(), MarketError> {
+/// palaver's is refused (an older instance must not write it). Returns the
+/// schema versions before and after.
+pub fn migrate(client: &mut Client) -> Result<(i64, i64), MarketError> {
     let mut tx = client.transaction().map_err(pg_err)?;
     tx.execute("SELECT pg_advisory_xact_lock($1)", &[&MIGRATION_LOCK])
         .map_err(pg_err)?;
@@ -347,7 +348,8 @@ pub fn migrate(client: &mut Client) -> Result<(), MarketError> {
         )
         .map_err(pg_err)?;
     }
-    tx.commit().map_err(pg_err)
+    tx.commit().map_err(pg_err)?;
+    Ok((version, latest_version()))
 }
 
 #[cfg(test)]

@@ -59,6 +59,8 @@ pub struct Market {
     store: Store,
     cfg: MarketConfig,
     clock: Clock,
+    /// The market's schema version before and after opening migrated it.
+    migrated: (i64, i64),
 }
 
 impl Market {
@@ -77,11 +79,12 @@ impl Market {
     }
 
     fn setup(conn: Connection, cfg: MarketConfig) -> Result<Market, MarketError> {
-        store::migrate(&conn, cfg.durable)?;
+        let migrated = store::migrate(&conn, cfg.durable)?;
         Ok(Market {
             store: Store::Sqlite(Group::new(conn)),
             cfg,
             clock: Clock::System,
+            migrated,
         })
     }
 
@@ -107,17 +110,24 @@ impl Market {
             PgSource::Url(url) => pg::pool(&url, pg::POOL_SIZE)?,
             PgSource::Pool(p) => p,
         };
-        {
+        let migrated = {
             let mut c = pool
                 .get()
                 .map_err(|e| MarketError::Store(format!("no PostgreSQL connection: {e}")))?;
-            store_pg::migrate(&mut c)?;
-        }
+            store_pg::migrate(&mut c)?
+        };
         Ok(Market {
             store: Store::Postgres(Pg::new(pool, cfg.durable)),
             cfg,
             clock: Clock::System,
+            migrated,
         })
+    }
+
+    /// The market's schema version before and after opening it (equal
+    /// when nothing was pending).
+    pub fn migrated(&self) -> (i64, i64) {
+        self.migrated
     }
 
     /// Which store this market runs on: `"sqlite"` or `"postgres"`.
