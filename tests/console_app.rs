@@ -542,7 +542,7 @@ async fn join_the_house_rps_and_play_it_to_the_end() {
         h.screen()
     );
     assert!(
-        h.app.status.1.starts_with("completed"),
+        h.app.status.1.starts_with("session finished"),
         "{:?}",
         h.app.status
     );
