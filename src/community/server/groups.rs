@@ -46,14 +46,25 @@ fn binding(key: String, pid: String) -> impl Fn(&str, &str) -> bool {
     }
 }
 
-/// Loads a group, applies `f` and saves it if nobody changed it meanwhile
-/// (retried a few times); returns what `f` returned with the saved group.
+/// Attempts of one group change before answering 409 `busy`.
+const CHANGE_ATTEMPTS: u32 = 64;
+
+/// Loads a group, applies `f` and saves it if nobody changed it meanwhile;
+/// returns what `f` returned with the saved group. A lost compare-and-set is
+/// tried again after a short random pause (growing to 20 ms): a room of 32
+/// members admitted and heartbeating at once, on the blocking pool or on
+/// several instances, changes one row many times a second.
 fn change<T>(
     st: &AppState,
     id: &str,
     mut f: impl FnMut(&mut Group, f64) -> Result<T, GroupError>,
 ) -> Result<(T, Group), ApiError> {
-    for _ in 0..8 {
+    for attempt in 0..CHANGE_ATTEMPTS {
+        if attempt > 0 {
+            let cap = 1u64 << attempt.min(4);
+            let ms = rand::random::<u64>() % (cap + 1) + u64::from(attempt >= 8) * 4;
+            std::thread::sleep(std::time::Duration::from_millis(ms));
+        }
         let (mut g, version) = st
             .store
             .group(id, false)?
