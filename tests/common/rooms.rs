@@ -380,10 +380,27 @@ pub async fn crowd(root: &Path, members: usize, latency: usize, bulk: usize) -> 
         tokio::time::sleep(Duration::from_millis(2)).await;
     }
     let bulk_time = t0.elapsed();
-    // Snapshots are written at most every 10 ms: give the last one a moment.
-    tokio::time::sleep(Duration::from_millis(100)).await;
-    let leader_view = shared_view(&dirs[0]);
-    let views_agree = dirs.iter().all(|d| shared_view(d) == leader_view);
+    // Snapshots are coalesced (written at most once per gap, longer when a
+    // write is slow on a loaded machine): the views agree once the last
+    // pending write of each member is out, so wait for that, within reason.
+    let t0 = std::time::Instant::now();
+    let views_agree = loop {
+        let leader_view = shared_view(&dirs[0]);
+        let differ = dirs.iter().position(|d| shared_view(d) != leader_view);
+        match differ {
+            None => break true,
+            Some(_) if t0.elapsed() < Duration::from_secs(10) => {
+                tokio::time::sleep(Duration::from_millis(20)).await;
+            }
+            Some(k) => {
+                eprintln!(
+                    "member {k}'s view differs from the leader's after 10 s:\n leader: {leader_view}\n member: {}",
+                    shared_view(&dirs[k])
+                );
+                break false;
+            }
+        }
+    };
     // The leader crashes.
     host_side.task.abort();
     let t0 = std::time::Instant::now();

@@ -46,19 +46,32 @@ fn binding(key: String, pid: String) -> impl Fn(&str, &str) -> bool {
     }
 }
 
-/// Attempts of one group change before answering 409 `busy`.
-const CHANGE_ATTEMPTS: u32 = 64;
+/// Lock stripes for group changes in one process (see `AppState`).
+pub(super) const STRIPES: usize = 64;
+
+/// Attempts of one group change before answering 409 `busy`. Within one
+/// process changes of a group are serialised, so only another instance
+/// (PostgreSQL) can make the compare-and-set fail.
+const CHANGE_ATTEMPTS: u32 = 32;
+
+fn stripe<'a>(st: &'a AppState, id: &str) -> std::sync::MutexGuard<'a, ()> {
+    use std::hash::{Hash, Hasher};
+    let mut h = std::collections::hash_map::DefaultHasher::new();
+    id.hash(&mut h);
+    let m = &st.group_stripes[(h.finish() % st.group_stripes.len() as u64) as usize];
+    m.lock().unwrap_or_else(|p| p.into_inner())
+}
 
 /// Loads a group, applies `f` and saves it if nobody changed it meanwhile;
-/// returns what `f` returned with the saved group. A lost compare-and-set is
-/// tried again after a short random pause (growing to 20 ms): a room of 32
-/// members admitted and heartbeating at once, on the blocking pool or on
-/// several instances, changes one row many times a second.
+/// returns what `f` returned with the saved group. A compare-and-set lost to
+/// another instance is tried again after a short random pause (growing to
+/// 20 ms).
 fn change<T>(
     st: &AppState,
     id: &str,
     mut f: impl FnMut(&mut Group, f64) -> Result<T, GroupError>,
 ) -> Result<(T, Group), ApiError> {
+    let _serial = stripe(st, id);
     for attempt in 0..CHANGE_ATTEMPTS {
         if attempt > 0 {
             let cap = 1u64 << attempt.min(4);

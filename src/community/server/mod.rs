@@ -89,6 +89,11 @@ impl Default for Config {
 struct AppState {
     store: Arc<dyn Store>,
     cfg: Config,
+    /// Serialises changes of one group within this process (a group's id
+    /// picks its stripe), so a room's members admitted and heartbeating at
+    /// once queue for the row instead of losing its compare-and-set to each
+    /// other; the compare-and-set still decides between instances.
+    group_stripes: Vec<std::sync::Mutex<()>>,
 }
 
 /// Runs `f` (a route's work: store calls, signature checks) on tokio's
@@ -407,7 +412,13 @@ pub fn routes(
     signed: &[(&'static str, SignedHandler)],
 ) -> Router {
     let read_timeout = cfg.read_timeout;
-    let st = Arc::new(AppState { store, cfg });
+    let st = Arc::new(AppState {
+        store,
+        cfg,
+        group_stripes: (0..groups::STRIPES)
+            .map(|_| std::sync::Mutex::new(()))
+            .collect(),
+    });
     let mut community = Router::new()
         .route("/healthz", get(health))
         .route("/api/v1/auth/challenge", get(challenge))
