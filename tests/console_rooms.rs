@@ -87,6 +87,8 @@ impl Room {
                 "group_id" => "0123456789abcdef0123456789abcdef", "session_id" => "0123456789abcdef0123456789abcdef",
                 "group_role" => "member", "local_control_mode" => "human", "status" => self.status,
                 "member_id" => format!("m{}", self.seat), "seat" => self.seat, "leader_epoch" => 1,
+                // Two days before now, whatever the date: the sessions list shows the age.
+                "started_at" => palaver::session::files::epoch_now() - 2.0 * 86_400.0 - 3_600.0,
             }),
         );
         let spec = palaver::library::bundled_spec(self.alias).unwrap();
