@@ -546,7 +546,7 @@ async fn one_shot_policy_whispers_run_on_the_windows_context() {
     let dir = StateDir::create(data.path(), Role::Guest).unwrap();
     let sink = Arc::new(palaver::session::StateSink::new(dir.clone()));
     let spec = library::bundled_spec("rps-v1").unwrap();
-    let bus = palaver::session::DecisionBus::new(sink, Role::Guest, Map::new(), spec);
+    let bus = palaver::session::DecisionBus::new(sink.clone(), Role::Guest, Map::new(), spec);
     let store = IntentStore::in_dir(&dir.child);
     let by = IntentOrigin {
         origin: "whisper",
@@ -629,6 +629,8 @@ async fn one_shot_policy_whispers_run_on_the_windows_context() {
         status_of(repeat.get("intent_id").unwrap()),
         vec![("failed".to_owned(), "unsupported_policy".to_owned())]
     );
+    // Event lines are written once the work at hand is done: flush them.
+    palaver::engine::EventSink::flush(&*sink);
     let events: String = [Some(dir.child.clone()), dir.parent.clone()]
         .into_iter()
         .flatten()

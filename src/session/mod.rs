@@ -3,6 +3,7 @@
 //! the decision bus, strategy.json, session.json — plus an in-process
 //! broadcast of every write.
 
+pub mod appender;
 pub mod coalesce;
 pub mod decision;
 pub mod files;

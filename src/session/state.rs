@@ -13,6 +13,7 @@
 //! write is mirrored on an in-process broadcast so a console in the same
 //! process never polls its own sessions.
 
+use super::appender::Appender;
 use super::coalesce::{Coalesced, PrettyObject};
 use super::files::{self, deep_merge, iso_now};
 use super::whisper_log::AckObserver;
@@ -21,8 +22,7 @@ use crate::json::{Map, Value};
 use crate::obj;
 use std::io;
 use std::path::{Path, PathBuf};
-use std::sync::Mutex;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{SystemTime, UNIX_EPOCH};
 use tokio::sync::broadcast;
 
@@ -163,14 +163,13 @@ pub enum Update {
 /// Writes a session into its state dir.
 pub struct StateSink {
     pub dir: StateDir,
-    /// Append handles kept open: one `write` per line, no open per line.
-    /// Each with the length the file had after our last line.
-    open: Mutex<Vec<(PathBuf, std::fs::File, Option<u64>)>>,
+    /// The .jsonl lines, written after the work that made them.
+    appends: Appender,
+    /// `session_ended` was written: later lines are written at once.
+    ended: AtomicBool,
     /// snapshot.json.
     snapshot: Coalesced<PrettyObject>,
     tx: broadcast::Sender<Update>,
-    write_errors: AtomicU64,
-    last_error: Mutex<Option<String>>,
     /// Acknowledges whispers as their strategy or decision is used.
     whispers: AckObserver,
 }
@@ -186,11 +185,10 @@ impl StateSink {
         StateSink {
             whispers: AckObserver::new(&dir.child),
             dir,
-            open: Mutex::new(Vec::new()),
+            appends: Appender::new(),
+            ended: AtomicBool::new(false),
             snapshot,
             tx,
-            write_errors: AtomicU64::new(0),
-            last_error: Mutex::new(None),
         }
     }
 
@@ -207,40 +205,22 @@ impl StateSink {
     /// Write failures so far, and the last one.
     pub fn write_errors(&self) -> (u64, Option<String>) {
         let (snapshot_errors, snapshot_error) = self.snapshot.errors();
+        let (append_errors, append_error) = self.appends.errors();
         (
-            self.write_errors.load(Ordering::Relaxed) + snapshot_errors,
-            self.last_error
-                .lock()
-                .ok()
-                .and_then(|e| e.clone())
-                .or(snapshot_error),
+            append_errors + snapshot_errors,
+            append_error.or(snapshot_error),
         )
     }
 
-    fn record(&self, r: io::Result<()>, what: &Path) {
-        if let Err(e) = r {
-            self.write_errors.fetch_add(1, Ordering::Relaxed);
-            if let Ok(mut l) = self.last_error.lock() {
-                *l = Some(format!("{}: {e}", what.display()));
-            }
-        }
-    }
-
-    /// Appends one line to a .jsonl file through a kept-open handle, under
-    /// the append lock every appender takes (`files::append_locked`).
-    fn append(&self, path: &Path, v: &Value) -> io::Result<()> {
+    /// Appends one line to a .jsonl file: queued behind the work at hand
+    /// (see `appender`), at once when the session has ended.
+    fn append(&self, path: &Path, v: &Value) {
         let mut line = crate::json::canonical::to_string_ordered(v);
         line.push('\n');
-        let mut open = self.open.lock().unwrap_or_else(|p| p.into_inner());
-        let idx = match open.iter().position(|(p, _, _)| p == path) {
-            Some(i) => i,
-            None => {
-                open.push((path.to_owned(), files::open_append(path)?, None));
-                open.len() - 1
-            }
-        };
-        let (_, f, end) = &mut open[idx];
-        files::append_tracked(f, line.as_bytes(), end)
+        self.appends.push(path, line);
+        if self.ended.load(Ordering::Relaxed) {
+            self.appends.flush();
+        }
     }
 
     /// Appends an event line (`data`/`summary` left out when empty).
@@ -258,7 +238,10 @@ impl StateSink {
             self.dir.events_file()
         };
         let v = Value::Object(line);
-        self.record(self.append(&file, &v), &file);
+        if kind == "session_ended" {
+            self.ended.store(true, Ordering::Relaxed);
+        }
+        self.append(&file, &v);
         let applied = match &v {
             Value::Object(m) if kind == "strategy_applied" || kind == "local_decision_consumed" => {
                 m.get("data")
@@ -294,6 +277,7 @@ impl EventSink for StateSink {
     }
 
     fn flush(&self) {
+        self.appends.flush();
         self.snapshot.flush();
     }
 
@@ -303,7 +287,7 @@ impl EventSink for StateSink {
         }
         let path = self.dir.child.join("details.jsonl");
         let v = Value::Object(record);
-        self.record(self.append(&path, &v), &path);
+        self.append(&path, &v);
         if let Value::Object(m) = v {
             let _ = self.tx.send(Update::Detail(m));
         }
