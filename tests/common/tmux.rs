@@ -183,7 +183,7 @@ impl Console {
         loop {
             if let Some(s) = self.capture() {
                 if done(&s) {
-                    return s;
+                    return self.settled(s, &done);
                 }
                 last = s;
             }
@@ -198,6 +198,24 @@ impl Console {
             }
             std::thread::sleep(every);
         }
+    }
+
+    /// A capture can land in the middle of a frame being drawn (the title
+    /// there, the pane under it not yet): once `done` holds, capture again
+    /// until two captures in a row agree and still satisfy it, for at most
+    /// a second (a screen that keeps ticking returns its latest match).
+    fn settled(&self, first: String, done: &impl Fn(&str) -> bool) -> String {
+        let end = Instant::now() + Duration::from_secs(1);
+        let mut prev = first;
+        while Instant::now() < end {
+            std::thread::sleep(Duration::from_millis(40));
+            match self.capture() {
+                Some(s) if s == prev => return s,
+                Some(s) if done(&s) => prev = s,
+                _ => {}
+            }
+        }
+        prev
     }
 
     pub fn wait_for(&self, text: &str, timeout: Duration) -> String {
