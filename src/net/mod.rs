@@ -98,7 +98,9 @@ pub async fn bind_via(
     if custom {
         reachable(relays, RELAY_WAIT).await?;
     }
-    let mut b = Endpoint::builder().alpns(vec![ALPN.to_vec()]);
+    let mut b = Endpoint::builder()
+        .alpns(vec![ALPN.to_vec()])
+        .transport_config(transport());
     b = match reach {
         Reach::Relay if custom => b.relay_mode(RelayMode::Custom(
             relays.iter().cloned().collect::<RelayMap>(),
@@ -122,6 +124,20 @@ pub async fn bind_via(
         }
     }
     Ok(ep)
+}
+
+/// iroh's transport settings (a keep-alive every second), and the peer
+/// asked to acknowledge every tenth packet instead of every second one
+/// (the QUIC ACK-frequency extension; a peer without it ignores the ask).
+/// A session's frames go back and forth and carry the acknowledgements
+/// anyway: the lone ACK packets only woke the other side for nothing.
+fn transport() -> iroh::endpoint::TransportConfig {
+    let mut t = iroh::endpoint::TransportConfig::default();
+    t.keep_alive_interval(Some(std::time::Duration::from_secs(1)));
+    let mut ack = iroh::endpoint::AckFrequencyConfig::default();
+    ack.ack_eliciting_threshold(iroh::endpoint::VarInt::from_u32(9));
+    t.ack_frequency_config(Some(ack));
+    t
 }
 
 fn list(relays: &[RelayUrl]) -> String {
