@@ -1,27 +1,32 @@
-//! The `.jsonl` appends of a running session, written just after the work
-//! that made them instead of in its middle.
+//! The `.jsonl` appends of a running session, written in batches just after
+//! the work that made them instead of in its middle.
 //!
 //! A session makes several lines per frame (the frame itself, the window it
 //! opens, its decision, the round's details) across three files. Written one
 //! by one, each is a lock, a stat, a write and an unlock on the file system
 //! while the peer waits for our answer: on ext4 that was a quarter of an RPS
-//! round. An [`Appender`] queues the lines and a task writes them out once
-//! the work at hand has run — after the reply frame has been handed to the
-//! connection and sent — one write per file for all its queued lines, under
-//! the append lock (`files::append_tracked`), in the order they were made.
+//! round. An [`Appender`] queues the lines and a task writes them out
+//! `BATCH_DELAY` (2 ms) after the first of them — the reply frame long sent, the
+//! next few frames handled — one write per file for all its queued lines,
+//! under the append lock (`files::append_tracked`), in the order they were
+//! made. More than `MAX_QUEUED` (256 KiB) bytes queued are written at once.
 //!
-//! What a crash can cost: lines made since the last batch (the work of one
-//! turn of the runtime) are not written. The files still parse, and a line
-//! is never torn by this module. `flush` writes the queue at once; the sink
-//! calls it for the end of a session, before anyone is told, and `Drop`
-//! writes what is left. Without a tokio runtime every line is written at
-//! once.
+//! What a crash can cost: lines made in the last `BATCH_DELAY` are not
+//! written. The files still parse, and a line is never torn by this module.
+//! `flush` writes the queue at once; the sink calls it for the end of a
+//! session, before anyone is told, and `Drop` writes what is left. Without a
+//! tokio runtime every line is written at once.
 
 use super::files;
 use std::io;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, Weak};
+
+/// How long lines wait in the queue: long enough to gather a few rounds'
+/// lines into one write per file, short enough that a person or a tool
+/// tailing the files never notices.
+const BATCH_DELAY: std::time::Duration = std::time::Duration::from_millis(2);
 
 /// Queued appends to a few files.
 pub struct Appender {
@@ -43,9 +48,15 @@ struct Queue {
     /// `paths`.
     lines: Vec<(usize, String)>,
     paths: Vec<PathBuf>,
+    /// Bytes queued.
+    bytes: usize,
     /// A task will write the queue.
     scheduled: bool,
 }
+
+/// Past this many queued bytes the queue is written at once, whatever the
+/// delay: a burst of lines never piles up in memory.
+const MAX_QUEUED: usize = 256 * 1024;
 
 /// A file kept open for appending, with the length it had after our last
 /// line (see `files::append_tracked`).
@@ -87,7 +98,13 @@ impl Appender {
                 q.paths.len() - 1
             }
         };
+        q.bytes += line.len();
         q.lines.push((idx, line));
+        if q.bytes > MAX_QUEUED {
+            drop(q);
+            self.inner.write_queued();
+            return;
+        }
         if q.scheduled {
             return;
         }
@@ -123,11 +140,10 @@ impl Drop for Appender {
     }
 }
 
-/// Lets the work that queued the lines finish first: the yield puts this
-/// task behind every task ready now (the connection sending our reply
-/// among them), then the queue is written.
+/// Lets the work that queued the lines finish first (the reply frame sent,
+/// the next few frames handled), then writes the queue.
 async fn write_later(inner: Weak<Inner>) {
-    tokio::task::yield_now().await;
+    tokio::time::sleep(BATCH_DELAY).await;
     if let Some(inner) = inner.upgrade() {
         inner.write_queued();
     }
@@ -139,6 +155,7 @@ impl Inner {
         let (lines, paths) = {
             let mut q = lock(&self.queue);
             q.scheduled = false;
+            q.bytes = 0;
             (std::mem::take(&mut q.lines), q.paths.clone())
         };
         if lines.is_empty() {
@@ -199,7 +216,7 @@ mod tests {
     }
 
     #[tokio::test]
-    async fn lines_wait_for_the_work_then_land_in_order_per_file() {
+    async fn lines_wait_for_the_batch_delay_then_land_in_order_per_file() {
         let d = tempfile::tempdir().unwrap();
         let (p, q) = (d.path().join("a.jsonl"), d.path().join("sub/b.jsonl"));
         let a = Appender::new();
@@ -207,13 +224,14 @@ mod tests {
             a.push(&p, format!("{{\"n\":{n}}}\n"));
             a.push(&q, format!("{{\"m\":{n}}}\n"));
         }
-        // Still queued: the work that made them has not yielded.
-        assert!(lines(&p).is_empty());
-        for _ in 0..16 {
+        // Still queued: the work that made them goes on first.
+        for _ in 0..4 {
             tokio::task::yield_now().await;
-            if !lines(&q).is_empty() {
-                break;
-            }
+        }
+        assert!(lines(&p).is_empty());
+        let end = std::time::Instant::now() + std::time::Duration::from_secs(5);
+        while lines(&q).len() < 5 && std::time::Instant::now() < end {
+            tokio::time::sleep(BATCH_DELAY).await;
         }
         let want: Vec<String> = (0..5).map(|n| format!("{{\"n\":{n}}}")).collect();
         assert_eq!(lines(&p), want);
@@ -221,6 +239,20 @@ mod tests {
         a.push(&p, "{\"n\":5}\n".into());
         a.flush();
         assert_eq!(lines(&p).len(), 6);
+    }
+
+    #[tokio::test]
+    async fn a_burst_past_the_bound_is_written_at_once() {
+        let d = tempfile::tempdir().unwrap();
+        let p = d.path().join("a.jsonl");
+        let a = Appender::new();
+        let line = format!("{{\"pad\":\"{}\"}}\n", "x".repeat(1000));
+        let n = MAX_QUEUED / line.len() + 1;
+        for _ in 0..n {
+            a.push(&p, line.clone());
+        }
+        // No yield, no delay: the bound alone wrote them.
+        assert_eq!(lines(&p).len(), n);
     }
 
     #[tokio::test]
