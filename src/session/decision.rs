@@ -217,6 +217,10 @@ pub struct DecisionBus {
     finalized: Coalesced<GrowingObject>,
 }
 
+fn lock_records(m: &std::sync::Mutex<Records>) -> std::sync::MutexGuard<'_, Records> {
+    m.lock().unwrap_or_else(|p| p.into_inner())
+}
+
 fn num(v: Option<&Value>) -> Option<f64> {
     match v? {
         Value::Number(crate::json::Number::Int(i)) => Some(*i as f64),
@@ -273,7 +277,7 @@ impl DecisionBus {
     }
 
     fn refresh(&self) -> std::sync::MutexGuard<'_, Records> {
-        let mut r = self.records.lock().unwrap_or_else(|p| p.into_inner());
+        let mut r = lock_records(&self.records);
         let new = r.tail.poll(&self.dir.join("decisions.jsonl"));
         r.all.extend(new);
         r
@@ -347,8 +351,16 @@ impl DecisionBus {
 
     /// Hybrid: the best unconsumed matching decision, marking it consumed
     /// and the others superseded.
-    fn consume(&self, key: &str, value: &Value, opened_at: usize) -> Option<Map> {
-        let mut r = self.refresh();
+    /// The window's decision, if one was written: the winner is marked
+    /// consumed, the others superseded. `reread`: read what was appended
+    /// to decisions.jsonl since the last look first (false only right
+    /// after a look, when nothing of ours was written since).
+    fn consume(&self, key: &str, value: &Value, opened_at: usize, reread: bool) -> Option<Map> {
+        let mut r = if reread {
+            self.refresh()
+        } else {
+            lock_records(&self.records)
+        };
         let mut cands: Vec<(u8, usize, String)> = r
             .all
             .iter()
@@ -413,10 +425,14 @@ impl DecisionBus {
         let now = mono_now();
         let opened_at = self.refresh().all.len();
         self.publish(key, value, "hybrid", now, now + min_think);
-        self.materialize_intents(w);
+        // decisions.jsonl was just read for `opened_at`: the first look
+        // reads it again only if an intent was turned into a decision.
+        let mut reread = self.materialize_intents(w);
         let until = Instant::now() + limits::THINK.saturate(min_think);
         loop {
-            if let Some(d) = self.consume(key, value, opened_at) {
+            let found = self.consume(key, value, opened_at, reread);
+            reread = true;
+            if let Some(d) = found {
                 self.finalize(key, value, "consumed");
                 let origin = d
                     .get("_meta")
@@ -453,8 +469,11 @@ impl DecisionBus {
     /// `policy_runner`) unless a person's decision is already there; where
     /// the protocol offers no context it fails `unsupported_context`, as the
     /// reference's does, so it never lingers as pending.
-    fn materialize_intents(&self, w: &Window) {
+    ///
+    /// True when a decision was written (decisions.jsonl grew).
+    fn materialize_intents(&self, w: &Window) -> bool {
         let (key, value) = (w.match_key, &w.match_value);
+        let mut wrote = false;
         let child = self.sink.dir.child.clone();
         let store = super::whisper_log::IntentStore::in_dir(&child);
         for intent in store.pending_for_window(value) {
@@ -526,6 +545,7 @@ impl DecisionBus {
                 meta_str("caused_by_whisper_id").as_deref(),
             ) {
                 Ok(done) if done.ok => {
+                    wrote = true;
                     let decision_id = done.decision_id.map_or(Value::Null, Value::from);
                     let why = if policy.is_some() {
                         "policy_decision_written"
@@ -557,6 +577,7 @@ impl DecisionBus {
                 Err(e) => fail(&format!("exception:{}", e.kind())),
             }
         }
+        wrote
     }
 
     async fn human(&self, w: &Window) -> Result<Decided, DecisionError> {
