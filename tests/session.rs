@@ -629,7 +629,7 @@ async fn one_shot_policy_whispers_run_on_the_windows_context() {
         status_of(repeat.get("intent_id").unwrap()),
         vec![("failed".to_owned(), "unsupported_policy".to_owned())]
     );
-    // Event lines are written once the work at hand is done: flush them.
+    // Event lines are written in batches a moment later: flush them.
     palaver::engine::EventSink::flush(&*sink);
     let events: String = [Some(dir.child.clone()), dir.parent.clone()]
         .into_iter()

@@ -18,10 +18,11 @@
 //! tokio runtime every line is written at once.
 
 use super::files;
+use super::lock;
 use std::io;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, Mutex, MutexGuard, Weak};
+use std::sync::{Arc, Mutex, Weak};
 
 /// How long lines wait in the queue: long enough to gather a few rounds'
 /// lines into one write per file, short enough that a person or a tool
@@ -64,10 +65,6 @@ struct Open {
     path: PathBuf,
     file: std::fs::File,
     end: Option<u64>,
-}
-
-fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
-    m.lock().unwrap_or_else(|p| p.into_inner())
 }
 
 impl Default for Appender {

@@ -19,12 +19,13 @@
 //! atomic replace, so the file parses at any moment, crash included; it is at
 //! most one gap (and one write) behind the state in memory.
 
+use super::lock;
 use crate::json::{Map, Value};
 use std::borrow::Cow;
 use std::collections::HashMap;
 use std::ops::Range;
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, Mutex, MutexGuard, Weak};
+use std::sync::{Arc, Mutex, Weak};
 use std::time::{Duration, Instant};
 
 /// The shortest time between two writes of one file.
@@ -66,10 +67,6 @@ struct Disk {
     writes: u64,
     errors: u64,
     last_error: Option<String>,
-}
-
-fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
-    m.lock().unwrap_or_else(|p| p.into_inner())
 }
 
 /// Takes the latest state to write, if it changed.

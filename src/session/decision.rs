@@ -217,10 +217,6 @@ pub struct DecisionBus {
     finalized: Coalesced<GrowingObject>,
 }
 
-fn lock_records(m: &std::sync::Mutex<Records>) -> std::sync::MutexGuard<'_, Records> {
-    m.lock().unwrap_or_else(|p| p.into_inner())
-}
-
 fn num(v: Option<&Value>) -> Option<f64> {
     match v? {
         Value::Number(crate::json::Number::Int(i)) => Some(*i as f64),
@@ -277,7 +273,7 @@ impl DecisionBus {
     }
 
     fn refresh(&self) -> std::sync::MutexGuard<'_, Records> {
-        let mut r = lock_records(&self.records);
+        let mut r = super::lock(&self.records);
         let new = r.tail.poll(&self.dir.join("decisions.jsonl"));
         r.all.extend(new);
         r
@@ -350,16 +346,14 @@ impl DecisionBus {
     }
 
     /// Hybrid: the best unconsumed matching decision, marking it consumed
-    /// and the others superseded.
-    /// The window's decision, if one was written: the winner is marked
-    /// consumed, the others superseded. `reread`: read what was appended
-    /// to decisions.jsonl since the last look first (false only right
-    /// after a look, when nothing of ours was written since).
+    /// and the others superseded. `reread`: first read what was appended to
+    /// decisions.jsonl since the last look (false only right after a look,
+    /// when nothing of ours was written since).
     fn consume(&self, key: &str, value: &Value, opened_at: usize, reread: bool) -> Option<Map> {
         let mut r = if reread {
             self.refresh()
         } else {
-            lock_records(&self.records)
+            super::lock(&self.records)
         };
         let mut cands: Vec<(u8, usize, String)> = r
             .all

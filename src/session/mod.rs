@@ -16,3 +16,9 @@ pub mod whisper_log;
 pub use decision::{DecisionBus, SubmitOptions, Submitted, submit, submit_caused_by};
 pub use state::{StateDir, StateSink, Update, update_session_file};
 pub use strategy::StrategyFile;
+
+/// Locks a mutex, taking it over from a thread that panicked while holding
+/// it: the session's files and queues stay usable after a bug elsewhere.
+pub(crate) fn lock<T>(m: &std::sync::Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|p| p.into_inner())
+}
