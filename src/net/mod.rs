@@ -248,25 +248,46 @@ impl Link {
         )
     }
 
-    /// Ends the session's stream and connection. With a `grace` above zero
-    /// this side's last frames may still be unread, so it first lets the
-    /// peer read them and leave first, for at most `grace` (the reference
-    /// client treats an end of stream that comes right after its peer's
-    /// final frame as a disconnect, even though the frame has arrived); with
-    /// zero it closes at once. Then finishes the stream, closes the
-    /// connection and returns once the close has gone out to the peer (at
-    /// most [`CLOSE_FLUSH`] later), so the peer learns of it even if this
-    /// process exits next.
+    /// Ends the session's stream and connection so that neither side's last
+    /// frames are lost.
+    ///
+    /// With a `grace` above zero this side sent the session's last frame and
+    /// the peer may not have read it yet: it first lets the peer read it and
+    /// leave first, for at most `grace` (the reference client treats an end
+    /// of stream that comes right after its peer's final frame as a
+    /// disconnect, even though the frame has arrived). With zero it does not
+    /// wait for the peer.
+    ///
+    /// Then, unless the peer has closed already, it finishes the send stream
+    /// and waits (at most [`ACK_WAIT`]) until the peer has acknowledged every
+    /// byte of it: a QUIC close discards stream data that is still in
+    /// flight, so closing at once could cut a frame this side sent just
+    /// before it read the peer's last one (two receipts crossing at the end
+    /// of a card match). Data the peer's transport has acknowledged stays
+    /// readable there after the close. Finally it closes the connection and
+    /// returns once the close has gone out to the peer (at most
+    /// [`CLOSE_FLUSH`] later), so the peer learns of it even if this process
+    /// exits next.
     pub async fn finish(self, grace: Duration) {
         if !grace.is_zero() {
             let _ = tokio::time::timeout(grace, self.conn.closed()).await;
         }
-        let send = self.parked.lock().ok().and_then(|mut s| s.take());
-        if let Some(mut s) = send {
-            let _ = s.finish();
-        }
         if self.conn.close_reason().is_some() {
             // Closed by the peer (or lost): nothing is left to tell it.
+            return;
+        }
+        if let Some(mut s) = self.parked_stream().await
+            && s.finish().is_ok()
+        {
+            let acked = async {
+                tokio::select! {
+                    _ = s.stopped() => {}
+                    _ = self.conn.closed() => {}
+                }
+            };
+            let _ = tokio::time::timeout(ACK_WAIT, acked).await;
+        }
+        if self.conn.close_reason().is_some() {
             return;
         }
         let before = self.conn.stats().udp_tx.datagrams;
@@ -280,7 +301,35 @@ impl Link {
         };
         let _ = tokio::time::timeout(CLOSE_FLUSH, sent).await;
     }
+
+    /// The session's send stream, once the channel's last sender is gone
+    /// (a task that held one, aborted just before, is dropped on the
+    /// runtime's next turn): waits at most [`PARK_WAIT`] for it.
+    async fn parked_stream(&self) -> Option<SendStream> {
+        let start = tokio::time::Instant::now();
+        loop {
+            match self.parked.lock() {
+                Ok(mut slot) => {
+                    if let Some(s) = slot.take() {
+                        return Some(s);
+                    }
+                }
+                Err(_) => return None,
+            }
+            if start.elapsed() >= PARK_WAIT {
+                return None;
+            }
+            tokio::time::sleep(Duration::from_millis(1)).await;
+        }
+    }
 }
+
+/// How long [`Link::finish`] waits for the peer to acknowledge the last of
+/// this side's stream before it closes the connection anyway.
+pub const ACK_WAIT: Duration = Duration::from_millis(500);
+
+/// How long [`Link::finish`] waits for the channel's senders to be dropped.
+pub const PARK_WAIT: Duration = Duration::from_millis(50);
 
 /// Closes an endpoint without waiting for its drain: every connection is
 /// told to close now (a session's own was closed by [`Link::finish`], its
