@@ -369,6 +369,35 @@ pub fn check_session(spec: &Map, options: &Map) -> Result<(), LimitError> {
     check_options(options)
 }
 
+// --- HTTP clients (community, market, werewolf spectator: `web::http`) ---
+
+/// The largest response head (status line and headers) a client reads.
+/// It is also hyper's read buffer, so no piece of a body is larger.
+pub const HTTP_MAX_HEAD_BYTES: usize = 64 << 10;
+
+/// The largest body of a plain answer (a community or market reply, a
+/// wolf server's game list). A community takes request bodies up to
+/// 8 MiB, so a protocol bundle comes back well inside this.
+pub const HTTP_MAX_BODY_BYTES: usize = 32 << 20;
+
+/// The longest line of a streamed answer (one line of a wolf server's
+/// god-view SSE stream, and one event's data): as large as a packet
+/// `palaver wolf join` accepts.
+pub const HTTP_MAX_LINE_BYTES: usize = WOLF_MAX_PACKET_BYTES;
+
+/// The TCP connect of an HTTP request.
+pub const HTTP_CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// From the start of an HTTP request to its response head.
+pub const HTTP_HEAD_TIMEOUT: Duration = Duration::from_secs(30);
+
+/// A plain HTTP request, from its start to the end of its body.
+pub const HTTP_REQUEST_TIMEOUT: Duration = Duration::from_secs(60);
+
+/// The longest silence inside a streamed answer (a game whose agents all
+/// think at once is quiet; `palaver wolf join` waits as long by default).
+pub const HTTP_IDLE_TIMEOUT: Duration = Duration::from_secs(600);
+
 // --- werewolf (`palaver wolf serve`, `palaver wolf join`) -----------------
 
 /// `palaver wolf join --connect-timeout`: TCP connect plus the WebSocket

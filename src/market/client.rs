@@ -1,7 +1,8 @@
 //! [`MarketClient`]: a buyer's or provider's connection to a market — the
 //! token request (signed with the palaver identity), signed GTL messages
 //! with the bearer token, and the public reads. What the CLI, the provider
-//! bot and a console pane use.
+//! bot and a console pane use. Every answer is bounded in size and time
+//! by the [`Client`]'s [`crate::web::HttpLimits`].
 
 use super::canonical::CanonError;
 use super::messages;
@@ -64,7 +65,15 @@ impl MarketClient {
         keys: KeyPair,
         principal_id: Option<&str>,
     ) -> Result<MarketClient, MarketClientError> {
-        let http = Client::new(base, keys)?;
+        MarketClient::connect_with(Client::new(base, keys)?, principal_id).await
+    }
+
+    /// As [`MarketClient::connect`], over `http` (a [`Client`] made with
+    /// its own [`crate::web::HttpLimits`], say).
+    pub async fn connect_with(
+        http: Client,
+        principal_id: Option<&str>,
+    ) -> Result<MarketClient, MarketClientError> {
         let mut body = Map::new();
         if let Some(p) = principal_id {
             body.insert("principal_id", Value::from(p));

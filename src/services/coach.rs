@@ -38,6 +38,18 @@ const MAX_EVENTS_TAIL_BYTES: u64 = 1 << 20;
 const MAX_EVENT_CHARS: usize = 1000;
 /// The most bytes one reply may hold before further lines are dropped.
 const MAX_REPLY_BYTES: usize = 1 << 20;
+/// The most bytes of one line of the agent's output (stdout or stderr)
+/// kept; the rest of a longer line is read and dropped.
+pub const MAX_LINE_BYTES: usize = 1 << 20;
+/// The most bytes the agent may write to stdout in one turn; past this it
+/// is stopped and the turn fails ([`CoachError::TooMuchOutput`]).
+pub const MAX_STDOUT_BYTES: usize = 64 << 20;
+/// The most bytes of the agent's stderr kept for an error message (the
+/// rest is read and dropped).
+const MAX_STDERR_KEPT: usize = 64 << 10;
+/// How long the end of stdout and of stderr is awaited once the agent has
+/// exited (a process it left behind outside its group may hold them open).
+const OUTPUT_GRACE: Duration = Duration::from_secs(2);
 
 /// The instructions file in the coach's workspace.
 pub const INSTRUCTIONS_FILE: &str = "COACH.md";
@@ -337,6 +349,8 @@ pub enum CoachError {
     Timeout(Duration),
     #[error("coach: cancelled")]
     Cancelled,
+    #[error("coach: the agent wrote more than {0} bytes to stdout; it was stopped")]
+    TooMuchOutput(usize),
     #[error("coach: the agent exited with {code}{}", if .stderr.is_empty() { String::new() } else { format!(": {}", .stderr) })]
     Failed { code: String, stderr: String },
     #[error("coach: the agent gave no reply{}", if .0.is_empty() { String::new() } else { format!(": {}", .0) })]
@@ -649,12 +663,15 @@ impl Coach {
                 let mut buf = Vec::new();
                 let mut r = BufReader::new(e);
                 let mut line = Vec::new();
-                while let Ok(n) = r.read_until(b'\n', &mut line).await {
+                while let Ok(n) =
+                    read_line_capped(&mut r, &mut line, MAX_LINE_BYTES, usize::MAX).await
+                {
                     if n == 0 {
                         break;
                     }
-                    if buf.len() < 64 * 1024 {
-                        buf.extend_from_slice(&line);
+                    if buf.len() < MAX_STDERR_KEPT {
+                        let room = MAX_STDERR_KEPT - buf.len();
+                        buf.extend_from_slice(&line[..line.len().min(room)]);
                     }
                     line.clear();
                 }
@@ -667,15 +684,20 @@ impl Coach {
         let mut lines = BufReader::new(stdout);
         let mut collected: Vec<String> = Vec::new();
         let mut size = 0usize;
+        let mut total = 0usize;
         let mut discovered: Option<String> = None;
         let mut structured_errors: Vec<String> = Vec::new();
-        let read = async {
+        let read_all = async {
             let mut raw = Vec::new();
             loop {
                 raw.clear();
-                match lines.read_until(b'\n', &mut raw).await {
+                let budget = MAX_STDOUT_BYTES + 1 - total;
+                match read_line_capped(&mut lines, &mut raw, MAX_LINE_BYTES, budget).await {
                     Ok(0) | Err(_) => break,
-                    Ok(_) => {}
+                    Ok(n) => total += n,
+                }
+                if total > MAX_STDOUT_BYTES {
+                    return Err(CoachError::TooMuchOutput(MAX_STDOUT_BYTES));
                 }
                 let line = String::from_utf8_lossy(&raw);
                 let line = line.trim_end_matches(['\n', '\r']);
@@ -702,7 +724,30 @@ impl Coach {
                 on_line(&chunk);
                 collected.push(chunk);
             }
-            child.wait().await
+            Ok::<(), CoachError>(())
+        };
+        // Stdout to its end and the agent's exit. Once the agent has
+        // exited, its output is in the pipe: read on for at most
+        // OUTPUT_GRACE (a process it left outside its group may hold
+        // stdout open for ever).
+        let read = async {
+            tokio::pin!(read_all);
+            let exited = tokio::select! {
+                r = &mut read_all => {
+                    r?;
+                    None
+                }
+                s = child.wait() => Some(s?),
+            };
+            match exited {
+                None => child.wait().await.map_err(CoachError::from),
+                Some(status) => {
+                    if let Ok(r) = tokio::time::timeout(OUTPUT_GRACE, &mut read_all).await {
+                        r?;
+                    }
+                    Ok(status)
+                }
+            }
         };
         let status = tokio::select! {
             s = read => s?,
@@ -718,7 +763,16 @@ impl Coach {
         // The CLI is done; anything it left in its group goes with it.
         drop(guard);
         let err = match stderr {
-            Some(h) => h.await.unwrap_or_default(),
+            Some(h) => {
+                let abort = h.abort_handle();
+                match tokio::time::timeout(OUTPUT_GRACE, h).await {
+                    Ok(r) => r.unwrap_or_default(),
+                    Err(_) => {
+                        abort.abort();
+                        String::new()
+                    }
+                }
+            }
             None => String::new(),
         };
         if !status.success() {
@@ -768,6 +822,38 @@ impl Coach {
     ) -> std::io::Result<crate::session::whisper::Whispered> {
         crate::session::whisper::send(child, text, "user", "coach", None, schema)
     }
+}
+
+/// Reads one line (up to and including its `\n`) from `r` into `line`,
+/// keeping at most `keep` bytes of it and dropping the rest; stops early
+/// after `budget` bytes. Returns the bytes read (0 at the end of input).
+/// Nothing is allocated past `keep`, however long the line.
+async fn read_line_capped<R: tokio::io::AsyncBufRead + Unpin>(
+    r: &mut R,
+    line: &mut Vec<u8>,
+    keep: usize,
+    budget: usize,
+) -> std::io::Result<usize> {
+    let mut read = 0usize;
+    while read < budget {
+        let buf = r.fill_buf().await?;
+        if buf.is_empty() {
+            break;
+        }
+        let (n, end) = match buf.iter().position(|&b| b == b'\n') {
+            Some(i) => (i + 1, true),
+            None => (buf.len(), false),
+        };
+        let n = n.min(budget - read);
+        let room = keep.saturating_sub(line.len());
+        line.extend_from_slice(&buf[..n.min(room)]);
+        r.consume(n);
+        read += n;
+        if end {
+            break;
+        }
+    }
+    Ok(read)
 }
 
 /// Kills the turn's process group when dropped (timeout, cancel, the end of

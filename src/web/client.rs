@@ -1,13 +1,13 @@
 //! The signed REST client every palaver command that talks to a community
-//! or a market uses.
+//! or a market uses. Requests go through [`Http`]: every answer is
+//! bounded in size and time ([`HttpLimits`]).
 
 use super::auth;
+use super::http::{Http, HttpError, HttpLimits};
 use crate::identity::KeyPair;
 use crate::json::{self, Value};
-use http_body_util::{BodyExt, Full};
+use http_body_util::Full;
 use hyper::body::Bytes;
-use hyper_util::client::legacy::{Client as Hyper, connect::HttpConnector};
-use hyper_util::rt::TokioExecutor;
 
 /// Why a request failed.
 #[derive(Debug, thiserror::Error)]
@@ -28,8 +28,43 @@ pub enum ClientError {
         status: u16,
         message: String,
     },
+    /// The server answered, but not within the bounds (too large, too
+    /// slow, not HTTP).
+    #[error("{method} {path}: {why}")]
+    Answer {
+        method: String,
+        path: String,
+        why: HttpError,
+    },
     #[error("bad server URL {0}: only http://host:port is supported")]
     BadUrl(String),
+}
+
+impl ClientError {
+    /// A failed request as its kind: a server not reached is
+    /// [`ClientError::Unreachable`], anything past the connect is
+    /// [`ClientError::Answer`].
+    fn of(method: &str, path: &str, base: &str, e: HttpError) -> ClientError {
+        match e {
+            HttpError::Connect { msg, .. } => ClientError::Unreachable {
+                method: method.into(),
+                path: path.into(),
+                base: base.into(),
+                msg,
+            },
+            HttpError::BadUrl { msg, .. } => ClientError::Unreachable {
+                method: method.into(),
+                path: path.into(),
+                base: base.into(),
+                msg,
+            },
+            why => ClientError::Answer {
+                method: method.into(),
+                path: path.into(),
+                why,
+            },
+        }
+    }
 }
 
 /// A signed client for one server and identity (cheap to clone).
@@ -37,11 +72,21 @@ pub enum ClientError {
 pub struct Client {
     base: String,
     keys: KeyPair,
-    http: Hyper<HttpConnector, Full<Bytes>>,
+    http: Http,
 }
 
 impl Client {
+    /// A client with the default [`HttpLimits`].
     pub fn new(base: &str, keys: KeyPair) -> Result<Client, ClientError> {
+        Client::with_limits(base, keys, HttpLimits::default())
+    }
+
+    /// A client whose answers are held to `limits`.
+    pub fn with_limits(
+        base: &str,
+        keys: KeyPair,
+        limits: HttpLimits,
+    ) -> Result<Client, ClientError> {
         let base = base.trim_end_matches('/').to_owned();
         if !base.starts_with("http://") {
             return Err(ClientError::BadUrl(base));
@@ -49,7 +94,7 @@ impl Client {
         Ok(Client {
             base,
             keys,
-            http: Hyper::builder(TokioExecutor::new()).build_http(),
+            http: Http::new(limits),
         })
     }
 
@@ -102,48 +147,41 @@ impl Client {
         let req = req
             .body(Full::new(Bytes::from(bytes)))
             .map_err(|e| unreachable(e.to_string()))?;
-        let resp = self
+        let answer = self
             .http
-            .request(req)
+            .fetch(req)
             .await
-            .map_err(|e| unreachable(e.to_string()))?;
-        let status = resp.status().as_u16();
-        let body = resp
-            .into_body()
-            .collect()
-            .await
-            .map_err(|e| unreachable(e.to_string()))?
-            .to_bytes();
+            .map_err(|e| ClientError::of(method, path, &self.base, e))?;
+        let body = answer.body;
         let v = if body.is_empty() {
             Value::Null
         } else {
             json::parse_bytes(&body)
                 .unwrap_or(Value::String(String::from_utf8_lossy(&body).into_owned()))
         };
-        Ok((status, v))
+        Ok((answer.status, v))
     }
 
     /// The server's clock as its `Date` header says (an unsigned GET of
     /// `path`), in Unix seconds; None when it sends no readable date.
     pub async fn server_time(&self, path: &str) -> Result<Option<i64>, ClientError> {
-        let unreachable = |msg: String| ClientError::Unreachable {
-            method: "GET".into(),
-            path: path.into(),
-            base: self.base.clone(),
-            msg,
-        };
         let req = hyper::Request::builder()
             .method("GET")
             .uri(format!("{}{path}", self.base))
             .body(Full::new(Bytes::new()))
-            .map_err(|e| unreachable(e.to_string()))?;
-        let resp = self
+            .map_err(|e| ClientError::Unreachable {
+                method: "GET".into(),
+                path: path.into(),
+                base: self.base.clone(),
+                msg: e.to_string(),
+            })?;
+        let answer = self
             .http
-            .request(req)
+            .fetch(req)
             .await
-            .map_err(|e| unreachable(e.to_string()))?;
-        Ok(resp
-            .headers()
+            .map_err(|e| ClientError::of("GET", path, &self.base, e))?;
+        Ok(answer
+            .headers
             .get(hyper::header::DATE)
             .and_then(|d| d.to_str().ok())
             .and_then(parse_http_date))

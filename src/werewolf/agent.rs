@@ -453,6 +453,20 @@ fn ws_error(e: tokio_tungstenite::tungstenite::Error, max: usize) -> WolfError {
     }
 }
 
+/// Why the WebSocket upgrade failed. tungstenite reads the server's
+/// answer to the upgrade into at most 64 KiB (in at most 512 reads) and
+/// calls anything past that an attack; say so in words.
+fn handshake_error(url: &str, e: tokio_tungstenite::tungstenite::Error) -> WolfError {
+    use tokio_tungstenite::tungstenite::Error as E;
+    match e {
+        E::AttackAttempt => WolfError::Protocol(format!(
+            "{url}: the server's answer to the WebSocket upgrade is over 64 KiB \
+             (or came in too many pieces)"
+        )),
+        e => WolfError::Connection(format!("{url}: {e}")),
+    }
+}
+
 /// Whether a read error is the peer going away without a close frame.
 fn is_reset(e: &tokio_tungstenite::tungstenite::Error) -> bool {
     use tokio_tungstenite::tungstenite::Error as E;
@@ -606,7 +620,7 @@ pub async fn join_with<D: Decider>(
                 limits.connect.as_secs_f64()
             ))
         })?
-        .map_err(|e| WolfError::Connection(format!("{}: {e}", opts.url)))?;
+        .map_err(|e| handshake_error(&opts.url, e))?;
     let silent = || {
         WolfError::Connection(format!(
             "the server sent nothing for {} s",

@@ -1,123 +1,168 @@
 //! Following a running server's game from outside: the game list and the
 //! god-view SSE stream (`/api/v1/games/{id}/god`), parsed into
-//! [`GameEvent`]s. Plain HTTP/1.1 over TCP (loopback or LAN).
+//! [`GameEvent`]s. Plain HTTP/1.1 (loopback or LAN) through palaver's one
+//! bounded client ([`crate::web::http`]): the list's size, each stream
+//! line, each event's data and every wait are held to [`HttpLimits`].
 
 use super::WolfError;
 use super::game::GameEvent;
+use crate::web::http::{Http, HttpError, HttpLimits};
+use http_body_util::Full;
+use hyper::body::Bytes;
 use serde_json::Value;
-use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader};
-use tokio::net::TcpStream;
 use tokio::sync::mpsc;
 
-fn split_base(base: &str) -> Result<(String, String), WolfError> {
-    let rest = base
-        .strip_prefix("http://")
-        .ok_or_else(|| WolfError::Connection(format!("{base}: only http:// URLs")))?;
-    let (host, prefix) = match rest.find('/') {
-        Some(i) => (&rest[..i], rest[i..].trim_end_matches('/')),
-        None => (rest, ""),
+/// Events a follower reads ahead of its reader; past this it stops reading
+/// the server until the reader catches up.
+const EVENT_QUEUE: usize = 1024;
+
+fn connection(e: HttpError) -> WolfError {
+    WolfError::Connection(e.to_string())
+}
+
+/// A GET of `path` under `base` (`http://host:port[/prefix]`).
+fn request(
+    base: &str,
+    path: &str,
+    token: Option<&str>,
+    accept: &str,
+) -> Result<hyper::Request<Full<Bytes>>, WolfError> {
+    let base = base.trim_end_matches('/');
+    if !base.starts_with("http://") {
+        return Err(WolfError::Connection(format!("{base}: only http:// URLs")));
+    }
+    let url = format!("{base}{path}");
+    let mut req = hyper::Request::get(url.as_str()).header("accept", accept);
+    if let Some(t) = token {
+        req = req.header("authorization", format!("Bearer {t}"));
+    }
+    req.body(Full::new(Bytes::new()))
+        .map_err(|e| WolfError::Connection(format!("{url}: {e}")))
+}
+
+fn refused(url: &str, status: u16, body: &[u8]) -> WolfError {
+    let reason = hyper::StatusCode::from_u16(status)
+        .ok()
+        .and_then(|s| s.canonical_reason())
+        .unwrap_or("");
+    let text: String = String::from_utf8_lossy(body)
+        .trim()
+        .chars()
+        .take(200)
+        .collect();
+    let text = if text.is_empty() {
+        String::new()
+    } else {
+        format!(": {text}")
     };
-    Ok((host.to_owned(), prefix.to_owned()))
+    WolfError::Connection(format!("GET {url}: HTTP {status} {reason}{text}"))
 }
 
-type Body = Box<dyn tokio::io::AsyncBufRead + Unpin + Send>;
-
-async fn get(base: &str, path: &str, token: Option<&str>) -> Result<Body, WolfError> {
-    let (host, prefix) = split_base(base)?;
-    let mut s = TcpStream::connect(&host)
-        .await
-        .map_err(|e| WolfError::Connection(format!("{host}: {e}")))?;
-    let auth = token
-        .map(|t| format!("Authorization: Bearer {t}\r\n"))
-        .unwrap_or_default();
-    let req = format!(
-        "GET {prefix}{path} HTTP/1.1\r\nHost: {host}\r\nAccept: text/event-stream\r\n{auth}Connection: close\r\n\r\n"
-    );
-    s.write_all(req.as_bytes()).await?;
-    let mut r = BufReader::new(s);
-    let mut status = String::new();
-    r.read_line(&mut status).await?;
-    if !status.contains(" 200 ") {
-        return Err(WolfError::Connection(format!(
-            "GET {path}: {}",
-            status.trim()
-        )));
-    }
-    let mut chunked = false;
-    loop {
-        let mut h = String::new();
-        if r.read_line(&mut h).await? == 0 || h == "\r\n" {
-            break;
-        }
-        if h.to_ascii_lowercase().starts_with("transfer-encoding:")
-            && h.to_ascii_lowercase().contains("chunked")
-        {
-            chunked = true;
-        }
-    }
-    if !chunked {
-        return Ok(Box::new(r));
-    }
-    // De-chunk into a pipe so callers read plain lines.
-    let (w, rd) = tokio::io::duplex(64 * 1024);
-    tokio::spawn(async move {
-        let mut w = w;
-        loop {
-            let mut size = String::new();
-            if r.read_line(&mut size).await.unwrap_or(0) == 0 {
-                break;
-            }
-            let Ok(n) = usize::from_str_radix(size.trim(), 16) else {
-                break;
-            };
-            if n == 0 {
-                break;
-            }
-            let mut buf = vec![0u8; n + 2];
-            if r.read_exact(&mut buf).await.is_err() {
-                break;
-            }
-            if w.write_all(&buf[..n]).await.is_err() {
-                break;
-            }
-        }
-    });
-    Ok(Box::new(BufReader::new(rd)))
-}
-
-/// The games a server knows (`/api/v1/games`).
+/// The games a server knows (`/api/v1/games`), with the default limits.
 pub async fn list_games(base: &str, token: Option<&str>) -> Result<Vec<Value>, WolfError> {
-    let mut r = get(base, "/api/v1/games", token).await?;
-    let mut body = String::new();
-    r.read_to_string(&mut body).await?;
-    serde_json::from_str(body.trim()).map_err(|e| WolfError::Protocol(format!("game list: {e}")))
+    list_games_with(base, token, &HttpLimits::default()).await
 }
 
-/// Follows one game's god-view stream; events arrive on the receiver from
-/// the start of the game; the channel closes after `Finished`.
+/// The games a server knows: the whole answer within `limits.request`, at
+/// most `limits.max_body` bytes.
+pub async fn list_games_with(
+    base: &str,
+    token: Option<&str>,
+    limits: &HttpLimits,
+) -> Result<Vec<Value>, WolfError> {
+    let req = request(base, "/api/v1/games", token, "application/json")?;
+    let url = req.uri().to_string();
+    let answer = Http::new(*limits).fetch(req).await.map_err(connection)?;
+    if answer.status != 200 {
+        return Err(refused(&url, answer.status, &answer.body));
+    }
+    serde_json::from_slice(&answer.body)
+        .map_err(|e| WolfError::Protocol(format!("game list from {url}: {e}")))
+}
+
+/// Follows one game's god-view stream with the default limits; events
+/// arrive on the receiver from the start of the game; the channel closes
+/// after `Finished`, or early when the stream breaks ([`follow_with`]
+/// says why).
 pub async fn follow(
     base: &str,
     game_id: &str,
     token: Option<&str>,
-) -> Result<mpsc::UnboundedReceiver<GameEvent>, WolfError> {
-    let mut r = get(base, &format!("/api/v1/games/{game_id}/god"), token).await?;
-    let (tx, rx) = mpsc::unbounded_channel();
+) -> Result<mpsc::Receiver<GameEvent>, WolfError> {
+    let mut inner = follow_with(base, game_id, token, &HttpLimits::default()).await?;
+    let (tx, rx) = mpsc::channel(EVENT_QUEUE);
     tokio::spawn(async move {
-        let mut line = String::new();
-        loop {
-            line.clear();
-            match r.read_line(&mut line).await {
-                Ok(0) | Err(_) => break,
-                Ok(_) => {}
+        while let Some(Ok(e)) = inner.recv().await {
+            if tx.send(e).await.is_err() {
+                break;
             }
-            if let Some(data) = line.trim_end().strip_prefix("data:")
-                && let Ok(e) = serde_json::from_str::<GameEvent>(data.trim_start())
-            {
-                let end = matches!(e, GameEvent::Finished { .. });
-                if tx.send(e).is_err() || end {
+        }
+    });
+    Ok(rx)
+}
+
+/// Follows one game's god-view stream: the response head within
+/// `limits.head`, then its events as they come. The channel closes after
+/// `Finished` or at the end of the stream; a stream that breaks first
+/// (a line or an event's data over `limits.max_line` bytes, `limits.idle`
+/// of silence, a broken chunk) sends its error last.
+pub async fn follow_with(
+    base: &str,
+    game_id: &str,
+    token: Option<&str>,
+    limits: &HttpLimits,
+) -> Result<mpsc::Receiver<Result<GameEvent, WolfError>>, WolfError> {
+    let req = request(
+        base,
+        &format!("/api/v1/games/{game_id}/god"),
+        token,
+        "text/event-stream",
+    )?;
+    let url = req.uri().to_string();
+    let (status, _, mut lines) = Http::new(*limits).stream(req).await.map_err(connection)?;
+    if status != 200 {
+        return Err(refused(&url, status, b""));
+    }
+    let max_data = limits.max_line;
+    let (tx, rx) = mpsc::channel(EVENT_QUEUE);
+    tokio::spawn(async move {
+        // The data lines of the event being read (SSE: joined by `\n`,
+        // dispatched at the blank line that ends the event).
+        let mut data = String::new();
+        loop {
+            let line = match lines.next_line().await {
+                Ok(Some(l)) => l,
+                Ok(None) => break,
+                Err(e) => {
+                    let _ = tx.send(Err(connection(e))).await;
                     break;
                 }
+            };
+            if line.is_empty() {
+                let event = std::mem::take(&mut data);
+                if let Ok(e) = serde_json::from_str::<GameEvent>(&event) {
+                    let end = matches!(e, GameEvent::Finished { .. });
+                    if tx.send(Ok(e)).await.is_err() || end {
+                        break;
+                    }
+                }
+                continue;
             }
+            let Some(d) = line.strip_prefix("data:") else {
+                // `event:`, `id:`, `retry:` and comments: not needed.
+                continue;
+            };
+            let d = d.strip_prefix(' ').unwrap_or(d);
+            if data.len() + d.len() + 1 > max_data {
+                let e =
+                    WolfError::Protocol(format!("{url}: an event's data is over {max_data} bytes"));
+                let _ = tx.send(Err(e)).await;
+                break;
+            }
+            if !data.is_empty() {
+                data.push('\n');
+            }
+            data.push_str(d);
         }
     });
     Ok(rx)

@@ -8,6 +8,7 @@ use crate::engine::ControlMode;
 use crate::tui::effect::{JoinSpec, WolfTask};
 use crate::tui::report::Report;
 use crate::tui::report::wolf::{GameInfo, WolfReport};
+use crate::web::HttpLimits;
 use crate::werewolf::agent::{ChannelDecider, DecisionRequest, JoinOptions};
 use crate::werewolf::config::Config;
 use crate::werewolf::game::GameEvent;
@@ -208,19 +209,28 @@ fn spectate(
 ) -> AbortHandle {
     let t = tokio::spawn(async move {
         let tok = (!token.is_empty()).then_some(token.as_str());
-        match spectate::follow(&url, &id, tok).await {
+        let limits = HttpLimits::default();
+        match spectate::follow_with(&url, &id, tok, &limits).await {
             Ok(mut rx) => {
                 let mut finished = false;
+                let mut broken = None;
                 while let Some(e) = rx.recv().await {
+                    let e = match e {
+                        Ok(e) => e,
+                        Err(why) => {
+                            broken = Some(why.to_string());
+                            break;
+                        }
+                    };
                     finished |= matches!(e, GameEvent::Finished { .. });
                     if tx.send(wolf(WolfReport::Event(g, e))).is_err() {
                         return;
                     }
                 }
-                let r = if finished {
-                    Ok(format!("game {id} is over"))
-                } else {
-                    Err(format!("the stream of game {id} closed before its end"))
+                let r = match (finished, broken) {
+                    (true, _) => Ok(format!("game {id} is over")),
+                    (false, Some(why)) => Err(format!("the stream of game {id} broke: {why}")),
+                    (false, None) => Err(format!("the stream of game {id} closed before its end")),
                 };
                 let _ = tx.send(wolf(WolfReport::Ended(g, r)));
             }
