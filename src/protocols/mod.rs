@@ -27,6 +27,7 @@ mod choice;
 mod guess;
 mod hero;
 pub mod rooms;
+pub mod tables;
 mod weak;
 
 pub use rooms::{GROUP_NATIVE, group_hooks_by_id, group_hooks_for_alias, group_host_metadata};

@@ -1,6 +1,7 @@
-"""Plays a list of steps through the reference client's group-room hooks.
+"""Plays a list of steps through the reference client's group hooks (rooms
+and tables).
 
-Usage: python drive.py STEPS.jsonl
+Usage: python drive.py STEPS.jsonl [--brief]
 
 STEPS.jsonl holds one step object per line (tests/rooms_hooks.rs writes it
 and runs the same steps through palaver's native hooks).
@@ -30,6 +31,7 @@ result's "state" becomes the current state only when the hook returned.
 from __future__ import annotations
 
 import copy
+import hashlib
 import importlib.util
 import json
 import sys
@@ -38,19 +40,18 @@ from pathlib import Path
 
 import aigenora
 
-# The content-addressed directories the reference installs the rooms under.
-ROOM_DIRS = {
-    "community-room-v1": "9a8a5128",
-    "meeting-room-v1": "182ceaf2",
-}
-
-
 def hooks_file(room: str) -> Path:
-    base = Path(aigenora.__file__).parent / "protocols" / ROOM_DIRS[room]
-    found = sorted(base.glob("*/hooks.py"))
-    if len(found) != 1:
-        raise SystemExit(f"expected one hooks.py under {base}, found {found}")
-    return found[0]
+    """The hooks.py of a bundled group protocol (a room or a table), found
+    through the reference's own index of its content-addressed dirs."""
+    protocols = Path(aigenora.__file__).parent / "protocols"
+    index = json.loads((protocols / "index.json").read_text(encoding="utf-8"))
+    paths = [p["path"] for p in index["protocols"] if p["alias"] == room]
+    if len(paths) != 1:
+        raise SystemExit(f"expected one protocol {room!r} in the index, found {paths}")
+    found = protocols / paths[0] / "hooks.py"
+    if not found.is_file():
+        raise SystemExit(f"no hooks.py at {found}")
+    return found
 
 
 def load_hooks(room: str, options: dict, state_dir: Path):
@@ -63,6 +64,28 @@ def load_hooks(room: str, options: dict, state_dir: Path):
     hooks = module.Hooks()
     hooks.proto_init(options, "host", [], state_dir)
     return hooks
+
+
+def brief(out):
+    """With --brief, a state is shown by the SHA-256 of its canonical JSON
+    (sorted keys, compact): a table's state holds a 108-card catalog."""
+    if not BRIEF:
+        return out
+    if isinstance(out, dict) and "state" in out:
+        out = dict(out)
+        out["state"] = state_digest(out["state"])
+        return out
+    if isinstance(out, dict) and "deck" in out:
+        return state_digest(out)
+    return out
+
+
+def state_digest(state) -> str:
+    text = json.dumps(state, ensure_ascii=False, sort_keys=True, separators=(",", ":"))
+    return "sha256:" + hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+BRIEF = "--brief" in sys.argv[2:]
 
 
 def emit(payload: dict) -> None:
@@ -141,7 +164,7 @@ def main() -> int:
             except (ValueError, TypeError, KeyError, IndexError, AttributeError) as exc:
                 emit({"error": str(exc)})
                 continue
-            emit({"ok": out})
+            emit({"ok": brief(out)})
     sys.stdout.buffer.flush()
     return 0
 

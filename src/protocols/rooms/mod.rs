@@ -39,8 +39,13 @@ use crate::json::{Map, Number, Value};
 use crate::library::Library;
 use std::cmp::Ordering;
 
-/// Aliases of the bundled group protocols that have native hooks.
-pub const GROUP_NATIVE: [&str; 2] = ["community-room-v1", "meeting-room-v1"];
+/// Aliases of the bundled group protocols that have native hooks: the
+/// rooms here and the tables of `protocols::tables`.
+pub const GROUP_NATIVE: [&str; 3] = [
+    "community-room-v1",
+    "meeting-room-v1",
+    "four-player-landlord-v1",
+];
 
 /// Native group hooks for a bundled alias, configured by the room's
 /// `options` (what the reference hands `proto_init`: the host's options
@@ -50,7 +55,9 @@ pub fn group_hooks_for_alias(alias: &str, options: &Map) -> Option<Box<dyn Group
     Some(match alias {
         "community-room-v1" => Box::new(CommunityRoom::new(options)),
         "meeting-room-v1" => Box::new(MeetingRoom::new(options)),
-        _ => return None,
+        other => {
+            return super::tables::table_for_alias(other, options).map(|t| t as Box<dyn GroupHooks>);
+        }
     })
 }
 
@@ -70,7 +77,7 @@ pub fn group_host_metadata(alias: &str) -> Option<HostMetadata> {
     match alias {
         "community-room-v1" => Some(community::host_metadata()),
         "meeting-room-v1" => Some(meeting::host_metadata()),
-        _ => None,
+        other => super::tables::host_metadata(other),
     }
 }
 

@@ -1,0 +1,507 @@
+//! The shared deck of the four-seat tables (the reference's
+//! `proto/shared_deck.py`, as data): a catalog of uniquely identified cards,
+//! a draw pile, a private hand per seated member, a discard pile and named
+//! zones, held by the leader only and kept in the state as JSON in the
+//! reference's shape:
+//!
+//! `{catalog: {card_id: {...face, card_id, copy}}, draw_pile: [id], hands:
+//! {public_key: [id]}, discard_pile: [id], zones: {zone: {owner: [id]}},
+//! total_cards}`.
+//!
+//! A card's id is the first 24 hex digits of SHA-256 over the canonical JSON
+//! of `{seed, copy, face_index, face}`; the pile is shuffled by Fisher-Yates
+//! from the end, each swap target being SHA-256 of
+//! `aigenora-shared-deck-v1:{seed}:{k}` (big-endian) modulo the remaining
+//! length; the deal pops from the end of the pile, one card per hand in seat
+//! order, `hand_size` times. Every change checks conservation: each card is
+//! in exactly one place.
+
+use crate::json::canonical::{sha256_hex, to_string};
+use crate::json::{Map, Value};
+use crate::obj;
+use sha2::{Digest, Sha256};
+use std::collections::HashSet;
+
+/// Why the deck refused (the reference's `SharedDeckError` texts).
+pub type DeckError = String;
+
+/// A new deck from `faces` (each `copies` times) with a hand of
+/// `hand_size` for every active member, in seat order.
+pub fn create(
+    faces: &[Map],
+    members: &[Value],
+    hand_size: usize,
+    seed: &str,
+    copies: usize,
+) -> Result<Map, DeckError> {
+    if seed.is_empty() || seed.len() > 256 {
+        return Err("seed must be 1-256 UTF-8 bytes".into());
+    }
+    if !(1..=8).contains(&copies) {
+        return Err("copies must be between 1 and 8".into());
+    }
+    if faces.is_empty() {
+        return Err("card_faces must not be empty".into());
+    }
+    let mut catalog = Map::with_capacity(faces.len() * copies);
+    let mut ids = Vec::with_capacity(faces.len() * copies);
+    for copy in 0..copies {
+        for (index, face) in faces.iter().enumerate() {
+            let identity = obj! {
+                "seed" => seed, "copy" => copy, "face_index" => index, "face" => Value::Object(face.clone()),
+            };
+            let id = sha256_hex(to_string(&Value::Object(identity)).as_bytes())[..24].to_owned();
+            if catalog.contains_key(&id) {
+                return Err("card identity collision".into());
+            }
+            let mut card = face.clone();
+            card.insert("card_id", Value::from(id.as_str()));
+            card.insert("copy", Value::from(copy));
+            catalog.insert(id.as_str(), Value::Object(card));
+            ids.push(id);
+        }
+    }
+    let mut pile = shuffle(ids, seed);
+    let mut seated: Vec<(i64, String)> = members
+        .iter()
+        .filter(|m| m.get_str("status") == Some("active"))
+        .filter_map(|m| {
+            Some((
+                m.get("seat")?.as_i64()?,
+                m.get_str("public_key")?.to_owned(),
+            ))
+        })
+        .collect();
+    seated.sort_by_key(|(seat, _)| *seat);
+    if hand_size * seated.len() > pile.len() {
+        return Err("initial deal exceeds the shared deck".into());
+    }
+    let mut hands: Vec<(String, Vec<Value>)> =
+        seated.into_iter().map(|(_, pk)| (pk, Vec::new())).collect();
+    for _ in 0..hand_size {
+        for (_, hand) in hands.iter_mut() {
+            if let Some(id) = pile.pop() {
+                hand.push(Value::from(id));
+            }
+        }
+    }
+    let mut hand_map = Map::with_capacity(hands.len());
+    for (pk, hand) in hands {
+        hand_map.insert(pk.as_str(), Value::Array(hand));
+    }
+    let total = catalog.len();
+    let deck = obj! {
+        "catalog" => Value::Object(catalog),
+        "draw_pile" => Value::Array(pile.into_iter().map(Value::from).collect()),
+        "hands" => Value::Object(hand_map),
+        "discard_pile" => Value::Array(Vec::new()),
+        "zones" => Value::Object(Map::new()),
+        "total_cards" => total,
+    };
+    validate(&deck)?;
+    Ok(deck)
+}
+
+/// The reference's deterministic Fisher-Yates shuffle.
+pub fn shuffle(mut values: Vec<String>, seed: &str) -> Vec<String> {
+    let mut counter = 0u64;
+    for index in (1..values.len()).rev() {
+        let digest = Sha256::digest(format!("aigenora-shared-deck-v1:{seed}:{counter}").as_bytes());
+        let target = mod_be(&digest, index as u64 + 1) as usize;
+        values.swap(index, target);
+        counter += 1;
+    }
+    values
+}
+
+/// A big-endian unsigned integer modulo `m` (m > 0).
+fn mod_be(bytes: &[u8], m: u64) -> u64 {
+    let m = u128::from(m);
+    let mut r: u128 = 0;
+    for &b in bytes {
+        r = (r * 256 + u128::from(b)) % m;
+    }
+    r as u64
+}
+
+fn ids_of(v: Option<&Value>) -> Vec<String> {
+    v.and_then(Value::as_array)
+        .map(|a| {
+            a.iter()
+                .filter_map(|x| x.as_str().map(str::to_owned))
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+fn list_mut<'a>(deck: &'a mut Map, key: &str) -> Result<&'a mut Vec<Value>, DeckError> {
+    match deck.get_mut(key) {
+        Some(Value::Array(a)) => Ok(a),
+        _ => Err(format!("{key} must be an array")),
+    }
+}
+
+fn hand_mut<'a>(deck: &'a mut Map, pk: &str) -> Result<&'a mut Vec<Value>, DeckError> {
+    match deck.get_mut("hands").and_then(Value::as_object_mut) {
+        Some(h) => match h.get_mut(pk) {
+            Some(Value::Array(a)) => Ok(a),
+            _ => Err("unknown hand owner".into()),
+        },
+        None => Err("unknown hand owner".into()),
+    }
+}
+
+/// A copy of one catalog entry.
+pub fn card(deck: &Map, id: &str) -> Option<Map> {
+    deck.get("catalog")?.get(id)?.as_object().cloned()
+}
+
+/// The ids in `pk`'s hand.
+pub fn hand(deck: &Map, pk: &str) -> Vec<String> {
+    ids_of(deck.get("hands").and_then(|h| h.get(pk)))
+}
+
+/// Draws `count` cards from the end of the pile into `pk`'s hand.
+pub fn draw(deck: &mut Map, pk: &str, count: usize) -> Result<Vec<Value>, DeckError> {
+    if !(1..=32).contains(&count) {
+        return Err("draw count must be between 1 and 32".into());
+    }
+    hand_mut(deck, pk)?;
+    if list_mut(deck, "draw_pile")?.len() < count {
+        return Err("shared draw pile does not have enough cards".into());
+    }
+    let mut drawn = Vec::with_capacity(count);
+    for _ in 0..count {
+        let id = list_mut(deck, "draw_pile")?.pop().unwrap_or(Value::Null);
+        hand_mut(deck, pk)?.push(id.clone());
+        let id = id.as_str().unwrap_or_default().to_owned();
+        drawn.push(Value::Object(card(deck, &id).unwrap_or_default()));
+    }
+    validate(deck)?;
+    Ok(drawn)
+}
+
+/// Takes `ids` out of `pk`'s hand (they go nowhere yet: the caller puts
+/// them somewhere, as the reference's `take_from_hand`).
+pub fn take_from_hand(deck: &mut Map, pk: &str, ids: &[String]) -> Result<Vec<Value>, DeckError> {
+    let unique: HashSet<&String> = ids.iter().collect();
+    if ids.is_empty() || ids.len() > 64 || unique.len() != ids.len() {
+        return Err("card_ids must be a non-empty unique array".into());
+    }
+    let hand = hand_mut(deck, pk)?;
+    if ids
+        .iter()
+        .any(|id| !hand.iter().any(|h| h.as_str() == Some(id)))
+    {
+        return Err("card is not in the player's hand".into());
+    }
+    for id in ids {
+        if let Some(i) = hand.iter().position(|h| h.as_str() == Some(id)) {
+            hand.remove(i);
+        }
+    }
+    Ok(ids
+        .iter()
+        .map(|id| Value::Object(card(deck, id).unwrap_or_default()))
+        .collect())
+}
+
+/// Puts `ids` on the discard pile.
+pub fn discard(deck: &mut Map, ids: &[String]) -> Result<(), DeckError> {
+    list_mut(deck, "discard_pile")?.extend(ids.iter().map(|i| Value::from(i.as_str())));
+    validate(deck)
+}
+
+/// Moves `count` cards from the end of the pile into `zone` under `owner`.
+pub fn draw_to_zone(
+    deck: &mut Map,
+    zone: &str,
+    owner: &str,
+    count: usize,
+) -> Result<Vec<Value>, DeckError> {
+    if !(1..=64).contains(&count) {
+        return Err("zone draw count must be between 1 and 64".into());
+    }
+    if list_mut(deck, "draw_pile")?.len() < count {
+        return Err("shared draw pile does not have enough cards".into());
+    }
+    zone_cards(deck, zone, owner)?;
+    let mut ids = Vec::with_capacity(count);
+    for _ in 0..count {
+        ids.push(list_mut(deck, "draw_pile")?.pop().unwrap_or(Value::Null));
+    }
+    zone_cards(deck, zone, owner)?.extend(ids.iter().cloned());
+    validate(deck)?;
+    Ok(ids
+        .iter()
+        .map(|id| Value::Object(card(deck, id.as_str().unwrap_or_default()).unwrap_or_default()))
+        .collect())
+}
+
+/// Moves `ids` from `pk`'s hand into `zone` under `owner`.
+pub fn hand_to_zone(
+    deck: &mut Map,
+    pk: &str,
+    zone: &str,
+    owner: &str,
+    ids: &[String],
+) -> Result<Vec<Value>, DeckError> {
+    let unique: HashSet<&String> = ids.iter().collect();
+    if ids.is_empty()
+        || ids.len() > 64
+        || ids.iter().any(String::is_empty)
+        || unique.len() != ids.len()
+    {
+        return Err("card_ids must be a non-empty unique array".into());
+    }
+    let hand = hand_mut(deck, pk)?;
+    if ids
+        .iter()
+        .any(|id| !hand.iter().any(|h| h.as_str() == Some(id)))
+    {
+        return Err("card is not in the player's hand".into());
+    }
+    zone_cards(deck, zone, owner)?;
+    for id in ids {
+        let hand = hand_mut(deck, pk)?;
+        if let Some(i) = hand.iter().position(|h| h.as_str() == Some(id)) {
+            hand.remove(i);
+        }
+        zone_cards(deck, zone, owner)?.push(Value::from(id.as_str()));
+    }
+    validate(deck)?;
+    Ok(ids
+        .iter()
+        .map(|id| Value::Object(card(deck, id).unwrap_or_default()))
+        .collect())
+}
+
+/// The ids under `owner` in `zone`, created when missing.
+fn zone_cards<'a>(
+    deck: &'a mut Map,
+    zone: &str,
+    owner: &str,
+) -> Result<&'a mut Vec<Value>, DeckError> {
+    if zone.is_empty() || zone.len() > 64 {
+        return Err("zone is invalid".into());
+    }
+    if owner.is_empty() || owner.len() > 256 {
+        return Err("zone owner is invalid".into());
+    }
+    let zones = match deck.get_mut("zones") {
+        Some(Value::Object(z)) => z,
+        _ => return Err("zones is invalid".into()),
+    };
+    if !zones.contains_key(zone) {
+        zones.insert(zone, Value::Object(Map::new()));
+    }
+    let Some(Value::Object(owners)) = zones.get_mut(zone) else {
+        return Err("zone map is invalid".into());
+    };
+    if !owners.contains_key(owner) {
+        owners.insert(owner, Value::Array(Vec::new()));
+    }
+    match owners.get_mut(owner) {
+        Some(Value::Array(a)) => Ok(a),
+        _ => Err("owner zone is invalid".into()),
+    }
+}
+
+/// What `viewer` may see of the deck: its own hand, every hand's size, the
+/// discard pile, the zones not in `hidden` and every zone's counts.
+pub fn private_view(deck: &Map, viewer: &str, hidden: &[&str]) -> Result<Map, DeckError> {
+    validate(deck)?;
+    let faces = |ids: &[String]| -> Value {
+        Value::Array(
+            ids.iter()
+                .map(|id| Value::Object(card(deck, id).unwrap_or_default()))
+                .collect(),
+        )
+    };
+    let hands = deck
+        .get("hands")
+        .and_then(Value::as_object)
+        .cloned()
+        .unwrap_or_default();
+    if !hands.contains_key(viewer) {
+        return Err("viewer does not own a hand".into());
+    }
+    let mut counts = Map::with_capacity(hands.len());
+    for (pk, ids) in hands.iter() {
+        counts.insert(pk, Value::from(ids.as_array().map_or(0, Vec::len)));
+    }
+    let zones = deck
+        .get("zones")
+        .and_then(Value::as_object)
+        .cloned()
+        .unwrap_or_default();
+    let mut shown = Map::new();
+    let mut zone_counts = Map::new();
+    for (zone, owners) in zones.iter() {
+        let owners = owners.as_object().cloned().unwrap_or_default();
+        let mut cards = Map::new();
+        let mut n = Map::new();
+        for (owner, ids) in owners.iter() {
+            let ids = ids_of(Some(ids));
+            n.insert(owner, Value::from(ids.len()));
+            cards.insert(owner, faces(&ids));
+        }
+        if !hidden.contains(&zone) {
+            shown.insert(zone, Value::Object(cards));
+        }
+        zone_counts.insert(zone, Value::Object(n));
+    }
+    Ok(obj! {
+        "draw_count" => ids_of(deck.get("draw_pile")).len(),
+        "discard" => faces(&ids_of(deck.get("discard_pile"))),
+        "my_hand" => faces(&hand(deck, viewer)),
+        "hand_counts" => Value::Object(counts),
+        "zones" => Value::Object(shown),
+        "zone_counts" => Value::Object(zone_counts),
+        "total_cards" => deck.get("total_cards").cloned().unwrap_or(Value::Null),
+    })
+}
+
+/// Every card of the catalog is in exactly one place, and nowhere else.
+pub fn validate(deck: &Map) -> Result<(), DeckError> {
+    let catalog = match deck.get("catalog") {
+        Some(Value::Object(c)) if !c.is_empty() => c,
+        _ => return Err("catalog must be a non-empty object".into()),
+    };
+    let mut ids: Vec<&Value> = Vec::with_capacity(catalog.len());
+    for key in ["draw_pile", "discard_pile"] {
+        match deck.get(key) {
+            Some(Value::Array(a)) => ids.extend(a),
+            _ => return Err(format!("{key} must be an array")),
+        }
+    }
+    match deck.get("hands") {
+        Some(Value::Object(h)) => {
+            for (_, cards) in h.iter() {
+                match cards {
+                    Value::Array(a) => ids.extend(a),
+                    _ => return Err("hand must be an array".into()),
+                }
+            }
+        }
+        _ => return Err("hands must be an object".into()),
+    }
+    match deck.get("zones") {
+        Some(Value::Object(z)) => {
+            for (_, owners) in z.iter() {
+                let Value::Object(owners) = owners else {
+                    return Err("zone owners must be an object".into());
+                };
+                for (_, cards) in owners.iter() {
+                    match cards {
+                        Value::Array(a) => ids.extend(a),
+                        _ => return Err("zone cards must be an array".into()),
+                    }
+                }
+            }
+        }
+        _ => return Err("zones must be an object".into()),
+    }
+    let observed = ids.len();
+    let mut seen: HashSet<&str> = HashSet::with_capacity(observed);
+    let mut dup = false;
+    for id in ids {
+        match id.as_str() {
+            Some(s) => dup |= !seen.insert(s),
+            None => dup = true,
+        }
+    }
+    if dup {
+        return Err("a card appears in more than one deck zone".into());
+    }
+    if observed != catalog.len() || seen.iter().any(|id| !catalog.contains_key(id)) {
+        let mut missing: Vec<&str> = catalog.keys().filter(|k| !seen.contains(k)).collect();
+        let mut unknown: Vec<&str> = seen
+            .iter()
+            .copied()
+            .filter(|k| !catalog.contains_key(k))
+            .collect();
+        missing.sort_unstable();
+        unknown.sort_unstable();
+        return Err(format!(
+            "deck conservation failed (missing={}, unknown={})",
+            py_list(&missing[..missing.len().min(3)]),
+            py_list(&unknown[..unknown.len().min(3)])
+        ));
+    }
+    if deck.get("total_cards").and_then(Value::as_i64) != Some(catalog.len() as i64) {
+        return Err("total_cards does not match catalog size".into());
+    }
+    Ok(())
+}
+
+/// Python's repr of a list of strings.
+fn py_list(items: &[&str]) -> String {
+    let inner: Vec<String> = items.iter().map(|s| format!("'{s}'")).collect();
+    format!("[{}]", inner.join(", "))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn faces(n: usize) -> Vec<Map> {
+        (0..n)
+            .map(|i| obj! { "rank" => format!("{i}"), "value" => i, "suit" => "s" })
+            .collect()
+    }
+
+    fn member(seat: i64, pk: &str) -> Value {
+        Value::Object(obj! { "public_key" => pk, "seat" => seat, "status" => "active" })
+    }
+
+    #[test]
+    fn a_deal_conserves_every_card_and_refuses_what_does_not_fit() {
+        let members = [member(1, "b"), member(0, "a")];
+        let mut deck = create(&faces(10), &members, 3, "seed", 2).unwrap();
+        assert_eq!(hand(&deck, "a").len(), 3);
+        assert_eq!(deck.get("draw_pile").unwrap().as_array().unwrap().len(), 14);
+        assert_eq!(
+            deck.get("hands")
+                .unwrap()
+                .as_object()
+                .unwrap()
+                .keys()
+                .collect::<Vec<_>>(),
+            ["a", "b"]
+        );
+        let a = hand(&deck, "a");
+        take_from_hand(&mut deck, "a", &a[..1]).unwrap();
+        assert!(
+            validate(&deck)
+                .unwrap_err()
+                .starts_with("deck conservation failed (missing=['")
+        );
+        discard(&mut deck, &a[..1]).unwrap();
+        assert_eq!(
+            take_from_hand(&mut deck, "a", &a[..1]).unwrap_err(),
+            "card is not in the player's hand"
+        );
+        assert_eq!(
+            create(&faces(2), &members, 3, "s", 1).unwrap_err(),
+            "initial deal exceeds the shared deck"
+        );
+        assert_eq!(
+            create(&faces(2), &members, 1, "", 1).unwrap_err(),
+            "seed must be 1-256 UTF-8 bytes"
+        );
+    }
+
+    #[test]
+    fn the_shuffle_is_a_permutation_fixed_by_the_seed() {
+        let v: Vec<String> = (0..50).map(|i| i.to_string()).collect();
+        let a = shuffle(v.clone(), "x");
+        assert_eq!(a, shuffle(v.clone(), "x"));
+        assert_ne!(a, shuffle(v.clone(), "y"));
+        let mut sorted = a.clone();
+        sorted.sort();
+        let mut want = v;
+        want.sort();
+        assert_eq!(sorted, want);
+    }
+}

@@ -1,0 +1,97 @@
+//! The four-seat tables on the `authoritative_group` flow: their rules as
+//! [`GroupHooks`] (run by the leader, which holds every hand in the shared
+//! [`deck`]), and what a seat's player or bot needs on top of them
+//! ([`Table`]: the legal actions in a view, a bot's choice). Pure: no I/O.
+//!
+//! Built: four-player-landlord-v1 ([`landlord`]). Each table's rules match
+//! the reference's hooks.py of its protocol (tests/tables_hooks.rs drives
+//! both with the same seeded actions and compares every result).
+
+pub mod deck;
+pub mod landlord;
+
+use crate::engine::group::{GroupHooks, HookFailure};
+use crate::json::{Map, Value};
+
+/// What a seat needs beyond the rules: the legal actions it may take in
+/// its own view (empty when it is not its turn), a bot's choice, and
+/// whether a selection of cards is a legal play now.
+pub trait Table: GroupHooks {
+    /// Every action the viewer may send now, built from its view (for a
+    /// climbing game, one candidate per combination shape and value).
+    fn legal_actions(&self, view: &Value) -> Vec<Value>;
+    /// What a bot in the viewer's seat sends now (`None`: not its turn).
+    fn bot_action(&self, view: &Value) -> Option<Value>;
+    /// Are these cards of the viewer's hand a legal play now?
+    fn is_legal_selection(&self, view: &Value, card_ids: &[String]) -> bool;
+}
+
+/// Aliases of the tables with native rules.
+pub const TABLES: [&str; 1] = ["four-player-landlord-v1"];
+
+/// The rules of a table by alias, configured by the room's options.
+pub fn table_for_alias(alias: &str, options: &Map) -> Option<Box<dyn Table>> {
+    Some(match alias {
+        "four-player-landlord-v1" => Box::new(landlord::Landlord::new(options)),
+        _ => return None,
+    })
+}
+
+/// `proto_host_metadata` of a table.
+pub fn host_metadata(alias: &str) -> Option<crate::engine::HostMetadata> {
+    match alias {
+        "four-player-landlord-v1" => Some(landlord::host_metadata()),
+        _ => None,
+    }
+}
+
+/// `{"state": state, "events": events}` from a state object.
+fn hook_result(state: Map, events: Vec<Value>) -> Value {
+    result_value(Value::Object(state), events)
+}
+
+fn result_value(state: Value, events: Vec<Value>) -> Value {
+    crate::engine::group::hooks::result(state, events)
+}
+
+/// A member object's public key.
+fn member_pk(member: &Value) -> Result<String, HookFailure> {
+    member
+        .get_str("public_key")
+        .map(str::to_owned)
+        .ok_or_else(|| "a member has no public_key".into())
+}
+
+/// A member object's seat, as given.
+fn member_seat(member: &Value) -> Value {
+    member.get("seat").cloned().unwrap_or(Value::Null)
+}
+
+/// The deal's seed: `{deal_seed}:{round}:{restarts}` with a non-empty
+/// `deal_seed` option, else 24 random bytes in hex.
+fn new_seed(options: &Map, round: i64, restarts: i64) -> String {
+    match options.get_str("deal_seed") {
+        Some(s) if !s.is_empty() => format!("{s}:{round}:{restarts}"),
+        _ => crate::json::canonical::hex(&rand::random::<[u8; 24]>()),
+    }
+}
+
+/// Python's `int()` of a checkpoint value: an integer, a float truncated, a
+/// bool, or a decimal string.
+fn py_int(v: &Value) -> Result<i64, HookFailure> {
+    match v {
+        Value::Bool(b) => Ok(i64::from(*b)),
+        Value::String(s) => s
+            .trim()
+            .parse::<i64>()
+            .map_err(|_| format!("invalid literal for int() with base 10: '{s}'")),
+        _ if v.is_integer() => v.as_i64().ok_or_else(|| "integer out of range".into()),
+        _ => match v.as_f64() {
+            Some(f) if f.is_finite() => Ok(f.trunc() as i64),
+            _ => Err(format!(
+                "int() argument must be a string, a bytes-like object or a real number, not '{}'",
+                v.type_name()
+            )),
+        },
+    }
+}
