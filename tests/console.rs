@@ -60,6 +60,8 @@ struct Fixture {
     window: Option<(&'static str, i64)>,
     options: Map,
     winner: Option<&'static str>,
+    /// More session.json fields.
+    extra: Map,
 }
 
 impl Fixture {
@@ -74,6 +76,7 @@ impl Fixture {
             window: None,
             options: Map::new(),
             winner: None,
+            extra: Map::new(),
         }
     }
 
@@ -91,6 +94,9 @@ impl Fixture {
         if let Some(w) = self.winner {
             sess.insert("winner", Value::from(w));
             sess.insert("end_reason", Value::from("completed"));
+        }
+        for (k, v) in self.extra.iter() {
+            sess.insert(k, v.clone());
         }
         write(&parent.join("session.json"), Value::Object(sess));
         let mut snap = self.snapshot.clone();
@@ -461,6 +467,36 @@ async fn pane_game_over() {
             Some("Session ended: completed"),
         ));
         attach(h, &f.write(d), false).await;
+    })
+    .await;
+}
+
+/// A host whose invitation is up and no guest yet: the list says it waits
+/// and since when, the pane names its post_id.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn pane_waiting_host() {
+    snap("waiting_host", async |h: &mut Headless, d: &Path| {
+        let post = "a4196a1bf2ee20c4";
+        let mut f = Fixture::new("host-3000", "rps-v1", "hybrid");
+        f.snapshot = obj! {
+            "phase" => "waiting_peer", "role" => "host",
+            "last_event" => obj! { "summary" => "Waiting for peer", "structured" => obj! { "role" => "host" } },
+        };
+        f.events = vec![event(
+            0,
+            "invite_created",
+            obj! { "post_id" => post, "protocol_id" => pid("rps-v1") },
+            Some("Invitation a4196a1bf2ee20c4 is open"),
+        )];
+        // Up for ten minutes (the session started two hours ago).
+        f.extra = obj! {
+            "post_id" => post, "invited_at" => palaver::session::files::epoch_now() - 600.0,
+            "peer_control_mode" => Value::Null,
+        };
+        attach(h, &f.write(d), false).await;
+        let row = &h.app.sessions.rows[0];
+        assert_eq!(row.post_id, post);
+        assert!(row.waiting_since.is_some());
     })
     .await;
 }

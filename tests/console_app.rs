@@ -570,8 +570,10 @@ async fn on_a_community_server_the_console_lists_and_joins_its_invitations() {
         options,
         mode: ControlMode::Autonomous,
         ttl: Duration::from_secs(120),
+        upkeep: remote::Upkeep::default(),
         peer: PeerOpts::direct(),
         data_dir: None,
+        state_dir: None,
         chat: None,
         observer: None,
     };

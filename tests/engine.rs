@@ -213,10 +213,25 @@ async fn human_chat_exchanges_lines_and_ends_on_quit() {
     for t in ["hello", "how are you?", "hi", "fine"] {
         assert!(texts.contains(&t.to_string()), "{texts:?}");
     }
-    assert_eq!(
-        p.hs.snapshot_value("phase").unwrap().as_str(),
-        Some("game_over")
-    );
+    // A chat is no game: both sides end in phase `ended`.
+    for sink in [&p.hs, &p.gs] {
+        assert_eq!(
+            sink.snapshot_value("phase").unwrap().as_str(),
+            Some("ended")
+        );
+    }
+}
+
+#[tokio::test]
+async fn a_game_ends_in_game_over() {
+    let p = bots("rps-v1", opts(r#"{"best_of":3}"#), 5).await;
+    assert_completed_same_winner(&p);
+    for sink in [&p.hs, &p.gs] {
+        assert_eq!(
+            sink.snapshot_value("phase").unwrap().as_str(),
+            Some("game_over")
+        );
+    }
 }
 
 fn decider(items: &[&str]) -> Arc<ScriptedDecider> {

@@ -551,6 +551,37 @@ fn calculator_spec_is_valid_and_request_response() {
     );
 }
 
+/// A request/response exchange is no game: palaver against palaver, both
+/// sides end completed in phase `ended`, not `game_over`.
+#[tokio::test]
+async fn a_request_response_session_ends_in_phase_ended() {
+    let spec = calculator_spec();
+    let (hs, gs) = (
+        Arc::new(MemorySink::default()),
+        Arc::new(MemorySink::default()),
+    );
+    let host = palaver::services::local::Side::auto(Box::new(Calculator::default()), hs.clone());
+    let guest = palaver::services::local::Side::auto(Box::new(Calculator::default()), gs.clone());
+    let options = json::parse_str(r#"{"op":"sum","operands":"1,2"}"#)
+        .unwrap()
+        .as_object()
+        .unwrap()
+        .clone();
+    let cfg = EngineConfig {
+        peer_timeout: Some(Duration::from_secs(10)),
+        ..Default::default()
+    };
+    let (h, g) = palaver::services::local::play(&spec, &options, &cfg, host, guest).await;
+    assert!(h.completed && g.completed, "{h:?} {g:?}");
+    for sink in [&hs, &gs] {
+        assert_eq!(
+            sink.snapshot_value("phase")
+                .and_then(|v| v.as_str().map(str::to_owned)),
+            Some("ended".to_owned())
+        );
+    }
+}
+
 #[test]
 fn calculator_arithmetic_floors_like_python() {
     let divmod = |a, b| compute("divmod", &[a, b]);

@@ -663,3 +663,72 @@ async fn one_shot_policy_whispers_run_on_the_windows_context() {
         )]
     );
 }
+
+/// A room's state dir is one level (session.json beside snapshot.json):
+/// `session abort` finds its session.json, stops its process and records
+/// why, by path and as the newest session.
+#[test]
+fn abort_stops_a_room_session() {
+    let data = tempfile::tempdir().unwrap();
+    for by_path in [true, false] {
+        let dir = data.path().join("sessions").join(format!(
+            "host-group-{}",
+            1_700_000_000_000u64 + u64::from(!by_path)
+        ));
+        std::fs::create_dir_all(&dir).unwrap();
+        let mut room = std::process::Command::new("sleep")
+            .arg("30")
+            .spawn()
+            .unwrap();
+        files::write_json_atomic(
+            &dir.join("session.json"),
+            &Value::Object(obj! {
+                "role" => "host", "status" => "running", "pid" => room.id(), "group_id" => "g1",
+                "group_role" => "leader", "started_at" => files::epoch_now(),
+            }),
+            false,
+        )
+        .unwrap();
+        files::write_json_atomic(
+            &dir.join("snapshot.json"),
+            &Value::Object(obj! { "phase" => "running", "role" => "host" }),
+            false,
+        )
+        .unwrap();
+        let dir_arg = dir.to_str().unwrap().to_owned();
+        let mut args = vec![
+            "--data-dir",
+            data.path().to_str().unwrap(),
+            "session",
+            "abort",
+        ];
+        if by_path {
+            args.push(&dir_arg);
+        }
+        args.extend(["--reason", "room_closed_by_test"]);
+        let (code, out) = cli(&args);
+        assert_eq!(code, 0, "{out}");
+        let v = json::parse_str(&out).unwrap();
+        assert_eq!(v.get("killed"), Some(&Value::Bool(true)), "{out}");
+        assert_eq!(
+            v.get("state_dir").and_then(Value::as_str),
+            Some(dir_arg.as_str())
+        );
+        let status = room.wait().unwrap();
+        assert!(!status.success(), "the room's process was not stopped");
+        let meta = files::read_json_object(&dir.join("session.json")).unwrap();
+        assert_eq!(meta.get("status").and_then(Value::as_str), Some("aborted"));
+        let ended: Vec<Map> = files::read_jsonl(&dir.join("events.jsonl"))
+            .into_iter()
+            .filter(|e| e.get("type").and_then(Value::as_str) == Some("session_ended"))
+            .collect();
+        assert_eq!(ended.len(), 1, "{ended:?}");
+        assert_eq!(
+            ended[0]
+                .get("data")
+                .and_then(|d| d.get("reason"))
+                .and_then(Value::as_str),
+            Some("room_closed_by_test")
+        );
+    }
+}

@@ -6,14 +6,15 @@
 use super::community_cmd::{client, runtime};
 use super::test_cmd::{Subject, subject};
 use super::{Ctx, Outcome};
-use crate::engine::{ControlMode, SessionOutcome};
+use crate::engine::{ControlMode, Role, SessionOutcome};
 use crate::json::{Map, Value};
 use crate::limits;
 use crate::net::Reach;
 use crate::obj;
-use crate::services::group;
 use crate::services::remote::{self, HostPlan, JoinPlan, PeerOpts, Progress, RemoteError};
-use anyhow::{Context, Result, anyhow, bail};
+use crate::services::{group, run};
+use crate::session::{StateDir, files, update_session_file};
+use anyhow::{Context, Result, anyhow};
 use clap::Args;
 use std::io::Write;
 use std::net::SocketAddrV4;
@@ -53,9 +54,13 @@ pub struct PeerArgs {
     pub peer_timeout: f64,
     /// Run in the background: print where it runs as JSON once the
     /// invitation is up (host) or the session is proven (join), and return.
-    /// Its output goes to sessions/daemons/ in the data dir.
+    /// Its state dir is made at once; its output goes to daemon.out.log and
+    /// daemon.err.log there (`palaver session logs`).
     #[arg(long)]
     pub daemon: bool,
+    /// The state dir a `--daemon` launcher made for this run (internal).
+    #[arg(long, value_name = "DIR", hide = true, conflicts_with = "daemon")]
+    pub daemon_state_dir: Option<std::path::PathBuf>,
     /// Seconds between heartbeat pings after the handshake (0: none; else
     /// 0.01 to 3600).
     #[arg(long, default_value_t = 10.0, value_name = "SECONDS", value_parser = |s: &str| limits::HEARTBEAT_INTERVAL.parse_arg(s))]
@@ -184,22 +189,40 @@ fn show(ctx: &Ctx, p: Progress, waiting: &AtomicBool) {
     }
 }
 
-/// Resolves when Ctrl-C is pressed (never, if the signal stream ends).
-async fn interrupted(sigint: &mut tokio::signal::unix::Signal) {
-    if sigint.recv().await.is_none() {
-        std::future::pending::<()>().await;
+/// Ctrl-C, and SIGTERM (`session abort`, a service manager), listened for.
+struct Signals {
+    int: tokio::signal::unix::Signal,
+    term: tokio::signal::unix::Signal,
+}
+
+/// Resolves when Ctrl-C is pressed or SIGTERM arrives (never, if both
+/// signal streams end): the side is cancelled, its invitation withdrawn or
+/// its session ended and reported as `cancelled`.
+async fn interrupted(s: &mut Signals) {
+    async fn one(sig: &mut tokio::signal::unix::Signal) {
+        if sig.recv().await.is_none() {
+            std::future::pending::<()>().await;
+        }
+    }
+    tokio::select! {
+        _ = one(&mut s.int) => {}
+        _ = one(&mut s.term) => {}
     }
 }
 
-/// Listens for Ctrl-C from here on (it then no longer kills the process).
-fn ctrl_c() -> Result<tokio::signal::unix::Signal> {
-    tokio::signal::unix::signal(tokio::signal::unix::SignalKind::interrupt())
-        .context("listening for Ctrl-C")
+/// Listens for Ctrl-C and SIGTERM from here on (they then no longer kill
+/// the process).
+fn ctrl_c() -> Result<Signals> {
+    use tokio::signal::unix::{SignalKind, signal};
+    Ok(Signals {
+        int: signal(SignalKind::interrupt()).context("listening for Ctrl-C")?,
+        term: signal(SignalKind::terminate()).context("listening for SIGTERM")?,
+    })
 }
 
 pub fn host(ctx: &Ctx, a: HostArgs) -> Result<Outcome> {
     if a.peer.daemon {
-        return daemonize(ctx, "host", &["post_id:"]);
+        return daemonize(ctx, Role::Host, &["post_id:", "session state:"]);
     }
     let mode: ControlMode = a.peer.control_mode.parse().map_err(anyhow::Error::msg)?;
     let protocol = a
@@ -230,8 +253,10 @@ pub fn host(ctx: &Ctx, a: HostArgs) -> Result<Outcome> {
             options,
             mode,
             ttl: limits::INVITATION_TTL_MINUTES.check(a.invitation_ttl_minutes)?,
+            upkeep: remote::Upkeep::default(),
             peer: peer_opts(&a.peer)?,
             data_dir: Some(data_dir),
+            state_dir: a.peer.daemon_state_dir.clone(),
             chat: None,
             observer: None,
         };
@@ -284,6 +309,7 @@ fn host_room(
             ttl: limits::INVITATION_TTL_MINUTES.check(a.invitation_ttl_minutes)?,
             peer: peer_opts(&a.peer)?,
             data_dir,
+            state_dir: a.peer.daemon_state_dir.clone(),
         };
         let waiting = AtomicBool::new(false);
         let progress = |p: Progress| show(ctx, p, &waiting);
@@ -304,7 +330,7 @@ async fn join_room(
     c: &crate::web::Client,
     spec: crate::spec::Spec,
     mode: ControlMode,
-    sigint: &mut tokio::signal::unix::Signal,
+    sigint: &mut Signals,
 ) -> Result<Outcome> {
     let hooks = group::member_hooks(&spec);
     let plan = group::JoinRoomPlan {
@@ -314,6 +340,7 @@ async fn join_room(
         mode,
         peer: peer_opts(&a.peer)?,
         data_dir: ctx.data_dir()?,
+        state_dir: a.peer.daemon_state_dir.clone(),
     };
     let waiting = AtomicBool::new(false);
     let progress = |p: Progress| show(ctx, p, &waiting);
@@ -380,7 +407,7 @@ async fn room_spec(
 
 pub fn join(ctx: &Ctx, a: JoinArgs) -> Result<Outcome> {
     if a.peer.daemon {
-        return daemonize(ctx, "guest", &["session_id:", "session state:"]);
+        return daemonize(ctx, Role::Guest, &["session_id:", "session state:"]);
     }
     let mode: ControlMode = a.peer.control_mode.parse().map_err(anyhow::Error::msg)?;
     let c = client(ctx)?;
@@ -396,12 +423,13 @@ pub fn join(ctx: &Ctx, a: JoinArgs) -> Result<Outcome> {
             crate::services::protocol::hooks_for(Some(&data_dir), pid, allow)
                 .map_err(|e| e.to_string())
         };
-        let plan = JoinPlan::new(
+        let mut plan = JoinPlan::new(
             a.post_id.clone(),
             mode,
             peer_opts(&a.peer)?,
             Some(data_dir.clone()),
         );
+        plan.state_dir = a.peer.daemon_state_dir.clone();
         let waiting = AtomicBool::new(false);
         let progress = |p: Progress| show(ctx, p, &waiting);
         match remote::join(&c, plan, resolve, &progress, interrupted(&mut sigint)).await {
@@ -437,24 +465,33 @@ fn shut_down(rt: tokio::runtime::Runtime) {
 }
 
 /// Starts this same command without `--daemon` in its own process group,
-/// waits until its output shows every line in `wait_for`, and prints those
-/// values with the pid and log paths.
-fn daemonize(ctx: &Ctx, role: &str, wait_for: &[&str]) -> Result<Outcome> {
+/// in a state dir made here (session.json `starting`, its output in
+/// daemon.out.log and daemon.err.log there), waits until its output shows
+/// every line in `wait_for`, and prints those values with the pid, the
+/// state dir and the log paths. A run that stops first is recorded as
+/// `startup_failed` (or `startup_timeout`) with the tail of its error log.
+fn daemonize(ctx: &Ctx, role: Role, wait_for: &[&str]) -> Result<Outcome> {
     use std::os::unix::process::CommandExt;
-    let logs = ctx.data_dir()?.join("sessions").join("daemons");
-    std::fs::create_dir_all(&logs).with_context(|| format!("creating {}", logs.display()))?;
-    let stamp = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| d.as_millis())
-        .unwrap_or(0);
-    let (out_log, err_log) = (
-        logs.join(format!("{role}-{stamp}.out.log")),
-        logs.join(format!("{role}-{stamp}.err.log")),
-    );
-    let args: Vec<std::ffi::OsString> = std::env::args_os()
+    let data_dir = ctx.data_dir()?;
+    // The parent only: the run makes its engine dir (a room uses the
+    // parent itself, in its one-level layout).
+    let parent = StateDir::create_parent(&data_dir, role)
+        .with_context(|| format!("creating a session under {}", data_dir.display()))?;
+    let session_file = parent.join("session.json");
+    let (out_log, err_log) = (parent.join("daemon.out.log"), parent.join("daemon.err.log"));
+    update_session_file(
+        &session_file,
+        obj! {
+            "role" => role.as_str(), "status" => "starting", "pid" => 0,
+            "state_dir" => parent.display().to_string(), "started_at" => files::epoch_now(), "daemon" => true,
+        },
+    )?;
+    let mut args: Vec<std::ffi::OsString> = std::env::args_os()
         .skip(1)
         .filter(|a| a != "--daemon")
         .collect();
+    args.push("--daemon-state-dir".into());
+    args.push(parent.clone().into_os_string());
     let mut child = super::daemon_command()?
         .args(&args)
         .stdin(std::process::Stdio::null())
@@ -463,9 +500,29 @@ fn daemonize(ctx: &Ctx, role: &str, wait_for: &[&str]) -> Result<Outcome> {
         .process_group(0)
         .spawn()
         .context("starting the background session")?;
+    // The daemon writes its own pid when it runs; until then the launcher
+    // names it, so `session list` can tell a daemon that died starting.
+    crate::session::update_session_file_if(
+        &session_file,
+        |m| m.get("pid").and_then(Value::as_i64).unwrap_or(0) == 0,
+        obj! { "pid" => child.id() },
+    )?;
     let start = std::time::Instant::now();
     let mut found: Vec<(String, String)> = Vec::new();
+    let failed = |status: &str, error: String, code: Option<i32>| -> anyhow::Error {
+        let excerpt = run::err_excerpt(&parent);
+        let _ = run::end_if_running(
+            &session_file,
+            obj! {
+                "status" => status, "startup_error" => error.as_str(), "last_error_excerpt" => excerpt.as_str(),
+                "exit_code" => code.map(Value::from).unwrap_or(Value::Null), "ended_at" => files::epoch_now(),
+            },
+        );
+        anyhow!("{error}")
+    };
+    let role = role.as_str();
     while found.len() < wait_for.len() {
+        // Under --json the progress lines go to stderr.
         let text = format!(
             "{}\n{}",
             std::fs::read_to_string(&out_log).unwrap_or_default(),
@@ -477,7 +534,7 @@ fn daemonize(ctx: &Ctx, role: &str, wait_for: &[&str]) -> Result<Outcome> {
                 text.lines().find_map(|l| l.strip_prefix(p)).map(|v| {
                     (
                         if *p == "session state:" {
-                            "state_dir".to_owned()
+                            "session_state".to_owned()
                         } else {
                             p.trim_end_matches(':').to_owned()
                         },
@@ -498,22 +555,38 @@ fn daemonize(ctx: &Ctx, role: &str, wait_for: &[&str]) -> Result<Outcome> {
                     .rev()
                     .collect::<Vec<_>>()
                     .join("\n");
-                bail!("the background {role} stopped ({status}) before it was ready:\n{tail}");
+                return Err(failed(
+                    "startup_failed",
+                    format!(
+                        "the background {role} stopped ({status}) before it was ready:\n{tail}"
+                    ),
+                    status.code(),
+                ));
             }
             break;
         }
         if start.elapsed() > Duration::from_secs(120) {
-            bail!(
-                "the background {role} (pid {}) was not ready after 120 s; see {}",
-                child.id(),
-                err_log.display()
-            );
+            return Err(failed(
+                "startup_timeout",
+                format!(
+                    "the background {role} (pid {}) was not ready after 120 s; see {}",
+                    child.id(),
+                    err_log.display()
+                ),
+                None,
+            ));
         }
         std::thread::sleep(Duration::from_millis(50));
     }
     let mut out = obj! { "status" => "started", "role" => role, "pid" => child.id() };
-    for (k, v) in found {
+    for (k, v) in found.into_iter().filter(|(k, _)| k != "session_state") {
         out.insert(k, Value::from(v));
+    }
+    out.insert("state_dir", Value::from(parent.display().to_string()));
+    if let Some(child) = StateDir::resolve(&parent).map(|d| d.child)
+        && child != parent
+    {
+        out.insert("engine_state_dir", Value::from(child.display().to_string()));
     }
     out.insert("out_log", Value::from(out_log.display().to_string()));
     out.insert("err_log", Value::from(err_log.display().to_string()));

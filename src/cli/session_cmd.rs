@@ -382,11 +382,19 @@ fn list(ctx: &Ctx) -> Result<Outcome> {
                 continue;
             };
             let g = |k: &str| meta.get(k).cloned().unwrap_or(Value::Null);
-            rows.push(crate::obj! {
+            let mut row = crate::obj! {
                 "dir" => d.display().to_string(), "role" => g("role"), "status" => g("status"), "pid" => g("pid"),
                 "protocol" => g("protocol_name"), "control_mode" => g("local_control_mode"),
                 "started_at" => g("started_at"), "end_reason" => g("end_reason"), "post_id" => g("post_id"),
-            });
+                "phase" => run::phase_of(&d).map(Value::from).unwrap_or(Value::Null),
+            };
+            if let Some(w) = run::waiting(&d, &meta) {
+                row.insert(
+                    "waiting_seconds",
+                    Value::from(w.waited(files::epoch_now()).floor()),
+                );
+            }
+            rows.push(row);
         }
     }
     if ctx.json {
@@ -404,9 +412,20 @@ fn list(ctx: &Ctx) -> Result<Outcome> {
                 .map(Value::py_str)
                 .unwrap_or_else(|| "?".into())
         };
+        let waiting = r
+            .get("waiting_seconds")
+            .and_then(Value::as_f64)
+            .map(|secs| {
+                format!(
+                    "  waiting {} for a guest (post_id {})",
+                    duration_text(secs),
+                    s("post_id")
+                )
+            })
+            .unwrap_or_default();
         writeln!(
             out,
-            "{:5}  {:8}  pid={:<8}  {:10} {:20}  {}",
+            "{:5}  {:8}  pid={:<8}  {:10} {:20}  {}{waiting}",
             s("role"),
             s("status"),
             s("pid"),
@@ -416,6 +435,17 @@ fn list(ctx: &Ctx) -> Result<Outcome> {
         )?;
     }
     Ok(Outcome::Ok)
+}
+
+/// A span of seconds for people: `45s`, `2m 05s`, `3h 07m`, `2d 04h`.
+fn duration_text(secs: f64) -> String {
+    let s = secs.max(0.0) as u64;
+    match s {
+        0..=59 => format!("{s}s"),
+        60..=3599 => format!("{}m {:02}s", s / 60, s % 60),
+        3600..=86399 => format!("{}h {:02}m", s / 3600, (s % 3600) / 60),
+        _ => format!("{}d {:02}h", s / 86400, (s % 86400) / 3600),
+    }
 }
 
 /// What a room's snapshot shows a person: the leader, the members, the
@@ -492,6 +522,20 @@ fn snapshot(ctx: &Ctx, dir: &StateDir) -> Result<Outcome> {
     let s = |k: &str| snap.get(k).map(Value::py_str);
     writeln!(out, "phase: {}", s("phase").unwrap_or_else(|| "?".into()))?;
     writeln!(out, "role: {}", s("role").unwrap_or_else(|| "?".into()))?;
+    // A host still waiting for its guest: its invitation and how long.
+    let waiting = dir.parent.as_deref().and_then(|p| {
+        let meta = run::check_daemon(p)?;
+        run::waiting(p, &meta)
+    });
+    if let Some(w) = waiting {
+        writeln!(out, "post_id: {}", w.post_id)?;
+        writeln!(
+            out,
+            "waiting: {} for a guest (palaver join {})",
+            duration_text(w.waited(files::epoch_now())),
+            w.post_id
+        )?;
+    }
     if let Some(p) = s("protocol_name") {
         writeln!(out, "protocol: {p}")?;
     }
@@ -673,6 +717,14 @@ fn abort(ctx: &Ctx, dir: &StateDir, reason: &str) -> Result<Outcome> {
 
 fn logs(dir: &StateDir, out_log: bool, tail: usize) -> Result<Outcome> {
     let parent: &Path = dir.parent.as_deref().unwrap_or(&dir.child);
+    // A daemon gone without saying so is marked here too (`daemon_died`).
+    if let Some(meta) = run::check_daemon(parent) {
+        let status = meta.get("status").and_then(Value::as_str).unwrap_or("");
+        let pid = meta.get("pid").and_then(Value::as_i64).unwrap_or(0);
+        if pid > 0 && matches!(status, "crashed" | "stopped") && !run::pid_alive(pid as u32) {
+            eprintln!("palaver: the daemon (pid {pid}) is not running: {status}");
+        }
+    }
     let file = parent.join(if out_log {
         "daemon.out.log"
     } else {

@@ -211,8 +211,10 @@ async fn host_once(
         options,
         mode: ControlMode::Autonomous,
         ttl: INVITATION_TTL,
+        upkeep: remote::Upkeep::renew_only(),
         peer,
         data_dir: None,
+        state_dir: None,
         chat,
         observer,
     };
@@ -319,6 +321,7 @@ async fn room_once(
         ttl: Duration::MAX,
         peer: peer.clone(),
         data_dir: dir.join("leader"),
+        state_dir: None,
     };
     let (post_tx, mut post_rx) = mpsc::unbounded_channel();
     let leading = {
@@ -353,6 +356,7 @@ async fn room_once(
         mode: ControlMode::Autonomous,
         peer: peer.clone(),
         data_dir: dir.join("bot"),
+        state_dir: None,
     };
     let sitting = {
         let bot = bot.clone();

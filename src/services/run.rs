@@ -92,6 +92,63 @@ pub fn write_end(dir: &StateDir, o: &SessionOutcome) -> std::io::Result<()> {
     update_session_file(&file, patch).map(|_| ())
 }
 
+/// Merges `patch` (a session's end) into session.json while the session
+/// is still `starting` or `running` there; false when something else (a
+/// `session abort`, a launcher's verdict) ended it first.
+pub fn end_if_running(file: &Path, patch: Map) -> std::io::Result<bool> {
+    let live = |m: &Map| {
+        matches!(
+            m.get("status").and_then(Value::as_str).unwrap_or(""),
+            "" | "starting" | "running"
+        )
+    };
+    crate::session::update_session_file_if(file, live, patch).map(|m| m.is_some())
+}
+
+/// A host waiting for its guest, as its state dir says.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Waiting {
+    pub post_id: String,
+    /// When the invitation went up (epoch seconds).
+    pub since: f64,
+}
+
+impl Waiting {
+    /// Seconds waited by `now` (epoch seconds).
+    pub fn waited(&self, now: f64) -> f64 {
+        (now - self.since).max(0.0)
+    }
+}
+
+/// The phase of a session's snapshot: its newest engine dir's, or (a room)
+/// its own.
+pub fn phase_of(parent: &Path) -> Option<String> {
+    let dir = StateDir::resolve(parent)?;
+    files::read_json_object(&dir.child.join("snapshot.json"))?
+        .get("phase")
+        .and_then(Value::as_str)
+        .map(str::to_owned)
+}
+
+/// Is the session in `parent` (session.json read as `meta`) a host still
+/// waiting for a guest: running, with an invitation, its snapshot in
+/// `waiting_peer`?
+pub fn waiting(parent: &Path, meta: &Map) -> Option<Waiting> {
+    let s = |k: &str| meta.get(k).and_then(Value::as_str).unwrap_or("");
+    if s("role") != "host" || !matches!(s("status"), "starting" | "running") {
+        return None;
+    }
+    let post_id = s("post_id");
+    if post_id.is_empty() || phase_of(parent).as_deref() != Some("waiting_peer") {
+        return None;
+    }
+    let at = |k: &str| meta.get(k).and_then(Value::as_f64).filter(|t| *t > 0.0);
+    Some(Waiting {
+        post_id: post_id.to_owned(),
+        since: at("invited_at").or_else(|| at("started_at")).unwrap_or(0.0),
+    })
+}
+
 /// What a background session runs: one stateful side against a bot.
 #[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
 pub struct DaemonJob {

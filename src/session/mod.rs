@@ -14,7 +14,7 @@ pub mod whisper;
 pub mod whisper_log;
 
 pub use decision::{DecisionBus, SubmitOptions, Submitted, submit, submit_caused_by};
-pub use state::{StateDir, StateSink, Update, update_session_file};
+pub use state::{StateDir, StateSink, Update, update_session_file, update_session_file_if};
 pub use strategy::StrategyFile;
 
 /// Locks a mutex, taking it over from a thread that panicked while holding

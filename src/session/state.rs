@@ -69,6 +69,12 @@ impl StateDir {
         })
     }
 
+    /// A new, empty parent dir `<data_dir>/sessions/<role>-<epoch_ms>/`
+    /// (a daemon launcher's; the run makes its engine dir inside).
+    pub fn create_parent(data_dir: &Path, role: Role) -> io::Result<PathBuf> {
+        fresh_dir(&data_dir.join("sessions"), role)
+    }
+
     /// A bare engine dir under `root` (no parent).
     pub fn create_bare(root: &Path, role: Role) -> io::Result<StateDir> {
         Ok(StateDir {
@@ -83,10 +89,15 @@ impl StateDir {
     pub fn resolve(path: &Path) -> Option<StateDir> {
         let has = |p: &Path, f: &str| p.join(f).exists();
         if has(path, "snapshot.json") || has(path, "details.jsonl") || has(path, "decision") {
-            let parent = path
-                .parent()
-                .filter(|p| has(p, "session.json"))
-                .map(Path::to_path_buf);
+            // A room's dir holds session.json and the engine's files in one
+            // level; an engine dir's session.json is its parent's.
+            let parent = if has(path, "session.json") {
+                Some(path.to_owned())
+            } else {
+                path.parent()
+                    .filter(|p| has(p, "session.json"))
+                    .map(Path::to_path_buf)
+            };
             return Some(StateDir {
                 parent,
                 child: path.to_owned(),
@@ -298,6 +309,18 @@ impl EventSink for StateSink {
 /// lock (`.session.lock`) so the launcher and the daemon never lose each
 /// other's updates.
 pub fn update_session_file(path: &Path, patch: Map) -> io::Result<Map> {
+    update_session_file_if(path, |_| true, patch).map(|m| m.unwrap_or_default())
+}
+
+/// [`update_session_file`] when `cond` holds for the file as it is, read
+/// under the same lock (None: it did not, and nothing was written). A
+/// session's end is written so, without overwriting an end written by
+/// another process (`session abort`) in the meantime.
+pub fn update_session_file_if(
+    path: &Path,
+    cond: impl FnOnce(&Map) -> bool,
+    patch: Map,
+) -> io::Result<Option<Map>> {
     let lock_path = path.with_file_name(".session.lock");
     if let Some(dir) = path.parent() {
         std::fs::create_dir_all(dir)?;
@@ -308,16 +331,19 @@ pub fn update_session_file(path: &Path, patch: Map) -> io::Result<Map> {
         .write(true)
         .open(&lock_path)?;
     lock.lock()?;
-    let result = rmw(path, patch);
+    let result = rmw(path, cond, patch);
     let _ = lock.unlock();
     result
 }
 
-fn rmw(path: &Path, patch: Map) -> io::Result<Map> {
+fn rmw(path: &Path, cond: impl FnOnce(&Map) -> bool, patch: Map) -> io::Result<Option<Map>> {
     let mut meta = files::read_json_object(path).unwrap_or_default();
+    if !cond(&meta) {
+        return Ok(None);
+    }
     for (k, v) in patch.into_entries() {
         meta.insert(k, v);
     }
     files::write_json_atomic(path, &Value::Object(meta.clone()), true)?;
-    Ok(meta)
+    Ok(Some(meta))
 }

@@ -206,6 +206,19 @@ impl Spec {
         self.flow_mode
     }
 
+    /// Is this protocol a game? A session of one ends in phase `game_over`,
+    /// any other (a chat, a service, a request/response exchange) in
+    /// `ended`. Free and request_response flows are never games; otherwise
+    /// the spec's `type` says so, and a spec without one counts as a game.
+    pub fn is_game(&self) -> bool {
+        !matches!(self.flow_mode, "free" | "request_response")
+            && self
+                .doc
+                .get("type")
+                .and_then(Value::as_str)
+                .is_none_or(|t| t == "game")
+    }
+
     /// Validates a message with the reference's lookup: by `message_name`
     /// when given, else by `msg.action` among each schema's `action.values`;
     /// in both cases the schema's direction must match (`both` always does).

@@ -102,6 +102,7 @@ pub async fn host(w: &Who, alias: &str, options: Map) -> Side {
         ttl: Duration::from_secs(600),
         peer: PeerOpts::direct(),
         data_dir: w.dir.clone(),
+        state_dir: None,
     };
     let (dir_tx, dir) = watch::channel(None);
     let (post_tx, mut post_rx) = mpsc::unbounded_channel();
@@ -133,6 +134,7 @@ pub fn join(w: &Who, alias: &str, post: &str) -> Side {
         mode: ControlMode::Autonomous,
         peer: PeerOpts::direct(),
         data_dir: w.dir.clone(),
+        state_dir: None,
     };
     let (dir_tx, dir) = watch::channel(None);
     let (post_tx, _) = mpsc::unbounded_channel();

@@ -296,7 +296,8 @@ impl<'a> Run<'a> {
         self.ctx.emit("session_ended", data, Some(summary.clone()));
         let phase = match (completed, reason) {
             (_, "abort") => "aborted",
-            (true, _) => "game_over",
+            (true, _) if self.spec.is_game() => "game_over",
+            (true, _) => "ended",
             (false, _) => "aborted",
         };
         self.phase(phase, &summary);

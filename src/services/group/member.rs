@@ -288,7 +288,10 @@ pub async fn join(
         .to_owned();
     let ep = crate::net::bind_via(plan.peer.reach, &plan.peer.relays, plan.peer.bind).await?;
     let ticket = crate::net::ticket(&ep).await;
-    let dir = super::state_dir(&plan.data_dir, Role::Guest)?;
+    let dir = match &plan.state_dir {
+        Some(d) => d.clone(),
+        None => super::state_dir(&plan.data_dir, Role::Guest)?,
+    };
     progress(Progress::StateDir {
         parent: dir.clone(),
         child: dir.clone(),

@@ -172,6 +172,9 @@ pub struct HostRoomPlan {
     pub ttl: Duration,
     pub peer: PeerOpts,
     pub data_dir: PathBuf,
+    /// The room's state dir, made by a daemon launcher (None: a fresh one
+    /// under `data_dir/sessions`).
+    pub state_dir: Option<PathBuf>,
 }
 
 /// Which room a member joins.
@@ -182,6 +185,8 @@ pub struct JoinRoomPlan {
     pub mode: crate::engine::ControlMode,
     pub peer: PeerOpts,
     pub data_dir: PathBuf,
+    /// As [`HostRoomPlan::state_dir`].
+    pub state_dir: Option<PathBuf>,
 }
 
 /// Is the room ready to start with `count` members?
@@ -367,6 +372,7 @@ pub async fn host(
         ttl,
         peer,
         data_dir,
+        state_dir: made,
     } = plan;
     let cfg = GroupConfig::from_spec(&spec).map_err(|e| RemoteError::Protocol(e.to_string()))?;
     (hooks)(&options).map_err(RemoteError::Protocol)?;
@@ -377,7 +383,10 @@ pub async fn host(
     let mut cancel = std::pin::pin!(cancel);
     let ep = crate::net::bind_via(peer.reach, &peer.relays, peer.bind).await?;
     let ticket = crate::net::ticket(&ep).await;
-    let dir = state_dir(&data_dir, Role::Host)?;
+    let dir = match made {
+        Some(d) => d,
+        None => state_dir(&data_dir, Role::Host)?,
+    };
     progress(Progress::StateDir {
         parent: dir.clone(),
         child: dir.clone(),

@@ -25,7 +25,6 @@ use crate::spec::Spec;
 use crate::web::{Client, ClientError, auth};
 use futures_util::StreamExt;
 use futures_util::stream::FuturesUnordered;
-use std::convert::Infallible;
 use std::future::Future;
 use std::net::{Ipv4Addr, SocketAddrV4};
 use std::path::{Path, PathBuf};
@@ -34,17 +33,20 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::Duration;
 
+mod lobby;
 mod settle;
+pub use lobby::{Closed, RENEW_EVERY, Upkeep, WATCH_EVERY};
+use lobby::{Invited, Lobby, keep_open};
 use settle::{Tap, close_on_server, settle};
-
-/// How often a waiting host renews its invitation (the server keeps one
-/// for 5 minutes by default).
-pub const RENEW_EVERY: Duration = Duration::from_secs(120);
 
 /// How long the side that sent a session's last frame waits for the peer
 /// to read it and close the connection (the reference client takes an end
 /// of stream right after its peer's final frame for a disconnect).
 pub const FINISH_GRACE: Duration = Duration::from_secs(2);
+
+/// How long a cancel mid-session waits for the server to record it before
+/// the stream is closed anyway.
+pub const CANCEL_SETTLE: Duration = Duration::from_secs(3);
 
 /// The `reason` of a session this side cancelled after it was established.
 pub const CANCELLED_REASON: &str = "cancelled";
@@ -151,6 +153,10 @@ pub enum RemoteError {
     Cancelled,
     #[error("no guest passed the handshake within {0:?}")]
     NoGuest(Duration),
+    /// The invitation was closed on the server (cancelled elsewhere, or
+    /// expired) while the host waited.
+    #[error("invitation {post_id} was closed on the server ({reason})")]
+    Closed { post_id: String, reason: String },
 }
 
 /// What a host offers and how it plays.
@@ -164,11 +170,17 @@ pub struct HostPlan {
     pub mode: ControlMode,
     /// How long the invitation waits for a guest (renewed every [`RENEW_EVERY`]).
     pub ttl: Duration,
+    /// How the invitation is kept open while it waits.
+    pub upkeep: Upkeep,
     pub peer: PeerOpts,
     /// Some: the session is written to a state dir under `data_dir/sessions`
     /// (steerable with `palaver session …`; free mode reads its lines from
-    /// the inbox). None: no files, events go to `observer` only.
+    /// the inbox). None: no files, events go to `observer` only. A host's
+    /// state dir exists from the moment its invitation is up.
     pub data_dir: Option<PathBuf>,
+    /// With a data dir: the session's parent state dir, made (with its
+    /// session.json) by a daemon launcher; None: a fresh one.
+    pub state_dir: Option<PathBuf>,
     /// Free mode: where this side's chat lines come from (default: the
     /// state dir's inbox with a data dir, else nothing).
     pub chat: Option<Box<dyn ChatSource>>,
@@ -183,6 +195,8 @@ pub struct JoinPlan {
     pub peer: PeerOpts,
     /// As [`HostPlan::data_dir`].
     pub data_dir: Option<PathBuf>,
+    /// As [`HostPlan::state_dir`].
+    pub state_dir: Option<PathBuf>,
     /// As [`HostPlan::chat`].
     pub chat: Option<Box<dyn ChatSource>>,
     /// As [`HostPlan::observer`].
@@ -202,6 +216,7 @@ impl JoinPlan {
             mode,
             peer,
             data_dir,
+            state_dir: None,
             chat: None,
             observer: None,
         }
@@ -261,8 +276,10 @@ async fn host_on<C: Future<Output = ()>>(
         options,
         mode,
         ttl,
+        upkeep,
         peer,
         data_dir,
+        state_dir,
         chat,
         observer,
     } = plan;
@@ -287,6 +304,33 @@ async fn host_on<C: Future<Output = ()>>(
     progress(Progress::InvitationOpen {
         post_id: post_id.clone(),
     });
+    // The session's state dir exists from here on: a waiting host shows in
+    // `session list` and the console with its post_id.
+    let lobby = match &data_dir {
+        Some(d) => {
+            let invited = Invited {
+                spec: &spec,
+                mode,
+                options: &options,
+                post_id: &post_id,
+                ttl,
+            };
+            match Lobby::open(d, state_dir.as_deref(), &invited) {
+                Ok(l) => Some(l),
+                Err(e) => {
+                    withdraw(client, &post_id, progress).await;
+                    return Err(RemoteError::Io(e));
+                }
+            }
+        }
+        None => None,
+    };
+    if let Some(l) = &lobby {
+        progress(Progress::StateDir {
+            parent: l.dir.parent.clone().unwrap_or_else(|| l.dir.child.clone()),
+            child: l.dir.child.clone(),
+        });
+    }
 
     let waited = {
         let wait = async {
@@ -338,25 +382,48 @@ async fn host_on<C: Future<Output = ()>>(
         };
         tokio::select! {
             r = wait => r,
-            never = renew(client, &post_id, progress) => match never {},
+            closed = keep_open(client, &post_id, upkeep, lobby.as_ref(), progress) => Err(RemoteError::Closed {
+                post_id: post_id.clone(),
+                reason: closed.reason,
+            }),
             _ = cancel.as_mut() => Err(RemoteError::Cancelled),
         }
     };
     let (link, ch, est) = match waited {
         Ok(x) => x,
         Err(e) => {
-            if let Err(d) = client
-                .call(
-                    "DELETE",
-                    &format!("/api/v1/invitations/{post_id}"),
-                    None,
-                    &[204, 404],
-                )
-                .await
-            {
-                progress(Progress::Warning(format!(
-                    "withdrawing the invitation failed: {d}"
-                )));
+            if let Some(l) = &lobby {
+                let (reason, extra, summary) = match &e {
+                    RemoteError::NoGuest(_) => (
+                        "max_session_minutes_reached".to_owned(),
+                        obj! { "max_session_minutes" => ttl.as_secs_f64() / 60.0 },
+                        "No guest came before the invitation's time ran out".to_owned(),
+                    ),
+                    RemoteError::Closed { reason, .. } => (
+                        reason.clone(),
+                        Map::new(),
+                        format!("The invitation was closed on the server ({reason})"),
+                    ),
+                    RemoteError::Cancelled => (
+                        CANCELLED_REASON.to_owned(),
+                        Map::new(),
+                        "The host cancelled its invitation".to_owned(),
+                    ),
+                    other => (
+                        "error".to_owned(),
+                        obj! { "error" => other.to_string() },
+                        format!("Waiting for a guest failed: {other}"),
+                    ),
+                };
+                // The session.json reason: how the invitation ended.
+                let end = match &e {
+                    RemoteError::NoGuest(_) => "invitation_expired",
+                    _ => reason.as_str(),
+                };
+                l.stopped(&reason, end, extra, &summary);
+            }
+            if !matches!(e, RemoteError::Closed { .. }) {
+                withdraw(client, &post_id, progress).await;
             }
             return Err(e);
         }
@@ -364,6 +431,7 @@ async fn host_on<C: Future<Output = ()>>(
     progress(Progress::Established {
         session_id: est.session_id.clone(),
     });
+    let announced = lobby.is_some();
     let session = Session {
         spec: &spec,
         role: Role::Host,
@@ -373,6 +441,8 @@ async fn host_on<C: Future<Output = ()>>(
         est: &est,
         post_id: &post_id,
         data_dir: data_dir.as_deref(),
+        dir: lobby.map(Lobby::into_dir),
+        announced,
         chat,
         observer,
         rsa,
@@ -443,16 +513,20 @@ pub async fn post_invitation(
 /// connection is refused until one of them ends.
 pub const MAX_HANDSHAKES: usize = 16;
 
-/// Renews the invitation every [`RENEW_EVERY`] until dropped.
-async fn renew(client: &Client, post_id: &str, progress: Report<'_>) -> Infallible {
-    let path = format!("/api/v1/invitations/{post_id}/renew");
-    loop {
-        tokio::time::sleep(RENEW_EVERY).await;
-        if let Err(e) = client.call("POST", &path, None, &[200]).await {
-            progress(Progress::Warning(format!(
-                "renewing the invitation failed: {e}"
-            )));
-        }
+/// Withdraws an invitation nobody will join now (a warning if that fails).
+async fn withdraw(client: &Client, post_id: &str, progress: Report<'_>) {
+    if let Err(d) = client
+        .call(
+            "DELETE",
+            &format!("/api/v1/invitations/{post_id}"),
+            None,
+            &[204, 404],
+        )
+        .await
+    {
+        progress(Progress::Warning(format!(
+            "withdrawing the invitation failed: {d}"
+        )));
     }
 }
 
@@ -619,6 +693,7 @@ async fn join_on<C: Future<Output = ()>>(
         mode,
         peer,
         data_dir,
+        state_dir,
         chat,
         observer,
     } = plan;
@@ -673,6 +748,10 @@ async fn join_on<C: Future<Output = ()>>(
     progress(Progress::Established {
         session_id: est.session_id.clone(),
     });
+    let dir = match &state_dir {
+        Some(p) => Some(lobby::adopt(p, Role::Guest)?),
+        None => None,
+    };
     let session = Session {
         spec: d.spec,
         role: Role::Guest,
@@ -682,6 +761,8 @@ async fn join_on<C: Future<Output = ()>>(
         est: &est,
         post_id: &post_id,
         data_dir: data_dir.as_deref(),
+        dir,
+        announced: false,
         chat,
         observer,
         rsa,
@@ -702,6 +783,13 @@ struct Session<'a> {
     est: &'a Established,
     post_id: &'a str,
     data_dir: Option<&'a Path>,
+    /// The state dir made before the session (the host's from its
+    /// invitation on, or a daemon launcher's); None: a fresh one under
+    /// `data_dir`, or none without a data dir.
+    dir: Option<StateDir>,
+    /// `dir` was reported with its session.json written (the host's
+    /// waiting dir).
+    announced: bool,
     chat: Option<Box<dyn ChatSource>>,
     observer: Option<Arc<dyn EventSink>>,
     /// mental_poker: the session RSA key, started before the peer came.
@@ -717,37 +805,43 @@ impl Session<'_> {
         progress: Report<'_>,
     ) -> Result<(Side, Option<StateDir>), RemoteError> {
         let free = self.spec.flow_mode() == "free";
-        let Some(data_dir) = self.data_dir else {
-            let side = Side {
-                hooks,
-                control_mode: self.mode,
-                decider: Arc::new(engine::AutoDecider),
-                strategy: Arc::new(Strategy::default()),
-                sink: Arc::new(CountingSink::default()),
-                chat: self.chat.take(),
-                seed: None,
-                binding: engine::MatchBinding::default(),
-            };
-            return Ok((side, None));
+        let made = self.dir.take();
+        let dir = match (made, self.data_dir) {
+            (Some(dir), _) => dir,
+            (None, Some(data_dir)) => StateDir::create(data_dir, self.role).map_err(|e| {
+                std::io::Error::new(
+                    e.kind(),
+                    format!("creating a session under {}: {e}", data_dir.display()),
+                )
+            })?,
+            (None, None) => {
+                let side = Side {
+                    hooks,
+                    control_mode: self.mode,
+                    decider: Arc::new(engine::AutoDecider),
+                    strategy: Arc::new(Strategy::default()),
+                    sink: Arc::new(CountingSink::default()),
+                    chat: self.chat.take(),
+                    seed: None,
+                    binding: engine::MatchBinding::default(),
+                };
+                return Ok((side, None));
+            }
         };
-        let dir = StateDir::create(data_dir, self.role).map_err(|e| {
-            std::io::Error::new(
-                e.kind(),
-                format!("creating a session under {}: {e}", data_dir.display()),
-            )
-        })?;
-        run::write_launch(
-            &dir,
-            &run::Launch {
-                spec: self.spec,
-                protocol_dir: None,
-                role: self.role,
-                control_mode: self.mode,
-                options: self.options,
-                pid: std::process::id(),
-                status: "running",
-            },
-        )?;
+        if !self.announced {
+            run::write_launch(
+                &dir,
+                &run::Launch {
+                    spec: self.spec,
+                    protocol_dir: None,
+                    role: self.role,
+                    control_mode: self.mode,
+                    options: self.options,
+                    pid: std::process::id(),
+                    status: "running",
+                },
+            )?;
+        }
         let (peer_pk, peer_role) = match self.role {
             Role::Host => (&self.est.guest_public_key, "guest"),
             Role::Guest => (&self.est.host_public_key, "host"),
@@ -761,10 +855,12 @@ impl Session<'_> {
                 },
             )?;
         }
-        progress(Progress::StateDir {
-            parent: dir.parent.clone().unwrap_or_else(|| dir.child.clone()),
-            child: dir.child.clone(),
-        });
+        if !self.announced {
+            progress(Progress::StateDir {
+                parent: dir.parent.clone().unwrap_or_else(|| dir.child.clone()),
+                child: dir.child.clone(),
+            });
+        }
         let mut ours = run::stateful_side(
             dir.clone(),
             self.spec,
@@ -773,6 +869,28 @@ impl Session<'_> {
             self.mode,
             self.options,
             None,
+        );
+        // The reference's peer_joined, in its fields for each side.
+        let mut joined = match self.role {
+            Role::Host => obj! { "guest_public_key" => peer_pk.as_str() },
+            Role::Guest => obj! { "host_public_key" => peer_pk.as_str() },
+        };
+        joined.insert("session_id", Value::from(self.est.session_id.as_str()));
+        if self.role == Role::Guest {
+            joined.insert("protocol_id", Value::from(self.spec.protocol_id()));
+        }
+        joined.insert("local_control_mode", Value::from(self.mode.as_str()));
+        joined.insert(
+            "peer_control_mode",
+            Value::from(self.est.peer_control_mode.as_str()),
+        );
+        ours.sink.event(
+            "peer_joined",
+            joined,
+            Some(format!(
+                "The {peer_role} joined: session {}",
+                self.est.session_id.chars().take(12).collect::<String>()
+            )),
         );
         ours.side.chat = match self.chat.take() {
             Some(c) => Some(c),
@@ -798,10 +916,12 @@ impl Session<'_> {
             Role::Host => est.guest_public_key.clone(),
             Role::Guest => est.host_public_key.clone(),
         };
-        let (outcome, state_dir, unread) = self.play(hooks, ch, progress, cancel).await?;
+        let (outcome, state_dir, unread) = self.play(client, hooks, ch, progress, cancel).await?;
         // The side that sent the session's last frame waits (bounded) for
         // the peer to read it and leave; the side that received it leaves
-        // at once, which ends that wait. Settling on the server meanwhile.
+        // as soon as the peer has acknowledged everything it sent (so a
+        // frame that crossed the peer's last one is never cut), which ends
+        // that wait. Settling on the server meanwhile.
         let grace = if unread { FINISH_GRACE } else { Duration::ZERO };
         tokio::join!(
             settle(client, &est.session_id, &outcome, progress),
@@ -821,6 +941,7 @@ impl Session<'_> {
     /// not have read it yet).
     async fn play<C: Future<Output = ()>>(
         mut self,
+        client: &Client,
         hooks: Box<dyn Hooks>,
         ch: Channel,
         progress: Report<'_>,
@@ -881,8 +1002,18 @@ impl Session<'_> {
         let outcome = tokio::select! {
             o = local::play_remote(self.spec, self.options, &cfg, side, self.role, ch) => o,
             _ = cancel.as_mut() => {
-                // The engine was dropped mid-session: close the stream so the
-                // peer sees the end, and record it as the engine would.
+                // The engine was dropped mid-session. The server hears that
+                // the user cancelled before the peer can report the stream's
+                // end as a failure (the first status a session gets is the
+                // one it keeps); then the stream is closed so the peer sees
+                // the end, and the end is recorded as the engine would.
+                let sid = self.est.session_id.clone();
+                let told = close_on_server(client, &sid, CANCELLED_REASON, progress);
+                if tokio::time::timeout(CANCEL_SETTLE, told).await.is_err() {
+                    progress(Progress::Warning(format!(
+                        "the server did not take the cancel within {CANCEL_SETTLE:?}"
+                    )));
+                }
                 tx.close().await;
                 tap.cancelled()
             }

@@ -104,6 +104,19 @@ pub(super) async fn close_on_server(
     }
 }
 
+/// The server's status for a session that ended so (the seed's and the
+/// reference's vocabulary): `closed` when the protocol completed,
+/// `cancelled` when this side's user cancelled it, else `failed`.
+pub(super) fn server_status(o: &SessionOutcome) -> &'static str {
+    if o.completed {
+        "closed"
+    } else if o.reason == CANCELLED_REASON {
+        "cancelled"
+    } else {
+        "failed"
+    }
+}
+
 /// Writes the session's end back to the server: status, and the winner
 /// when there is one. Failures are warnings; the local record stands.
 pub(super) async fn settle(
@@ -112,8 +125,7 @@ pub(super) async fn settle(
     o: &SessionOutcome,
     progress: Report<'_>,
 ) {
-    let status = if o.completed { "closed" } else { "failed" };
-    close_on_server(client, session_id, status, progress).await;
+    close_on_server(client, session_id, server_status(o), progress).await;
     if let Some(w) = o
         .winner
         .as_deref()
@@ -133,5 +145,31 @@ pub(super) async fn settle(
                 "reporting the result failed: {e}"
             )));
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn ended(completed: bool, reason: &str) -> SessionOutcome {
+        SessionOutcome {
+            completed,
+            reason: reason.to_owned(),
+            error: None,
+            winner: None,
+            frames_sent: 0,
+            frames_received: 0,
+            transcript_hash: None,
+            audit_passed: None,
+        }
+    }
+
+    #[test]
+    fn a_cancel_is_cancelled_on_the_server() {
+        assert_eq!(server_status(&ended(true, "completed")), "closed");
+        assert_eq!(server_status(&ended(false, CANCELLED_REASON)), "cancelled");
+        assert_eq!(server_status(&ended(false, "peer_disconnected")), "failed");
+        assert_eq!(server_status(&ended(false, "abort")), "failed");
     }
 }

@@ -89,6 +89,7 @@ pub fn filter_sessions<'a>(all: &'a [SessionRow], q: &str) -> Vec<&'a SessionRow
                     &s.status,
                     &s.role,
                     &s.control_mode,
+                    &s.post_id,
                     &s.dir.to_string_lossy(),
                 ],
             )
@@ -241,10 +242,18 @@ pub fn draw_sessions(
             } else {
                 " "
             };
-            let status_style = match s.status.as_str() {
-                "running" | "starting" => theme.fg(Slot::Ok),
-                "closed" => theme.muted(),
-                _ => theme.fg(Slot::Warn),
+            // A waiting host says so, with how long it has waited.
+            let (status, since, status_style) = match s.waiting_since {
+                Some(t) => ("waiting", t, theme.fg(Slot::Warn)),
+                None => (
+                    s.status.as_str(),
+                    s.started_at,
+                    match s.status.as_str() {
+                        "running" | "starting" => theme.fg(Slot::Ok),
+                        "closed" => theme.muted(),
+                        _ => theme.fg(Slot::Warn),
+                    },
+                ),
             };
             let proto: String = s.protocol.chars().take(pw).collect();
             Line::from(vec![
@@ -262,10 +271,10 @@ pub fn draw_sessions(
                     }),
                 ),
                 Span::styled(
-                    format!("{:<7}", s.status.chars().take(7).collect::<String>()),
+                    format!("{:<7}", status.chars().take(7).collect::<String>()),
                     status_style,
                 ),
-                Span::styled(format!("{:>4}", age(now - s.started_at)), theme.muted()),
+                Span::styled(format!("{:>4}", age(now - since)), theme.muted()),
             ])
             .into()
         })

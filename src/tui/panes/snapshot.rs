@@ -126,12 +126,38 @@ impl View<'_> {
         } else if let Some(a) = text(snap, "action_seq") {
             phase_line.push_str(&format!(" · action {a}"));
         }
-        let phase_style = if phase == "game_over" {
+        let phase_style = if phase == "game_over" || phase == "ended" {
             theme.fg(Slot::Ok).add_modifier(Modifier::BOLD)
         } else {
             theme.text()
         };
         lines.push(kv("phase", phase_line, phase_style));
+        // A host still waiting for its guest: the invitation to join, and
+        // how long it has been up.
+        if phase == "waiting_peer"
+            && let Some(post) = text(sess, "post_id")
+            && matches!(
+                text(sess, "status").as_deref(),
+                Some("running" | "starting")
+            )
+        {
+            let since = get(sess, "invited_at")
+                .or_else(|| get(sess, "started_at"))
+                .and_then(Value::as_f64);
+            let waited = since
+                .map(|t| {
+                    format!(
+                        " · waiting {}",
+                        super::lists::age(crate::session::files::epoch_now() - t)
+                    )
+                })
+                .unwrap_or_default();
+            lines.push(kv(
+                "invite",
+                format!("post_id {post}{waited}"),
+                theme.fg(Slot::Warn),
+            ));
+        }
         let local = text(sess, "local_control_mode")
             .or_else(|| text(snap, "control_mode"))
             .unwrap_or_else(|| "?".into());

@@ -152,6 +152,10 @@ pub struct SessionRow {
     pub control_mode: String,
     pub started_at: f64,
     pub winner: String,
+    /// The invitation's post_id (a host's, once it is up).
+    pub post_id: String,
+    /// A host still waiting for its guest: since when (epoch seconds).
+    pub waiting_since: Option<f64>,
 }
 
 impl SessionRow {
@@ -182,6 +186,8 @@ impl SessionRow {
             control_mode: text(meta, "local_control_mode"),
             started_at,
             winner: text(meta, "winner"),
+            post_id: text(meta, "post_id"),
+            waiting_since: run::waiting(dir, meta).map(|w| w.since),
         }
     }
 }

@@ -507,6 +507,7 @@ async fn join_room(
         mode: job.mode,
         peer: c.peer.clone(),
         data_dir: job.data_dir,
+        state_dir: None,
     };
     let report = reporter(tx.clone());
     let never = tokio::sync::watch::channel(false).1;
@@ -582,6 +583,7 @@ fn host(
                 ttl: HOST_TTL,
                 peer: c.peer.clone(),
                 data_dir,
+                state_dir: None,
             };
             let report = reporter(tx.clone());
             let r = group::host(&c.client, plan, &report, cancelled(cancel, cancel_this)).await;
@@ -604,8 +606,10 @@ fn host(
             options,
             mode,
             ttl: HOST_TTL,
+            upkeep: remote::Upkeep::default(),
             peer: c.peer.clone(),
             data_dir: Some(data_dir),
+            state_dir: None,
             chat: None,
             observer: None,
         };
