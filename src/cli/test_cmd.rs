@@ -158,7 +158,11 @@ fn group_smoke(ctx: &Ctx, subject: &Subject, args: &TestArgs, options: &Map) -> 
         );
     }
     let hooks = group::native_hooks(&subject.spec).ok_or_else(|| {
-        anyhow::anyhow!("palaver has no rules for group protocol {} yet (it runs community-room-v1 and meeting-room-v1)", subject.name)
+        anyhow::anyhow!(
+            "palaver has no rules for group protocol {} yet (it runs {})",
+            subject.name,
+            crate::protocols::GROUP_NATIVE.join(", ")
+        )
     })?;
     let cfg = crate::engine::group::GroupConfig::from_spec(&subject.spec)?;
     let members = match args.members {

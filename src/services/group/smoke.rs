@@ -33,6 +33,10 @@ pub struct StepResult {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub reason: Option<String>,
     pub leader_epoch: u64,
+    /// The protocol's events of the frame this action made (a table's
+    /// bids, plays and scores).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub events: Vec<Value>,
 }
 
 #[derive(Debug, Clone, serde::Serialize)]
@@ -132,7 +136,7 @@ fn deliver(
     seats: &mut [Seat],
     envelopes: &Map,
     verified: &mut u64,
-) -> Result<(), String> {
+) -> Result<Vec<Value>, String> {
     for s in seats.iter_mut() {
         let Some(env) = envelopes.get(&s.keys.public_key) else {
             continue;
@@ -158,8 +162,13 @@ fn deliver(
             authority.acknowledge(&s.keys.public_key, seq, &fh, Some(&cp));
         }
     }
-    authority.take_records();
-    Ok(())
+    let mut events = Vec::new();
+    for r in authority.take_records() {
+        if let Some(Value::Array(e)) = r.snapshot.get("group_events") {
+            events.extend(e.iter().cloned());
+        }
+    }
+    Ok(events)
 }
 
 /// Runs the smoke test.
@@ -220,83 +229,65 @@ pub fn run(
         checkpoint: None,
     })
     .map_err(|e| format!("the room could not start: {e}"))?;
+    let room = Takeover {
+        cfg: cfg.clone(),
+        hooks,
+        options,
+        name: name.clone(),
+        group_id: group_id.clone(),
+        keys: keys.clone(),
+        members: member_objs.clone(),
+    };
     let mut verified = 0;
     let boot = authority.bootstrap_envelopes().map_err(|e| e.to_string())?;
     deliver(&mut authority, &mut seats, &boot, &mut verified)?;
+    let table = table_of(spec, options);
     let mut results = Vec::new();
     let mut leader_seat = 0;
     let mut migrated = false;
     for step in steps {
         if step.after_migration && !migrated {
-            // Seat 1 takes over from its own replica's checkpoint.
-            let checkpoint = seats[1]
-                .replica
-                .checkpoint()
-                .map(|c| (**c).clone())
-                .ok_or("seat 1 holds no checkpoint to take over from")?;
-            let epoch = authority.leader_epoch() + 1;
-            authority = Authority::new(AuthorityInit {
-                config: cfg.clone(),
-                hooks: (hooks)(options)?,
-                protocol_name: name.clone(),
-                group_id: group_id.clone(),
-                keys: keys[1].clone(),
-                leader_epoch: epoch,
-                membership_version: authority.membership_version(),
-                members: member_objs.clone(),
-                checkpoint: Some(checkpoint),
-            })
-            .map_err(|e| format!("seat 1 could not take the room over: {e}"))?;
-            for s in seats.iter_mut() {
-                s.replica
-                    .advance_epoch(&keys[1].public_key, epoch)
-                    .map_err(|e| e.to_string())?;
-                s.booted = false;
-            }
-            let boot = authority.bootstrap_envelopes().map_err(|e| e.to_string())?;
-            deliver(&mut authority, &mut seats, &boot, &mut verified)?;
+            migrate(&mut authority, &mut seats, &room, &mut verified)?;
             leader_seat = 1;
             migrated = true;
         }
-        if authority.completed() {
-            results.push(StepResult {
-                seat: step.seat,
-                action: step.action.clone(),
-                status: "not sent".into(),
-                reason: Some("the room had completed".into()),
-                leader_epoch: authority.leader_epoch(),
-            });
-            continue;
-        }
-        let seat = &mut seats[step.seat];
-        seat.client_seq += 1;
-        let pk = seat.keys.public_key.clone();
-        match authority.apply_input(&pk, seat.client_seq, &step.action) {
-            Ok((envs, receipt)) => {
-                let status = receipt.get_str("status").unwrap_or("accepted").to_owned();
-                if status != "duplicate" {
-                    deliver(&mut authority, &mut seats, &envs, &mut verified)?;
-                }
-                results.push(StepResult {
-                    seat: step.seat,
-                    action: step.action.clone(),
-                    status,
-                    reason: None,
-                    leader_epoch: authority.leader_epoch(),
-                });
+        results.push(send(
+            &mut authority,
+            &mut seats,
+            step.seat,
+            &step.action,
+            &mut verified,
+        )?);
+    }
+    if let Some(table) = table.filter(|_| steps.is_empty()) {
+        // A table plays itself: the bot of the seat to move acts on its
+        // own verified view; seat 1 takes the table over after a dozen
+        // actions and the round restarts by the rules.
+        let mut sent = 0;
+        while !authority.completed() && sent < MAX_TABLE_ACTIONS {
+            if sent == MIGRATE_AFTER && !migrated && members > 1 {
+                migrate(&mut authority, &mut seats, &room, &mut verified)?;
+                leader_seat = 1;
+                migrated = true;
             }
-            Err(e) if e.is_refusal() => {
-                // A refused action spends no client_seq.
-                seats[step.seat].client_seq -= 1;
-                results.push(StepResult {
-                    seat: step.seat,
-                    action: step.action.clone(),
-                    status: "rejected".into(),
-                    reason: Some(e.reason()),
-                    leader_epoch: authority.leader_epoch(),
-                });
+            let Some((seat, action)) = seats.iter().enumerate().find_map(|(i, s)| {
+                s.replica
+                    .view()
+                    .and_then(|v| table.bot_action(v))
+                    .map(|a| (i, a))
+            }) else {
+                return Err("no seat's bot has a move, and the table has not completed".into());
+            };
+            let r = send(&mut authority, &mut seats, seat, &action, &mut verified)?;
+            if r.status == "rejected" {
+                return Err(format!(
+                    "the rules refused the bot's {} at seat {seat}: {}",
+                    crate::json::canonical::to_string_ordered(&action),
+                    r.reason.unwrap_or_default()
+                ));
             }
-            Err(e) => return Err(format!("the room failed: {e}")),
+            results.push(r);
+            sent += 1;
         }
     }
     let views_agree = seats.iter().all(|s| {
@@ -317,6 +308,122 @@ pub fn run(
         outcome: authority.outcome().map(str::to_owned),
         elapsed: started.elapsed(),
     })
+}
+
+/// A table's bot loop stops after this many actions (a sign of a bug).
+const MAX_TABLE_ACTIONS: usize = 5000;
+/// A table's leader migration comes after this many actions.
+const MIGRATE_AFTER: usize = 12;
+
+/// The rules of a bundled table, when the protocol is one.
+fn table_of(spec: &Spec, options: &Map) -> Option<Box<dyn crate::protocols::tables::Table>> {
+    let lib = crate::library::Library::bundled();
+    let entry = lib
+        .entries()
+        .iter()
+        .find(|e| e.protocol_id == spec.protocol_id())?;
+    crate::protocols::tables::table_for_alias(&entry.alias, options)
+}
+
+/// What seat 1 needs to take the room over.
+struct Takeover<'a> {
+    cfg: GroupConfig,
+    hooks: &'a HooksFactory,
+    options: &'a Map,
+    name: String,
+    group_id: String,
+    keys: Vec<KeyPair>,
+    members: Vec<Value>,
+}
+
+/// Seat 1 takes the room over from its own replica's checkpoint at the
+/// next epoch; every replica follows and gets the new bootstrap.
+fn migrate(
+    authority: &mut Authority,
+    seats: &mut [Seat],
+    room: &Takeover<'_>,
+    verified: &mut u64,
+) -> Result<(), String> {
+    let checkpoint = seats[1]
+        .replica
+        .checkpoint()
+        .map(|c| (**c).clone())
+        .ok_or("seat 1 holds no checkpoint to take over from")?;
+    let epoch = authority.leader_epoch() + 1;
+    *authority = Authority::new(AuthorityInit {
+        config: room.cfg.clone(),
+        hooks: (room.hooks)(room.options)?,
+        protocol_name: room.name.clone(),
+        group_id: room.group_id.clone(),
+        keys: room.keys[1].clone(),
+        leader_epoch: epoch,
+        membership_version: authority.membership_version(),
+        members: room.members.clone(),
+        checkpoint: Some(checkpoint),
+    })
+    .map_err(|e| format!("seat 1 could not take the room over: {e}"))?;
+    for s in seats.iter_mut() {
+        s.replica
+            .advance_epoch(&room.keys[1].public_key, epoch)
+            .map_err(|e| e.to_string())?;
+        s.booted = false;
+    }
+    let boot = authority.bootstrap_envelopes().map_err(|e| e.to_string())?;
+    deliver(authority, seats, &boot, verified)?;
+    Ok(())
+}
+
+/// Sends one action from `seat` and delivers what it made.
+fn send(
+    authority: &mut Authority,
+    seats: &mut [Seat],
+    seat: usize,
+    action: &Value,
+    verified: &mut u64,
+) -> Result<StepResult, String> {
+    if authority.completed() {
+        return Ok(StepResult {
+            seat,
+            action: action.clone(),
+            status: "not sent".into(),
+            reason: Some("the room had completed".into()),
+            leader_epoch: authority.leader_epoch(),
+            events: Vec::new(),
+        });
+    }
+    seats[seat].client_seq += 1;
+    let pk = seats[seat].keys.public_key.clone();
+    match authority.apply_input(&pk, seats[seat].client_seq, action) {
+        Ok((envs, receipt)) => {
+            let status = receipt.get_str("status").unwrap_or("accepted").to_owned();
+            let events = if status != "duplicate" {
+                deliver(authority, seats, &envs, verified)?
+            } else {
+                Vec::new()
+            };
+            Ok(StepResult {
+                seat,
+                action: action.clone(),
+                status,
+                reason: None,
+                leader_epoch: authority.leader_epoch(),
+                events,
+            })
+        }
+        Err(e) if e.is_refusal() => {
+            // A refused action spends no client_seq.
+            seats[seat].client_seq -= 1;
+            Ok(StepResult {
+                seat,
+                action: action.clone(),
+                status: "rejected".into(),
+                reason: Some(e.reason()),
+                leader_epoch: authority.leader_epoch(),
+                events: Vec::new(),
+            })
+        }
+        Err(e) => Err(format!("the room failed: {e}")),
+    }
 }
 
 #[cfg(test)]
@@ -365,6 +472,34 @@ mod tests {
             "{:?}",
             r.steps
         );
+    }
+
+    #[test]
+    fn a_landlord_table_plays_itself_to_the_end_across_a_migration() {
+        let (spec, hooks) = room("four-player-landlord-v1");
+        let options = crate::obj! { "deal_seed" => "smoke" };
+        let r = run(&spec, &hooks, &options, 4, &[]).unwrap();
+        assert!(r.views_agree, "{r:?}");
+        assert!(r.completed, "{r:?}");
+        assert!(
+            matches!(r.outcome.as_deref(), Some("landlord" | "farmers")),
+            "{r:?}"
+        );
+        assert_eq!((r.leader_epoch, r.leader_seat), (1, 1));
+        assert!(r.steps.iter().all(|s| s.status == "accepted"));
+        let kinds: Vec<&str> = r
+            .steps
+            .iter()
+            .flat_map(|s| s.events.iter().filter_map(|e| e.get_str("kind")))
+            .collect();
+        // The new leader restarted the round: a second auction.
+        assert_eq!(
+            kinds.iter().filter(|k| **k == "landlord_selected").count(),
+            2
+        );
+        for k in ["bid", "landlord_selected", "play", "game_over"] {
+            assert!(kinds.contains(&k), "no {k} event in {kinds:?}");
+        }
     }
 
     #[test]
