@@ -96,6 +96,11 @@ pub struct HostArgs {
     /// no guest by then it is cancelled and host exits (1/60 to 10080, a week).
     #[arg(long, default_value_t = 30.0, value_name = "MINUTES", value_parser = |s: &str| limits::INVITATION_TTL_MINUTES.parse_arg(s))]
     pub invitation_ttl_minutes: f64,
+    /// A table only (four-player-landlord-v1, …): seat this many bots as
+    /// members, so the table starts with fewer people (0 to 31; a table of
+    /// four with --bots 3 starts at once).
+    #[arg(long, default_value_t = 0, value_name = "N", value_parser = clap::value_parser!(u8).range(0..=31))]
+    pub bots: u8,
     #[command(flatten)]
     pub peer: PeerArgs,
 }
@@ -291,8 +296,9 @@ fn host_room(
 ) -> Result<Outcome> {
     let hooks = group::native_hooks(&spec).ok_or_else(|| {
         anyhow!(
-            "palaver has no rules for group protocol {} yet: it can host community-room-v1 and meeting-room-v1",
-            spec.name().unwrap_or(spec.protocol_id())
+            "palaver has no rules for group protocol {} yet: it can host {}",
+            spec.name().unwrap_or(spec.protocol_id()),
+            crate::protocols::GROUP_NATIVE.join(", ")
         )
     })?;
     let c = client(ctx)?;
@@ -301,6 +307,7 @@ fn host_room(
     let r = rt.block_on(async {
         let mut sigint = ctrl_c()?;
         let plan = group::HostRoomPlan {
+            bots: usize::from(a.bots),
             spec,
             hooks,
             message: a.message.clone(),

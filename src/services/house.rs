@@ -313,6 +313,7 @@ async fn room_once(
     let mut options = Map::new();
     options.insert("initial_topic", Value::from("The house room: say hello"));
     let plan = HostRoomPlan {
+        bots: 0,
         spec: spec.clone(),
         hooks: hooks.clone(),
         message: "House room: talk to whoever is here".into(),

@@ -98,6 +98,11 @@ impl Client {
         })
     }
 
+    /// The server's base URL.
+    pub fn base(&self) -> &str {
+        &self.base
+    }
+
     pub fn keys(&self) -> &KeyPair {
         &self.keys
     }

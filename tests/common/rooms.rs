@@ -94,6 +94,7 @@ pub async fn host(w: &Who, alias: &str, options: Map) -> Side {
     let spec = spec(alias);
     let hooks = group::native_hooks(&spec).unwrap();
     let plan = HostRoomPlan {
+        bots: 0,
         spec,
         hooks,
         message: String::new(),

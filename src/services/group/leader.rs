@@ -581,7 +581,14 @@ pub async fn run(
                 }
             }
             _ = tick.tick() => {
-                if let Err(e) = hub.local_action(&room) {
+                let mut r = hub.local_action(&room);
+                // The seat's bot (or its timeout rule) acts only when no
+                // action of the person's is waiting or in flight.
+                if r.is_ok() && !hub.local_inflight {
+                    super::autopilot::act(&room, hub.authority.seq(), hub.authority.leader_view());
+                    r = hub.local_action(&room);
+                }
+                if let Err(e) = r {
                     break RunEnd::Failed(format!("the room's rules failed: {e}"));
                 }
                 for pk in hub.overdue() {

@@ -118,6 +118,11 @@ async fn serve(room: &Room, ch: &mut Channel, replica: &mut Replica, first: Map)
                 }
             }
             _ = tick.tick() => {
+                // The seat's bot (or its timeout rule) acts only when no
+                // action of the person's is waiting or in flight.
+                if matches!(outbox.prepare(), Ok(None)) {
+                    super::autopilot::act(room, replica.seq().unwrap_or(0), replica.view());
+                }
                 if sent.is_some_and(|t| t.elapsed() < RESEND) {
                     continue;
                 }
@@ -297,6 +302,7 @@ pub async fn join(
         child: dir.clone(),
     });
     let room = Arc::new(Room {
+        autopilot: super::autopilot::for_seat(&plan.spec, &options, plan.mode),
         client: client.clone(),
         keys: client.keys().clone(),
         group_id: group_id.clone(),

@@ -11,6 +11,7 @@
 
 pub mod admit;
 pub mod api;
+pub mod autopilot;
 pub mod leader;
 pub mod member;
 pub mod outbox;
@@ -31,6 +32,8 @@ use std::time::Duration;
 
 /// One side of one room, as the tasks that serve it share it.
 pub struct Room {
+    /// The seat's bot or timeout rule, when it has one (see [`autopilot`]).
+    pub autopilot: Option<std::sync::Mutex<autopilot::Autopilot>>,
     pub client: Client,
     pub keys: KeyPair,
     pub group_id: String,
@@ -164,6 +167,8 @@ pub type HooksFactory = Arc<dyn Fn(&Map) -> Result<Box<dyn GroupHooks>, String> 
 
 /// What a room's host offers.
 pub struct HostRoomPlan {
+    /// Bots to seat in the room as members (a table's empty seats).
+    pub bots: usize,
     pub spec: Spec,
     pub hooks: HooksFactory,
     pub message: String,
@@ -364,6 +369,7 @@ pub async fn host(
     cancel: impl std::future::Future<Output = ()>,
 ) -> Result<RoomFinished, RemoteError> {
     let HostRoomPlan {
+        bots,
         spec,
         hooks,
         message,
@@ -419,6 +425,7 @@ pub async fn host(
     };
     let group_id = api::text(&group, "group_id").map_err(api_err)?.to_owned();
     let room = Arc::new(Room {
+        autopilot: autopilot::for_seat(&spec, &options, mode),
         client: client.clone(),
         keys: client.keys().clone(),
         group_id: group_id.clone(),
@@ -430,6 +437,18 @@ pub async fn host(
     room.event("invite_created", obj! { "post_id" => post_id.as_str(), "protocol_id" => pid.as_str(), "group_id" => group_id.as_str(), "min_participants" => cfg.min_participants, "max_participants" => cfg.max_participants });
     room.meta(obj! { "role" => "host", "post_id" => post_id.as_str(), "protocol_id" => pid.as_str(), "group_id" => group_id.as_str(), "session_id" => group_id.as_str(), "group_role" => "leader", "leader_epoch" => 0, "local_control_mode" => mode.as_str(), "status" => "waiting" });
     progress(Progress::Group(format!("group_id: {group_id}")));
+    let seated = match seat_bots(client, &spec, &options, &peer, &dir, &post_id, bots).await {
+        Ok(b) => b,
+        Err(e) => {
+            withdraw(client).await;
+            return Err(e);
+        }
+    };
+    if bots > 0 {
+        progress(Progress::Group(format!(
+            "{bots} bot(s) take the empty seats"
+        )));
+    }
     let replicated: leader::Replicated = Arc::new(std::sync::Mutex::new((
         api::count(&group, "checkpoint_seq").unwrap_or(0),
         group
@@ -491,7 +510,7 @@ pub async fn host(
         }
     };
     if let Err(e) = lobby {
-        drop((acceptor, renew, lease_task));
+        drop((acceptor, renew, lease_task, seated));
         withdraw(client).await;
         room.meta(obj! { "status" => "aborted", "end_reason" => e.to_string() });
         crate::net::close(ep).await;
@@ -517,10 +536,64 @@ pub async fn host(
         cancel,
     )
     .await;
-    drop((acceptor, renew));
+    drop((acceptor, renew, seated));
     crate::net::close(ep).await;
     let end = end?;
     Ok(finish(&room, &post_id, end, true))
+}
+
+/// Seats `count` bots in the room of invitation `post_id` (a table's
+/// empty seats): each registers its own identity on the community, joins
+/// as an autonomous member and plays with the table's bot. Their tasks run
+/// until dropped.
+pub async fn seat_bots(
+    client: &Client,
+    spec: &Spec,
+    options: &Map,
+    peer: &PeerOpts,
+    host_dir: &Path,
+    post_id: &str,
+    count: usize,
+) -> Result<Vec<Task<()>>, RemoteError> {
+    if count == 0 {
+        return Ok(Vec::new());
+    }
+    if count > autopilot::MAX_BOTS {
+        return Err(RemoteError::Protocol(format!(
+            "{count} bots: a room seats at most {} besides its host",
+            autopilot::MAX_BOTS
+        )));
+    }
+    let alias = autopilot::alias_of(spec).unwrap_or_default();
+    if crate::protocols::tables::table_for_alias(&alias, options).is_none() {
+        return Err(RemoteError::Protocol(format!(
+            "{} has no bots: they play the tables ({})",
+            spec.name().unwrap_or("this protocol"),
+            crate::protocols::tables::TABLES.join(", ")
+        )));
+    }
+    let mut tasks = Vec::with_capacity(count);
+    for n in 1..=count {
+        let keys = crate::identity::KeyPair::generate();
+        let bot = Client::new(client.base(), keys)?;
+        bot.register(&format!("bot-{n}"), "a palaver table bot")
+            .await?;
+        let dir = host_dir.join("bots").join(format!("bot-{n}"));
+        std::fs::create_dir_all(&dir)?;
+        let plan = JoinRoomPlan {
+            post_id: post_id.to_owned(),
+            spec: spec.clone(),
+            hooks: member_hooks(spec),
+            mode: crate::engine::ControlMode::Autonomous,
+            peer: peer.clone(),
+            data_dir: host_dir.join("bots"),
+            state_dir: Some(dir),
+        };
+        tasks.push(Task::spawn(async move {
+            let _ = member::join(&bot, plan, &|_| {}, std::future::pending()).await;
+        }));
+    }
+    Ok(tasks)
 }
 
 /// What a group protocol's hooks say about an invitation to it (name,

@@ -572,6 +572,7 @@ fn host(
                 return;
             };
             let plan = group::HostRoomPlan {
+                bots: 0,
                 message: format!(
                     "{} hosted from the console",
                     spec.name().unwrap_or("a room")
