@@ -521,3 +521,50 @@ async fn the_house_withdraws_its_leftover_invitations() {
     assert_eq!(house::withdraw_leftovers(&house_w.client).await.unwrap(), 0);
     palaver::net::close(ep).await;
 }
+
+/// The house keeps a landlord table with its own seat and two bots: a
+/// newcomer who joins fills the fourth seat, the match plays to its end, and
+/// the house opens the next table.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_newcomer_sits_down_at_the_house_table_and_plays_at_once() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (url, _server) = common::rooms::server(&tmp.path().join("db.sqlite"), 15).await;
+    let house_w = common::rooms::who(&url, tmp.path(), "house").await;
+    let me = common::rooms::who(&url, tmp.path(), "me").await;
+    let table = tokio::spawn(house::run_house_table(
+        house_w.client.clone(),
+        tmp.path().join("house-table"),
+        PeerOpts::direct(),
+        |_p| {},
+    ));
+    let hk = house_w.client.keys().public_key.clone();
+    let post = wait_open(
+        &me.client,
+        house::HOUSE_TABLE,
+        &hk,
+        None,
+        Duration::from_secs(30),
+    )
+    .await;
+    let mut side = common::rooms::join(&me, house::HOUSE_TABLE, &post);
+    let done = tokio::time::timeout(Duration::from_secs(60), &mut side.task)
+        .await
+        .expect("the table finished")
+        .unwrap()
+        .unwrap();
+    assert!(done.completed, "{done:?}");
+    assert!(
+        matches!(done.outcome.as_deref(), Some("landlord" | "farmers")),
+        "{done:?}"
+    );
+    // The next table opens for the next newcomer.
+    wait_open(
+        &me.client,
+        house::HOUSE_TABLE,
+        &hk,
+        Some(&post),
+        Duration::from_secs(30),
+    )
+    .await;
+    table.abort();
+}

@@ -298,6 +298,55 @@ pub async fn run_house_room(
     }
 }
 
+/// The table the house keeps open in the console's embedded community.
+pub const HOUSE_TABLE: &str = "four-player-landlord-v1";
+
+/// Keeps a [`HOUSE_TABLE`] open forever: the house leads it and plays its
+/// own seat with the table's bot, and two bots take two more seats, so a
+/// newcomer who joins fills the fourth and plays at once. A table that ends
+/// is opened again (after a pause that grows while it keeps failing). The
+/// table's files go under `dir`.
+pub async fn run_house_table(
+    house: Client,
+    dir: std::path::PathBuf,
+    peer: PeerOpts,
+    progress: impl Fn(Progress) + Send + Sync + 'static,
+) {
+    use super::group::{self, HostRoomPlan};
+    let Some(spec) = crate::library::bundled_spec(HOUSE_TABLE) else {
+        return progress(Progress::Warning(format!("{HOUSE_TABLE} is not bundled")));
+    };
+    let Some(hooks) = group::native_hooks(spec) else {
+        return progress(Progress::Warning(format!("{HOUSE_TABLE} has no rules")));
+    };
+    let mut backoff = Duration::from_secs(1);
+    loop {
+        let plan = HostRoomPlan {
+            bots: 2,
+            spec: spec.clone(),
+            hooks: hooks.clone(),
+            message: "House table: landlord with two bots and the house, one seat free".into(),
+            options: Map::new(),
+            mode: ControlMode::Autonomous,
+            ttl: Duration::MAX,
+            peer: peer.clone(),
+            data_dir: dir.clone(),
+            state_dir: None,
+        };
+        match group::host(&house, plan, &progress, std::future::pending()).await {
+            Ok(_) => backoff = Duration::from_secs(1),
+            Err(e) => {
+                progress(Progress::Warning(format!(
+                    "the house table: {e} (opening it again in {} s)",
+                    backoff.as_secs()
+                )));
+                tokio::time::sleep(backoff).await;
+                backoff = (backoff * 2).min(MAX_BACKOFF);
+            }
+        }
+    }
+}
+
 /// One house room, from its invitation until it ends.
 async fn room_once(
     house: &Client,

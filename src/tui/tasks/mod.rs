@@ -147,13 +147,19 @@ pub fn start_community(s: Startup, tx: UnboundedSender<Report>) -> tokio::task::
                                 house_dir.clone(),
                             ))),
                             AbortOnDrop(tokio::spawn(crate::services::house::run_house(
-                                hc,
+                                hc.clone(),
                                 &crate::services::house::HOUSE_GAMES,
                                 PeerOpts::direct(),
                                 s.house_round_delay,
                                 |_alias, _p| {},
                             ))),
                             AbortOnDrop(tokio::spawn(house_market_bot(url.clone(), hk))),
+                            AbortOnDrop(tokio::spawn(crate::services::house::run_house_table(
+                                hc,
+                                house_dir.join("table"),
+                                PeerOpts::direct(),
+                                |_p| {},
+                            ))),
                         )),
                         Err(e) => {
                             fail(&tx, format!("house agent: {e}"));
