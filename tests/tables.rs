@@ -301,3 +301,238 @@ fn a_reference_member_plays_at_a_palaver_table() {
     assert_eq!(rsnap.get_str("outcome"), hs.get_str("outcome"), "{rsnap:?}");
     assert_eq!(scores(&rsnap), scores(&hs));
 }
+
+/// The reference leads a table; three palaver members take the other
+/// seats and play with the table's bot; the reference's own moves are sent
+/// with `aigenora session action`. Every palaver member verifies every
+/// frame, and all agree on the outcome and the scores.
+#[ignore = "needs the reference client (aigenora 0.1.4 in a venv): run scripts/test"]
+#[test]
+fn palaver_members_play_at_a_reference_table() {
+    let py = common::reference_python();
+    let w = World::new();
+    let rdir = w.tmp.path().join("ref");
+    common::reference_identity(&py, &w.url, &rdir, "ref");
+    let proto = ok(
+        w.palaver("ref", &["protocol", "path", LANDLORD])
+            .output()
+            .unwrap(),
+        "protocol path",
+    )
+    .trim()
+    .to_owned();
+    let mut host = Kill(
+        common::aigenora(
+            &py,
+            &w.url,
+            &rdir,
+            &[
+                "host",
+                "--protocol-dir",
+                &proto,
+                "--control-mode",
+                "human",
+                "--no-web",
+                "--options",
+                r#"{"deal_seed":"refhost"}"#,
+            ],
+        )
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap(),
+    );
+    let mut hout = BufReader::new(host.0.stdout.take().unwrap());
+    let mut hseen = String::new();
+    let post = read_until(&mut hout, "post_id:", &mut hseen);
+    let members: Vec<Kill> = ["m1", "m2", "m3"]
+        .iter()
+        .map(|who| {
+            w.identity(who);
+            Kill(
+                w.palaver(
+                    who,
+                    &["join", &post, "--direct", "--control-mode", "autonomous"],
+                )
+                .stdout(Stdio::piped())
+                .stderr(Stdio::null())
+                .spawn()
+                .unwrap(),
+            )
+        })
+        .collect();
+    let rsnap = drive_reference_member(&py, &rdir, Duration::from_secs(120));
+    let mut outcomes = Vec::new();
+    for (n, mut m) in members.into_iter().enumerate() {
+        let out = BufReader::new(m.0.stdout.take().unwrap());
+        let seen = common::finish(
+            m,
+            out,
+            String::new(),
+            &format!("palaver member {n}"),
+            Duration::from_secs(60),
+        );
+        let (_, s) = snapshot(&seen);
+        assert_eq!(
+            s.get("completed"),
+            Some(&Value::Bool(true)),
+            "member {n}: {s:?}"
+        );
+        outcomes.push((s.get_str("outcome").map(str::to_owned), scores(&s)));
+    }
+    drop(host);
+    for o in &outcomes {
+        assert_eq!(
+            o,
+            &(rsnap.get_str("outcome").map(str::to_owned), scores(&rsnap))
+        );
+    }
+}
+
+/// The leader dies mid-round (SIGKILL): a member claims the table, the
+/// round restarts by the rules (a new deal, the scores kept), the player who
+/// died comes back as a member and gets its seat back, and the match plays
+/// to its end with every side agreeing.
+#[test]
+fn a_table_survives_its_leader_killed_mid_round() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (serve, url) = common::palaver_serve(
+        &tmp.path().join("db.sqlite"),
+        &["--rate-limit", "0", "--group-lease", "3"],
+    );
+    let w = World {
+        url,
+        tmp,
+        _serve: serve,
+    };
+    for who in ["h", "m1", "m2", "m3"] {
+        w.identity(who);
+    }
+    // The host decides by hand, so the table waits on its seat.
+    let mut host = Kill(
+        w.palaver(
+            "h",
+            &[
+                "host",
+                LANDLORD,
+                "--direct",
+                "--control-mode",
+                "human",
+                "--options",
+                r#"{"deal_seed":"failover"}"#,
+            ],
+        )
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap(),
+    );
+    let mut hout = BufReader::new(host.0.stdout.take().unwrap());
+    let mut hseen = String::new();
+    let state = read_until(&mut hout, "session state:", &mut hseen);
+    let hdir = PathBuf::from(state.split_whitespace().next().unwrap());
+    let post = read_until(&mut hout, "post_id:", &mut hseen);
+    let members: Vec<Kill> = ["m1", "m2", "m3"]
+        .iter()
+        .map(|who| {
+            Kill(
+                w.palaver(
+                    who,
+                    &["join", &post, "--direct", "--control-mode", "autonomous"],
+                )
+                .stdout(Stdio::piped())
+                .stderr(Stdio::null())
+                .spawn()
+                .unwrap(),
+            )
+        })
+        .collect();
+    // The host bids by hand once the table has started; the bots bid after it.
+    let view = |dir: &Path| -> Option<Value> {
+        let text = std::fs::read_to_string(dir.join("snapshot.json")).ok()?;
+        json::parse_str(&text).ok()?.get("group_view").cloned()
+    };
+    let start = Instant::now();
+    while view(&hdir)
+        .and_then(|v| v.get_str("phase").map(str::to_owned))
+        .as_deref()
+        != Some("bidding")
+    {
+        assert!(
+            start.elapsed() < Duration::from_secs(60),
+            "the table never started"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    ok(
+        w.palaver(
+            "h",
+            &[
+                "session",
+                "action",
+                hdir.to_str().unwrap(),
+                r#"{"kind":"bid","value":0}"#,
+            ],
+        )
+        .output()
+        .unwrap(),
+        "session action",
+    );
+    while view(&hdir).and_then(|v| v.get("bids").and_then(Value::as_object).map(|b| b.len()))
+        != Some(4)
+        && view(&hdir)
+            .and_then(|v| v.get_str("phase").map(str::to_owned))
+            .as_deref()
+            != Some("playing")
+    {
+        assert!(
+            start.elapsed() < Duration::from_secs(60),
+            "the bots never bid"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let before = view(&hdir).unwrap();
+    // SIGKILL: no goodbye, no status, the lease simply runs out.
+    host.0.kill().unwrap();
+    let _ = host.0.wait();
+    // The player comes back as a member and plays its seat with the bot.
+    std::thread::sleep(Duration::from_secs(1));
+    let back = w
+        .palaver(
+            "h",
+            &["join", &post, "--direct", "--control-mode", "autonomous"],
+        )
+        .output()
+        .unwrap();
+    let back = ok(back, "the old leader joins again");
+    let (_, bs) = snapshot(&back);
+    assert_eq!(bs.get("completed"), Some(&Value::Bool(true)), "{bs:?}");
+    let view = bs.get("group_view").unwrap();
+    assert!(
+        view.get("restart_count").and_then(Value::as_i64) >= Some(1),
+        "the round did not restart: {view:?} (before: {before:?})"
+    );
+    assert!(
+        view.get_str("recovery_notice")
+            .is_some_and(|n| !n.is_empty())
+    );
+    for (n, mut m) in members.into_iter().enumerate() {
+        let out = BufReader::new(m.0.stdout.take().unwrap());
+        let seen = common::finish(
+            m,
+            out,
+            String::new(),
+            &format!("member {n}"),
+            Duration::from_secs(60),
+        );
+        let (_, s) = snapshot(&seen);
+        assert_eq!(
+            s.get("completed"),
+            Some(&Value::Bool(true)),
+            "member {n}: {s:?}"
+        );
+        assert_eq!(s.get_str("outcome"), bs.get_str("outcome"), "member {n}");
+        assert_eq!(scores(&s), scores(&bs), "member {n}");
+    }
+}
