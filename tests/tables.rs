@@ -45,6 +45,49 @@ impl World {
         c
     }
 
+    /// `palaver host LANDLORD --direct --control-mode MODE --options
+    /// {"deal_seed": SEED} EXTRA…` as `who`, its stdout read as it goes.
+    fn host(&self, who: &str, mode: &str, seed: &str, extra: &[&str]) -> Running {
+        let options = format!(r#"{{"deal_seed":"{seed}"}}"#);
+        let mut args = vec![
+            "host",
+            LANDLORD,
+            "--direct",
+            "--control-mode",
+            mode,
+            "--options",
+            &options,
+        ];
+        args.extend(extra);
+        let mut k = Kill(
+            self.palaver(who, &args)
+                .stdout(Stdio::piped())
+                .stderr(Stdio::null())
+                .spawn()
+                .unwrap(),
+        );
+        let out = BufReader::new(k.0.stdout.take().unwrap());
+        Running {
+            k,
+            out,
+            seen: String::new(),
+        }
+    }
+
+    /// `palaver join POST --direct --control-mode autonomous` as `who`.
+    fn join(&self, who: &str, post: &str) -> Kill {
+        Kill(
+            self.palaver(
+                who,
+                &["join", post, "--direct", "--control-mode", "autonomous"],
+            )
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap(),
+        )
+    }
+
     fn identity(&self, who: &str) {
         ok(self.palaver(who, &["init"]).output().unwrap(), "init");
         ok(
@@ -54,6 +97,30 @@ impl World {
             "register",
         );
     }
+}
+
+/// A process whose stdout is read as it goes.
+struct Running {
+    k: Kill,
+    out: BufReader<std::process::ChildStdout>,
+    seen: String,
+}
+
+impl Running {
+    fn until(&mut self, prefix: &str) -> String {
+        read_until(&mut self.out, prefix, &mut self.seen)
+    }
+
+    fn finish(self, what: &str) -> String {
+        common::finish(self.k, self.out, self.seen, what, Duration::from_secs(60))
+    }
+}
+
+/// Waits for a palaver member to exit; its snapshot.
+fn member_done(mut m: Kill, what: &str) -> Value {
+    let out = BufReader::new(m.0.stdout.take().unwrap());
+    let seen = common::finish(m, out, String::new(), what, Duration::from_secs(60));
+    snapshot(&seen).1
 }
 
 /// The snapshot of a room's state dir named in a `session state: DIR` line.
@@ -155,29 +222,8 @@ fn a_palaver_member_sits_down_with_two_bots_and_both_ends_agree() {
     let w = World::new();
     w.identity("h");
     w.identity("g");
-    let mut host = Kill(
-        w.palaver(
-            "h",
-            &[
-                "host",
-                LANDLORD,
-                "--direct",
-                "--control-mode",
-                "autonomous",
-                "--bots",
-                "2",
-                "--options",
-                r#"{"deal_seed":"b2"}"#,
-            ],
-        )
-        .stdout(Stdio::piped())
-        .stderr(Stdio::inherit())
-        .spawn()
-        .unwrap(),
-    );
-    let mut hout = BufReader::new(host.0.stdout.take().unwrap());
-    let mut hseen = String::new();
-    let post = read_until(&mut hout, "post_id:", &mut hseen);
+    let mut host = w.host("h", "autonomous", "b2", &["--bots", "2"]);
+    let post = host.until("post_id:");
     let joined = w
         .palaver(
             "g",
@@ -186,8 +232,7 @@ fn a_palaver_member_sits_down_with_two_bots_and_both_ends_agree() {
         .output()
         .unwrap();
     let gseen = ok(joined, "join");
-    let hseen = common::finish(host, hout, hseen, "host", Duration::from_secs(60));
-    let (_, hs) = snapshot(&hseen);
+    let (_, hs) = snapshot(&host.finish("host"));
     let (_, gs) = snapshot(&gseen);
     assert_eq!(hs.get("completed"), Some(&Value::Bool(true)), "{hs:?}");
     assert_eq!(gs.get("completed"), Some(&Value::Bool(true)), "{gs:?}");
@@ -257,29 +302,8 @@ fn a_reference_member_plays_at_a_palaver_table() {
     w.identity("h");
     let rdir = w.tmp.path().join("ref");
     common::reference_identity(&py, &w.url, &rdir, "ref");
-    let mut host = Kill(
-        w.palaver(
-            "h",
-            &[
-                "host",
-                LANDLORD,
-                "--direct",
-                "--control-mode",
-                "autonomous",
-                "--bots",
-                "2",
-                "--options",
-                r#"{"deal_seed":"ref"}"#,
-            ],
-        )
-        .stdout(Stdio::piped())
-        .stderr(Stdio::inherit())
-        .spawn()
-        .unwrap(),
-    );
-    let mut hout = BufReader::new(host.0.stdout.take().unwrap());
-    let mut hseen = String::new();
-    let post = read_until(&mut hout, "post_id:", &mut hseen);
+    let mut host = w.host("h", "autonomous", "ref", &["--bots", "2"]);
+    let post = host.until("post_id:");
     let member = Kill(
         common::aigenora(
             &py,
@@ -294,9 +318,8 @@ fn a_reference_member_plays_at_a_palaver_table() {
         .unwrap(),
     );
     let rsnap = drive_reference_member(&py, &rdir, Duration::from_secs(120));
-    let hseen = common::finish(host, hout, hseen, "host", Duration::from_secs(60));
+    let (_, hs) = snapshot(&host.finish("host"));
     drop(member);
-    let (_, hs) = snapshot(&hseen);
     assert_eq!(hs.get("completed"), Some(&Value::Bool(true)), "{hs:?}");
     assert_eq!(rsnap.get_str("outcome"), hs.get_str("outcome"), "{rsnap:?}");
     assert_eq!(scores(&rsnap), scores(&hs));
@@ -350,30 +373,13 @@ fn palaver_members_play_at_a_reference_table() {
         .iter()
         .map(|who| {
             w.identity(who);
-            Kill(
-                w.palaver(
-                    who,
-                    &["join", &post, "--direct", "--control-mode", "autonomous"],
-                )
-                .stdout(Stdio::piped())
-                .stderr(Stdio::null())
-                .spawn()
-                .unwrap(),
-            )
+            w.join(who, &post)
         })
         .collect();
     let rsnap = drive_reference_member(&py, &rdir, Duration::from_secs(120));
     let mut outcomes = Vec::new();
-    for (n, mut m) in members.into_iter().enumerate() {
-        let out = BufReader::new(m.0.stdout.take().unwrap());
-        let seen = common::finish(
-            m,
-            out,
-            String::new(),
-            &format!("palaver member {n}"),
-            Duration::from_secs(60),
-        );
-        let (_, s) = snapshot(&seen);
+    for (n, m) in members.into_iter().enumerate() {
+        let s = member_done(m, &format!("palaver member {n}"));
         assert_eq!(
             s.get("completed"),
             Some(&Value::Bool(true)),
@@ -410,43 +416,13 @@ fn a_table_survives_its_leader_killed_mid_round() {
         w.identity(who);
     }
     // The host decides by hand, so the table waits on its seat.
-    let mut host = Kill(
-        w.palaver(
-            "h",
-            &[
-                "host",
-                LANDLORD,
-                "--direct",
-                "--control-mode",
-                "human",
-                "--options",
-                r#"{"deal_seed":"failover"}"#,
-            ],
-        )
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap(),
-    );
-    let mut hout = BufReader::new(host.0.stdout.take().unwrap());
-    let mut hseen = String::new();
-    let state = read_until(&mut hout, "session state:", &mut hseen);
+    let mut host = w.host("h", "human", "failover", &[]);
+    let state = host.until("session state:");
     let hdir = PathBuf::from(state.split_whitespace().next().unwrap());
-    let post = read_until(&mut hout, "post_id:", &mut hseen);
+    let post = host.until("post_id:");
     let members: Vec<Kill> = ["m1", "m2", "m3"]
         .iter()
-        .map(|who| {
-            Kill(
-                w.palaver(
-                    who,
-                    &["join", &post, "--direct", "--control-mode", "autonomous"],
-                )
-                .stdout(Stdio::piped())
-                .stderr(Stdio::null())
-                .spawn()
-                .unwrap(),
-            )
-        })
+        .map(|who| w.join(who, &post))
         .collect();
     // The host bids by hand once the table has started; the bots bid after it.
     let view = |dir: &Path| -> Option<Value> {
@@ -494,8 +470,8 @@ fn a_table_survives_its_leader_killed_mid_round() {
     }
     let before = view(&hdir).unwrap();
     // SIGKILL: no goodbye, no status, the lease simply runs out.
-    host.0.kill().unwrap();
-    let _ = host.0.wait();
+    host.k.0.kill().unwrap();
+    let _ = host.k.0.wait();
     // The player comes back as a member and plays its seat with the bot.
     std::thread::sleep(Duration::from_secs(1));
     let back = w
@@ -517,16 +493,8 @@ fn a_table_survives_its_leader_killed_mid_round() {
         view.get_str("recovery_notice")
             .is_some_and(|n| !n.is_empty())
     );
-    for (n, mut m) in members.into_iter().enumerate() {
-        let out = BufReader::new(m.0.stdout.take().unwrap());
-        let seen = common::finish(
-            m,
-            out,
-            String::new(),
-            &format!("member {n}"),
-            Duration::from_secs(60),
-        );
-        let (_, s) = snapshot(&seen);
+    for (n, m) in members.into_iter().enumerate() {
+        let s = member_done(m, &format!("member {n}"));
         assert_eq!(
             s.get("completed"),
             Some(&Value::Bool(true)),
