@@ -1,7 +1,7 @@
 """Plays a list of steps through the reference client's group hooks (rooms
 and tables).
 
-Usage: python drive.py STEPS.jsonl [--brief]
+Usage: python drive.py STEPS.jsonl [--brief] [--time]
 
 STEPS.jsonl holds one step object per line (tests/rooms_hooks.rs writes it
 and runs the same steps through palaver's native hooks).
@@ -36,6 +36,7 @@ import importlib.util
 import json
 import sys
 import tempfile
+import time
 from pathlib import Path
 
 import aigenora
@@ -86,6 +87,9 @@ def state_digest(state) -> str:
 
 
 BRIEF = "--brief" in sys.argv[2:]
+# --time: also time each `act` hook call (with the deep copies the
+# reference's GroupAuthority makes) and print {"timing": {...}} last.
+TIME = "--time" in sys.argv[2:]
 
 
 def emit(payload: dict) -> None:
@@ -99,6 +103,8 @@ def main() -> int:
     steps = [json.loads(line) for line in text.split("\n") if line]
     hooks = None
     state = None
+    act_seconds = 0.0
+    acts = 0
     with tempfile.TemporaryDirectory() as tmp:
         for index, step in enumerate(steps):
             op = step["op"]
@@ -127,11 +133,16 @@ def main() -> int:
                     )
                     state = out["state"]
                 elif op == "act":
-                    out = hooks.proto_group_handle(
-                        copy.deepcopy(state),
-                        copy.deepcopy(step["actor"]),
-                        copy.deepcopy(step["action"]),
-                    )
+                    began = time.perf_counter()
+                    try:
+                        out = hooks.proto_group_handle(
+                            copy.deepcopy(state),
+                            copy.deepcopy(step["actor"]),
+                            copy.deepcopy(step["action"]),
+                        )
+                    finally:
+                        act_seconds += time.perf_counter() - began
+                        acts += 1
                     state = out["state"]
                 elif op == "view":
                     out = hooks.proto_group_view(
@@ -165,6 +176,8 @@ def main() -> int:
                 emit({"error": str(exc)})
                 continue
             emit({"ok": brief(out)})
+    if TIME:
+        emit({"timing": {"act_seconds": act_seconds, "acts": acts}})
     sys.stdout.buffer.flush()
     return 0
 

@@ -104,12 +104,10 @@ pub fn create(
 
 /// The reference's deterministic Fisher-Yates shuffle.
 pub fn shuffle(mut values: Vec<String>, seed: &str) -> Vec<String> {
-    let mut counter = 0u64;
-    for index in (1..values.len()).rev() {
+    for (counter, index) in (1..values.len()).rev().enumerate() {
         let digest = Sha256::digest(format!("aigenora-shared-deck-v1:{seed}:{counter}").as_bytes());
         let target = mod_be(&digest, index as u64 + 1) as usize;
         values.swap(index, target);
-        counter += 1;
     }
     values
 }
@@ -414,12 +412,16 @@ pub fn validate(deck: &Map) -> Result<(), DeckError> {
     if dup {
         return Err("a card appears in more than one deck zone".into());
     }
-    if observed != catalog.len() || seen.iter().any(|id| !catalog.contains_key(id)) {
+    // With no card twice, as many cards as the catalog holds are exactly
+    // its cards when every catalog card is among them (hashed look-ups: the
+    // catalog itself is a list).
+    if observed != catalog.len() || !catalog.keys().all(|k| seen.contains(k)) {
+        let known: HashSet<&str> = catalog.keys().collect();
         let mut missing: Vec<&str> = catalog.keys().filter(|k| !seen.contains(k)).collect();
         let mut unknown: Vec<&str> = seen
             .iter()
             .copied()
-            .filter(|k| !catalog.contains_key(k))
+            .filter(|k| !known.contains(k))
             .collect();
         missing.sort_unstable();
         unknown.sort_unstable();

@@ -210,14 +210,18 @@ impl Landlord {
             _ => return Err("playing accepts play or pass".into()),
         }
         let ids = card_ids(action.get("card_ids"))?;
-        let deck_map = obj(&state, "deck");
-        let hand = deck::hand(&deck_map, &pk);
+        let empty = Map::new();
+        let deck_map = state
+            .get("deck")
+            .and_then(Value::as_object)
+            .unwrap_or(&empty);
+        let hand = deck::hand(deck_map, &pk);
         if ids.iter().any(|id| !hand.contains(id)) {
             return Err("a selected card is not in this Member's hand".into());
         }
         let faces: Vec<Map> = ids
             .iter()
-            .map(|id| deck::card(&deck_map, id).unwrap_or_default())
+            .map(|id| deck::card(deck_map, id).unwrap_or_default())
             .collect();
         let combination = classify(&faces)?;
         let previous = state.get("last_play").cloned().unwrap_or(Value::Null);
@@ -247,7 +251,11 @@ impl Landlord {
             event.insert(k, v.clone());
         }
         let mut events = vec![Value::Object(event)];
-        if deck::hand(&obj(&state, "deck"), &pk).is_empty() {
+        let emptied = state
+            .get("deck")
+            .and_then(Value::as_object)
+            .is_none_or(|d| deck::hand(d, &pk).is_empty());
+        if emptied {
             let (outcome, delta) = score_round(&state, &pk);
             state.insert("phase", Value::from("completed"));
             let scores = obj_mut(&mut state, "scores")?;
@@ -315,7 +323,12 @@ impl GroupHooks for Landlord {
             .as_object()
             .ok_or("the table state is not an object")?;
         let pk = member_pk(viewer)?;
-        let dv = deck::private_view(&obj(state, "deck"), &pk, &[])?;
+        let empty = Map::new();
+        let deck_map = state
+            .get("deck")
+            .and_then(Value::as_object)
+            .unwrap_or(&empty);
+        let dv = deck::private_view(deck_map, &pk, &[])?;
         let mut v = Map::with_capacity(24);
         for k in [
             "phase",
@@ -662,7 +675,7 @@ pub fn classify(cards: &[Map]) -> Hooked<Combination> {
         return Ok(Combination::new("straight", top, size, 0));
     }
     if size >= 6
-        && size % 2 == 0
+        && size.is_multiple_of(2)
         && counts.iter().all(|(_, n)| *n == 2)
         && top <= 14
         && consecutive(&ordered)
