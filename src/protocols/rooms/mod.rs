@@ -41,10 +41,12 @@ use std::cmp::Ordering;
 
 /// Aliases of the bundled group protocols that have native hooks: the
 /// rooms here and the tables of `protocols::tables`.
-pub const GROUP_NATIVE: [&str; 3] = [
+pub const GROUP_NATIVE: [&str; 5] = [
     "community-room-v1",
     "meeting-room-v1",
     "four-player-landlord-v1",
+    "contract-bridge-v1",
+    "texas-holdem-v1",
 ];
 
 /// Native group hooks for a bundled alias, configured by the room's
@@ -56,7 +58,8 @@ pub fn group_hooks_for_alias(alias: &str, options: &Map) -> Option<Box<dyn Group
         "community-room-v1" => Box::new(CommunityRoom::new(options)),
         "meeting-room-v1" => Box::new(MeetingRoom::new(options)),
         other => {
-            return super::tables::table_for_alias(other, options).map(|t| t as Box<dyn GroupHooks>);
+            return super::tables::table_for_alias(other, options)
+                .map(|t| t as Box<dyn GroupHooks>);
         }
     })
 }

@@ -3,11 +3,14 @@
 //! [`deck`]), and what a seat's player or bot needs on top of them
 //! ([`Table`]: the legal actions in a view, a bot's choice). Pure: no I/O.
 //!
-//! Built: four-player-landlord-v1 ([`landlord`]). Each table's rules match
+//! Built: four-player-landlord-v1 ([`landlord`]), contract-bridge-v1
+//! ([`bridge`]), texas-holdem-v1 ([`holdem`]). Each table's rules match
 //! the reference's hooks.py of its protocol (tests/tables_hooks.rs drives
 //! both with the same seeded actions and compares every result).
 
+pub mod bridge;
 pub mod deck;
+pub mod holdem;
 pub mod landlord;
 
 use crate::engine::group::{GroupHooks, HookFailure};
@@ -27,12 +30,18 @@ pub trait Table: GroupHooks {
 }
 
 /// Aliases of the tables with native rules.
-pub const TABLES: [&str; 1] = ["four-player-landlord-v1"];
+pub const TABLES: [&str; 3] = [
+    "four-player-landlord-v1",
+    "contract-bridge-v1",
+    "texas-holdem-v1",
+];
 
 /// The rules of a table by alias, configured by the room's options.
 pub fn table_for_alias(alias: &str, options: &Map) -> Option<Box<dyn Table>> {
     Some(match alias {
         "four-player-landlord-v1" => Box::new(landlord::Landlord::new(options)),
+        "contract-bridge-v1" => Box::new(bridge::Bridge::new(options)),
+        "texas-holdem-v1" => Box::new(holdem::Holdem::new(options)),
         _ => return None,
     })
 }
@@ -41,6 +50,8 @@ pub fn table_for_alias(alias: &str, options: &Map) -> Option<Box<dyn Table>> {
 pub fn host_metadata(alias: &str) -> Option<crate::engine::HostMetadata> {
     match alias {
         "four-player-landlord-v1" => Some(landlord::host_metadata()),
+        "contract-bridge-v1" => Some(bridge::host_metadata()),
+        "texas-holdem-v1" => Some(holdem::host_metadata()),
         _ => None,
     }
 }
