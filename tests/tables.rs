@@ -178,43 +178,56 @@ fn protocol_test_plays_a_whole_table_with_a_leader_change() {
 fn a_host_with_three_bots_plays_a_whole_table_over_iroh() {
     let w = World::new();
     w.identity("h");
-    let out = w
-        .palaver(
-            "h",
-            &[
-                "host",
-                LANDLORD,
-                "--direct",
-                "--control-mode",
-                "autonomous",
-                "--bots",
-                "3",
-                "--options",
-                r#"{"deal_seed":"b3"}"#,
-            ],
-        )
-        .output()
-        .unwrap();
-    let printed = ok(out, "host --bots 3");
-    assert!(
-        printed.contains("3 bot(s) take the empty seats"),
-        "{printed}"
-    );
-    let (dir, snap) = snapshot(&printed);
-    assert_eq!(snap.get("completed"), Some(&Value::Bool(true)), "{snap:?}");
-    let outcome = snap.get_str("outcome").unwrap_or_default().to_owned();
-    assert!(printed.contains(&format!("closed: {outcome}")), "{printed}");
-    // Every bot replicated the same match to the same end.
-    for n in 1..=3 {
-        let bot = dir.join("bots").join(format!("bot-{n}"));
-        let s =
-            json::parse_str(&std::fs::read_to_string(bot.join("snapshot.json")).unwrap()).unwrap();
-        assert_eq!(s.get_str("outcome"), Some(outcome.as_str()), "bot {n}");
-        assert_eq!(scores(&s), scores(&snap), "bot {n}");
+    for table in palaver::protocols::tables::TABLES {
+        let out = w
+            .palaver(
+                "h",
+                &[
+                    "host",
+                    table,
+                    "--direct",
+                    "--control-mode",
+                    "autonomous",
+                    "--bots",
+                    "3",
+                    "--options",
+                    r#"{"deal_seed":"b3"}"#,
+                ],
+            )
+            .output()
+            .unwrap();
+        let printed = ok(out, &format!("host {table} --bots 3"));
+        assert!(
+            printed.contains("3 bot(s) take the empty seats"),
+            "{printed}"
+        );
+        let (dir, snap) = snapshot(&printed);
+        assert_eq!(
+            snap.get("completed"),
+            Some(&Value::Bool(true)),
+            "{table}: {snap:?}"
+        );
+        let outcome = snap.get_str("outcome").unwrap_or_default().to_owned();
+        assert!(
+            printed.contains(&format!("closed: {outcome}")),
+            "{table}: {printed}"
+        );
+        // Every bot replicated the same match to the same end.
+        for n in 1..=3 {
+            let bot = dir.join("bots").join(format!("bot-{n}"));
+            let s = json::parse_str(&std::fs::read_to_string(bot.join("snapshot.json")).unwrap())
+                .unwrap();
+            assert_eq!(
+                s.get_str("outcome"),
+                Some(outcome.as_str()),
+                "{table}: bot {n}"
+            );
+            assert_eq!(scores(&s), scores(&snap), "{table}: bot {n}");
+        }
+        let session =
+            json::parse_str(&std::fs::read_to_string(dir.join("session.json")).unwrap()).unwrap();
+        assert_eq!(session.get_str("status"), Some("closed"), "{table}");
     }
-    let session =
-        json::parse_str(&std::fs::read_to_string(dir.join("session.json")).unwrap()).unwrap();
-    assert_eq!(session.get_str("status"), Some("closed"));
 }
 
 #[test]
