@@ -10,6 +10,7 @@ pub mod files;
 pub mod replay;
 pub mod state;
 pub mod strategy;
+pub mod table;
 pub mod whisper;
 pub mod whisper_log;
 

@@ -132,6 +132,12 @@ commands! {
     CoachCancel = "coach_cancel": "coach: stop the reply being written (kills the agent)",
     CoachReset = "coach_reset": "coach: forget the conversation (it persists across games until then)",
     CoachAdopt = "coach_adopt": "coach: send the last reply to your side as a whisper",
+    /// A card table (four-player-landlord-v1): pick cards from your hand,
+    /// pass the turn.
+    SelectCard = "select_card": "table: select or unselect the card under the cursor",
+    SelectGroup = "select_group": "table: select or unselect every card of that rank",
+    ClearSelection = "clear_selection": "table: unselect every card",
+    PassTurn = "pass_turn": "table: pass your turn (a bid of 0 while bidding)",
 }
 
 impl Command {
@@ -213,6 +219,10 @@ impl Command {
             Command::CoachCancel => "stop",
             Command::CoachReset => "reset",
             Command::CoachAdopt => "adopt",
+            Command::SelectCard => "select",
+            Command::SelectGroup => "rank",
+            Command::ClearSelection => "clear",
+            Command::PassTurn => "pass",
             _ => "…",
         }
     }

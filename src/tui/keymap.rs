@@ -31,10 +31,12 @@ pub enum Context {
     Replay,
     /// The coach pane (its input line takes text).
     Coach,
+    /// A card table (four-player-landlord-v1): the hand, bids, pass.
+    Table,
 }
 
 impl Context {
-    pub const ALL: [Context; 14] = [
+    pub const ALL: [Context; 15] = [
         Context::Global,
         Context::List,
         Context::Feed,
@@ -49,6 +51,7 @@ impl Context {
         Context::Room,
         Context::Replay,
         Context::Coach,
+        Context::Table,
     ];
     pub fn name(self) -> &'static str {
         match self {
@@ -66,6 +69,7 @@ impl Context {
             Context::Room => "room",
             Context::Replay => "replay",
             Context::Coach => "coach",
+            Context::Table => "table",
         }
     }
     /// Contexts where unbound printable keys are text, so [global] is not

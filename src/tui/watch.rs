@@ -319,6 +319,36 @@ pub struct Watcher {
     window: Option<Option<OpenWindow>>,
     details: LineTail,
     acks: LineTail,
+    /// Polls since the host's `bots/` was last read, and what it held.
+    bots_age: u32,
+    bots: Option<Vec<(String, Option<i64>)>>,
+}
+
+/// Polls between two reads of a table host's `bots/` (about a second).
+const BOTS_EVERY: u32 = 25;
+
+/// Bot dirs of a host read at most.
+const MAX_BOTS: usize = 64;
+
+/// The bots a room's host seated: each `bots/bot-N/session.json`'s member
+/// id and seat, sorted (`None`: the dir has no `bots/`).
+pub fn read_bots(room_dir: &Path) -> Option<Vec<(String, Option<i64>)>> {
+    let entries = std::fs::read_dir(room_dir.join("bots")).ok()?;
+    let mut out: Vec<(String, Option<i64>)> = entries
+        .filter_map(Result::ok)
+        .take(MAX_BOTS)
+        .filter_map(|e| files::read_json_object(&e.path().join("session.json")))
+        .filter_map(|s| {
+            let id = s.get("member_id").and_then(Value::as_str)?.to_owned();
+            let seat = s
+                .get("seat")
+                .filter(|v| v.is_integer())
+                .and_then(Value::as_i64);
+            Some((id, seat))
+        })
+        .collect();
+    out.sort();
+    Some(out)
 }
 
 impl Watcher {
@@ -335,6 +365,8 @@ impl Watcher {
             window: None,
             details: LineTail::default(),
             acks: LineTail::default(),
+            bots_age: 0,
+            bots: None,
         }
     }
 
@@ -399,6 +431,17 @@ impl Watcher {
                 self.window = Some(w.clone());
                 u.window = Some(w);
             }
+        }
+        // A room's host keeps the bots it seated under `bots/`.
+        if self.dir.parent.as_deref() == Some(self.dir.child.as_path()) {
+            if self.bots_age == 0 {
+                let bots = read_bots(&self.dir.child);
+                if bots.is_some() && bots != self.bots {
+                    u.bots = bots.clone();
+                    self.bots = bots;
+                }
+            }
+            self.bots_age = (self.bots_age + 1) % BOTS_EVERY;
         }
         (u != WatchUpdate::default()).then_some(u)
     }
@@ -499,6 +542,26 @@ pub fn resolve(path: &Path) -> Option<(PathBuf, StateDir)> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_table_hosts_bots_are_read_from_its_bots_dir() {
+        let d = tempfile::tempdir().unwrap();
+        assert_eq!(read_bots(d.path()), None);
+        for (n, body) in [
+            (2, r#"{"member_id":"m2","seat":2}"#),
+            (1, r#"{"member_id":"m1","seat":1}"#),
+            // Not admitted yet: no member id.
+            (3, r#"{"status":"joining"}"#),
+        ] {
+            let bot = d.path().join("bots").join(format!("bot-{n}"));
+            std::fs::create_dir_all(&bot).unwrap();
+            std::fs::write(bot.join("session.json"), body).unwrap();
+        }
+        assert_eq!(
+            read_bots(d.path()),
+            Some(vec![("m1".into(), Some(1)), ("m2".into(), Some(2))])
+        );
+    }
 
     #[test]
     fn a_first_read_keeps_only_the_last_lines_and_counts_them_all() {

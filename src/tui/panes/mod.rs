@@ -14,4 +14,5 @@ pub mod prompt;
 pub mod replay;
 pub mod room;
 pub mod snapshot;
+pub mod table;
 pub mod whisper;

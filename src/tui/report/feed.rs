@@ -69,4 +69,7 @@ pub struct WatchUpdate {
     pub whisper_acks: Vec<Map>,
     /// New lines of details.jsonl (the protocol's own records).
     pub details: Vec<Map>,
+    /// The bots a table's host seated (its `bots/bot-N/session.json`):
+    /// (member id, seat), when that list changed.
+    pub bots: Option<Vec<(String, Option<i64>)>>,
 }

@@ -36,6 +36,8 @@ pub struct Attached {
     pub verdict: Verdict,
     /// The room, when the session is one.
     pub room: Option<RoomState>,
+    /// The card table, when the room is one.
+    pub table: Option<super::table::TableState>,
     /// The whisper mark, the peer banner, details and history.
     pub aside: super::Aside,
 }
@@ -104,6 +106,7 @@ impl SessionsView {
             decisions: Vec::new(),
             verdict: Verdict::default(),
             room: None,
+            table: None,
             aside: super::Aside::default(),
         });
         if self.focus == Focus::Prompt {
@@ -125,6 +128,18 @@ impl SessionsView {
             session: u.session.is_some(),
             torn: u.snapshot_unreadable,
             events: std::mem::take(&mut u.room_events),
+        };
+        let table_news = super::table::TableNews {
+            snapshot: u.snapshot.is_some(),
+            session: u.session.is_some(),
+            details: u
+                .details
+                .iter()
+                .filter(|d| d.get("type").and_then(Value::as_str) == Some("group_frame"))
+                .cloned()
+                .collect(),
+            events: news.events.clone(),
+            bots: u.bots.take(),
         };
         att.aside.take(&mut u);
         if let Some((first, rows)) = u.appended {
@@ -172,6 +187,7 @@ impl SessionsView {
         // Only the last lines can belong to an open window.
         let drop_n = att.decisions.len().saturating_sub(64);
         att.decisions.drain(..drop_n);
+        self.table_watched(table_news);
         self.room_watched(news);
         if self.room().is_some() {
             return fx;

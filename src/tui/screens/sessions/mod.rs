@@ -10,12 +10,14 @@ mod coach;
 mod modal;
 pub mod replay;
 mod room;
+mod table;
 mod view;
 
 pub use aside::{Aside, WhisperMark};
 pub use attached::Attached;
 pub use modal::Modal;
 pub use room::RoomState;
+pub use table::{TableState, table_alias};
 
 use crate::engine::ControlMode;
 use crate::tui::command::Command;
@@ -228,7 +230,8 @@ impl SessionsView {
     }
 
     fn paste(&mut self, s: &str) {
-        let composing = self.focus == Focus::Prompt && self.room().is_some();
+        let composing =
+            self.focus == Focus::Prompt && self.room().is_some() && self.table().is_none();
         match &mut self.modal {
             Some(Modal::Strategy(e)) => e.paste(s),
             Some(Modal::Search { text, .. })
@@ -255,7 +258,11 @@ impl SessionsView {
 
     fn focus_order(&self) -> Vec<Focus> {
         let mut v = vec![Focus::Invitations, Focus::Sessions, Focus::Feed];
-        // A room's compose line is always there.
+        // A room's compose line is always there; a table takes its keys
+        // in its one pane.
+        if self.table().is_some() {
+            return v;
+        }
         if self.prompt().is_some() || self.room().is_some() {
             v.push(Focus::Prompt);
         }
@@ -321,6 +328,11 @@ impl SessionsView {
                 Focus::Sessions => {
                     if let Msg::Command(c) = other {
                         fx = self.sessions_command(c, env);
+                    }
+                }
+                Focus::Feed | Focus::Prompt if self.table().is_some() => {
+                    if let Msg::Command(c) = other {
+                        fx = self.table_command(c);
                     }
                 }
                 Focus::Feed => {
@@ -523,6 +535,7 @@ impl Screen for SessionsView {
             Some(Modal::Coach(_)) => Context::Coach,
             None => match self.focus {
                 Focus::Invitations | Focus::Sessions => Context::List,
+                Focus::Feed | Focus::Prompt if self.table().is_some() => Context::Table,
                 Focus::Feed if self.room().is_some() => Context::Room,
                 Focus::Prompt if self.room().is_some() => Context::Text,
                 Focus::Feed => Context::Feed,

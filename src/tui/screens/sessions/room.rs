@@ -177,7 +177,12 @@ impl SessionsView {
         // A room this console just started (or attached) takes the keys.
         if fresh && att.room_live() && self.modal.is_none() {
             att.prompt = None;
-            self.focus = Focus::Prompt;
+            // A table's pane is where its keys go; a room's, its compose line.
+            self.focus = if att.table.is_some() {
+                Focus::Feed
+            } else {
+                Focus::Prompt
+            };
         }
     }
 
@@ -395,6 +400,12 @@ impl SessionsView {
             }
             room.note = Some(note.clone());
         }
+        let r = if note.0 {
+            Ok(note.1.clone())
+        } else {
+            Err(note.1.clone())
+        };
+        self.table_sent(&r);
         say(fx, note.0, note.1);
     }
 }

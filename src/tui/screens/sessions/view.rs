@@ -11,6 +11,7 @@ use crate::tui::panes::lists;
 use crate::tui::panes::prompt::{self, Prompt};
 use crate::tui::panes::room;
 use crate::tui::panes::snapshot;
+use crate::tui::panes::table;
 use crate::tui::screen::Paint;
 use ratatui::Frame;
 use ratatui::layout::{Constraint, Direction, Layout, Rect};
@@ -128,6 +129,47 @@ pub(super) fn draw(v: &SessionsView, f: &mut Frame, area: Rect, p: &Paint<'_>) {
 
 fn draw_right(v: &SessionsView, f: &mut Frame, area: Rect, p: &Paint<'_>) {
     let theme = p.theme;
+    if let Some(att) = v.attached.as_ref()
+        && let Some(t) = att.table.as_ref()
+    {
+        let active = v.modal.is_none() && !p.covered;
+        let status = att.session.get_str("status").unwrap_or("");
+        let ended = (!att.room_live()).then_some(status);
+        let waiting = if t.dealt() {
+            None
+        } else {
+            Some(if status.is_empty() {
+                "starting"
+            } else {
+                status
+            })
+        };
+        table::TablePaint {
+            name: &t.name,
+            title: &att.title(),
+            view: &t.view,
+            waiting,
+            kinds: &t.kinds,
+            nicks: &v.nicks,
+            log: &t.log,
+            pick: table::Pick {
+                cursor: t.cursor,
+                selected: Some(&t.selected),
+                bids: &t.bids,
+                bid_cursor: t.bid_cursor,
+                can_pass: t.can_pass,
+                waiting: t.waiting(),
+            },
+            note: t.note.as_ref(),
+            ended,
+            outcome: att.snapshot.get_str("outcome"),
+            mode: att.session.get_str("local_control_mode").unwrap_or(""),
+            keymap: p.keymap,
+            focused: active && matches!(v.focus, Focus::Feed | Focus::Prompt),
+        }
+        .draw(f, area, theme);
+        return;
+    }
     if let Some(att) = v.attached.as_ref()
         && let Some(r) = att.room.as_ref()
     {
@@ -274,6 +316,31 @@ pub(super) fn hints(v: &SessionsView) -> Vec<Command> {
             Command::Back,
         ],
         (Some(_), _) => vec![Command::Submit, Command::Back],
+        (None, Focus::Feed | Focus::Prompt) if v.table().is_some() => {
+            let bidding = v
+                .table()
+                .and_then(|t| t.view.as_ref().ok())
+                .is_some_and(|t| t.phase == "bidding" && t.your_turn());
+            if bidding {
+                vec![
+                    Command::Left,
+                    Command::Submit,
+                    Command::PassTurn,
+                    Command::FocusNext,
+                    Command::Help,
+                ]
+            } else {
+                vec![
+                    Command::SelectCard,
+                    Command::SelectGroup,
+                    Command::Submit,
+                    Command::PassTurn,
+                    Command::ClearSelection,
+                    Command::FocusNext,
+                    Command::Help,
+                ]
+            }
+        }
         (None, Focus::Feed) if v.room().is_some() => vec![
             Command::Compose,
             Command::SetTopic,

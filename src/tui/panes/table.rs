@@ -1,0 +1,974 @@
+//! A four-seat card table (four-player-landlord-v1) as its seat's files
+//! tell it: the round, phase and stake; every seat with its name, kind
+//! (you, a bot the host seated, a person), role, cards left, score and
+//! whose turn it is; the landlord and the revealed bottom; the play to
+//! beat and who made it; the table's log; your hand sorted and grouped by
+//! rank with the picked cards raised above the rest; and the action line
+//! (the bid choices, or how to play and pass). Drawn from a
+//! [`TableView`] (`session::table`) and the screen's pick; nothing here
+//! changes state. What a game's events say in the log is its adapter
+//! ([`event_text`]).
+
+use crate::json::{Map, Value};
+use crate::session::table::{Card, Play, TableView};
+use crate::tui::command::Command;
+use crate::tui::keymap::{Context, Keymap};
+use crate::tui::panes::room::{RoomKind, short_key};
+use crate::tui::theme::{Slot, Theme};
+use ratatui::Frame;
+use ratatui::layout::Rect;
+use ratatui::style::{Modifier, Style};
+use ratatui::text::{Line, Span};
+use ratatui::widgets::{Block, Borders, Paragraph};
+use std::collections::{BTreeMap, BTreeSet};
+
+/// Log entries a table keeps (the oldest go first).
+pub const MAX_LOG: usize = 300;
+
+/// Who sits in a seat, as far as the files tell.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SeatKind {
+    You,
+    /// A bot this side's host seated (`bots/` of its state dir).
+    Bot,
+    /// Not a bot of the host's: a member who joined.
+    Person,
+    /// This side cannot tell (a guest's view).
+    Unknown,
+}
+
+impl SeatKind {
+    fn word(self) -> &'static str {
+        match self {
+            // The name column says it.
+            SeatKind::You => "",
+            SeatKind::Bot => "bot",
+            SeatKind::Person => "person",
+            SeatKind::Unknown => "",
+        }
+    }
+}
+
+/// One entry of the table's log: a game event of a frame (details.jsonl),
+/// or a notice of the room (a refused action, a leader change).
+#[derive(Debug, Clone, PartialEq)]
+pub enum LogEntry {
+    Event {
+        time: String,
+        event: Map,
+    },
+    /// A room event `room::notice_text` says something of (named when
+    /// drawn, so nicknames that arrive later show).
+    Notice {
+        time: String,
+        event: Map,
+    },
+}
+
+impl LogEntry {
+    /// `HH:MM:SS`.
+    pub fn time(&self) -> &str {
+        match self {
+            LogEntry::Event { time, .. } | LogEntry::Notice { time, .. } => time,
+        }
+    }
+}
+
+/// The action line's state, from the screen.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct Pick<'a> {
+    /// Index of the cursor in the (sorted) hand.
+    pub cursor: usize,
+    /// Card ids picked.
+    pub selected: Option<&'a BTreeSet<String>>,
+    /// The bids the rules allow now, and the one the cursor is on.
+    pub bids: &'a [i64],
+    pub bid_cursor: usize,
+    /// The rules allow a pass now.
+    pub can_pass: bool,
+    /// An action is on its way to the table.
+    pub waiting: bool,
+}
+
+/// Everything the table pane draws from.
+pub struct TablePaint<'a> {
+    /// The protocol's name (`Four-player Landlord`).
+    pub name: &'a str,
+    /// The state dir's name.
+    pub title: &'a str,
+    pub view: &'a Result<TableView, String>,
+    /// Nothing dealt yet: the room is still seating (the status then).
+    pub waiting: Option<&'a str>,
+    pub kinds: &'a BTreeMap<String, SeatKind>,
+    pub nicks: &'a BTreeMap<String, String>,
+    pub log: &'a [LogEntry],
+    pub pick: Pick<'a>,
+    pub note: Option<&'a (bool, String)>,
+    /// The session's status when nothing sends from it any more.
+    pub ended: Option<&'a str>,
+    /// The round's outcome (snapshot.json), once completed.
+    pub outcome: Option<&'a str>,
+    /// This seat's control mode.
+    pub mode: &'a str,
+    pub keymap: &'a Keymap,
+    pub focused: bool,
+}
+
+/// What a game's event says in the log, if anything. `name` turns a public key into what the seats list calls it.
+pub fn event_text(alias: &str, ev: &Map, name: &dyn Fn(&str) -> String) -> Option<String> {
+    match alias {
+        "four-player-landlord-v1" => landlord_event(ev, name),
+        _ => {
+            let mut s = format!(
+                "{} {}",
+                ev.get_str("kind").unwrap_or("event"),
+                crate::json::canonical::to_string_ordered(&Value::Object(ev.clone()))
+            );
+            cut(&mut s, 160);
+            Some(s)
+        }
+    }
+}
+
+/// `bot-1 plays`, `you play`: a subject and its verb.
+fn does(who: String, verb: &str) -> String {
+    if who == "you" {
+        let base = match verb {
+            "is" => "are",
+            "passes" => "pass",
+            "takes" => "take",
+            v => v.strip_suffix('s').unwrap_or(v),
+        };
+        format!("you {base}")
+    } else {
+        format!("{who} {verb}")
+    }
+}
+
+fn landlord_event(ev: &Map, name: &dyn Fn(&str) -> String) -> Option<String> {
+    let who = |k: &str| name(ev.get_str(k).unwrap_or(""));
+    let int = |k: &str| ev.get(k).and_then(Value::as_i64).unwrap_or(0);
+    let cards = |k: &str| {
+        let mut c: Vec<Card> = ev
+            .get(k)
+            .and_then(Value::as_array)
+            .map(|a| {
+                a.iter()
+                    .take(64)
+                    .filter_map(|c| parse_card(c.as_object()?))
+                    .collect()
+            })
+            .unwrap_or_default();
+        crate::session::table::sort_cards(&mut c);
+        labels(&c)
+    };
+    Some(match ev.get_str("kind")? {
+        "bid" if int("value") == 0 => format!("{} the bid", does(who("public_key"), "passes")),
+        "bid" => format!("{} {}", does(who("public_key"), "bids"), int("value")),
+        "all_passed_redeal" => format!(
+            "everyone passed: the cards are dealt again (round {})",
+            int("round_number")
+        ),
+        "landlord_selected" => format!(
+            "{} the landlord for {} and takes the bottom: {}",
+            does(who("public_key"), "is"),
+            int("bid"),
+            cards("bottom")
+        ),
+        "play" => {
+            let combo = ev
+                .get("combination")
+                .and_then(Value::as_object)
+                .map(|c| c.get_str("kind").unwrap_or("").replace('_', " "))
+                .unwrap_or_default();
+            format!(
+                "{} {combo}: {}",
+                does(who("public_key"), "plays"),
+                cards("cards")
+            )
+        }
+        "pass" => does(who("public_key"), "passes"),
+        "trick_reset" => match who("public_key") {
+            w if w == "you" => "you take the trick and lead".to_owned(),
+            w => format!("{w} takes the trick and leads"),
+        },
+        "game_over" => {
+            let side = match ev.get_str("outcome") {
+                Some("landlord") => "the landlord wins",
+                Some("farmers") => "the farmers win",
+                _ => "the round is over",
+            };
+            let mut s = format!("{} went out: {side}", who("winner"));
+            if let Some(d) = ev.get("score_delta").and_then(Value::as_object) {
+                let parts: Vec<String> = d
+                    .iter()
+                    .take(8)
+                    .map(|(pk, v)| format!("{} {:+}", name(pk), v.as_i64().unwrap_or(0)))
+                    .collect();
+                s.push_str(&format!(" ({})", parts.join(", ")));
+            }
+            s
+        }
+        "member_rejoined" => format!("{} back", does(who("public_key"), "is")),
+        "member_disconnected" => format!(
+            "{} left the table ({})",
+            who("public_key"),
+            ev.get_str("reason").unwrap_or("no reason given")
+        ),
+        "round_restarted_after_leader_change" => format!(
+            "the leader changed: round {} is dealt again",
+            int("round_number")
+        ),
+        other => {
+            let mut s = format!("{other} {}", short_json(ev));
+            cut(&mut s, 160);
+            s
+        }
+    })
+}
+
+fn parse_card(o: &Map) -> Option<Card> {
+    let text = |k: &str| o.get_str(k).unwrap_or("").to_owned();
+    Some(Card {
+        rank: text("rank"),
+        value: o.get("value").and_then(Value::as_i64)?,
+        suit: text("suit"),
+        card_id: text("card_id"),
+        copy: o.get("copy").and_then(Value::as_i64).unwrap_or(0),
+    })
+}
+
+fn short_json(m: &Map) -> String {
+    let rest: Map = m
+        .iter()
+        .filter(|(k, _)| *k != "kind")
+        .map(|(k, v)| (k, v.clone()))
+        .collect();
+    crate::json::canonical::to_string_ordered(&Value::Object(rest))
+}
+
+/// `7♥ 7♠`.
+pub fn labels(cards: &[Card]) -> String {
+    cards.iter().map(Card::label).collect::<Vec<_>>().join(" ")
+}
+
+/// `pair of 7s`, `straight of 5 to J`, `triple of 9s with one`: what a
+/// play of a climbing game is, for people.
+pub fn play_words(p: &Play) -> String {
+    let top = p.cards.iter().find(|c| c.value == p.primary);
+    let rank = top
+        .map(Card::rank_word)
+        .unwrap_or_else(|| p.primary.to_string());
+    match p.kind.as_str() {
+        "single" => rank,
+        "pair" | "triple" => format!("{} of {rank}s", p.kind),
+        "triple_single" => format!("triple of {rank}s with one"),
+        "triple_pair" => format!("triple of {rank}s with a pair"),
+        "straight" | "pair_straight" | "airplane" | "airplane_single" | "airplane_pair" => {
+            format!("{} to {rank}", p.kind_words())
+        }
+        "bomb" => format!("bomb of {} {rank}s", p.length),
+        "joker_bomb" => format!("joker bomb of {}", p.length),
+        _ => p.kind_words(),
+    }
+}
+
+/// Where each card of a hand goes: rows of (index, column), `width` cells
+/// wide. A card takes a lead cell (the cursor's mark) and its label; a new
+/// rank starts one cell further on.
+pub fn hand_layout(hand: &[Card], width: u16) -> Vec<Vec<(usize, u16)>> {
+    let width = width.max(6);
+    let mut rows: Vec<Vec<(usize, u16)>> = Vec::new();
+    let mut row: Vec<(usize, u16)> = Vec::new();
+    let mut x: u16 = 0;
+    for (i, c) in hand.iter().enumerate() {
+        let w = 1 + c.label().chars().count() as u16;
+        let gap = u16::from(i > 0 && hand[i - 1].value != c.value && !row.is_empty());
+        if !row.is_empty() && x + gap + w > width {
+            rows.push(std::mem::take(&mut row));
+            x = 0;
+        }
+        let at = if row.is_empty() { 0 } else { x + gap };
+        row.push((i, at));
+        x = at + w;
+    }
+    if !row.is_empty() {
+        rows.push(row);
+    }
+    rows
+}
+
+fn card_style(theme: &Theme, c: &Card) -> Style {
+    if c.is_red() {
+        theme.fg(Slot::Error)
+    } else {
+        theme.text()
+    }
+}
+
+fn cut(s: &mut String, max: usize) {
+    if s.chars().count() > max {
+        let c: String = s.chars().take(max.saturating_sub(1)).collect();
+        *s = c + "…";
+    }
+}
+
+fn pad(s: &str, w: usize) -> String {
+    let mut s = s.to_owned();
+    cut(&mut s, w);
+    format!("{s:<w$}")
+}
+
+impl TablePaint<'_> {
+    fn you(&self) -> &str {
+        self.view.as_ref().map(|v| v.you.as_str()).unwrap_or("")
+    }
+
+    /// What the table calls a seat's player: `you`, a nickname, else a
+    /// short key.
+    pub fn name(&self, pk: &str) -> String {
+        if pk.is_empty() {
+            return "?".into();
+        }
+        if pk == self.you() {
+            return "you".into();
+        }
+        match self.nicks.get(pk) {
+            Some(n) if !n.is_empty() => n.clone(),
+            _ => short_key(pk),
+        }
+    }
+
+    /// A player with their seat: `bot-2 (seat 2)`.
+    fn who(&self, pk: &str) -> String {
+        let seat = self
+            .view
+            .as_ref()
+            .ok()
+            .and_then(|v| v.seat_of(pk))
+            .and_then(|s| s.seat);
+        match seat {
+            Some(n) if pk != self.you() => format!("{} (seat {n})", self.name(pk)),
+            _ => self.name(pk),
+        }
+    }
+
+    fn key(&self, c: Command) -> String {
+        self.keymap
+            .key_for(Context::Table, c)
+            .unwrap_or_else(|| c.name().to_owned())
+    }
+
+    pub fn draw(&self, f: &mut Frame, area: Rect, theme: &Theme) {
+        let facts = self.facts();
+        let block = Block::default()
+            .borders(Borders::ALL)
+            .border_style(theme.border(self.focused))
+            .title(Span::styled(
+                format!(" {} {}", self.name, self.title),
+                theme.title(),
+            ))
+            .title_bottom(Line::from(Span::styled(
+                format!(" {facts} "),
+                theme.muted(),
+            )));
+        let inner = block.inner(area);
+        f.render_widget(block, area);
+        let w = inner.width;
+        let v = match (self.view, self.waiting) {
+            (_, Some(status)) => {
+                let lines = vec![
+                    Line::from(Span::styled(
+                        format!("waiting for the table to deal ({status})…"),
+                        theme.muted(),
+                    )),
+                    Line::from(Span::styled(
+                        "four seats are taken first; bots fill the empty ones when the host seated them",
+                        theme.muted(),
+                    )),
+                ];
+                f.render_widget(
+                    Paragraph::new(lines).wrap(ratatui::widgets::Wrap { trim: true }),
+                    inner,
+                );
+                return;
+            }
+            (Err(why), None) => {
+                let lines = vec![
+                    Line::from(Span::styled(
+                        format!("the table's view is unreadable: {why}"),
+                        theme.fg(Slot::Error),
+                    )),
+                    Line::from(Span::styled(
+                        "it is shown again with the next good snapshot.json",
+                        theme.muted(),
+                    )),
+                ];
+                f.render_widget(
+                    Paragraph::new(lines).wrap(ratatui::widgets::Wrap { trim: true }),
+                    inner,
+                );
+                return;
+            }
+            (Ok(v), None) => v,
+        };
+        let mut top: Vec<Line<'static>> = Vec::new();
+        top.push(self.state_line(theme, v));
+        top.extend(self.seat_lines(theme, v, w));
+        top.extend(self.board_lines(theme, v, w));
+        let hand = self.hand_lines(theme, v, w);
+        let action = self.action_lines(theme, v, w);
+        let fixed = (top.len() + hand.len() + action.len()) as u16;
+        let log_h = inner.height.saturating_sub(fixed);
+        let mut lines = top;
+        lines.extend(self.log_lines(theme, log_h as usize, w));
+        lines.extend(hand);
+        lines.extend(action);
+        f.render_widget(Paragraph::new(lines), inner);
+    }
+
+    /// The border's facts: the session's state and this seat's mode.
+    fn facts(&self) -> String {
+        let mut facts = Vec::new();
+        match self.ended {
+            Some(s) => facts.push(s.to_owned()),
+            None => facts.push("live".to_owned()),
+        }
+        if !self.mode.is_empty() {
+            facts.push(format!("mode {}", self.mode));
+        }
+        if let Ok(v) = self.view
+            && let Some(s) = v.you_seat
+        {
+            facts.push(format!("you: seat {s}"));
+        }
+        facts.join(" · ")
+    }
+
+    fn state_line(&self, theme: &Theme, v: &TableView) -> Line<'static> {
+        let mut spans = Vec::new();
+        if let Some(r) = v.round {
+            spans.push(Span::styled(format!("round {r}"), theme.text()));
+            spans.push(Span::styled(" · ", theme.muted()));
+        }
+        spans.push(Span::styled(
+            v.phase.clone(),
+            theme.accent().add_modifier(Modifier::BOLD),
+        ));
+        let turn = if v.phase == "completed" {
+            let o = match self.outcome {
+                Some("landlord") => "the landlord won",
+                Some("farmers") => "the farmers won",
+                _ => "round over",
+            };
+            Span::styled(format!(" · {o}"), theme.fg(Slot::Ok))
+        } else if v.your_turn() {
+            Span::styled(
+                " · your turn",
+                theme.fg(Slot::Warn).add_modifier(Modifier::BOLD),
+            )
+        } else if !v.current.is_empty() {
+            Span::styled(
+                format!(" · {} to play", self.who(&v.current)),
+                theme.muted(),
+            )
+        } else {
+            Span::raw("")
+        };
+        spans.push(turn);
+        if let Some(l) = v.landlord()
+            && v.phase != "bidding"
+        {
+            let bombs = match l.bombs {
+                0 => String::new(),
+                1 => ", 1 bomb".into(),
+                n => format!(", {n} bombs"),
+            };
+            spans.push(Span::styled(
+                format!(
+                    " · stake ×{} (bid {}{bombs})",
+                    l.base(),
+                    l.highest_bid.max(1)
+                ),
+                theme.muted(),
+            ));
+        }
+        if !v.notice.is_empty() {
+            spans.push(Span::styled(
+                format!(" · {}", v.notice),
+                theme.fg(Slot::Warn),
+            ));
+        }
+        Line::from(spans)
+    }
+
+    fn seat_lines(&self, theme: &Theme, v: &TableView, w: u16) -> Vec<Line<'static>> {
+        // marker, seat, name, kind, role or bid, cards, score.
+        let name_w = (w as usize).saturating_sub(36).clamp(9, 20);
+        v.seats
+            .iter()
+            .map(|s| {
+                let turn = v.current == s.public_key && v.phase != "completed";
+                let kind =
+                    self.kinds
+                        .get(&s.public_key)
+                        .copied()
+                        .unwrap_or(if s.public_key == v.you {
+                            SeatKind::You
+                        } else {
+                            SeatKind::Unknown
+                        });
+                let role = if v.phase == "bidding" || s.role == "unassigned" || s.role.is_empty() {
+                    match s.bid {
+                        Some(0) => "bid pass".to_owned(),
+                        Some(b) => format!("bid {b}"),
+                        None => String::new(),
+                    }
+                } else {
+                    s.role.clone()
+                };
+                let seat = s.seat.map(|n| n.to_string()).unwrap_or_else(|| "?".into());
+                let name = if kind == SeatKind::You {
+                    "you".to_owned()
+                } else {
+                    self.name(&s.public_key)
+                };
+                let cards = s
+                    .cards_left
+                    .map(|n| format!("{n:>2} cards"))
+                    .unwrap_or_default();
+                let score = s.score.map(|n| format!("{n:+}")).unwrap_or_default();
+                let mine = kind == SeatKind::You;
+                let base = if mine { theme.accent() } else { theme.text() };
+                let role_style = if s.role == "landlord" {
+                    theme.fg(Slot::Warn).add_modifier(Modifier::BOLD)
+                } else {
+                    theme.muted()
+                };
+                Line::from(vec![
+                    Span::styled(
+                        if turn { "▶" } else { " " },
+                        theme.fg(Slot::Warn).add_modifier(Modifier::BOLD),
+                    ),
+                    Span::styled(format!("{seat:>2} "), theme.muted()),
+                    Span::styled(pad(&name, name_w), base.add_modifier(Modifier::BOLD)),
+                    Span::styled(format!(" {:<6} ", kind.word()), theme.muted()),
+                    Span::styled(pad(&role, 8), role_style),
+                    Span::styled(format!(" {cards:>8} "), base),
+                    Span::styled(format!("{score:>5}"), base),
+                ])
+            })
+            .collect()
+    }
+
+    fn board_lines(&self, theme: &Theme, v: &TableView, w: u16) -> Vec<Line<'static>> {
+        let Some(l) = v.landlord() else {
+            return Vec::new();
+        };
+        let label = |s: &str| Span::styled(format!("{s:<9}"), theme.muted());
+        let mut out = Vec::new();
+        if v.phase == "bidding" {
+            let high = if l.highest_bid > 0 {
+                format!(
+                    "highest bid {} by {}",
+                    l.highest_bid,
+                    self.who(&l.highest_bidder)
+                )
+            } else {
+                "no bid yet".to_owned()
+            };
+            let mut spans = vec![label("bidding"), Span::styled(high, theme.text())];
+            let more = " · the highest bidder takes the bottom and leads";
+            if spans_width(&spans) + more.chars().count() <= w as usize {
+                spans.push(Span::styled(more, theme.muted()));
+            }
+            out.push(Line::from(spans));
+            return out;
+        }
+        let mut spans = vec![
+            label("landlord"),
+            Span::styled(
+                self.who(&l.landlord),
+                theme.fg(Slot::Warn).add_modifier(Modifier::BOLD),
+            ),
+        ];
+        if !l.bottom.is_empty() {
+            spans.push(Span::styled(" · bottom ", theme.muted()));
+            let room = (w as usize).saturating_sub(spans_width(&spans));
+            spans.extend(card_spans(theme, &l.bottom, room));
+        }
+        out.push(Line::from(spans));
+        let mut spans = vec![label("to beat")];
+        match &l.last_play {
+            Some(p) => {
+                spans.push(Span::styled(
+                    format!("{}: {} ", self.who(&p.public_key), play_words(p)),
+                    theme.text(),
+                ));
+                let room = (w as usize).saturating_sub(spans_width(&spans));
+                spans.extend(card_spans(theme, &p.cards, room));
+            }
+            None if v.phase == "playing" => spans.push(Span::styled(
+                format!("nothing: {} leads any combination", self.who(&v.current)),
+                theme.muted(),
+            )),
+            None => spans.push(Span::styled("—", theme.muted())),
+        }
+        out.push(Line::from(spans));
+        out
+    }
+
+    fn log_lines(&self, theme: &Theme, h: usize, w: u16) -> Vec<Line<'static>> {
+        if h == 0 {
+            return Vec::new();
+        }
+        let alias = self.view.as_ref().map(|v| v.alias.as_str()).unwrap_or("");
+        let name = |pk: &str| self.name(pk);
+        let mut out: Vec<Line<'static>> = Vec::new();
+        for e in self.log.iter().rev() {
+            if out.len() >= h {
+                break;
+            }
+            let (text, style) = match e {
+                LogEntry::Event { event, .. } => match event_text(alias, event, &name) {
+                    Some(t) => (t, theme.text()),
+                    None => continue,
+                },
+                LogEntry::Notice { event, .. } => {
+                    match crate::tui::panes::room::notice_text(event, RoomKind::Other, &name) {
+                        Some((t, true)) => (t, theme.fg(Slot::Error)),
+                        Some((t, false)) => (t, theme.fg(Slot::System)),
+                        None => continue,
+                    }
+                }
+            };
+            let mut text = text;
+            cut(&mut text, (w as usize).saturating_sub(9).max(1));
+            out.push(Line::from(vec![
+                Span::styled(format!("{} ", e.time()), theme.muted()),
+                Span::styled(text, style),
+            ]));
+        }
+        if out.is_empty() {
+            out.push(Line::from(Span::styled(
+                "the table's log is empty so far",
+                theme.muted(),
+            )));
+        }
+        out.reverse();
+        // The log sits at the bottom of its space, over the hand.
+        let mut lines = vec![Line::raw(""); h.saturating_sub(out.len())];
+        lines.extend(out);
+        lines
+    }
+
+    fn hand_lines(&self, theme: &Theme, v: &TableView, w: u16) -> Vec<Line<'static>> {
+        let empty = BTreeSet::new();
+        let selected = self.pick.selected.unwrap_or(&empty);
+        let picked: Vec<Card> = v
+            .hand
+            .iter()
+            .filter(|c| selected.contains(&c.card_id))
+            .cloned()
+            .collect();
+        let mut head = vec![
+            Span::styled("your hand ", theme.muted()),
+            Span::styled(format!("{} cards", v.hand.len()), theme.text()),
+        ];
+        if !picked.is_empty() {
+            head.push(Span::styled(
+                format!(" · picked {}: {}", picked.len(), labels(&picked)),
+                theme.accent(),
+            ));
+        }
+        let mut out = vec![Line::from(head)];
+        if v.hand.is_empty() {
+            return out;
+        }
+        for row in hand_layout(&v.hand, w) {
+            // Picked cards are raised onto the upper line.
+            let mut up: Vec<Span<'static>> = Vec::new();
+            let mut down: Vec<Span<'static>> = Vec::new();
+            let (mut x_up, mut x_down) = (0u16, 0u16);
+            for (i, x) in row {
+                let c = &v.hand[i];
+                let raised = selected.contains(&c.card_id);
+                let cursor = i == self.pick.cursor && self.focused;
+                let (line, at) = if raised {
+                    (&mut up, &mut x_up)
+                } else {
+                    (&mut down, &mut x_down)
+                };
+                if x > *at {
+                    line.push(Span::raw(" ".repeat((x - *at) as usize)));
+                }
+                let mark = if cursor { "›" } else { " " };
+                line.push(Span::styled(
+                    mark,
+                    theme.accent().add_modifier(Modifier::BOLD),
+                ));
+                let mut style = card_style(theme, c).add_modifier(Modifier::BOLD);
+                if cursor {
+                    style = theme.cursor();
+                } else if raised {
+                    style = style.add_modifier(Modifier::UNDERLINED);
+                }
+                let label = c.label();
+                *at = x + 1 + label.chars().count() as u16;
+                line.push(Span::styled(label, style));
+            }
+            out.push(Line::from(up));
+            out.push(Line::from(down));
+        }
+        out
+    }
+
+    fn action_lines(&self, theme: &Theme, v: &TableView, w: u16) -> Vec<Line<'static>> {
+        let muted = theme.muted();
+        let mut line: Vec<Span<'static>> = Vec::new();
+        if let Some(s) = self.ended {
+            line.push(Span::styled(
+                format!("this table has ended here ({s}): nothing more is sent"),
+                muted,
+            ));
+        } else if v.phase == "completed" {
+            line.push(Span::styled("the round is over", muted));
+        } else if self.pick.waiting {
+            line.push(Span::styled(
+                "your action is on its way: waiting for the table…",
+                theme.fg(Slot::Warn),
+            ));
+        } else if !v.your_turn() {
+            line.push(Span::styled(
+                format!(
+                    "waiting for {} · you may pick cards meanwhile",
+                    self.who(&v.current)
+                ),
+                muted,
+            ));
+        } else if v.phase == "bidding" {
+            line.push(Span::styled(
+                "your bid ",
+                theme.fg(Slot::Warn).add_modifier(Modifier::BOLD),
+            ));
+            for (n, b) in self.pick.bids.iter().enumerate() {
+                let what = if *b == 0 {
+                    "pass".to_owned()
+                } else {
+                    format!("bid {b}")
+                };
+                let text = format!("{} {what}", n + 1);
+                let style = if n == self.pick.bid_cursor {
+                    theme.cursor()
+                } else {
+                    theme.accent()
+                };
+                line.push(Span::styled(format!("[{text}]"), style));
+                line.push(Span::raw(" "));
+            }
+            line.push(Span::styled(
+                format!("{} bids the marked one", self.key(Command::Submit)),
+                muted,
+            ));
+        } else {
+            line.push(Span::styled(
+                "your turn ",
+                theme.fg(Slot::Warn).add_modifier(Modifier::BOLD),
+            ));
+            let mut keys = vec![
+                format!("{} picks", self.key(Command::SelectCard)),
+                format!("{} picks the rank", self.key(Command::SelectGroup)),
+                format!("{} plays", self.key(Command::Submit)),
+            ];
+            if self.pick.can_pass {
+                keys.push(format!("{} passes", self.key(Command::PassTurn)));
+            }
+            for (i, k) in keys.into_iter().enumerate() {
+                let sep = if i == 0 { "" } else { " · " };
+                line.push(Span::styled(format!("{sep}{k}"), muted));
+            }
+        }
+        let mut out = wrap_spans(line, w);
+        if let Some((ok, text)) = self.note {
+            let mut t = text.clone();
+            cut(&mut t, (w as usize).max(1));
+            out.push(Line::from(Span::styled(
+                t,
+                if *ok {
+                    theme.fg(Slot::Ok)
+                } else {
+                    theme.fg(Slot::Error)
+                },
+            )));
+        }
+        out
+    }
+}
+
+/// Spans broken into lines of at most `width` cells, between spans.
+fn wrap_spans(spans: Vec<Span<'static>>, width: u16) -> Vec<Line<'static>> {
+    let width = usize::from(width.max(1));
+    let mut out: Vec<Line<'static>> = Vec::new();
+    let mut line: Vec<Span<'static>> = Vec::new();
+    let mut used = 0;
+    for sp in spans {
+        let n = sp.width();
+        if used + n > width && !line.is_empty() {
+            out.push(Line::from(std::mem::take(&mut line)));
+            used = 0;
+        }
+        // A line does not start with the space or the `·` between two
+        // spans.
+        let sp = if line.is_empty() && sp.content.starts_with(' ') {
+            let trimmed = sp.content.trim_start();
+            let trimmed = trimmed.strip_prefix("· ").unwrap_or(trimmed).to_owned();
+            Span::styled(trimmed, sp.style)
+        } else {
+            sp
+        };
+        used += sp.width();
+        line.push(sp);
+    }
+    if !line.is_empty() || out.is_empty() {
+        out.push(Line::from(line));
+    }
+    out
+}
+
+fn spans_width(spans: &[Span<'_>]) -> usize {
+    spans.iter().map(Span::width).sum()
+}
+
+/// Cards as spans within `room` cells (`…` when they do not fit).
+fn card_spans(theme: &Theme, cards: &[Card], room: usize) -> Vec<Span<'static>> {
+    let mut out = Vec::new();
+    let mut used = 0;
+    for (i, c) in cards.iter().enumerate() {
+        let label = c.label();
+        let need = label.chars().count() + usize::from(i > 0);
+        if used + need + 2 > room && i + 1 < cards.len() {
+            out.push(Span::styled(" …", theme.muted()));
+            break;
+        }
+        if i > 0 {
+            out.push(Span::raw(" "));
+        }
+        out.push(Span::styled(
+            label,
+            card_style(theme, c).add_modifier(Modifier::BOLD),
+        ));
+        used += need;
+    }
+    out
+}
+
+/// The time (`HH:MM:SS`) of a record's `ts`.
+pub fn time_of(m: &Map) -> String {
+    m.get_str("ts")
+        .and_then(|t| t.get(11..19))
+        .unwrap_or("--:--:--")
+        .to_owned()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::obj;
+
+    fn card(rank: &str, value: i64, suit: &str) -> Card {
+        Card {
+            rank: rank.into(),
+            value,
+            suit: suit.into(),
+            card_id: format!("{rank}{suit}"),
+            copy: 0,
+        }
+    }
+
+    #[test]
+    fn a_hand_wraps_by_width_and_leaves_a_cell_between_ranks() {
+        let hand = vec![
+            card("7", 7, "hearts"),
+            card("7", 7, "spades"),
+            card("10", 10, "clubs"),
+            card("Red Joker", 17, "joker"),
+        ];
+        // 7♥ at 0, 7♠ at 3, a gap, 10♣ at 7, a gap, RJ at 12.
+        assert_eq!(
+            hand_layout(&hand, 80),
+            vec![vec![(0, 0), (1, 3), (2, 7), (3, 12)]]
+        );
+        let rows = hand_layout(&hand, 8);
+        assert_eq!(rows.len(), 2);
+        assert_eq!(rows[1][0], (2, 0));
+        // Every card is laid out once, however narrow.
+        assert_eq!(hand_layout(&hand, 1).iter().map(Vec::len).sum::<usize>(), 4);
+    }
+
+    #[test]
+    fn landlord_events_read_as_sentences() {
+        let name = |pk: &str| format!("<{pk}>");
+        let c = |r: &str, v: i64, s: &str| {
+            Value::Object(
+                obj! { "rank" => r, "value" => v, "suit" => s, "card_id" => "x", "copy" => 0 },
+            )
+        };
+        let ev = obj! {
+            "kind" => "play", "public_key" => "a", "seat" => 0,
+            "cards" => vec![c("7", 7, "spades"), c("7", 7, "hearts")],
+            "combination" => obj! { "kind" => "pair", "primary" => 7, "length" => 2, "tier" => 0 },
+        };
+        let alias = "four-player-landlord-v1";
+        assert_eq!(
+            event_text(alias, &ev, &name).unwrap(),
+            "<a> plays pair: 7♥ 7♠"
+        );
+        let bid = obj! { "kind" => "bid", "public_key" => "b", "value" => 0 };
+        assert_eq!(
+            event_text(alias, &bid, &name).unwrap(),
+            "<b> passes the bid"
+        );
+        let over = obj! {
+            "kind" => "game_over", "outcome" => "farmers", "winner" => "a",
+            "score_delta" => obj! { "a" => 2, "b" => -6 },
+        };
+        assert_eq!(
+            event_text(alias, &over, &name).unwrap(),
+            "<a> went out: the farmers win (<a> +2, <b> -6)"
+        );
+        assert!(event_text(alias, &obj! { "no" => "kind" }, &name).is_none());
+        // Your own moves read as you say them.
+        let you = |_: &str| "you".to_owned();
+        assert_eq!(
+            event_text(alias, &ev, &you).unwrap(),
+            "you play pair: 7♥ 7♠"
+        );
+        let lead = obj! { "kind" => "trick_reset", "public_key" => "a" };
+        assert_eq!(
+            event_text(alias, &lead, &you).unwrap(),
+            "you take the trick and lead"
+        );
+    }
+
+    #[test]
+    fn plays_are_named_as_players_say_them() {
+        let p = Play {
+            public_key: "a".into(),
+            seat: Some(0),
+            cards: vec![card("Q", 12, "clubs"), card("Q", 12, "hearts")],
+            kind: "pair".into(),
+            primary: 12,
+            length: 2,
+            tier: 0,
+        };
+        assert_eq!(play_words(&p), "pair of Qs");
+        let s = Play {
+            kind: "straight".into(),
+            primary: 11,
+            length: 5,
+            cards: vec![card("J", 11, "clubs")],
+            ..p
+        };
+        assert_eq!(play_words(&s), "straight of 5 to J");
+    }
+}

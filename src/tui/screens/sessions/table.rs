@@ -1,0 +1,627 @@
+//! The attached session when it is a card table (a protocol of
+//! `protocols::tables::TABLES` with a view in `session::table`): the seat's
+//! typed view, the cards picked in the hand, the table's log (the game's
+//! events from details.jsonl, the room's notices from events.jsonl), who
+//! sits where (the host's `bots/`), and the actions: a play of the picked
+//! cards, a bid, a pass. Only what the table's rules allow now is sent
+//! (`Table::is_legal_selection`, `Table::legal_actions`); anything else is
+//! refused with the reason. An action is queued in the room's
+//! `group-actions.jsonl` by a task, exactly as `palaver session action`
+//! queues it, and its result comes back as `Report::RoomAction`.
+
+use super::{Attached, SessionsView, say};
+use crate::json::{Map, Value};
+use crate::obj;
+use crate::protocols::tables;
+use crate::session::table::{Card, Play, TableView};
+use crate::tui::command::Command;
+use crate::tui::effect::{Effects, SessionTask};
+use crate::tui::panes::room::{self, RoomKind};
+use crate::tui::panes::table::{self as pane, LogEntry, MAX_LOG, SeatKind};
+use std::collections::{BTreeMap, BTreeSet};
+
+/// Cards a hand may hold for the console to ask the rules about it (a
+/// landlord holds at most 33).
+const MAX_HAND: usize = 128;
+
+/// What the console keeps of an attached table besides its files.
+#[derive(Debug, Clone)]
+pub struct TableState {
+    pub alias: String,
+    /// The protocol's name (`Four-player Landlord`).
+    pub name: String,
+    /// The seat's view as the snapshot has it (the rules read this).
+    pub raw: Value,
+    pub view: Result<TableView, String>,
+    /// The frame the view is of (`group.seq`).
+    pub seq: Option<i64>,
+    /// The hand's cursor (an index into the sorted hand).
+    pub cursor: usize,
+    /// Card ids picked.
+    pub selected: BTreeSet<String>,
+    /// The bids the rules allow now, and the one the cursor is on.
+    pub bids: Vec<i64>,
+    pub bid_cursor: usize,
+    /// The rules allow a pass now.
+    pub can_pass: bool,
+    pub log: Vec<LogEntry>,
+    /// The last action's result, or why one was refused.
+    pub note: Option<(bool, String)>,
+    /// An action was queued at this frame and the table has not moved
+    /// since (`Some(None)`: queued before any frame).
+    pub sent_at: Option<Option<i64>>,
+    /// The bots the host seated: (member id, seat).
+    pub bots: Vec<(String, Option<i64>)>,
+    /// What sits in each seat, by public key.
+    pub kinds: BTreeMap<String, SeatKind>,
+}
+
+/// What a watch update says that a table needs.
+pub(super) struct TableNews {
+    pub snapshot: bool,
+    pub session: bool,
+    /// New details.jsonl records.
+    pub details: Vec<Map>,
+    /// New room events (refused actions, leader changes).
+    pub events: Vec<Map>,
+    pub bots: Option<Vec<(String, Option<i64>)>>,
+}
+
+/// The table alias of a protocol id, when palaver can show it as a table.
+pub fn table_alias(pid: &str) -> Option<String> {
+    let alias = crate::library::Library::bundled()
+        .entries()
+        .iter()
+        .find(|e| e.protocol_id == pid)?
+        .alias
+        .clone();
+    (tables::TABLES.contains(&alias.as_str())
+        && crate::session::table::VIEWS.contains(&alias.as_str()))
+    .then_some(alias)
+}
+
+impl TableState {
+    fn new(alias: String) -> TableState {
+        let name = crate::library::bundled_spec(&alias)
+            .and_then(|s| s.name())
+            .unwrap_or("Table")
+            .to_owned();
+        TableState {
+            alias,
+            name,
+            raw: Value::Null,
+            view: Err("nothing dealt yet".into()),
+            seq: None,
+            cursor: 0,
+            selected: BTreeSet::new(),
+            bids: Vec::new(),
+            bid_cursor: 0,
+            can_pass: false,
+            log: Vec::new(),
+            note: None,
+            sent_at: None,
+            bots: Vec::new(),
+            kinds: BTreeMap::new(),
+        }
+    }
+
+    /// Has the table dealt (is there a view)?
+    pub fn dealt(&self) -> bool {
+        matches!(&self.raw, Value::Object(m) if !m.is_empty())
+    }
+
+    pub fn waiting(&self) -> bool {
+        self.sent_at.is_some()
+    }
+
+    fn rules(&self, options: &Map) -> Option<Box<dyn tables::Table>> {
+        tables::table_for_alias(&self.alias, options)
+    }
+
+    fn hand(&self) -> &[Card] {
+        self.view.as_ref().map(|v| v.hand.as_slice()).unwrap_or(&[])
+    }
+
+    /// Takes a new snapshot: the view, the legal actions, the pick kept
+    /// on the cards still in the hand.
+    fn take_snapshot(&mut self, snapshot: &Map, options: &Map) {
+        let at_cursor = self.hand().get(self.cursor).map(|c| c.card_id.clone());
+        self.raw = snapshot.get("group_view").cloned().unwrap_or(Value::Null);
+        self.seq = snapshot
+            .get("group")
+            .and_then(|g| g.get("seq"))
+            .and_then(Value::as_i64);
+        let held = self
+            .raw
+            .get("my_hand")
+            .and_then(Value::as_array)
+            .map_or(0, Vec::len);
+        self.view = if !self.dealt() {
+            Err("nothing dealt yet".into())
+        } else if held > MAX_HAND {
+            // The rules' search over a hand grows with its size: a view no
+            // table deals is not handed to them.
+            Err(format!(
+                "its hand holds {held} cards, more than a table deals ({MAX_HAND})"
+            ))
+        } else {
+            TableView::parse(&self.alias, &self.raw)
+        };
+        let legal = match (&self.view, self.rules(options)) {
+            (Ok(_), Some(r)) => r.legal_actions(&self.raw),
+            _ => Vec::new(),
+        };
+        self.bids = legal
+            .iter()
+            .filter(|a| a.get_str("kind") == Some("bid"))
+            .filter_map(|a| a.get("value").and_then(Value::as_i64))
+            .collect();
+        self.bid_cursor = self.bid_cursor.min(self.bids.len().saturating_sub(1));
+        self.can_pass = legal.iter().any(|a| a.get_str("kind") == Some("pass"));
+        let ids: BTreeSet<String> = self.hand().iter().map(|c| c.card_id.clone()).collect();
+        self.selected.retain(|id| ids.contains(id));
+        self.cursor = at_cursor
+            .and_then(|id| self.hand().iter().position(|c| c.card_id == id))
+            .unwrap_or(self.cursor)
+            .min(self.hand().len().saturating_sub(1));
+        // The table moved on: whatever was sent has been taken (or refused).
+        if self.sent_at.is_some_and(|at| at != self.seq) {
+            self.sent_at = None;
+        }
+    }
+
+    /// Adds an entry in time order (frames and notices come from two
+    /// files, read in one go).
+    fn push_log(&mut self, e: LogEntry) {
+        let at = self.log.partition_point(|x| x.time() <= e.time());
+        self.log.insert(at, e);
+        let over = self.log.len().saturating_sub(MAX_LOG);
+        self.log.drain(..over);
+    }
+
+    /// Who sits where: you, the host's bots, and (on the host's side)
+    /// people; a guest cannot tell bots from people.
+    fn seat_kinds(&mut self, snapshot: &Map, host_side: bool) {
+        let Ok(v) = &self.view else {
+            return;
+        };
+        let members: Vec<(String, String, Option<i64>)> = snapshot
+            .get("group")
+            .and_then(|g| g.get("members"))
+            .and_then(Value::as_array)
+            .map(|a| {
+                a.iter()
+                    .take(64)
+                    .map(|m| {
+                        (
+                            m.get_str("member_id").unwrap_or("").to_owned(),
+                            m.get_str("public_key").unwrap_or("").to_owned(),
+                            m.get("seat").and_then(Value::as_i64),
+                        )
+                    })
+                    .collect()
+            })
+            .unwrap_or_default();
+        let mut kinds = BTreeMap::new();
+        for s in &v.seats {
+            let member = members.iter().find(|m| m.1 == s.public_key);
+            let bot = self.bots.iter().any(|(id, seat)| match member {
+                Some((mid, _, _)) if !mid.is_empty() => mid == id,
+                _ => seat.is_some() && *seat == s.seat,
+            });
+            let kind = if s.public_key == v.you {
+                SeatKind::You
+            } else if bot {
+                SeatKind::Bot
+            } else if host_side {
+                SeatKind::Person
+            } else {
+                SeatKind::Unknown
+            };
+            kinds.insert(s.public_key.clone(), kind);
+        }
+        self.kinds = kinds;
+    }
+
+    /// Moves the cursor to the first card of the previous (`-1`) or next
+    /// (`1`) rank.
+    fn jump_rank(&mut self, dir: i32) {
+        let hand = self.hand();
+        let Some(here) = hand.get(self.cursor).map(|c| c.value) else {
+            return;
+        };
+        let target = if dir < 0 {
+            let prev = hand[..self.cursor]
+                .iter()
+                .rev()
+                .find(|c| c.value != here)
+                .map(|c| c.value);
+            prev.and_then(|v| hand.iter().position(|c| c.value == v))
+        } else {
+            hand.iter()
+                .enumerate()
+                .skip(self.cursor)
+                .find(|(_, c)| c.value != here)
+                .map(|(i, _)| i)
+        };
+        if let Some(i) = target {
+            self.cursor = i;
+        }
+    }
+
+    fn toggle_card(&mut self) {
+        if let Some(id) = self.hand().get(self.cursor).map(|c| c.card_id.clone())
+            && !self.selected.remove(&id)
+        {
+            self.selected.insert(id);
+        }
+    }
+
+    /// Picks every card of the cursor's rank, or unpicks them all when
+    /// they are all picked.
+    fn toggle_rank(&mut self) {
+        let Some(v) = self.hand().get(self.cursor).map(|c| c.value) else {
+            return;
+        };
+        let ids: Vec<String> = self
+            .hand()
+            .iter()
+            .filter(|c| c.value == v)
+            .map(|c| c.card_id.clone())
+            .collect();
+        if ids.iter().all(|id| self.selected.contains(id)) {
+            for id in &ids {
+                self.selected.remove(id);
+            }
+        } else {
+            self.selected.extend(ids);
+        }
+    }
+
+    /// The picked cards' ids, in hand order.
+    fn picked_ids(&self) -> Vec<String> {
+        self.hand()
+            .iter()
+            .filter(|c| self.selected.contains(&c.card_id))
+            .map(|c| c.card_id.clone())
+            .collect()
+    }
+}
+
+/// What the table calls a player: you, a nickname, else a short key; with
+/// the seat.
+fn who(v: &TableView, nicks: &BTreeMap<String, String>, pk: &str) -> String {
+    if pk == v.you {
+        return "you".into();
+    }
+    let name = match nicks.get(pk) {
+        Some(n) if !n.is_empty() => n.clone(),
+        _ => room::short_key(pk),
+    };
+    match v.seat_of(pk).and_then(|s| s.seat) {
+        Some(n) => format!("{name} (seat {n})"),
+        None => name,
+    }
+}
+
+/// Why the rules refuse these cards now, as a person reads it.
+fn why_not(t: &TableState, v: &TableView, nicks: &BTreeMap<String, String>) -> String {
+    let picked: Vec<Card> = v
+        .hand
+        .iter()
+        .filter(|c| t.selected.contains(&c.card_id))
+        .cloned()
+        .collect();
+    let shown = pane::labels(&picked);
+    let Some(l) = v.landlord() else {
+        return format!("{shown} does not play now");
+    };
+    let faces: Vec<Map> = t
+        .raw
+        .get("my_hand")
+        .and_then(Value::as_array)
+        .map(|a| {
+            a.iter()
+                .filter_map(Value::as_object)
+                .filter(|c| {
+                    c.get_str("card_id")
+                        .is_some_and(|id| t.selected.contains(id))
+                })
+                .cloned()
+                .collect()
+        })
+        .unwrap_or_default();
+    match tables::landlord::classify(&faces) {
+        Err(_) => format!(
+            "{shown} is not a combination: play a single, a pair, a triple (alone, with one card or a pair), \
+             a straight of 5+, 3+ pairs in a row, an airplane, four with two, or a bomb"
+        ),
+        Ok(c) => {
+            let mine = Play {
+                public_key: v.you.clone(),
+                seat: v.you_seat,
+                cards: picked,
+                kind: c.kind.clone(),
+                primary: c.primary,
+                length: c.length,
+                tier: c.tier,
+            };
+            match &l.last_play {
+                Some(p) if p.tier > 0 => format!(
+                    "your {} does not beat {}'s {}: only a bigger bomb does",
+                    pane::play_words(&mine),
+                    who(v, nicks, &p.public_key),
+                    pane::play_words(p)
+                ),
+                Some(p) => format!(
+                    "your {} does not beat {}'s {}: play a higher {} of {} cards, or a bomb",
+                    pane::play_words(&mine),
+                    who(v, nicks, &p.public_key),
+                    pane::play_words(p),
+                    p.kind.replace('_', " "),
+                    p.cards.len()
+                ),
+                None => format!("{shown} does not play now"),
+            }
+        }
+    }
+}
+
+impl Attached {
+    /// This session's table alias, if it is a table the console shows.
+    fn table_alias(&self) -> Option<String> {
+        self.session
+            .get_str("protocol_id")
+            .or_else(|| self.snapshot.get_str("protocol_id"))
+            .and_then(table_alias)
+    }
+
+    fn options(&self) -> Map {
+        self.session
+            .get("options")
+            .and_then(Value::as_object)
+            .cloned()
+            .unwrap_or_default()
+    }
+}
+
+impl SessionsView {
+    /// Is the attached session a table?
+    pub fn table(&self) -> Option<&TableState> {
+        self.attached.as_ref().and_then(|a| a.table.as_ref())
+    }
+
+    /// Takes what a watch update says of a table (after the snapshot and
+    /// session.json are in `Attached`).
+    pub(super) fn table_watched(&mut self, u: TableNews) {
+        let Some(att) = self.attached.as_mut() else {
+            return;
+        };
+        if att.table.is_none() {
+            let Some(alias) = att.table_alias() else {
+                return;
+            };
+            att.table = Some(TableState::new(alias));
+        }
+        let fresh = att
+            .table
+            .as_ref()
+            .is_some_and(|t| t.seq.is_none() && t.log.is_empty());
+        let options = att.options();
+        let host_side = att.session.get_str("role") == Some("host");
+        let Some(t) = att.table.as_mut() else {
+            return;
+        };
+        if u.snapshot || u.session || fresh {
+            t.take_snapshot(&att.snapshot, &options);
+        }
+        if let Some(b) = u.bots {
+            t.bots = b;
+        }
+        t.seat_kinds(&att.snapshot, host_side);
+        for d in &u.details {
+            if d.get_str("type") != Some("group_frame") {
+                continue;
+            }
+            let time = pane::time_of(d);
+            for ev in d
+                .get("events")
+                .and_then(Value::as_array)
+                .into_iter()
+                .flatten()
+            {
+                if let Some(ev) = ev.as_object() {
+                    t.push_log(LogEntry::Event {
+                        time: time.clone(),
+                        event: ev.clone(),
+                    });
+                }
+            }
+        }
+        let nicks = &self.nicks;
+        let you = t.view.as_ref().map(|v| v.you.clone()).unwrap_or_default();
+        let name = |pk: &str| -> String {
+            if pk == you && !you.is_empty() {
+                return "you".into();
+            }
+            match nicks.get(pk) {
+                Some(n) if !n.is_empty() => n.clone(),
+                _ => room::short_key(pk),
+            }
+        };
+        for ev in &u.events {
+            let Some((text, _)) = room::notice_text(ev, RoomKind::Other, &name) else {
+                continue;
+            };
+            let refused = ev.get_str("type") == Some("group_action_receipt");
+            if refused && t.sent_at.is_some() {
+                // The table said no: the pick stays for another try.
+                t.sent_at = None;
+                t.note = Some((false, text.clone()));
+            }
+            t.push_log(LogEntry::Notice {
+                time: pane::time_of(ev),
+                event: ev.clone(),
+            });
+        }
+    }
+
+    /// Keys on the table.
+    pub(super) fn table_command(&mut self, c: Command) -> Effects {
+        let mut fx = Effects::new();
+        let Some(att) = self.attached.as_mut() else {
+            return fx;
+        };
+        let live = att.room_live();
+        let options = att.options();
+        let dir = att.key.clone();
+        let Some(t) = att.table.as_mut() else {
+            return fx;
+        };
+        let Ok(v) = t.view.clone() else {
+            say(&mut fx, false, "the table has not dealt yet");
+            return fx;
+        };
+        let bidding = v.phase == "bidding" && v.your_turn();
+        let last = v.hand.len().saturating_sub(1);
+        // Why nothing can be sent now, whatever is picked.
+        let refusal = if !live {
+            Some("this table has ended here: nothing would send it".to_owned())
+        } else if v.phase == "completed" {
+            Some("the round is over: there is nothing to play".to_owned())
+        } else if !v.your_turn() {
+            Some(format!(
+                "it is {}'s turn, not yours",
+                who(&v, &self.nicks, &v.current)
+            ))
+        } else if t.waiting() {
+            Some("your last action is on its way: waiting for the table".to_owned())
+        } else {
+            None
+        };
+        let bid = |b: i64| Value::Object(obj! { "kind" => "bid", "value" => b });
+        // What to send, or why not.
+        let send: Option<Result<Value, String>> =
+            match c {
+                Command::Left if bidding => {
+                    t.bid_cursor = t.bid_cursor.saturating_sub(1);
+                    None
+                }
+                Command::Right if bidding => {
+                    t.bid_cursor = (t.bid_cursor + 1).min(t.bids.len().saturating_sub(1));
+                    None
+                }
+                Command::Left => {
+                    t.cursor = t.cursor.saturating_sub(1);
+                    None
+                }
+                Command::Right => {
+                    t.cursor = (t.cursor + 1).min(last);
+                    None
+                }
+                Command::Up => {
+                    t.jump_rank(-1);
+                    None
+                }
+                Command::Down => {
+                    t.jump_rank(1);
+                    None
+                }
+                Command::Top => {
+                    t.cursor = 0;
+                    None
+                }
+                Command::Bottom => {
+                    t.cursor = last;
+                    None
+                }
+                Command::SelectCard => {
+                    t.toggle_card();
+                    None
+                }
+                Command::SelectGroup => {
+                    t.toggle_rank();
+                    None
+                }
+                Command::ClearSelection => {
+                    t.selected.clear();
+                    None
+                }
+                c if c.choice().is_some() => {
+                    let n = usize::from(c.choice().unwrap_or(1)) - 1;
+                    Some(match refusal {
+                        Some(why) => Err(why),
+                        None if !bidding => Err("no bid is open: the numbers choose a bid".into()),
+                        None => t.bids.get(n).map(|b| bid(*b)).ok_or_else(|| {
+                            format!("there are {} bids to choose from", t.bids.len())
+                        }),
+                    })
+                }
+                Command::Submit => Some(match refusal {
+                    Some(why) => Err(why),
+                    None if bidding => t
+                        .bids
+                        .get(t.bid_cursor)
+                        .map(|b| bid(*b))
+                        .ok_or_else(|| "the rules allow no bid now".to_owned()),
+                    None => {
+                        let ids = t.picked_ids();
+                        if ids.is_empty() {
+                            Err("pick cards first (Space picks one, a picks its whole rank)".into())
+                        } else if t
+                            .rules(&options)
+                            .is_some_and(|r| r.is_legal_selection(&t.raw, &ids))
+                        {
+                            let ids: Vec<Value> = ids.into_iter().map(Value::from).collect();
+                            Ok(Value::Object(obj! { "kind" => "play", "card_ids" => ids }))
+                        } else {
+                            Err(why_not(t, &v, &self.nicks))
+                        }
+                    }
+                }),
+                Command::PassTurn => Some(match refusal {
+                    Some(why) => Err(why),
+                    None if bidding && t.bids.contains(&0) => Ok(bid(0)),
+                    None if t.can_pass => Ok(Value::Object(obj! { "kind" => "pass" })),
+                    None if v.landlord().is_some_and(|l| l.last_play.is_none()) => Err(
+                        "you lead this trick: play any combination (the leader cannot pass)".into(),
+                    ),
+                    None => Err("the rules allow no pass now".into()),
+                }),
+                _ => None,
+            };
+        match send {
+            Some(Ok(action)) => {
+                t.sent_at = Some(t.seq);
+                t.note = Some((true, "sending…".into()));
+                fx.push(SessionTask::RoomAction { dir, action }.into());
+            }
+            Some(Err(why)) => {
+                // In the pane and on the status bar.
+                t.note = Some((false, why.clone()));
+                say(&mut fx, false, why);
+            }
+            // An old complaint no longer applies to the new pick.
+            None if t.note.as_ref().is_some_and(|n| !n.0) => t.note = None,
+            None => {}
+        }
+        fx
+    }
+
+    /// A queued action's result, for the table.
+    pub(super) fn table_sent(&mut self, r: &Result<String, String>) {
+        let Some(t) = self.attached.as_mut().and_then(|a| a.table.as_mut()) else {
+            return;
+        };
+        match r {
+            Ok(s) => {
+                t.selected.clear();
+                t.note = Some((true, s.clone()));
+            }
+            Err(e) => {
+                t.sent_at = None;
+                t.note = Some((false, e.clone()));
+            }
+        }
+    }
+}

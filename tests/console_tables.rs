@@ -1,0 +1,587 @@
+//! Card tables in the console (four-player-landlord-v1), without a
+//! terminal: a host's table state dir written the way `services::group`
+//! leaves it (snapshot.json with this seat's verified view, details.jsonl
+//! with the frames' events, events.jsonl, the host's `bots/`), the view
+//! itself dealt and played by the real rules (`protocols::tables`) from a
+//! fixed seed. The pane as TestBackend snapshots at 80×24 and 160×48 in
+//! the bidding and the playing phase; cards picked and played with keys
+//! through the keymap, checked by the line `palaver session action` would
+//! write to group-actions.jsonl; an illegal pick refused with the reason.
+//! The real binary at a table in tmux is in tests/console_tables_tmux.rs.
+
+mod common;
+
+use common::console::{ch, key};
+use crossterm::event::KeyCode;
+use palaver::engine::group::GroupHooks;
+use palaver::json::Value;
+use palaver::obj;
+use palaver::protocols::tables::Table;
+use palaver::protocols::tables::landlord::Landlord;
+use palaver::session::table::TableView;
+use palaver::tui::keymap::Context;
+use palaver::tui::report::Report;
+use palaver::tui::screens::sessions::Focus;
+use palaver::tui::{Headless, load_settings};
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+const SIZES: [(u16, u16); 2] = [(80, 24), (160, 48)];
+const LONG: Duration = Duration::from_secs(10);
+const LANDLORD: &str = "four-player-landlord-v1";
+
+/// Seat n's key: the host (seat 0, this console), two bots, a person.
+fn pk(n: u8) -> String {
+    format!("{:x}{:x}", n + 10, n + 10).repeat(32)
+}
+
+fn member(n: u8) -> Value {
+    Value::Object(obj! {
+        "member_id" => format!("m{n}"), "public_key" => pk(n), "seat" => i64::from(n), "status" => "active",
+    })
+}
+
+fn members() -> Vec<Value> {
+    (0..4).map(member).collect()
+}
+
+fn ts(sec: u32) -> String {
+    format!("2026-11-30T12:{:02}:{:02}.000000+00:00", sec / 60, sec % 60)
+}
+
+fn write(path: &Path, v: &Value) {
+    std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+    std::fs::write(path, palaver::json::canonical::to_string_ordered(v)).unwrap();
+}
+
+fn lines(path: &Path, l: &[Value]) {
+    std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+    let text: String = l
+        .iter()
+        .map(|v| palaver::json::canonical::to_string_ordered(v) + "\n")
+        .collect();
+    std::fs::write(path, text).unwrap();
+}
+
+/// A table played by the rules: the state, the frames' events so far.
+struct Play {
+    rules: Landlord,
+    state: Value,
+    frames: Vec<Vec<Value>>,
+}
+
+impl Play {
+    fn deal() -> Play {
+        let mut rules = Landlord::new(&obj! { "deal_seed" => "console-fixture" });
+        let state = rules.initial_state(&members()).unwrap();
+        Play {
+            rules,
+            state,
+            frames: vec![Vec::new()],
+        }
+    }
+
+    fn view(&mut self, n: u8) -> Value {
+        self.rules.view(&self.state, &member(n)).unwrap()
+    }
+
+    fn current(&self) -> u8 {
+        let cur = self.state.get_str("current_player").unwrap();
+        (0..4).find(|n| pk(*n) == cur).unwrap()
+    }
+
+    fn act(&mut self, action: Value) {
+        let n = self.current();
+        let r = self
+            .rules
+            .handle(self.state.clone(), &member(n), &action)
+            .unwrap_or_else(|e| panic!("seat {n} {action:?}: {e:?}"));
+        self.state = r.get("state").unwrap().clone();
+        self.frames
+            .push(r.get("events").and_then(Value::as_array).unwrap().clone());
+    }
+
+    /// The bots play until it is seat 0's turn.
+    fn bots_until_mine(&mut self) {
+        while self.current() != 0 {
+            let n = self.current();
+            let v = self.view(n);
+            let a = self.rules.bot_action(&v).unwrap();
+            self.act(a);
+        }
+    }
+
+    /// The host's state dir (`sessions/host-group-…`) as the runtime
+    /// leaves it, seen from seat 0.
+    fn write(&mut self, data: &Path, status: &str) -> PathBuf {
+        let dir = data.join("sessions").join("host-group-1796000000000");
+        let pid = palaver::library::bundled_spec(LANDLORD)
+            .unwrap()
+            .protocol_id()
+            .to_owned();
+        write(
+            &dir.join("session.json"),
+            &Value::Object(obj! {
+                "role" => "host", "post_id" => "p-table", "protocol_id" => pid,
+                "group_id" => "0123456789abcdef0123456789abcdef", "session_id" => "0123456789abcdef0123456789abcdef",
+                "group_role" => "leader", "leader_epoch" => 0, "local_control_mode" => "human",
+                "status" => status, "participant_count" => 4,
+                "started_at" => palaver::session::files::epoch_now() - 600.0,
+            }),
+        );
+        let seq = self.frames.len() as i64 - 1;
+        let view = self.view(0);
+        write(
+            &dir.join("snapshot.json"),
+            &Value::Object(obj! {
+                "phase" => "group_active", "role" => "host", "protocol_name" => "Four-player Landlord",
+                "group" => obj! {
+                    "group_id" => "0123456789abcdef0123456789abcdef", "leader_public_key" => pk(0),
+                    "leader_epoch" => 0, "seq" => seq, "membership_version" => 4,
+                    "members" => members(),
+                },
+                "group_view" => view,
+                "group_events" => Value::Array(self.frames.last().unwrap().clone()),
+                "completed" => false, "outcome" => Value::Null,
+            }),
+        );
+        let details: Vec<Value> = self
+            .frames
+            .iter()
+            .enumerate()
+            .map(|(i, evs)| {
+                Value::Object(obj! {
+                    "type" => "group_frame", "seq" => i as i64, "frame_kind" => "frame",
+                    "events" => Value::Array(evs.clone()), "ts" => ts(i as u32 * 3),
+                })
+            })
+            .collect();
+        lines(&dir.join("details.jsonl"), &details);
+        lines(
+            &dir.join("events.jsonl"),
+            &[
+                Value::Object(
+                    obj! { "ts" => ts(0), "type" => "group_started", "data" => obj! { "group_id" => "0123456789abcdef0123456789abcdef" } },
+                ),
+                Value::Object(obj! {
+                    "ts" => ts(1), "type" => "group_member_disconnected",
+                    "data" => obj! { "public_key" => pk(3), "reason" => "timeout" },
+                }),
+                Value::Object(obj! {
+                    "ts" => ts(2), "type" => "group_member_reconnected",
+                    "data" => obj! { "public_key" => pk(3) },
+                }),
+            ],
+        );
+        // The host seated seats 1 and 2 with its bots.
+        for n in [1u8, 2] {
+            write(
+                &dir.join("bots")
+                    .join(format!("bot-{n}"))
+                    .join("session.json"),
+                &Value::Object(obj! {
+                    "role" => "guest", "group_role" => "member", "member_id" => format!("m{n}"),
+                    "seat" => i64::from(n), "status" => "running",
+                }),
+            );
+        }
+        dir
+    }
+}
+
+/// Bidding: seat 0 (this console) is first to bid.
+fn bidding() -> Play {
+    Play::deal()
+}
+
+/// Playing: seat 0 bid 1, seat 1 took it with 2 and the bottom, and the
+/// bots played until seat 0 has a play to beat.
+fn playing() -> Play {
+    let mut p = Play::deal();
+    p.act(Value::Object(obj! { "kind" => "bid", "value" => 1 }));
+    p.act(Value::Object(obj! { "kind" => "bid", "value" => 2 }));
+    p.act(Value::Object(obj! { "kind" => "bid", "value" => 0 }));
+    p.act(Value::Object(obj! { "kind" => "bid", "value" => 0 }));
+    p.bots_until_mine();
+    assert!(
+        !p.view(0).get("last_play").unwrap().is_null(),
+        "seat 0 has a play to beat"
+    );
+    p
+}
+
+fn console(data: &Path, w: u16, h: u16) -> Headless {
+    let settings = load_settings(data, None, None).unwrap();
+    let mut h = Headless::new(settings, w, h);
+    h.update(Report::Nicknames(vec![
+        (pk(1), "bot-1".into()),
+        (pk(2), "bot-2".into()),
+        (pk(3), "ada".into()),
+    ]));
+    h
+}
+
+/// Attaches a table and waits until its view, its bots and its log are in.
+async fn attach(h: &mut Headless, dir: &Path) {
+    h.app.attach(dir);
+    let ok = h
+        .until(LONG, |app| {
+            app.sessions.table().is_some_and(|t| {
+                t.view.is_ok()
+                    && t.kinds
+                        .values()
+                        .any(|k| *k == palaver::tui::panes::table::SeatKind::Bot)
+                    && !t.log.is_empty()
+            }) && !app.sessions.rows.is_empty()
+        })
+        .await;
+    assert!(ok, "the table did not load:\n{}", h.screen());
+}
+
+async fn snap(name: &str, setup: impl AsyncFn(&mut Headless, &Path)) {
+    for (w, hgt) in SIZES {
+        let tmp = tempfile::tempdir().unwrap();
+        let mut h = console(tmp.path(), w, hgt);
+        setup(&mut h, tmp.path()).await;
+        let screen = h.screen();
+        insta::assert_snapshot!(format!("{name}_{w}x{hgt}"), screen);
+    }
+}
+
+fn actions(dir: &Path) -> Vec<Value> {
+    std::fs::read_to_string(dir.join("group-actions.jsonl"))
+        .unwrap_or_default()
+        .lines()
+        .map(|l| palaver::json::parse_str(l).unwrap())
+        .collect()
+}
+
+/// Waits until group-actions.jsonl has `n` lines and returns their actions.
+async fn queued(h: &mut Headless, dir: &Path, n: usize) -> Vec<Value> {
+    let ok = h.until(LONG, |_| actions(dir).len() >= n).await;
+    assert!(ok, "{n} actions were not queued:\n{}", h.screen());
+    actions(dir)
+        .into_iter()
+        .map(|l| l.get("action").cloned().unwrap())
+        .collect()
+}
+
+fn text(v: &Value) -> String {
+    palaver::json::canonical::to_string_ordered(v)
+}
+
+/// Moves the cursor to the card `id` and picks it.
+fn pick(h: &mut Headless, id: &str) {
+    let hand: Vec<String> = h
+        .app
+        .sessions
+        .table()
+        .unwrap()
+        .view
+        .as_ref()
+        .unwrap()
+        .hand
+        .iter()
+        .map(|c| c.card_id.clone())
+        .collect();
+    let at = hand.iter().position(|c| c == id).unwrap();
+    h.key(key(KeyCode::Home));
+    for _ in 0..at {
+        h.key(key(KeyCode::Right));
+    }
+    assert_eq!(h.app.sessions.table().unwrap().cursor, at);
+    h.key(ch(' '));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn pane_landlord_bidding() {
+    snap("table_bidding", async |h: &mut Headless, d: &Path| {
+        let dir = bidding().write(d, "running");
+        attach(h, &dir).await;
+        assert_eq!(h.app.sessions.focus, Focus::Feed);
+        assert_eq!(h.app.context(), Context::Table);
+        let t = h.app.sessions.table().unwrap();
+        // Every bid is still open to the first bidder.
+        assert_eq!(t.bids, [0, 1, 2, 3]);
+        // The cursor moves along the offered bids.
+        h.key(key(KeyCode::Right));
+        h.key(key(KeyCode::Right));
+        assert_eq!(h.app.sessions.table().unwrap().bid_cursor, 2);
+    })
+    .await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn pane_landlord_playing() {
+    snap("table_playing", async |h: &mut Headless, d: &Path| {
+        let mut p = playing();
+        let dir = p.write(d, "running");
+        attach(h, &dir).await;
+        // Pick the cards of a legal play (they show raised).
+        let v = p.view(0);
+        let play = p
+            .rules
+            .legal_actions(&v)
+            .into_iter()
+            .find(|a| a.get_str("kind") == Some("play"))
+            .expect("seat 0 can beat the last play");
+        for id in play.get("card_ids").and_then(Value::as_array).unwrap() {
+            pick(h, id.as_str().unwrap());
+        }
+    })
+    .await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_picked_legal_play_is_queued_and_an_illegal_pick_is_refused() {
+    let tmp = tempfile::tempdir().unwrap();
+    let mut h = console(tmp.path(), 120, 40);
+    let mut p = playing();
+    let dir = p.write(tmp.path(), "running");
+    attach(&mut h, &dir).await;
+    let view0 = p.view(0);
+    let t = TableView::parse(LANDLORD, &view0).unwrap();
+    // The hand is sorted: by value, then suit, jokers last.
+    let values: Vec<i64> = t.hand.iter().map(|c| c.value).collect();
+    let mut sorted = values.clone();
+    sorted.sort();
+    assert_eq!(values, sorted);
+
+    // Two cards of different values that are no combination: refused,
+    // with the reason, and nothing is queued.
+    let a = &t.hand[0];
+    let b = t.hand.iter().find(|c| c.value > a.value + 1).unwrap();
+    pick(&mut h, &a.card_id);
+    pick(&mut h, &b.card_id);
+    h.key(key(KeyCode::Enter));
+    let note = h.app.sessions.table().unwrap().note.clone().unwrap();
+    assert!(
+        !note.0 && note.1.contains("is not a combination"),
+        "{note:?}"
+    );
+    assert!(
+        !h.app.status.0 && h.app.status.1.contains("is not a combination"),
+        "{:?}",
+        h.app.status
+    );
+    assert!(actions(&dir).is_empty());
+
+    // A single that does not beat the last play: refused, saying what to beat.
+    h.key(key(KeyCode::Esc));
+    assert!(h.app.sessions.table().unwrap().selected.is_empty());
+    let last = view0.get("last_play").unwrap();
+    let ids = |v: &Value| -> Vec<String> {
+        v.get("card_ids")
+            .and_then(Value::as_array)
+            .unwrap()
+            .iter()
+            .map(|x| x.as_str().unwrap().to_owned())
+            .collect()
+    };
+    let losing = t.hand.iter().find(|c| {
+        !p.rules
+            .is_legal_selection(&view0, std::slice::from_ref(&c.card_id))
+    });
+    if let Some(c) = losing {
+        pick(&mut h, &c.card_id);
+        h.key(key(KeyCode::Enter));
+        let note = h.app.sessions.table().unwrap().note.clone().unwrap();
+        assert!(!note.0, "{note:?}");
+        assert!(
+            note.1.contains("does not beat") || note.1.contains("is not a combination"),
+            "{note:?} against {last:?}"
+        );
+        h.key(key(KeyCode::Esc));
+    }
+    assert!(actions(&dir).is_empty());
+
+    // A legal play: picked with the keys, sent as `session action` sends it.
+    let play = p
+        .rules
+        .legal_actions(&view0)
+        .into_iter()
+        .find(|a| a.get_str("kind") == Some("play"))
+        .unwrap();
+    for id in ids(&play) {
+        pick(&mut h, &id);
+    }
+    h.key(key(KeyCode::Enter));
+    let sent = queued(&mut h, &dir, 1).await;
+    let mut got = ids(&sent[0]);
+    let mut want = ids(&play);
+    got.sort();
+    want.sort();
+    assert_eq!(got, want);
+    assert_eq!(sent[0].get_str("kind"), Some("play"));
+    // The result comes back through the report; a second Enter while the
+    // table has not moved is held back.
+    assert!(
+        h.until(LONG, |app| app.sessions.table().is_some_and(|t| t
+            .note
+            .as_ref()
+            .is_some_and(|n| n.0 && n.1.starts_with("queued"))))
+            .await
+    );
+    pick(&mut h, &t.hand[0].card_id);
+    h.key(key(KeyCode::Enter));
+    let note = h.app.sessions.table().unwrap().note.clone().unwrap();
+    assert!(!note.0 && note.1.contains("on its way"), "{note:?}");
+    assert_eq!(actions(&dir).len(), 1);
+
+    // The table moves on (the play taken): the next snapshot makes it the
+    // bots' turn, and a pass is refused as out of turn.
+    p.act(play.clone());
+    p.write(tmp.path(), "running");
+    assert!(
+        h.until(LONG, |app| app.sessions.table().is_some_and(|t| !t
+            .waiting()
+            && t.view.as_ref().is_ok_and(|v| !v.your_turn())))
+            .await,
+        "{}",
+        h.screen()
+    );
+    h.key(ch('p'));
+    let note = h.app.sessions.table().unwrap().note.clone().unwrap();
+    assert!(!note.0 && note.1.contains("turn, not yours"), "{note:?}");
+    assert_eq!(actions(&dir).len(), 1);
+    // The log says what was played, in words.
+    assert!(h.screen().contains("you play "), "{}", h.screen());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_bid_is_one_of_the_legal_choices_and_an_ended_table_sends_nothing() {
+    let tmp = tempfile::tempdir().unwrap();
+    let mut h = console(tmp.path(), 120, 40);
+    let mut p = bidding();
+    let dir = p.write(tmp.path(), "running");
+    attach(&mut h, &dir).await;
+    // 3 picks the third choice: a bid of 2.
+    h.key(ch('3'));
+    let sent = queued(&mut h, &dir, 1).await;
+    assert_eq!(text(&sent[0]), r#"{"kind":"bid","value":2}"#);
+
+    // Seat 0's bid taken, seat 1 bids 3 and the bidding is over: nothing
+    // more for seat 0 to bid.
+    p.act(Value::Object(obj! { "kind" => "bid", "value" => 2 }));
+    p.act(Value::Object(obj! { "kind" => "bid", "value" => 3 }));
+    p.write(tmp.path(), "closed");
+    assert!(
+        h.until(LONG, |app| app.sessions.table().is_some_and(|t| t
+            .view
+            .as_ref()
+            .is_ok_and(|v| v.phase == "playing")))
+            .await
+    );
+    h.key(ch('p'));
+    let note = h.app.sessions.table().unwrap().note.clone().unwrap();
+    assert!(!note.0 && note.1.contains("ended"), "{note:?}");
+    assert_eq!(actions(&dir).len(), 1);
+    // The keys of the table are in the help (generated from the keymap).
+    h.key(ch('?'));
+    let mut all = String::new();
+    for _ in 0..300 {
+        all.push_str(&h.screen());
+        h.key(key(KeyCode::Down));
+    }
+    for want in ["[table]", "select_card", "select_group", "pass_turn"] {
+        assert!(all.contains(want), "the help lacks {want}");
+    }
+}
+
+#[test]
+fn the_tables_the_console_shows() {
+    let pid = |a: &str| {
+        palaver::library::bundled_spec(a)
+            .map(|s| s.protocol_id().to_owned())
+            .unwrap_or_default()
+    };
+    assert_eq!(
+        palaver::tui::screens::sessions::table_alias(&pid(LANDLORD)).as_deref(),
+        Some(LANDLORD)
+    );
+    assert_eq!(
+        palaver::tui::screens::sessions::table_alias(&pid("community-room-v1")),
+        None
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn odd_table_views_render_and_an_oversized_hand_is_refused() {
+    let tmp = tempfile::tempdir().unwrap();
+    let mut h = console(tmp.path(), 100, 30);
+    let mut p = playing();
+    let dir = p.write(tmp.path(), "running");
+    attach(&mut h, &dir).await;
+    let snap =
+        palaver::json::parse_str(&std::fs::read_to_string(dir.join("snapshot.json")).unwrap())
+            .unwrap();
+    let with_view = |view: Value| {
+        let mut s = snap.as_object().unwrap().clone();
+        s.insert("group_view", view);
+        palaver::json::canonical::to_string_ordered(&Value::Object(s))
+    };
+    // A hand no table deals: the rules are not asked about it.
+    let mut big = view_of(&snap);
+    let card = big.get("my_hand").unwrap().as_array().unwrap()[0].clone();
+    big.as_object_mut()
+        .unwrap()
+        .insert("my_hand", Value::Array(vec![card; 5000]));
+    for (i, odd) in [
+        with_view(big),
+        with_view(Value::from(7)),
+        with_view(palaver::json::parse_str(r#"{"players":[1],"my_hand":"x"}"#).unwrap()),
+        with_view(
+            palaver::json::parse_str(
+                r#"{"phase":"playing","players":{"a":{"seat":"x"}},"my_hand":[{"value":"7"},3],"last_play":{"cards":7},"you":{"public_key":"a"},"current_player":"a"}"#,
+            )
+            .unwrap(),
+        ),
+        r#"{"group_view":"#.to_owned(),
+    ]
+    .into_iter()
+    .enumerate()
+    {
+        std::fs::write(dir.join("snapshot.json"), &odd).unwrap();
+        std::thread::sleep(Duration::from_millis(20));
+        let before = h.app.sessions.table().unwrap().view.clone();
+        h.until(Duration::from_millis(400), |app| {
+            app.sessions.table().unwrap().view != before
+        })
+        .await;
+        let screen = h.screen();
+        if i == 0 {
+            let t = h.app.sessions.table().unwrap();
+            assert!(
+                t.view
+                    .as_ref()
+                    .is_err_and(|e| e.contains("more than a table deals")),
+                "{:?}\n{screen}",
+                t.view
+            );
+            assert!(t.bids.is_empty() && !t.can_pass);
+        }
+        // Keys on an odd table do nothing worse than a refusal.
+        for k in [KeyCode::Right, KeyCode::Enter] {
+            h.key(key(k));
+        }
+        h.key(ch(' '));
+        h.key(ch('p'));
+        h.screen();
+    }
+    assert!(actions(&dir).is_empty(), "{:?}", actions(&dir));
+    // The next good write shows the table again.
+    p.write(tmp.path(), "running");
+    assert!(
+        h.until(LONG, |app| app.sessions.table().is_some_and(|t| t
+            .view
+            .as_ref()
+            .is_ok_and(|v| v.hand.len() == 25)))
+            .await,
+        "{}",
+        h.screen()
+    );
+}
+
+fn view_of(snapshot: &Value) -> Value {
+    snapshot.get("group_view").unwrap().clone()
+}
