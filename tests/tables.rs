@@ -48,10 +48,22 @@ impl World {
     /// `palaver host LANDLORD --direct --control-mode MODE --options
     /// {"deal_seed": SEED} EXTRA…` as `who`, its stdout read as it goes.
     fn host(&self, who: &str, mode: &str, seed: &str, extra: &[&str]) -> Running {
-        let options = format!(r#"{{"deal_seed":"{seed}"}}"#);
+        self.host_table(LANDLORD, who, mode, seed, extra)
+    }
+
+    /// As [`World::host`], for any table (short options: one hold'em hand).
+    fn host_table(
+        &self,
+        table: &str,
+        who: &str,
+        mode: &str,
+        seed: &str,
+        extra: &[&str],
+    ) -> Running {
+        let options = table_options(table, seed);
         let mut args = vec![
             "host",
-            LANDLORD,
+            table,
             "--direct",
             "--control-mode",
             mode,
@@ -253,12 +265,20 @@ fn a_palaver_member_sits_down_with_two_bots_and_both_ends_agree() {
     assert_eq!(scores(&hs), scores(&gs));
 }
 
+/// A table's options for these tests: the seed, and one hand of hold'em.
+fn table_options(table: &str, seed: &str) -> String {
+    if table == "texas-holdem-v1" {
+        format!(r#"{{"deal_seed":"{seed}","max_hands":1}}"#)
+    } else {
+        format!(r#"{{"deal_seed":"{seed}"}}"#)
+    }
+}
+
 /// Sends the reference member's moves: whenever its own verified view (its
 /// snapshot's `group_view`) says it is its turn, palaver's bot picks the
 /// move from that view and `aigenora session action` sends it.
-fn drive_reference_member(py: &str, data: &Path, within: Duration) -> Value {
-    let t =
-        palaver::protocols::tables::table_for_alias(LANDLORD, &palaver::json::Map::new()).unwrap();
+fn drive_reference_member(py: &str, data: &Path, table: &str, within: Duration) -> Value {
+    let t = palaver::protocols::tables::table_for_alias(table, &palaver::json::Map::new()).unwrap();
     let start = Instant::now();
     let mut acted_on = None;
     loop {
@@ -311,31 +331,41 @@ fn drive_reference_member(py: &str, data: &Path, within: Duration) -> Value {
 #[test]
 fn a_reference_member_plays_at_a_palaver_table() {
     let py = common::reference_python();
-    let w = World::new();
-    w.identity("h");
-    let rdir = w.tmp.path().join("ref");
-    common::reference_identity(&py, &w.url, &rdir, "ref");
-    let mut host = w.host("h", "autonomous", "ref", &["--bots", "2"]);
-    let post = host.until("post_id:");
-    let member = Kill(
-        common::aigenora(
-            &py,
-            &w.url,
-            &rdir,
-            &["join", &post, "--control-mode", "human", "--no-web"],
-        )
-        .stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap(),
-    );
-    let rsnap = drive_reference_member(&py, &rdir, Duration::from_secs(120));
-    let (_, hs) = snapshot(&host.finish("host"));
-    drop(member);
-    assert_eq!(hs.get("completed"), Some(&Value::Bool(true)), "{hs:?}");
-    assert_eq!(rsnap.get_str("outcome"), hs.get_str("outcome"), "{rsnap:?}");
-    assert_eq!(scores(&rsnap), scores(&hs));
+    for table in palaver::protocols::tables::TABLES {
+        let w = World::new();
+        w.identity("h");
+        let rdir = w.tmp.path().join("ref");
+        common::reference_identity(&py, &w.url, &rdir, "ref");
+        let mut host = w.host_table(table, "h", "autonomous", "ref", &["--bots", "2"]);
+        let post = host.until("post_id:");
+        let member = Kill(
+            common::aigenora(
+                &py,
+                &w.url,
+                &rdir,
+                &["join", &post, "--control-mode", "human", "--no-web"],
+            )
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap(),
+        );
+        let rsnap = drive_reference_member(&py, &rdir, table, Duration::from_secs(180));
+        let (_, hs) = snapshot(&host.finish("host"));
+        drop(member);
+        assert_eq!(
+            hs.get("completed"),
+            Some(&Value::Bool(true)),
+            "{table}: {hs:?}"
+        );
+        assert_eq!(
+            rsnap.get_str("outcome"),
+            hs.get_str("outcome"),
+            "{table}: {rsnap:?}"
+        );
+        assert_eq!(scores(&rsnap), scores(&hs), "{table}");
+    }
 }
 
 /// The reference leads a table; three palaver members take the other
@@ -346,11 +376,18 @@ fn a_reference_member_plays_at_a_palaver_table() {
 #[test]
 fn palaver_members_play_at_a_reference_table() {
     let py = common::reference_python();
+    for table in palaver::protocols::tables::TABLES {
+        palaver_members_at_a_reference_table(&py, table);
+    }
+}
+
+fn palaver_members_at_a_reference_table(py: &str, table: &str) {
+    let py = py.to_owned();
     let w = World::new();
     let rdir = w.tmp.path().join("ref");
     common::reference_identity(&py, &w.url, &rdir, "ref");
     let proto = ok(
-        w.palaver("ref", &["protocol", "path", LANDLORD])
+        w.palaver("ref", &["protocol", "path", table])
             .output()
             .unwrap(),
         "protocol path",
@@ -370,7 +407,7 @@ fn palaver_members_play_at_a_reference_table() {
                 "human",
                 "--no-web",
                 "--options",
-                r#"{"deal_seed":"refhost"}"#,
+                &table_options(table, "refhost"),
             ],
         )
         .stdin(Stdio::null())
@@ -389,7 +426,7 @@ fn palaver_members_play_at_a_reference_table() {
             w.join(who, &post)
         })
         .collect();
-    let rsnap = drive_reference_member(&py, &rdir, Duration::from_secs(120));
+    let rsnap = drive_reference_member(&py, &rdir, table, Duration::from_secs(180));
     let mut outcomes = Vec::new();
     for (n, m) in members.into_iter().enumerate() {
         let s = member_done(m, &format!("palaver member {n}"));
