@@ -452,6 +452,18 @@ fn palaver_members_at_a_reference_table(py: &str, table: &str) {
 /// to its end with every side agreeing.
 #[test]
 fn a_table_survives_its_leader_killed_mid_round() {
+    survive_a_killed_leader(None);
+}
+
+/// As above, with a reference client in the fourth seat: it follows the
+/// palaver member that takes the table over.
+#[ignore = "needs the reference client (aigenora 0.1.4 in a venv): run scripts/test"]
+#[test]
+fn a_table_with_a_reference_member_survives_its_leader_killed_mid_round() {
+    survive_a_killed_leader(Some(common::reference_python()));
+}
+
+fn survive_a_killed_leader(reference: Option<String>) {
     let tmp = tempfile::tempdir().unwrap();
     let (serve, url) = common::palaver_serve(
         &tmp.path().join("db.sqlite"),
@@ -462,7 +474,13 @@ fn a_table_survives_its_leader_killed_mid_round() {
         tmp,
         _serve: serve,
     };
-    for who in ["h", "m1", "m2", "m3"] {
+    let palaver_members: &[&str] = if reference.is_some() {
+        &["m1", "m2"]
+    } else {
+        &["m1", "m2", "m3"]
+    };
+    w.identity("h");
+    for who in palaver_members {
         w.identity(who);
     }
     // The host decides by hand, so the table waits on its seat.
@@ -470,10 +488,33 @@ fn a_table_survives_its_leader_killed_mid_round() {
     let state = host.until("session state:");
     let hdir = PathBuf::from(state.split_whitespace().next().unwrap());
     let post = host.until("post_id:");
-    let members: Vec<Kill> = ["m1", "m2", "m3"]
+    let members: Vec<Kill> = palaver_members
         .iter()
         .map(|who| w.join(who, &post))
         .collect();
+    // The reference's seat: its moves picked by palaver's bot on its own
+    // view and sent with `aigenora session action`, until its table ends.
+    let reference_seat = reference.map(|py| {
+        let rdir = w.tmp.path().join("ref");
+        common::reference_identity(&py, &w.url, &rdir, "ref");
+        let member = Kill(
+            common::aigenora(
+                &py,
+                &w.url,
+                &rdir,
+                &["join", &post, "--control-mode", "human", "--no-web"],
+            )
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap(),
+        );
+        let driver = std::thread::spawn(move || {
+            drive_reference_member(&py, &rdir, LANDLORD, Duration::from_secs(180))
+        });
+        (member, driver)
+    });
     // The host bids by hand once the table has started; the bots bid after it.
     let view = |dir: &Path| -> Option<Value> {
         let text = std::fs::read_to_string(dir.join("snapshot.json")).ok()?;
@@ -552,5 +593,15 @@ fn a_table_survives_its_leader_killed_mid_round() {
         );
         assert_eq!(s.get_str("outcome"), bs.get_str("outcome"), "member {n}");
         assert_eq!(scores(&s), scores(&bs), "member {n}");
+    }
+    if let Some((member, driver)) = reference_seat {
+        let rs = driver.join().expect("the reference seat's driver");
+        drop(member);
+        assert_eq!(
+            rs.get_str("outcome"),
+            bs.get_str("outcome"),
+            "the reference member"
+        );
+        assert_eq!(scores(&rs), scores(&bs), "the reference member");
     }
 }
