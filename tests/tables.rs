@@ -605,3 +605,87 @@ fn survive_a_killed_leader(reference: Option<String>) {
         assert_eq!(scores(&rs), scores(&bs), "the reference member");
     }
 }
+
+/// A person at a table in human mode: each of its turns opens a decision
+/// window on the seat's decision bus (`decision/state.json`), and `palaver
+/// session decide DIR ACTION` answers it, as in a two-party game.
+#[test]
+fn a_person_decides_each_turn_on_the_decision_bus() {
+    let w = World::new();
+    w.identity("h");
+    let mut host = w.host("h", "human", "decide", &["--bots", "3"]);
+    let state = host.until("session state:");
+    let dir = PathBuf::from(state.split_whitespace().next().unwrap());
+    let t =
+        palaver::protocols::tables::table_for_alias(LANDLORD, &palaver::json::Map::new()).unwrap();
+    let read =
+        |f: &Path| -> Option<Value> { json::parse_str(&std::fs::read_to_string(f).ok()?).ok() };
+    let start = Instant::now();
+    let mut answered = Vec::new();
+    loop {
+        assert!(
+            start.elapsed() < Duration::from_secs(120),
+            "the table did not finish"
+        );
+        let Some(snap) = read(&dir.join("snapshot.json")) else {
+            std::thread::sleep(Duration::from_millis(50));
+            continue;
+        };
+        if snap.get("completed") == Some(&Value::Bool(true)) {
+            break;
+        }
+        let window = read(&dir.join("decision").join("state.json"))
+            .and_then(|s| s.get("match_value").and_then(Value::as_i64));
+        let (Some(seq), Some(view)) = (window, snap.get("group_view")) else {
+            std::thread::sleep(Duration::from_millis(50));
+            continue;
+        };
+        let frame = snap
+            .get("group")
+            .and_then(|g| g.get("seq"))
+            .and_then(Value::as_i64);
+        if answered.contains(&seq) || frame != Some(seq) {
+            std::thread::sleep(Duration::from_millis(20));
+            continue;
+        }
+        let Some(action) = t.bot_action(view) else {
+            std::thread::sleep(Duration::from_millis(20));
+            continue;
+        };
+        ok(
+            w.palaver(
+                "h",
+                &[
+                    "session",
+                    "decide",
+                    dir.to_str().unwrap(),
+                    "--decision",
+                    &json::canonical::to_string_ordered(&action),
+                ],
+            )
+            .output()
+            .unwrap(),
+            "session decide",
+        );
+        answered.push(seq);
+    }
+    let printed = host.finish("host");
+    let (_, snap) = snapshot(&printed);
+    assert_eq!(snap.get("completed"), Some(&Value::Bool(true)));
+    assert!(!answered.is_empty(), "no window was answered");
+    let events = std::fs::read_to_string(dir.join("events.jsonl")).unwrap();
+    let count = |kind: &str| {
+        events
+            .lines()
+            .filter(|l| l.contains(&format!("\"type\":\"{kind}\"")))
+            .count()
+    };
+    assert!(
+        count("local_decision_window_started") >= answered.len(),
+        "{events}"
+    );
+    assert!(
+        count("group_autoplay") >= answered.len(),
+        "every decision was sent"
+    );
+}

@@ -1,14 +1,24 @@
-//! A table seat that plays without its person, by its control mode:
+//! A table seat that plays by its control mode. Each of the seat's turns
+//! (a frame whose view gives it legal actions) is a decision window on the
+//! session's decision bus (`decision/` in the seat's state dir, the same
+//! bus and files as a two-party game's: `state.json` names the open window
+//! by `action_seq` = the frame's seq; `palaver session decide DIR
+//! '{"kind":"bid","value":2}'` answers it, and a decision without a match
+//! key binds to the window open when it arrives):
 //!
 //! - **autonomous**: the table's bot (`Table::bot_action`) moves as soon as
-//!   the seat's verified view says it is its turn;
-//! - **hybrid**: the person has [`HYBRID_WINDOW`] from the frame that gave
-//!   the seat its turn to send an action (`palaver session action`, the
-//!   console); then the bot moves;
-//! - **human**: the person decides every action; one who has not within
-//!   [`HUMAN_TIMEOUT`] gets the table's own way out (a pass, a fold, a check
-//!   or a zero bid where the rules have one; the bot's move where they do
-//!   not), so a seat never stalls the table.
+//!   the seat's verified view says it is its turn (no window);
+//! - **hybrid**: a decision within `min_think_seconds` (default
+//!   [`HYBRID_WINDOW`]) is taken, else the bot moves;
+//! - **human**: the person's decision is taken once released; one who has
+//!   not decided by `max_think_seconds` (default [`HUMAN_TIMEOUT`]) gets the
+//!   table's own way out (a pass, a fold, a check or a zero bid where the
+//!   rules have one; the bot's move where they do not), so a seat never
+//!   stalls the table.
+//!
+//! A person may also act at any time with `palaver session action` (the
+//! seat's group-actions.jsonl): an open window whose frame has moved on is
+//! dropped.
 //!
 //! The bot's action goes into the seat's own `group-actions.jsonl`, the file
 //! `session action` appends to, and so through the same durable outbox,
@@ -20,10 +30,11 @@
 //! leader, each with its state dir under the host's (`bots/bot-N`).
 
 use super::Room;
-use crate::engine::ControlMode;
+use crate::engine::{ControlMode, Decided, Decider, Role, Window};
 use crate::json::{Map, Value};
 use crate::obj;
 use crate::protocols::tables::{self, Table};
+use crate::session::{DecisionBus, StateSink};
 use crate::spec::Spec;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
@@ -40,15 +51,21 @@ pub const MAX_BOTS: usize = 31;
 /// What a seat sends for a view (None: not its turn).
 pub type Autoplay = Arc<dyn Fn(&Value) -> Option<Value> + Send + Sync>;
 
-/// A seat's bot or timeout rule, and what it has tried.
+/// A seat's bot, its decision windows, and what it has tried.
 pub struct Autopilot {
+    /// The seat's own move when nobody decides: the bot's (autonomous,
+    /// hybrid) or the rules' way out (human).
     play: Autoplay,
-    /// How long a frame must stand before the autopilot acts.
+    /// How long a frame must stand before the autopilot acts with no bus.
     wait: Duration,
+    /// The decision bus of a hybrid or human seat.
+    bus: Option<(Arc<DecisionBus>, ControlMode)>,
     /// The frame the seat has been looking at, and since when.
     seen: Option<(u64, Instant)>,
     /// The frame the autopilot last acted on.
     last: Option<u64>,
+    /// The open window: its frame and the task deciding it.
+    window: Option<(u64, tokio::task::JoinHandle<Value>)>,
 }
 
 impl Autopilot {
@@ -56,14 +73,50 @@ impl Autopilot {
         Autopilot {
             play,
             wait,
+            bus: None,
             seen: None,
             last: None,
+            window: None,
         }
     }
 
-    /// The action to send now for `view` at frame `seq`, if the seat's wait
-    /// is over and it has not acted on this frame yet.
+    /// An autopilot whose turns are windows on `bus` under `mode`.
+    pub fn with_bus(play: Autoplay, bus: Arc<DecisionBus>, mode: ControlMode) -> Autopilot {
+        let mut pilot = Autopilot::new(play, Duration::ZERO);
+        pilot.bus = Some((bus, mode));
+        pilot
+    }
+
+    /// The action to send now for `view` at frame `seq`, if the seat's
+    /// turn has been decided and it has not acted on this frame yet.
     pub fn next(&mut self, seq: u64, view: &Value) -> Option<Value> {
+        if let Some((s, _)) = &self.window
+            && *s != seq
+        {
+            // The frame moved on (the person acted some other way).
+            if let Some((_, h)) = self.window.take() {
+                h.abort();
+            }
+        }
+        if self.last == Some(seq) {
+            return None;
+        }
+        if let Some((bus, mode)) = &self.bus {
+            if let Some((_, h)) = &self.window {
+                if !h.is_finished() {
+                    return None;
+                }
+                let (_, h) = self.window.take()?;
+                let action = futures_util::FutureExt::now_or_never(h)?.ok()?;
+                self.last = Some(seq);
+                return Some(action);
+            }
+            let auto = (self.play)(view)?;
+            let (bus, mode) = (bus.clone(), *mode);
+            let h = tokio::spawn(async move { decide_turn(&bus, mode, seq, auto).await });
+            self.window = Some((seq, h));
+            return None;
+        }
         let now = Instant::now();
         let since = match self.seen {
             Some((s, t)) if s == seq => t,
@@ -72,12 +125,42 @@ impl Autopilot {
                 now
             }
         };
-        if now.duration_since(since) < self.wait || self.last == Some(seq) {
+        if now.duration_since(since) < self.wait {
             return None;
         }
         let action = (self.play)(view)?;
         self.last = Some(seq);
         Some(action)
+    }
+}
+
+impl Drop for Autopilot {
+    fn drop(&mut self) {
+        if let Some((_, h)) = self.window.take() {
+            h.abort();
+        }
+    }
+}
+
+/// One turn as a window on the bus: the person's decision (its body less
+/// the match keys and `_meta` is the action), else `auto`.
+async fn decide_turn(bus: &DecisionBus, mode: ControlMode, seq: u64, auto: Value) -> Value {
+    let w = Window {
+        match_key: "action_seq",
+        match_value: Value::from(seq),
+        auto: auto.as_object().cloned().unwrap_or_default(),
+        value_field: "",
+        policy: None,
+    };
+    match bus.decide(mode, &w).await {
+        Ok(Decided::Explicit(mut body)) => {
+            body.remove("_meta");
+            for k in crate::session::decision::MATCH_KEYS {
+                body.remove(k);
+            }
+            Value::Object(body)
+        }
+        Ok(Decided::Auto) | Err(_) => auto,
     }
 }
 
@@ -91,7 +174,15 @@ pub fn alias_of(spec: &Spec) -> Option<String> {
 }
 
 /// The autopilot of a seat at a table in `mode` (None: not a table).
-pub fn for_seat(spec: &Spec, options: &Map, mode: ControlMode) -> Option<Mutex<Autopilot>> {
+/// With the seat's `sink` (and its role), a hybrid or human seat's turns
+/// are windows on its decision bus; without one, the bot or the way out
+/// moves after [`HYBRID_WINDOW`] or [`HUMAN_TIMEOUT`].
+pub fn for_seat(
+    spec: &Spec,
+    options: &Map,
+    mode: ControlMode,
+    sink: Option<(&Arc<StateSink>, Role)>,
+) -> Option<Mutex<Autopilot>> {
     let table = Mutex::new(tables::table_for_alias(&alias_of(spec)?, options)?);
     let (wait, bot) = match mode {
         ControlMode::Autonomous => (Duration::ZERO, true),
@@ -106,7 +197,25 @@ pub fn for_seat(spec: &Spec, options: &Map, mode: ControlMode) -> Option<Mutex<A
             way_out(&**t, view)
         }
     });
-    Some(Mutex::new(Autopilot::new(play, wait)))
+    let pilot = match (mode, sink) {
+        (ControlMode::Autonomous, _) | (_, None) => Autopilot::new(play, wait),
+        (_, Some((sink, role))) => {
+            // The windows' lengths: the invitation's own, else a table's.
+            let mut think = options.clone();
+            let default = |k: &str, secs: Duration, m: &mut Map| {
+                if !m.contains_key(k) {
+                    m.insert(k, Value::from(secs.as_secs()));
+                }
+            };
+            match mode {
+                ControlMode::Hybrid => default("min_think_seconds", HYBRID_WINDOW, &mut think),
+                _ => default("max_think_seconds", HUMAN_TIMEOUT, &mut think),
+            }
+            let bus = Arc::new(DecisionBus::new(sink.clone(), role, think, spec));
+            Autopilot::with_bus(play, bus, mode)
+        }
+    };
+    Some(Mutex::new(pilot))
 }
 
 /// The table's own way out for a seat whose person did not act: a pass, a
@@ -179,8 +288,8 @@ mod tests {
         assert_eq!(out, Value::Object(obj! { "kind" => "bid", "value" => 0 }));
         let other = t.view(&state, &members[1]).unwrap();
         assert_eq!(way_out(&*t, &other), None, "not seat 1's turn");
-        assert!(for_seat(spec, &options, ControlMode::Human).is_some());
+        assert!(for_seat(spec, &options, ControlMode::Human, None).is_some());
         let room = crate::library::bundled_spec("community-room-v1").unwrap();
-        assert!(for_seat(room, &Map::new(), ControlMode::Autonomous).is_none());
+        assert!(for_seat(room, &Map::new(), ControlMode::Autonomous, None).is_none());
     }
 }

@@ -301,15 +301,21 @@ pub async fn join(
         parent: dir.clone(),
         child: dir.clone(),
     });
+    let sink = super::sink_for(&dir);
     let room = Arc::new(Room {
-        autopilot: super::autopilot::for_seat(&plan.spec, &options, plan.mode),
+        autopilot: super::autopilot::for_seat(
+            &plan.spec,
+            &options,
+            plan.mode,
+            Some((&sink, Role::Guest)),
+        ),
         client: client.clone(),
         keys: client.keys().clone(),
         group_id: group_id.clone(),
         protocol_id: pid.clone(),
         ticket,
         dir: dir.clone(),
-        sink: super::sink_for(&dir),
+        sink,
     });
     room.meta(obj! { "role" => "guest", "post_id" => post.as_str(), "protocol_id" => pid.as_str(), "group_id" => group_id.as_str(), "session_id" => group_id.as_str(), "group_role" => "member", "local_control_mode" => plan.mode.as_str(), "status" => "starting", "pid" => std::process::id(),
             "started_at" => crate::session::files::epoch_now() });

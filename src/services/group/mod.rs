@@ -424,15 +424,16 @@ pub async fn host(
         }
     };
     let group_id = api::text(&group, "group_id").map_err(api_err)?.to_owned();
+    let sink = sink_for(&dir);
     let room = Arc::new(Room {
-        autopilot: autopilot::for_seat(&spec, &options, mode),
+        autopilot: autopilot::for_seat(&spec, &options, mode, Some((&sink, Role::Host))),
         client: client.clone(),
         keys: client.keys().clone(),
         group_id: group_id.clone(),
         protocol_id: pid.clone(),
         ticket,
         dir: dir.clone(),
-        sink: sink_for(&dir),
+        sink,
     });
     room.event("invite_created", obj! { "post_id" => post_id.as_str(), "protocol_id" => pid.as_str(), "group_id" => group_id.as_str(), "min_participants" => cfg.min_participants, "max_participants" => cfg.max_participants });
     room.meta(obj! { "role" => "host", "post_id" => post_id.as_str(), "protocol_id" => pid.as_str(), "group_id" => group_id.as_str(), "session_id" => group_id.as_str(), "group_role" => "leader", "leader_epoch" => 0, "local_control_mode" => mode.as_str(), "status" => "waiting" });
