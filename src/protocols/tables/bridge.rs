@@ -496,23 +496,13 @@ impl GroupHooks for Bridge {
     }
 
     fn on_leader_changed(&mut self, state: Value, old: &str, new: &str) -> Hooked<Value> {
-        let Value::Object(mut state) = state else {
-            return Err("the table state is not an object".into());
-        };
-        let short = |s: &str| s.chars().take(8).collect::<String>();
-        state.insert(
-            "recovery_notice",
-            Value::from(format!(
-                "Leader changed from {} to {}; the private board was redealt.",
-                short(old),
-                short(new)
-            )),
-        );
-        let event = obj! {
-            "kind" => "board_restarted_after_leader_change", "old_leader" => old, "new_leader" => new,
-            "board_number" => state.get("board_number").cloned().ok_or("'board_number'")?,
-        };
-        Ok(hook_result(state, vec![Value::Object(event)]))
+        super::leader_changed(
+            state,
+            (old, new),
+            "the private board was redealt",
+            "board_restarted_after_leader_change",
+            "board_number",
+        )
     }
 }
 

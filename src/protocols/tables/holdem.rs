@@ -1061,25 +1061,13 @@ impl GroupHooks for Holdem {
     }
 
     fn on_leader_changed(&mut self, state: Value, old: &str, new: &str) -> Hooked<Value> {
-        let Value::Object(mut state) = state else {
-            return Err("the Hold'em state is not an object".into());
-        };
-        let short = |s: &str| s.chars().take(8).collect::<String>();
-        state.insert(
-            "recovery_notice",
-            Value::from(format!(
-                "Leader changed from {} to {}; the interrupted hand was refunded.",
-                short(old),
-                short(new)
-            )),
-        );
-        let event = obj! {
-            "kind" => "hand_restarted_after_leader_change",
-            "old_leader" => old,
-            "new_leader" => new,
-            "hand_number" => key(&Value::Object(state.clone()), "hand_number")?.clone(),
-        };
-        Ok(super::hook_result(state, vec![Value::Object(event)]))
+        super::leader_changed(
+            state,
+            (old, new),
+            "the interrupted hand was refunded",
+            "hand_restarted_after_leader_change",
+            "hand_number",
+        )
     }
 }
 

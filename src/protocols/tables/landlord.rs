@@ -404,23 +404,13 @@ impl GroupHooks for Landlord {
     }
 
     fn on_leader_changed(&mut self, state: Value, old: &str, new: &str) -> Hooked<Value> {
-        let Value::Object(mut state) = state else {
-            return Err("the table state is not an object".into());
-        };
-        let short = |s: &str| s.chars().take(8).collect::<String>();
-        state.insert(
-            "recovery_notice",
-            Value::from(format!(
-                "Leader changed from {} to {}; the private deal was restarted.",
-                short(old),
-                short(new)
-            )),
-        );
-        let event = obj! {
-            "kind" => "round_restarted_after_leader_change", "old_leader" => old, "new_leader" => new,
-            "round_number" => state.get("round_number").cloned().unwrap_or(Value::Null),
-        };
-        Ok(hook_result(state, vec![Value::Object(event)]))
+        super::leader_changed(
+            state,
+            (old, new),
+            "the private deal was restarted",
+            "round_restarted_after_leader_change",
+            "round_number",
+        )
     }
 }
 

@@ -106,3 +106,38 @@ fn py_int(v: &Value) -> Result<i64, HookFailure> {
         },
     }
 }
+
+/// A table's `proto_group_on_leader_changed`: the recovery notice "Leader
+/// changed from {old, 8 chars} to {new, 8 chars}; {what}." and one event
+/// `{kind, old_leader, new_leader, counter: state[counter]}` (a missing
+/// counter is Python's KeyError text).
+fn leader_changed(
+    state: Value,
+    (old, new): (&str, &str),
+    what: &str,
+    kind: &str,
+    counter: &str,
+) -> Result<Value, HookFailure> {
+    let Value::Object(mut state) = state else {
+        return Err("the table state is not an object".into());
+    };
+    let short = |s: &str| s.chars().take(8).collect::<String>();
+    state.insert(
+        "recovery_notice",
+        Value::from(format!(
+            "Leader changed from {} to {}; {what}.",
+            short(old),
+            short(new)
+        )),
+    );
+    let n = state
+        .get(counter)
+        .cloned()
+        .ok_or_else(|| format!("'{counter}'"))?;
+    let mut event = Map::with_capacity(4);
+    event.insert("kind", Value::from(kind));
+    event.insert("old_leader", Value::from(old));
+    event.insert("new_leader", Value::from(new));
+    event.insert(counter, n);
+    Ok(hook_result(state, vec![Value::Object(event)]))
+}
