@@ -1,4 +1,6 @@
-//! Card tables in the console (four-player-landlord-v1), without a
+//! Card tables in the console (four-player-landlord-v1; texas-holdem-v1
+//! and contract-bridge-v1 at the end: a flop to bet on, a declarer playing
+//! from the dummy, an opening call picked by page and number), without a
 //! terminal: a host's table state dir written the way `services::group`
 //! leaves it (snapshot.json with this seat's verified view, details.jsonl
 //! with the frames' events, events.jsonl, the host's `bots/`), the view
@@ -13,11 +15,9 @@ mod common;
 
 use common::console::{ch, key};
 use crossterm::event::KeyCode;
-use palaver::engine::group::GroupHooks;
 use palaver::json::Value;
 use palaver::obj;
 use palaver::protocols::tables::Table;
-use palaver::protocols::tables::landlord::Landlord;
 use palaver::session::table::TableView;
 use palaver::tui::keymap::Context;
 use palaver::tui::report::Report;
@@ -29,6 +29,8 @@ use std::time::Duration;
 const SIZES: [(u16, u16); 2] = [(80, 24), (160, 48)];
 const LONG: Duration = Duration::from_secs(10);
 const LANDLORD: &str = "four-player-landlord-v1";
+const HOLDEM: &str = "texas-holdem-v1";
+const BRIDGE: &str = "contract-bridge-v1";
 
 /// Seat n's key: the host (seat 0, this console), two bots, a person.
 fn pk(n: u8) -> String {
@@ -65,16 +67,25 @@ fn lines(path: &Path, l: &[Value]) {
 
 /// A table played by the rules: the state, the frames' events so far.
 struct Play {
-    rules: Landlord,
+    alias: &'static str,
+    rules: Box<dyn Table>,
     state: Value,
     frames: Vec<Vec<Value>>,
 }
 
 impl Play {
     fn deal() -> Play {
-        let mut rules = Landlord::new(&obj! { "deal_seed" => "console-fixture" });
+        Play::deal_of(LANDLORD, "console-fixture")
+    }
+
+    /// A table of `alias` dealt from `seed` by its rules.
+    fn deal_of(alias: &'static str, seed: &str) -> Play {
+        let mut rules =
+            palaver::protocols::tables::table_for_alias(alias, &obj! { "deal_seed" => seed })
+                .unwrap();
         let state = rules.initial_state(&members()).unwrap();
         Play {
+            alias,
             rules,
             state,
             frames: vec![Vec::new()],
@@ -115,10 +126,9 @@ impl Play {
     /// leaves it, seen from seat 0.
     fn write(&mut self, data: &Path, status: &str) -> PathBuf {
         let dir = data.join("sessions").join("host-group-1796000000000");
-        let pid = palaver::library::bundled_spec(LANDLORD)
-            .unwrap()
-            .protocol_id()
-            .to_owned();
+        let spec = palaver::library::bundled_spec(self.alias).unwrap();
+        let pid = spec.protocol_id().to_owned();
+        let pname = spec.name().unwrap_or("Table").to_owned();
         write(
             &dir.join("session.json"),
             &Value::Object(obj! {
@@ -134,7 +144,7 @@ impl Play {
         write(
             &dir.join("snapshot.json"),
             &Value::Object(obj! {
-                "phase" => "group_active", "role" => "host", "protocol_name" => "Four-player Landlord",
+                "phase" => "group_active", "role" => "host", "protocol_name" => pname,
                 "group" => obj! {
                     "group_id" => "0123456789abcdef0123456789abcdef", "leader_public_key" => pk(0),
                     "leader_epoch" => 0, "seq" => seq, "membership_version" => 4,
@@ -280,7 +290,7 @@ fn pick(h: &mut Headless, id: &str) {
         .view
         .as_ref()
         .unwrap()
-        .hand
+        .pick_hand()
         .iter()
         .map(|c| c.card_id.clone())
         .collect();
@@ -495,10 +505,12 @@ fn the_tables_the_console_shows() {
             .map(|s| s.protocol_id().to_owned())
             .unwrap_or_default()
     };
-    assert_eq!(
-        palaver::tui::screens::sessions::table_alias(&pid(LANDLORD)).as_deref(),
-        Some(LANDLORD)
-    );
+    for alias in [LANDLORD, HOLDEM, BRIDGE] {
+        assert_eq!(
+            palaver::tui::screens::sessions::table_alias(&pid(alias)).as_deref(),
+            Some(alias)
+        );
+    }
     assert_eq!(
         palaver::tui::screens::sessions::table_alias(&pid("community-room-v1")),
         None
@@ -584,4 +596,195 @@ async fn odd_table_views_render_and_an_oversized_hand_is_refused() {
 
 fn view_of(snapshot: &Value) -> Value {
     snapshot.get("group_view").unwrap().clone()
+}
+
+/// The bots play every seat (seat 0 too) until `done` holds; `None` when
+/// the table completes first.
+fn bots_until(p: &mut Play, done: impl Fn(&Value) -> bool) -> bool {
+    for _ in 0..400 {
+        if done(&p.state) {
+            return true;
+        }
+        if p.state.get_str("phase") == Some("completed") {
+            return false;
+        }
+        let n = p.current();
+        let v = p.view(n);
+        let Some(a) = p.rules.bot_action(&v) else {
+            return false;
+        };
+        p.act(a);
+    }
+    false
+}
+
+/// Seat 0 declares and plays from the dummy (seat 2) to a trick already led.
+fn declarer_at_dummy(s: &Value) -> bool {
+    s.get_str("phase") == Some("playing")
+        && s.get_str("declarer") == Some(pk(0).as_str())
+        && s.get_str("current_hand_owner") == Some(pk(2).as_str())
+        && s.get("current_trick")
+            .and_then(Value::as_array)
+            .is_some_and(|t| !t.is_empty())
+}
+
+/// Hold'em: the bots act until seat 0's turn, seat 0 calls the big blind,
+/// and the bots act until it is seat 0's turn again, on the flop.
+fn holdem_flop() -> Play {
+    let mut p = Play::deal_of(HOLDEM, "console-fixture");
+    p.bots_until_mine();
+    p.act(Value::Object(obj! { "kind" => "call" }));
+    p.bots_until_mine();
+    assert_eq!(p.state.get_str("street"), Some("flop"), "{:?}", p.state);
+    p
+}
+
+/// Bridge: the bots call and play every seat until seat 0, the
+/// declarer, plays from the dummy (seat 2) to the opening lead.
+fn bridge_at_dummy() -> Play {
+    let mut p = Play::deal_of(BRIDGE, "console-bridge-6");
+    assert!(bots_until(&mut p, declarer_at_dummy), "{:?}", p.state);
+    p
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn pane_holdem_flop() {
+    snap("table_holdem_flop", async |h: &mut Headless, d: &Path| {
+        let mut p = holdem_flop();
+        let dir = p.write(d, "running");
+        attach(h, &dir).await;
+        let v0 = p.view(0);
+        let legal = p.rules.legal_actions(&v0);
+        let t = h.app.sessions.table().unwrap();
+        // Every legal action is offered, in the rules' order.
+        assert_eq!(t.choices, legal);
+        let v = t.view.as_ref().unwrap();
+        assert_eq!(v.holdem().unwrap().board.len(), 3);
+        assert_eq!(v.hand.len(), 2);
+        // The cursor moves along the choices.
+        h.key(key(KeyCode::Right));
+        assert_eq!(h.app.sessions.table().unwrap().choice_cursor, 1);
+    })
+    .await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn pane_bridge_declarer_plays_the_dummy() {
+    snap("table_bridge_dummy", async |h: &mut Headless, d: &Path| {
+        let mut p = bridge_at_dummy();
+        let dir = p.write(d, "running");
+        attach(h, &dir).await;
+        let v0 = p.view(0);
+        let legal = p.rules.legal_actions(&v0);
+        let t = h.app.sessions.table().unwrap();
+        let v = t.view.as_ref().unwrap();
+        // The picker holds the dummy's cards, not seat 0's own.
+        let dummy: Vec<String> = v
+            .bridge()
+            .unwrap()
+            .dummy_hand
+            .iter()
+            .map(|c| c.card_id.clone())
+            .collect();
+        let picked: Vec<String> = v.pick_hand().iter().map(|c| c.card_id.clone()).collect();
+        assert_eq!(picked.len(), 13);
+        assert!(picked.iter().all(|id| dummy.contains(id)));
+        assert!(t.choices.is_empty());
+        assert_eq!(t.playable_ids().len(), legal.len());
+        // Pick a card the rules allow (it shows raised).
+        let id = legal[0].get_str("card_id").unwrap().to_owned();
+        pick(h, &id);
+    })
+    .await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_holdem_action_is_a_numbered_choice() {
+    let tmp = tempfile::tempdir().unwrap();
+    let mut h = console(tmp.path(), 120, 40);
+    let mut p = holdem_flop();
+    let dir = p.write(tmp.path(), "running");
+    attach(&mut h, &dir).await;
+    // Hold'em plays no cards: picking one is refused.
+    h.key(ch(' '));
+    let note = h.app.sessions.table().unwrap().note.clone().unwrap();
+    assert!(!note.0 && note.1.contains("plays no cards"), "{note:?}");
+    let v0 = p.view(0);
+    let legal = p.rules.legal_actions(&v0);
+    // The number of the choice sends it at once.
+    let n = legal.len();
+    assert!(n >= 3, "{legal:?}");
+    h.key(ch(char::from(b'0' + n as u8)));
+    let sent = queued(&mut h, &dir, 1).await;
+    assert_eq!(text(&sent[0]), text(&legal[n - 1]));
+    // The log says who did what on the way to the flop.
+    let screen = h.screen();
+    assert!(screen.contains("the flop: "), "{screen}");
+    assert!(screen.contains("you call (10 in this street)"), "{screen}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_bridge_card_from_the_dummy_is_played_only_when_legal() {
+    let tmp = tempfile::tempdir().unwrap();
+    let mut h = console(tmp.path(), 120, 40);
+    let mut p = bridge_at_dummy();
+    let dir = p.write(tmp.path(), "running");
+    attach(&mut h, &dir).await;
+    let v0 = p.view(0);
+    let legal: Vec<String> = p
+        .rules
+        .legal_actions(&v0)
+        .iter()
+        .map(|a| a.get_str("card_id").unwrap().to_owned())
+        .collect();
+    let dummy: Vec<String> = TableView::parse(BRIDGE, &v0)
+        .unwrap()
+        .pick_hand()
+        .iter()
+        .map(|c| c.card_id.clone())
+        .collect();
+    // A card of another suit while the dummy holds the led one: refused.
+    let wrong = dummy.iter().find(|id| !legal.contains(id)).unwrap();
+    pick(&mut h, wrong);
+    h.key(key(KeyCode::Enter));
+    let note = h.app.sessions.table().unwrap().note.clone().unwrap();
+    assert!(!note.0 && note.1.contains("does not follow"), "{note:?}");
+    assert!(actions(&dir).is_empty());
+    // A legal card of the dummy's: sent as one card.
+    pick(&mut h, &legal[0]);
+    assert_eq!(h.app.sessions.table().unwrap().selected.len(), 1);
+    h.key(key(KeyCode::Enter));
+    let sent = queued(&mut h, &dir, 1).await;
+    assert_eq!(
+        text(&sent[0]),
+        format!(r#"{{"kind":"play","card_id":"{}"}}"#, legal[0])
+    );
+    assert!(dummy.contains(&legal[0]));
+    let screen = h.screen();
+    assert!(screen.contains("the contract is "), "{screen}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_bridge_call_is_picked_by_page_and_number() {
+    let tmp = tempfile::tempdir().unwrap();
+    let mut h = console(tmp.path(), 120, 40);
+    // Board 1: north (seat 0, this console) deals and calls first.
+    let mut p = Play::deal_of(BRIDGE, "console-bridge-6");
+    let dir = p.write(tmp.path(), "running");
+    attach(&mut h, &dir).await;
+    let v0 = p.view(0);
+    let legal = p.rules.legal_actions(&v0);
+    // Pass and the 35 bids.
+    assert_eq!(legal.len(), 36);
+    assert_eq!(h.app.sessions.table().unwrap().choices, legal);
+    // Down turns to the next page of nine: 2 picks its second call.
+    h.key(key(KeyCode::Down));
+    assert_eq!(h.app.sessions.table().unwrap().choice_page(), (9, 9));
+    h.key(ch('2'));
+    let sent = queued(&mut h, &dir, 1).await;
+    assert_eq!(text(&sent[0]), text(&legal[10]));
+    assert_eq!(
+        text(&sent[0]),
+        r#"{"kind":"bid","level":2,"denomination":"nt"}"#
+    );
 }

@@ -5,8 +5,7 @@
 //! [`Game`] (one adapter per table: [`TableView::parse`] knows which).
 //! Pure: no I/O, never panics on any shape of input.
 //!
-//! Built: four-player-landlord-v1. texas-holdem-v1 and contract-bridge-v1
-//! views are refused as "no view yet" until their adapters are added.
+//! Built: four-player-landlord-v1, texas-holdem-v1, contract-bridge-v1.
 
 use crate::json::{Map, Value};
 
@@ -16,7 +15,14 @@ const MAX_CARDS: usize = 128;
 const MAX_SEATS: usize = 16;
 
 /// Table aliases this module reads views of.
-pub const VIEWS: [&str; 1] = ["four-player-landlord-v1"];
+pub const VIEWS: [&str; 3] = [
+    "four-player-landlord-v1",
+    "texas-holdem-v1",
+    "contract-bridge-v1",
+];
+
+/// Entries of an auction, an action log or a trick read at most.
+const MAX_ENTRIES: usize = 512;
 
 /// One card as the table's deck names it.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -33,15 +39,39 @@ pub struct Card {
 }
 
 impl Card {
-    fn parse(v: &Value) -> Option<Card> {
+    /// A card of a view or an event: a landlord card (`rank` a name,
+    /// `value` its order) or a standard deck's (`rank` 2…14, no `value`:
+    /// hold'em, bridge).
+    pub fn parse(v: &Value) -> Option<Card> {
         let o = v.as_object()?;
+        let numeric = int(o.get("rank"));
+        let rank = match numeric {
+            Some(11) => "J".to_owned(),
+            Some(12) => "Q".to_owned(),
+            Some(13) => "K".to_owned(),
+            Some(14) => "A".to_owned(),
+            Some(n) => n.to_string(),
+            None => text(o.get("rank")),
+        };
         Some(Card {
-            rank: text(o.get("rank")),
-            value: int(o.get("value")).unwrap_or(0),
+            rank,
+            value: int(o.get("value")).or(numeric).unwrap_or(0),
             suit: text(o.get("suit")),
             card_id: text(o.get("card_id")),
             copy: int(o.get("copy")).unwrap_or(0),
         })
+    }
+
+    /// 0 spades, 1 hearts, 2 clubs, 3 diamonds (colours alternate), 4 else:
+    /// how a bridge hand is grouped.
+    pub fn suit_group(&self) -> i64 {
+        match self.suit.as_str() {
+            "spades" => 0,
+            "hearts" => 1,
+            "clubs" => 2,
+            "diamonds" => 3,
+            _ => 4,
+        }
     }
 
     pub fn is_joker(&self) -> bool {
@@ -106,6 +136,14 @@ pub fn sort_cards(cards: &mut [Card]) {
     cards.sort_by(|a, b| a.order().cmp(&b.order()));
 }
 
+/// Sorts cards as a bridge player holds them: by suit (spades, hearts,
+/// clubs, diamonds), high to low within a suit.
+pub fn sort_by_suit(cards: &mut [Card]) {
+    cards.sort_by(|a, b| {
+        (a.suit_group(), -a.value, &a.card_id).cmp(&(b.suit_group(), -b.value, &b.card_id))
+    });
+}
+
 /// One seat at the table.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Seat {
@@ -117,6 +155,28 @@ pub struct Seat {
     pub score: Option<i64>,
     /// Its bid this round, once made (landlord).
     pub bid: Option<i64>,
+    /// Hold'em: the chips behind, the wager this street, folded, all in.
+    pub stack: Option<i64>,
+    pub wager: Option<i64>,
+    pub folded: bool,
+    pub all_in: bool,
+}
+
+impl Seat {
+    fn new(pk: &str) -> Seat {
+        Seat {
+            public_key: pk.to_owned(),
+            seat: None,
+            role: String::new(),
+            cards_left: None,
+            score: None,
+            bid: None,
+            stack: None,
+            wager: None,
+            folded: false,
+            all_in: false,
+        }
+    }
 }
 
 /// One play on the table.
@@ -194,10 +254,161 @@ impl Landlord {
     }
 }
 
+/// A pot a hand ended with: its chips and who took them.
+#[derive(Debug, Clone, PartialEq)]
+pub struct PotResult {
+    pub amount: i64,
+    pub winners: Vec<String>,
+}
+
+/// A hand shown at a hold'em showdown.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Shown {
+    pub public_key: String,
+    pub cards: Vec<Card>,
+    /// `two_pair`, `straight`, … as the rules name it.
+    pub category: String,
+}
+
+/// What texas-holdem-v1 adds to a table (the hand number is the view's
+/// `round`).
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct Holdem {
+    /// `preflop`, `flop`, `turn`, `river`.
+    pub street: String,
+    pub button: String,
+    pub small_blind: String,
+    pub big_blind: String,
+    /// The wager to match this street, and the last full raise.
+    pub current_bet: i64,
+    pub last_full_raise: i64,
+    /// Every chip committed this hand.
+    pub pot: i64,
+    pub board: Vec<Card>,
+    /// This seat's `legal`: what it must add to call, the least a raise
+    /// goes to, the most it can put in this street, whether it may raise.
+    pub to_call: i64,
+    pub min_raise_to: i64,
+    pub max_to: i64,
+    pub can_raise: bool,
+    /// The last hand's pots and showdown, while the view still has them.
+    pub pots: Vec<PotResult>,
+    pub shown: Vec<Shown>,
+}
+
+/// One call of a bridge auction.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Call {
+    pub public_key: String,
+    /// `pass`, `bid`, `double`, `redouble`.
+    pub kind: String,
+    pub level: i64,
+    pub denomination: String,
+}
+
+impl Call {
+    /// `pass`, `X`, `XX`, `1♣`, `3NT`.
+    pub fn label(&self) -> String {
+        match self.kind.as_str() {
+            "bid" => bid_label(self.level, &self.denomination),
+            "double" => "X".into(),
+            "redouble" => "XX".into(),
+            k => k.to_owned(),
+        }
+    }
+}
+
+/// `1♣`, `4♠`, `3NT`: a bid as players write it.
+pub fn bid_label(level: i64, denomination: &str) -> String {
+    let d = match denomination {
+        "clubs" => "♣",
+        "diamonds" => "♦",
+        "hearts" => "♥",
+        "spades" => "♠",
+        "nt" => "NT",
+        other => other,
+    };
+    format!("{level}{d}")
+}
+
+/// A bridge contract.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Contract {
+    pub level: i64,
+    pub denomination: String,
+    /// 0, 1 doubled, 2 redoubled.
+    pub doubled: i64,
+    /// The declaring side, `ns` or `ew`.
+    pub partnership: String,
+}
+
+impl Contract {
+    /// `4♠`, `3NT X`, `2♥ XX`.
+    pub fn label(&self) -> String {
+        let x = match self.doubled {
+            1 => " X",
+            2 => " XX",
+            _ => "",
+        };
+        format!("{}{x}", bid_label(self.level, &self.denomination))
+    }
+}
+
+/// One card of a bridge trick.
+#[derive(Debug, Clone, PartialEq)]
+pub struct TrickCard {
+    /// Who played it (the declarer for the dummy's cards).
+    pub public_key: String,
+    /// Whose hand it came from.
+    pub hand_owner: String,
+    pub card: Card,
+}
+
+/// What contract-bridge-v1 adds to a table (the board number is the
+/// view's `round`).
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct Bridge {
+    pub dealer: String,
+    /// `none`, `ns`, `ew`, `both`.
+    pub vulnerability: String,
+    pub auction: Vec<Call>,
+    pub contract: Option<Contract>,
+    pub declarer: String,
+    pub dummy: String,
+    pub dummy_revealed: bool,
+    /// The dummy's cards once revealed, sorted ([`sort_by_suit`]).
+    pub dummy_hand: Vec<Card>,
+    /// Whose hand is to play (the dummy's when the declarer plays it).
+    pub hand_owner: String,
+    pub trick: Vec<TrickCard>,
+    /// Tricks played, and the last one's winner and cards.
+    pub tricks_played: usize,
+    pub last_trick: Option<(String, Vec<TrickCard>)>,
+    /// Tricks won and points by side.
+    pub tricks_ns: i64,
+    pub tricks_ew: i64,
+    pub score_ns: i64,
+    pub score_ew: i64,
+    /// The cards this seat plays now (the dummy's when the declarer plays
+    /// them), sorted.
+    pub playable: Vec<Card>,
+    /// This seat's side, `ns` or `ew`.
+    pub side: String,
+}
+
+impl Bridge {
+    /// Is the viewer (`you`) the declarer playing from the dummy now?
+    pub fn plays_dummy(&self, you: &str) -> bool {
+        !you.is_empty() && self.declarer == you && self.hand_owner == self.dummy
+    }
+}
+
 /// What one game adds to the common view.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Game {
     Landlord(Landlord),
+    Holdem(Holdem),
+    Bridge(Bridge),
 }
 
 /// A seat's view of a table.
@@ -232,6 +443,8 @@ impl TableView {
         };
         match alias {
             "four-player-landlord-v1" => landlord(alias, v),
+            "texas-holdem-v1" => holdem(alias, v),
+            "contract-bridge-v1" => bridge(alias, v),
             _ => Err(format!("palaver has no table view for {alias} yet")),
         }
     }
@@ -240,7 +453,10 @@ impl TableView {
     pub fn your_turn(&self) -> bool {
         !self.you.is_empty()
             && self.current == self.you
-            && matches!(self.phase.as_str(), "bidding" | "playing")
+            && matches!(
+                self.phase.as_str(),
+                "bidding" | "playing" | "betting" | "auction"
+            )
     }
 
     pub fn seat_of(&self, pk: &str) -> Option<&Seat> {
@@ -250,37 +466,58 @@ impl TableView {
     pub fn landlord(&self) -> Option<&Landlord> {
         match &self.game {
             Game::Landlord(l) => Some(l),
+            _ => None,
+        }
+    }
+
+    pub fn holdem(&self) -> Option<&Holdem> {
+        match &self.game {
+            Game::Holdem(h) => Some(h),
+            _ => None,
+        }
+    }
+
+    pub fn bridge(&self) -> Option<&Bridge> {
+        match &self.game {
+            Game::Bridge(b) => Some(b),
+            _ => None,
+        }
+    }
+
+    /// The cards the picker works on: this seat's hand, or the dummy's
+    /// while the declarer plays it.
+    pub fn pick_hand(&self) -> &[Card] {
+        match &self.game {
+            Game::Bridge(b) if self.phase == "playing" && b.plays_dummy(&self.you) => &b.playable,
+            _ => &self.hand,
         }
     }
 }
 
-fn landlord(alias: &str, v: &Map) -> Result<TableView, String> {
+/// The seats of a view: `players` (by public key) and any key the turn
+/// order names that it lacks, by seat number. `fill` adds what a game
+/// keeps per seat.
+fn seats_of(v: &Map, fill: &dyn Fn(&mut Seat, Option<&Value>)) -> Result<Vec<Seat>, String> {
     let players = match v.get("players") {
         Some(Value::Object(p)) => p,
         None | Some(Value::Null) => &Map::new(),
         Some(other) => return Err(format!("its players are {}", other.type_name())),
     };
-    let per = |k: &str| v.get(k).and_then(Value::as_object);
-    let (counts, scores, bids) = (per("hand_counts"), per("scores"), per("bids"));
+    let counts = v.get("hand_counts").and_then(Value::as_object);
     let mut seats: Vec<Seat> = Vec::new();
     let mut add = |pk: &str, p: Option<&Value>| {
         if pk.is_empty() || seats.len() >= MAX_SEATS || seats.iter().any(|s| s.public_key == pk) {
             return;
         }
-        let at = |m: Option<&Map>| m.and_then(|m| int(m.get(pk)));
-        seats.push(Seat {
-            public_key: pk.to_owned(),
-            seat: p.and_then(|p| int(p.get("seat"))),
-            role: p.map(|p| text(p.get("role"))).unwrap_or_default(),
-            cards_left: at(counts),
-            score: at(scores),
-            bid: at(bids),
-        });
+        let mut s = Seat::new(pk);
+        s.seat = p.and_then(|p| int(p.get("seat")));
+        s.cards_left = counts.and_then(|m| int(m.get(pk)));
+        fill(&mut s, p);
+        seats.push(s);
     };
     for (pk, p) in players.iter() {
         add(pk, Some(p));
     }
-    // Seats the turn order names that `players` lacks (an odd view).
     for pk in v
         .get("turn_order")
         .and_then(Value::as_array)
@@ -290,7 +527,223 @@ fn landlord(alias: &str, v: &Map) -> Result<TableView, String> {
         add(pk.as_str().unwrap_or(""), None);
     }
     seats.sort_by_key(|s| s.seat.unwrap_or(i64::MAX));
+    Ok(seats)
+}
+
+/// The common part of a view.
+fn common(
+    alias: &str,
+    v: &Map,
+    round: &str,
+    seats: Vec<Seat>,
+    hand: Vec<Card>,
+    game: Game,
+) -> TableView {
     let you = v.get("you").and_then(Value::as_object);
+    TableView {
+        alias: alias.to_owned(),
+        phase: text(v.get("phase")),
+        round: int(v.get(round)),
+        restarts: int(v.get("restart_count")),
+        notice: text(v.get("recovery_notice")),
+        seats,
+        current: text(v.get("current_player")),
+        you: you.map(|y| text(y.get("public_key"))).unwrap_or_default(),
+        you_seat: you.and_then(|y| int(y.get("seat"))),
+        hand,
+        game,
+    }
+}
+
+fn holdem(alias: &str, v: &Map) -> Result<TableView, String> {
+    let button = text(v.get("button"));
+    let sb = text(v.get("small_blind_player"));
+    let bb = text(v.get("big_blind_player"));
+    let seats = seats_of(v, &|s, p| {
+        let n = |k: &str| p.and_then(|p| int(p.get(k)));
+        let b = |k: &str| p.and_then(|p| p.get(k)).and_then(Value::as_bool) == Some(true);
+        s.stack = n("stack");
+        s.wager = n("street_contribution");
+        s.folded = b("folded");
+        s.all_in = b("all_in");
+        let pk = s.public_key.as_str();
+        s.role = if pk == button {
+            "button"
+        } else if pk == sb {
+            "small blind"
+        } else if pk == bb {
+            "big blind"
+        } else {
+            ""
+        }
+        .to_owned();
+    })?;
+    let mut hand = cards(v.get("my_hand"));
+    sort_by_suit(&mut hand);
+    hand.sort_by_key(|c| -c.value);
+    let legal = v.get("legal").and_then(Value::as_object);
+    let l = |k: &str| legal.and_then(|m| int(m.get(k))).unwrap_or(0);
+    let pots = v
+        .get("pot_results")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .take(MAX_SEATS)
+        .filter_map(Value::as_object)
+        .map(|p| PotResult {
+            amount: int(p.get("amount")).unwrap_or(0),
+            winners: keys(p.get("winners")),
+        })
+        .collect();
+    let shown = v
+        .get("showdown_hands")
+        .and_then(Value::as_object)
+        .into_iter()
+        .flat_map(|m| m.iter())
+        .take(MAX_SEATS)
+        .map(|(pk, h)| Shown {
+            public_key: pk.to_owned(),
+            cards: cards(h.get("cards")),
+            category: text(h.get("category")),
+        })
+        .collect();
+    let game = Holdem {
+        street: text(v.get("street")),
+        button,
+        small_blind: sb,
+        big_blind: bb,
+        current_bet: int(v.get("current_bet")).unwrap_or(0),
+        last_full_raise: int(v.get("last_full_raise")).unwrap_or(0),
+        pot: int(v.get("pot_total")).unwrap_or(0),
+        board: cards(v.get("board")),
+        to_call: l("to_call"),
+        min_raise_to: l("min_raise_to"),
+        max_to: l("max_to"),
+        can_raise: legal
+            .and_then(|m| m.get("can_raise"))
+            .and_then(Value::as_bool)
+            == Some(true),
+        pots,
+        shown,
+    };
+    Ok(common(
+        alias,
+        v,
+        "hand_number",
+        seats,
+        hand,
+        Game::Holdem(game),
+    ))
+}
+
+fn bridge(alias: &str, v: &Map) -> Result<TableView, String> {
+    let declarer = text(v.get("declarer"));
+    let dummy = text(v.get("dummy"));
+    let seats = seats_of(v, &|s, p| {
+        let compass = p.map(|p| text(p.get("compass"))).unwrap_or_default();
+        s.role = if s.public_key == declarer {
+            format!("{compass} declarer")
+        } else if s.public_key == dummy {
+            format!("{compass} dummy")
+        } else {
+            compass
+        };
+    })?;
+    let sorted = |k: &str| {
+        let mut c = cards(v.get(k));
+        sort_by_suit(&mut c);
+        c
+    };
+    let trick_of = |t: Option<&Value>| -> Vec<TrickCard> {
+        t.and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+            .take(MAX_SEATS)
+            .filter_map(|p| {
+                Some(TrickCard {
+                    public_key: text(p.get("public_key")),
+                    hand_owner: text(p.get("hand_owner")),
+                    card: Card::parse(p.get("card")?)?,
+                })
+            })
+            .collect()
+    };
+    let history = v.get("trick_history").and_then(Value::as_array);
+    let last_trick = history
+        .and_then(|h| h.last())
+        .map(|t| (text(t.get("winner")), trick_of(t.get("cards"))));
+    let auction = v
+        .get("auction")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .take(MAX_ENTRIES)
+        .filter_map(Value::as_object)
+        .map(|c| Call {
+            public_key: text(c.get("public_key")),
+            kind: text(c.get("kind")),
+            level: int(c.get("level")).unwrap_or(0),
+            denomination: text(c.get("denomination")),
+        })
+        .collect();
+    let contract = v
+        .get("contract")
+        .and_then(Value::as_object)
+        .map(|c| Contract {
+            level: int(c.get("level")).unwrap_or(0),
+            denomination: text(c.get("denomination")),
+            doubled: int(c.get("doubled")).unwrap_or(0),
+            partnership: text(c.get("partnership")),
+        });
+    let side = |m: &str, k: &str| {
+        v.get(m)
+            .and_then(Value::as_object)
+            .and_then(|t| int(t.get(k)))
+            .unwrap_or(0)
+    };
+    let game = Bridge {
+        dealer: text(v.get("dealer")),
+        vulnerability: text(v.get("vulnerability")),
+        auction,
+        contract,
+        declarer: declarer.clone(),
+        dummy: dummy.clone(),
+        dummy_revealed: v.get("dummy_revealed").and_then(Value::as_bool) == Some(true),
+        dummy_hand: sorted("dummy_hand"),
+        hand_owner: text(v.get("current_hand_owner")),
+        trick: trick_of(v.get("current_trick")),
+        tricks_played: history.map_or(0, Vec::len),
+        last_trick,
+        tricks_ns: side("tricks", "ns"),
+        tricks_ew: side("tricks", "ew"),
+        score_ns: side("scores", "ns"),
+        score_ew: side("scores", "ew"),
+        playable: sorted("playable_hand"),
+        side: v
+            .get("you")
+            .and_then(|y| y.get("partnership"))
+            .map(|p| text(Some(p)))
+            .unwrap_or_default(),
+    };
+    Ok(common(
+        alias,
+        v,
+        "board_number",
+        seats,
+        sorted("my_hand"),
+        Game::Bridge(game),
+    ))
+}
+
+fn landlord(alias: &str, v: &Map) -> Result<TableView, String> {
+    let per = |k: &str| v.get(k).and_then(Value::as_object);
+    let (scores, bids) = (per("scores"), per("bids"));
+    let seats = seats_of(v, &|s, p| {
+        let at = |m: Option<&Map>| m.and_then(|m| int(m.get(&s.public_key)));
+        s.role = p.map(|p| text(p.get("role"))).unwrap_or_default();
+        s.score = at(scores);
+        s.bid = at(bids);
+    })?;
     let mut hand = cards(v.get("my_hand"));
     sort_cards(&mut hand);
     let mut bottom = cards(v.get("bottom_revealed"));
@@ -308,19 +761,24 @@ fn landlord(alias: &str, v: &Map) -> Result<TableView, String> {
             .and_then(Value::as_array)
             .map_or(0, Vec::len),
     };
-    Ok(TableView {
-        alias: alias.to_owned(),
-        phase: text(v.get("phase")),
-        round: int(v.get("round_number")),
-        restarts: int(v.get("restart_count")),
-        notice: text(v.get("recovery_notice")),
+    Ok(common(
+        alias,
+        v,
+        "round_number",
         seats,
-        current: text(v.get("current_player")),
-        you: you.map(|y| text(y.get("public_key"))).unwrap_or_default(),
-        you_seat: you.and_then(|y| int(y.get("seat"))),
         hand,
-        game: Game::Landlord(game),
-    })
+        Game::Landlord(game),
+    ))
+}
+
+/// A list of public keys.
+fn keys(v: Option<&Value>) -> Vec<String> {
+    v.and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .take(MAX_SEATS)
+        .filter_map(|k| k.as_str().map(str::to_owned))
+        .collect()
 }
 
 fn cards(v: Option<&Value>) -> Vec<Card> {
@@ -389,19 +847,140 @@ mod tests {
         assert_eq!(l.discarded, 2);
     }
 
+    fn members() -> Vec<Value> {
+        (0..4)
+            .map(|n: i64| {
+                Value::Object(obj! {
+                    "member_id" => format!("m{n}"), "public_key" => format!("pk{n}"), "seat" => n,
+                    "status" => "active",
+                })
+            })
+            .collect()
+    }
+
+    /// A table of `alias` dealt by its rules; the view of seat `n`.
+    fn dealt(alias: &str) -> (Box<dyn crate::protocols::tables::Table>, Value) {
+        let mut rules =
+            crate::protocols::tables::table_for_alias(alias, &obj! { "deal_seed" => "unit" })
+                .unwrap();
+        let state = rules.initial_state(&members()).unwrap();
+        (rules, state)
+    }
+
+    #[test]
+    fn a_holdem_view_reads_its_stacks_blinds_and_bet() {
+        let alias = "texas-holdem-v1";
+        let (mut rules, state) = dealt(alias);
+        let current = state.get_str("current_player").unwrap().to_owned();
+        let n: i64 = current.trim_start_matches("pk").parse().unwrap();
+        let member = &members()[n as usize];
+        let view = rules.view(&state, member).unwrap();
+        let t = TableView::parse(alias, &view).unwrap();
+        assert_eq!(t.round, Some(1));
+        assert_eq!(t.phase, "betting");
+        assert!(t.your_turn());
+        assert_eq!(t.hand.len(), 2);
+        // Ace high first.
+        assert!(t.hand[0].value >= t.hand[1].value && t.hand[0].value >= 2);
+        let h = t.holdem().unwrap();
+        assert_eq!(h.street, "preflop");
+        assert!(h.board.is_empty());
+        // Blinds of 5 and 10 from stacks of 1000: 10 to call for the
+        // first to act, a raise to 20 at least.
+        assert_eq!((h.pot, h.current_bet, h.to_call), (15, 10, 10));
+        assert_eq!((h.min_raise_to, h.max_to), (20, 1000));
+        assert!(h.can_raise);
+        let sb = t.seat_of(&h.small_blind).unwrap();
+        assert_eq!(
+            (sb.stack, sb.wager, sb.role.as_str()),
+            (Some(995), Some(5), "small blind")
+        );
+        assert_eq!(t.seat_of(&h.button).unwrap().role, "button");
+        assert!(t.landlord().is_none() && t.bridge().is_none());
+    }
+
+    #[test]
+    fn a_bridge_view_reads_the_auction_and_the_dummy_it_plays() {
+        let alias = "contract-bridge-v1";
+        let (mut rules, mut state) = dealt(alias);
+        let me = members()[0].clone();
+        let t = TableView::parse(alias, &rules.view(&state, &me).unwrap()).unwrap();
+        // Board 1: north deals and calls first; 13 cards sorted by suit.
+        assert!(t.your_turn());
+        assert_eq!(t.phase, "auction");
+        assert_eq!(t.hand.len(), 13);
+        let groups: Vec<i64> = t.hand.iter().map(Card::suit_group).collect();
+        assert!(groups.windows(2).all(|w| w[0] <= w[1]));
+        assert_eq!(t.seats[2].role, "south");
+        // North bids 1NT, everyone passes: north declares, south is the
+        // dummy, east leads.
+        let act = |rules: &mut Box<dyn crate::protocols::tables::Table>,
+                   state: &mut Value,
+                   n: usize,
+                   a: Value| {
+            let r = rules.handle(state.clone(), &members()[n], &a).unwrap();
+            *state = r.get("state").unwrap().clone();
+        };
+        let bid = obj! { "kind" => "bid", "level" => 1, "denomination" => "nt" };
+        act(&mut rules, &mut state, 0, Value::Object(bid));
+        for n in 1..4 {
+            act(
+                &mut rules,
+                &mut state,
+                n,
+                Value::Object(obj! { "kind" => "pass" }),
+            );
+        }
+        let east = rules.view(&state, &members()[1]).unwrap();
+        let lead = rules.legal_actions(&east)[0].clone();
+        act(&mut rules, &mut state, 1, lead);
+        let view = rules.view(&state, &me).unwrap();
+        let t = TableView::parse(alias, &view).unwrap();
+        let b = t.bridge().unwrap();
+        assert_eq!(
+            b.auction.iter().map(Call::label).collect::<Vec<_>>(),
+            ["1NT", "pass", "pass", "pass"]
+        );
+        assert_eq!(b.contract.as_ref().unwrap().label(), "1NT");
+        assert_eq!((b.declarer.as_str(), b.dummy.as_str()), ("pk0", "pk2"));
+        assert_eq!(t.seats[0].role, "north declarer");
+        assert!(b.dummy_revealed && b.dummy_hand.len() == 13);
+        assert_eq!(b.trick.len(), 1);
+        // The declarer plays the dummy's cards: the picker holds them.
+        assert!(t.your_turn() && b.plays_dummy(&t.you));
+        assert_eq!(t.pick_hand(), b.dummy_hand.as_slice());
+        assert_eq!(t.hand.len(), 13);
+        // South, the dummy, never has the turn.
+        let south = TableView::parse(alias, &rules.view(&state, &members()[2]).unwrap()).unwrap();
+        assert!(!south.your_turn());
+        assert_eq!(south.pick_hand(), south.hand.as_slice());
+    }
+
     #[test]
     fn odd_views_are_refused_or_read_without_a_panic() {
         let alias = "four-player-landlord-v1";
         assert!(TableView::parse(alias, &Value::from(3)).is_err());
-        assert!(TableView::parse("texas-holdem-v1", &Value::Object(Map::new())).is_err());
+        assert!(TableView::parse("upgrade-tractor-v1", &Value::Object(Map::new())).is_err());
         assert!(TableView::parse(alias, &Value::Object(obj! { "players" => 1 })).is_err());
         for odd in [
             r#"{"players":{"x":5},"my_hand":[1,{"value":"7"},null],"last_play":[],"you":3}"#,
             r#"{"turn_order":["a","a",7],"bids":[],"scores":{"a":1.5},"discard":{}}"#,
+            r#"{"legal":[],"board":{"a":1},"pot_results":[3,{"winners":7}],"showdown_hands":{"a":2}}"#,
+            r#"{"auction":[1,{"level":"x"}],"contract":[],"current_trick":[{"card":3}],"trick_history":[{}],"tricks":7,"playable_hand":"x"}"#,
         ] {
             let v = crate::json::parse_str(odd).unwrap();
-            let t = TableView::parse(alias, &v).unwrap();
-            assert!(!t.your_turn());
+            for alias in VIEWS {
+                let t = TableView::parse(alias, &v).unwrap();
+                assert!(!t.your_turn());
+                assert_eq!(t.pick_hand(), t.hand.as_slice());
+            }
         }
+        assert!(
+            TableView::parse(
+                "contract-bridge-v1",
+                &Value::Object(obj! { "players" => 1 })
+            )
+            .is_err()
+        );
     }
 }

@@ -1,4 +1,6 @@
-//! A four-seat card table (four-player-landlord-v1) as its seat's files
+//! A four-seat card table (four-player-landlord-v1; texas-holdem-v1 and
+//! contract-bridge-v1 with their own seat columns, board lines and
+//! numbered choices) as its seat's files
 //! tell it: the round, phase and stake; every seat with its name, kind
 //! (you, a bot the host seated, a person), role, cards left, score and
 //! whose turn it is; the landlord and the revealed bottom; the play to
@@ -10,7 +12,7 @@
 //! ([`event_text`]).
 
 use crate::json::{Map, Value};
-use crate::session::table::{Card, Play, TableView};
+use crate::session::table::{Card, Play, Seat, TableView, bid_label};
 use crate::tui::command::Command;
 use crate::tui::keymap::{Context, Keymap};
 use crate::tui::panes::room::{RoomKind, short_key};
@@ -86,6 +88,12 @@ pub struct Pick<'a> {
     pub bid_cursor: usize,
     /// The rules allow a pass now.
     pub can_pass: bool,
+    /// The actions offered as numbered choices (hold'em's bets, bridge's
+    /// calls), and the one the cursor is on.
+    pub choices: &'a [Value],
+    pub choice_cursor: usize,
+    /// Ids of the cards the rules let this seat play now (bridge).
+    pub playable: Option<&'a BTreeSet<String>>,
     /// An action is on its way to the table.
     pub waiting: bool,
 }
@@ -118,6 +126,8 @@ pub struct TablePaint<'a> {
 pub fn event_text(alias: &str, ev: &Map, name: &dyn Fn(&str) -> String) -> Option<String> {
     match alias {
         "four-player-landlord-v1" => landlord_event(ev, name),
+        "texas-holdem-v1" => holdem_event(ev, name),
+        "contract-bridge-v1" => bridge_event(ev, name),
         _ => {
             let mut s = format!(
                 "{} {}",
@@ -137,6 +147,8 @@ fn does(who: String, verb: &str) -> String {
             "is" => "are",
             "passes" => "pass",
             "takes" => "take",
+            "goes" => "go",
+            "has" => "have",
             v => v.strip_suffix('s').unwrap_or(v),
         };
         format!("you {base}")
@@ -209,21 +221,220 @@ fn landlord_event(ev: &Map, name: &dyn Fn(&str) -> String) -> Option<String> {
             }
             s
         }
+        "round_restarted_after_leader_change" => format!(
+            "the leader changed: round {} is dealt again",
+            int("round_number")
+        ),
+        _ => return shared_event(ev, name),
+    })
+}
+
+/// Events every table has (a seat leaving, coming back), and any other
+/// event as its kind and fields.
+fn shared_event(ev: &Map, name: &dyn Fn(&str) -> String) -> Option<String> {
+    let who = |k: &str| name(ev.get_str(k).unwrap_or(""));
+    Some(match ev.get_str("kind")? {
         "member_rejoined" => format!("{} back", does(who("public_key"), "is")),
         "member_disconnected" => format!(
             "{} left the table ({})",
             who("public_key"),
             ev.get_str("reason").unwrap_or("no reason given")
         ),
-        "round_restarted_after_leader_change" => format!(
-            "the leader changed: round {} is dealt again",
-            int("round_number")
-        ),
         other => {
             let mut s = format!("{other} {}", short_json(ev));
             cut(&mut s, 160);
             s
         }
+    })
+}
+
+/// The cards of an event's list, as they came.
+fn event_cards(v: Option<&Value>) -> Vec<Card> {
+    v.and_then(Value::as_array)
+        .map(|a| a.iter().take(64).filter_map(Card::parse).collect())
+        .unwrap_or_default()
+}
+
+/// `NS`, `EW`: a bridge side.
+fn side_word(side: &str) -> String {
+    side.to_uppercase()
+}
+
+fn holdem_event(ev: &Map, name: &dyn Fn(&str) -> String) -> Option<String> {
+    let who = |k: &str| name(ev.get_str(k).unwrap_or(""));
+    let int = |k: &str| ev.get(k).and_then(Value::as_i64).unwrap_or(0);
+    Some(match ev.get_str("kind")? {
+        "fold" => does(who("public_key"), "folds"),
+        "check" => does(who("public_key"), "checks"),
+        "call" => format!(
+            "{} ({} in this street)",
+            does(who("public_key"), "calls"),
+            int("amount")
+        ),
+        "bet" => format!("{} {}", does(who("public_key"), "bets"), int("amount")),
+        "raise" => format!("{} to {}", does(who("public_key"), "raises"), int("amount")),
+        "all_in" => format!(
+            "{} all in ({} in this street)",
+            does(who("public_key"), "goes"),
+            int("amount")
+        ),
+        "holdem_street" => format!(
+            "the {}: {}",
+            ev.get_str("street").unwrap_or("board"),
+            labels(&event_cards(ev.get("cards")))
+        ),
+        "holdem_showdown" => {
+            let hands: Vec<String> = ev
+                .get("hands")
+                .and_then(Value::as_object)
+                .into_iter()
+                .flat_map(|m| m.iter())
+                .take(8)
+                .map(|(pk, h)| {
+                    format!(
+                        "{} {} ({})",
+                        name(pk),
+                        h.get_str("category").unwrap_or("?").replace('_', " "),
+                        labels(&event_cards(h.get("cards")))
+                    )
+                })
+                .collect();
+            let pots: Vec<String> = ev
+                .get("pots")
+                .and_then(Value::as_array)
+                .into_iter()
+                .flatten()
+                .take(8)
+                .map(|p| {
+                    let winners: Vec<String> = p
+                        .get("winners")
+                        .and_then(Value::as_array)
+                        .into_iter()
+                        .flatten()
+                        .take(4)
+                        .map(|w| name(w.as_str().unwrap_or("")))
+                        .collect();
+                    let amount = p.get("amount").and_then(Value::as_i64).unwrap_or(0);
+                    match winners.as_slice() {
+                        [one] => format!("{} {amount}", does(one.clone(), "takes")),
+                        many => format!("{} split {amount}", many.join(" and ")),
+                    }
+                })
+                .collect();
+            format!("showdown: {}; {}", hands.join(", "), pots.join(", "))
+        }
+        "holdem_uncontested" => format!(
+            "{} the pot of {} uncontested",
+            does(who("winner"), "takes"),
+            int("amount")
+        ),
+        "holdem_hand_started" => format!(
+            "hand {} is dealt: {} the button",
+            int("hand_number"),
+            does(who("button"), "has")
+        ),
+        "holdem_match_complete" => {
+            let mut s = format!("the match is over: {} it", does(who("winner"), "wins"));
+            if let Some(st) = ev.get("stacks").and_then(Value::as_object) {
+                let parts: Vec<String> = st
+                    .iter()
+                    .take(8)
+                    .map(|(pk, v)| format!("{} {}", name(pk), v.as_i64().unwrap_or(0)))
+                    .collect();
+                s.push_str(&format!(" ({})", parts.join(", ")));
+            }
+            s
+        }
+        "hand_restarted_after_leader_change" => {
+            "the leader changed: the hand is dealt again".to_owned()
+        }
+        _ => return shared_event(ev, name),
+    })
+}
+
+fn bridge_event(ev: &Map, name: &dyn Fn(&str) -> String) -> Option<String> {
+    let who = |k: &str| name(ev.get_str(k).unwrap_or(""));
+    let int = |k: &str| ev.get(k).and_then(Value::as_i64).unwrap_or(0);
+    Some(match ev.get_str("kind")? {
+        "pass" => does(who("public_key"), "passes"),
+        "bid" => format!(
+            "{} {}",
+            does(who("public_key"), "bids"),
+            bid_label(int("level"), ev.get_str("denomination").unwrap_or("?"))
+        ),
+        "double" => does(who("public_key"), "doubles"),
+        "redouble" => does(who("public_key"), "redoubles"),
+        "board_passed_out" => "four passes: the board is passed out".to_owned(),
+        "contract_set" => {
+            let c = ev.get("contract").and_then(Value::as_object);
+            let n = |k: &str| {
+                c.and_then(|c| c.get(k))
+                    .and_then(Value::as_i64)
+                    .unwrap_or(0)
+            };
+            let x = match n("doubled") {
+                1 => " doubled",
+                2 => " redoubled",
+                _ => "",
+            };
+            let denom = c.and_then(|c| c.get_str("denomination")).unwrap_or("?");
+            format!(
+                "the contract is {}{x}, declared by {}; {} the dummy",
+                bid_label(n("level"), denom),
+                who("declarer"),
+                does(who("dummy"), "is")
+            )
+        }
+        "bridge_card_played" => {
+            let card = ev
+                .get("card")
+                .and_then(Card::parse)
+                .map(|c| c.label())
+                .unwrap_or_else(|| "?".into());
+            if ev.get_str("public_key") != ev.get_str("hand_owner") {
+                format!("{} {card} from the dummy", does(who("public_key"), "plays"))
+            } else {
+                format!("{} {card}", does(who("public_key"), "plays"))
+            }
+        }
+        "dummy_revealed" => format!("the dummy's hand is shown ({})", who("dummy")),
+        "bridge_trick_won" => format!(
+            "{} trick {} for {}",
+            does(who("winner"), "wins"),
+            int("trick_number"),
+            side_word(ev.get_str("partnership").unwrap_or("?"))
+        ),
+        "bridge_board_complete" => {
+            let outcome = ev.get_str("outcome").unwrap_or("");
+            let (side, made) = outcome.split_once('_').unwrap_or((outcome, ""));
+            let score = int("contract_score");
+            let what = if made == "made" {
+                format!(
+                    "{} make the contract with {} tricks (+{score})",
+                    side_word(side),
+                    int("tricks")
+                )
+            } else {
+                format!(
+                    "{} go down with {} tricks ({} to the defenders)",
+                    side_word(side),
+                    int("tricks"),
+                    score.saturating_abs()
+                )
+            };
+            let scores = ev.get("scores").and_then(Value::as_object);
+            let pts = |k: &str| {
+                scores
+                    .and_then(|m| m.get(k))
+                    .and_then(Value::as_i64)
+                    .unwrap_or(0)
+            };
+            format!("{what}: NS {} · EW {}", pts("ns"), pts("ew"))
+        }
+        "board_restarted_after_leader_change" => {
+            format!("the leader changed: board {} goes on", int("board_number"))
+        }
+        _ => return shared_event(ev, name),
     })
 }
 
@@ -277,13 +488,23 @@ pub fn play_words(p: &Play) -> String {
 /// wide. A card takes a lead cell (the cursor's mark) and its label; a new
 /// rank starts one cell further on.
 pub fn hand_layout(hand: &[Card], width: u16) -> Vec<Vec<(usize, u16)>> {
+    hand_layout_by(hand, width, &|c| c.value)
+}
+
+/// [`hand_layout`] with a cell between cards of different `group`s (the
+/// rank, or the suit at bridge).
+pub fn hand_layout_by(
+    hand: &[Card],
+    width: u16,
+    group: &dyn Fn(&Card) -> i64,
+) -> Vec<Vec<(usize, u16)>> {
     let width = width.max(6);
     let mut rows: Vec<Vec<(usize, u16)>> = Vec::new();
     let mut row: Vec<(usize, u16)> = Vec::new();
     let mut x: u16 = 0;
     for (i, c) in hand.iter().enumerate() {
         let w = 1 + c.label().chars().count() as u16;
-        let gap = u16::from(i > 0 && hand[i - 1].value != c.value && !row.is_empty());
+        let gap = u16::from(i > 0 && group(&hand[i - 1]) != group(c) && !row.is_empty());
         if !row.is_empty() && x + gap + w > width {
             rows.push(std::mem::take(&mut row));
             x = 0;
@@ -448,18 +669,37 @@ impl TablePaint<'_> {
     fn state_line(&self, theme: &Theme, v: &TableView) -> Line<'static> {
         let mut spans = Vec::new();
         if let Some(r) = v.round {
-            spans.push(Span::styled(format!("round {r}"), theme.text()));
+            let word = match v.alias.as_str() {
+                "texas-holdem-v1" => "hand",
+                "contract-bridge-v1" => "board",
+                _ => "round",
+            };
+            spans.push(Span::styled(format!("{word} {r}"), theme.text()));
             spans.push(Span::styled(" · ", theme.muted()));
         }
+        let mut phase = v.phase.clone();
+        if let Some(h) = v.holdem()
+            && v.phase == "betting"
+            && !h.street.is_empty()
+        {
+            phase = format!("{phase} · {}", h.street);
+        }
         spans.push(Span::styled(
-            v.phase.clone(),
+            phase,
             theme.accent().add_modifier(Modifier::BOLD),
         ));
         let turn = if v.phase == "completed" {
-            let o = match self.outcome {
-                Some("landlord") => "the landlord won",
-                Some("farmers") => "the farmers won",
-                _ => "round over",
+            let o = match (v.alias.as_str(), self.outcome) {
+                (_, Some("landlord")) => "the landlord won".to_owned(),
+                (_, Some("farmers")) => "the farmers won".to_owned(),
+                (_, Some("passed_out")) => "the board was passed out".to_owned(),
+                ("contract-bridge-v1", Some(o)) => match o.split_once('_') {
+                    Some((side, "made")) => format!("{} made the contract", side_word(side)),
+                    Some((side, _)) => format!("{} went down", side_word(side)),
+                    None => "board over".to_owned(),
+                },
+                ("texas-holdem-v1", Some(pk)) => format!("{} won the match", self.who(pk)),
+                _ => "round over".to_owned(),
             };
             Span::styled(format!(" · {o}"), theme.fg(Slot::Ok))
         } else if v.your_turn() {
@@ -493,6 +733,20 @@ impl TablePaint<'_> {
                 theme.muted(),
             ));
         }
+        if let Some(h) = v.holdem() {
+            spans.push(Span::styled(format!(" · pot {}", h.pot), theme.muted()));
+        }
+        if let Some(b) = v.bridge() {
+            let vul = match b.vulnerability.as_str() {
+                "none" | "" => "none".to_owned(),
+                "both" => "both".to_owned(),
+                side => side_word(side),
+            };
+            spans.push(Span::styled(
+                format!(" · you {} · vul {vul}", side_word(&b.side)),
+                theme.muted(),
+            ));
+        }
         if !v.notice.is_empty() {
             spans.push(Span::styled(
                 format!(" · {}", v.notice),
@@ -502,9 +756,93 @@ impl TablePaint<'_> {
         Line::from(spans)
     }
 
+    fn seat_kind(&self, v: &TableView, pk: &str) -> SeatKind {
+        self.kinds.get(pk).copied().unwrap_or(if pk == v.you {
+            SeatKind::You
+        } else {
+            SeatKind::Unknown
+        })
+    }
+
+    /// A hold'em or a bridge seat: marker, seat, name, kind, role, then
+    /// the chips and the wager (hold'em) or the cards left and the side
+    /// (bridge).
+    fn other_seat_line(
+        &self,
+        theme: &Theme,
+        v: &TableView,
+        s: &Seat,
+        name_w: usize,
+    ) -> Line<'static> {
+        let turn = v.current == s.public_key && v.phase != "completed";
+        let kind = self.seat_kind(v, &s.public_key);
+        let mine = kind == SeatKind::You;
+        let base = if mine { theme.accent() } else { theme.text() };
+        let seat = s.seat.map(|n| n.to_string()).unwrap_or_else(|| "?".into());
+        let name = if mine {
+            "you".to_owned()
+        } else {
+            self.name(&s.public_key)
+        };
+        let mut spans = vec![
+            Span::styled(
+                if turn { "▶" } else { " " },
+                theme.fg(Slot::Warn).add_modifier(Modifier::BOLD),
+            ),
+            Span::styled(format!("{seat:>2} "), theme.muted()),
+            Span::styled(pad(&name, name_w), base.add_modifier(Modifier::BOLD)),
+            Span::styled(format!(" {:<6} ", kind.word()), theme.muted()),
+        ];
+        if v.holdem().is_some() {
+            let unit = if name_w >= 14 { " chips" } else { "" };
+            let stack = s.stack.map(|n| format!("{n:>6}{unit}")).unwrap_or_default();
+            let role = match s.role.as_str() {
+                "small blind" => "SB",
+                "big blind" => "BB",
+                r => r,
+            };
+            spans.push(Span::styled(pad(role, 7), theme.muted()));
+            spans.push(Span::styled(stack, base));
+            let state = if s.folded {
+                Span::styled(" folded", theme.muted())
+            } else if s.all_in {
+                Span::styled(
+                    format!(" all in ({} in)", s.wager.unwrap_or(0)),
+                    theme.fg(Slot::Warn),
+                )
+            } else {
+                match s.wager {
+                    Some(n) if n > 0 => Span::styled(format!(" bet {n}"), base),
+                    _ => Span::raw(""),
+                }
+            };
+            spans.push(state);
+        } else {
+            let role_style = if s.role.contains("declarer") {
+                theme.fg(Slot::Warn).add_modifier(Modifier::BOLD)
+            } else {
+                theme.muted()
+            };
+            let cards = s
+                .cards_left
+                .map(|n| format!("{n:>3} cards"))
+                .unwrap_or_default();
+            spans.push(Span::styled(pad(&s.role, 14), role_style));
+            spans.push(Span::styled(cards, base));
+        }
+        Line::from(spans)
+    }
+
     fn seat_lines(&self, theme: &Theme, v: &TableView, w: u16) -> Vec<Line<'static>> {
         // marker, seat, name, kind, role or bid, cards, score.
         let name_w = (w as usize).saturating_sub(36).clamp(9, 20);
+        if v.landlord().is_none() {
+            return v
+                .seats
+                .iter()
+                .map(|s| self.other_seat_line(theme, v, s, name_w))
+                .collect();
+        }
         v.seats
             .iter()
             .map(|s| {
@@ -562,6 +900,12 @@ impl TablePaint<'_> {
     }
 
     fn board_lines(&self, theme: &Theme, v: &TableView, w: u16) -> Vec<Line<'static>> {
+        if v.holdem().is_some() {
+            return self.holdem_lines(theme, v, w);
+        }
+        if v.bridge().is_some() {
+            return self.bridge_lines(theme, v, w);
+        }
         let Some(l) = v.landlord() else {
             return Vec::new();
         };
@@ -618,6 +962,240 @@ impl TablePaint<'_> {
         out
     }
 
+    /// `N`, `E`, `S`, `W`: a bridge seat's compass point.
+    fn compass(&self, v: &TableView, pk: &str) -> &'static str {
+        match v.seat_of(pk).and_then(|s| s.seat) {
+            Some(0) => "N",
+            Some(1) => "E",
+            Some(2) => "S",
+            Some(3) => "W",
+            _ => "?",
+        }
+    }
+
+    /// Hold'em: the board, the pot and the wager, the last showdown.
+    fn holdem_lines(&self, theme: &Theme, v: &TableView, w: u16) -> Vec<Line<'static>> {
+        let Some(h) = v.holdem() else {
+            return Vec::new();
+        };
+        let label = |s: &str| Span::styled(format!("{s:<9}"), theme.muted());
+        let mut out = Vec::new();
+        let mut spans = vec![label("board")];
+        if h.board.is_empty() {
+            spans.push(Span::styled("no cards yet (preflop)", theme.muted()));
+        } else {
+            let room = (w as usize).saturating_sub(spans_width(&spans));
+            spans.extend(card_spans(theme, &h.board, room));
+        }
+        out.push(Line::from(spans));
+        let mut spans = vec![
+            label("pot"),
+            Span::styled(h.pot.to_string(), theme.text().add_modifier(Modifier::BOLD)),
+        ];
+        let wager = if h.current_bet > 0 {
+            format!(" · wager {}", h.current_bet)
+        } else {
+            " · no wager yet".to_owned()
+        };
+        spans.push(Span::styled(wager, theme.muted()));
+        if v.your_turn() {
+            let call = if h.to_call > 0 {
+                format!(" · {} to call", h.to_call)
+            } else {
+                " · nothing to call".to_owned()
+            };
+            spans.push(Span::styled(call, theme.fg(Slot::Warn)));
+        }
+        let mut spans = wrap_spans(spans, w);
+        out.append(&mut spans);
+        if !h.pots.is_empty() {
+            let mut text = String::new();
+            for p in &h.pots {
+                let names: Vec<String> = p.winners.iter().map(|k| self.name(k)).collect();
+                if !text.is_empty() {
+                    text.push_str(" · ");
+                }
+                text.push_str(&format!(
+                    "{} {} {}",
+                    names.join(" and "),
+                    if names.len() == 1 { "took" } else { "split" },
+                    p.amount
+                ));
+            }
+            for sh in &h.shown {
+                text.push_str(&format!(
+                    " · {} {} {}",
+                    self.name(&sh.public_key),
+                    sh.category.replace('_', " "),
+                    labels(&sh.cards)
+                ));
+            }
+            cut(&mut text, (w as usize).saturating_sub(9).max(1));
+            out.push(Line::from(vec![
+                label("result"),
+                Span::styled(text, theme.fg(Slot::Ok)),
+            ]));
+        }
+        out
+    }
+
+    /// Cards by suit (`♠ A K 5  ♥ Q 3  ♣ —  ♦ J 9`) within `room` cells.
+    fn suit_spans(&self, theme: &Theme, cards: &[Card], room: usize) -> Vec<Span<'static>> {
+        let mut spans: Vec<Span<'static>> = Vec::new();
+        for (suit, sym, red) in [
+            ("spades", "♠", false),
+            ("hearts", "♥", true),
+            ("clubs", "♣", false),
+            ("diamonds", "♦", true),
+        ] {
+            let ranks: Vec<&str> = cards
+                .iter()
+                .filter(|c| c.suit == suit)
+                .map(|c| c.rank.as_str())
+                .collect();
+            let text = if ranks.is_empty() {
+                "—".to_owned()
+            } else {
+                ranks.join(" ")
+            };
+            let style = if red {
+                theme.fg(Slot::Error)
+            } else {
+                theme.text()
+            };
+            let sep = if spans.is_empty() { "" } else { "  " };
+            spans.push(Span::styled(format!("{sep}{sym} "), style));
+            spans.push(Span::styled(text, style.add_modifier(Modifier::BOLD)));
+        }
+        let mut used = 0;
+        let mut out = Vec::new();
+        for sp in spans {
+            used += sp.width();
+            if used > room {
+                out.push(Span::styled("…", theme.muted()));
+                break;
+            }
+            out.push(sp);
+        }
+        out
+    }
+
+    /// A trick as `N 7♠  E 9♠ (from the dummy)`.
+    fn trick_spans(
+        &self,
+        theme: &Theme,
+        v: &TableView,
+        trick: &[crate::session::table::TrickCard],
+    ) -> Vec<Span<'static>> {
+        let mut out = Vec::new();
+        for (i, p) in trick.iter().enumerate() {
+            let sep = if i == 0 { "" } else { "  " };
+            out.push(Span::styled(
+                format!("{sep}{} ", self.compass(v, &p.hand_owner)),
+                theme.muted(),
+            ));
+            out.push(Span::styled(
+                p.card.label(),
+                card_style(theme, &p.card).add_modifier(Modifier::BOLD),
+            ));
+        }
+        out
+    }
+
+    /// Bridge: the dealer and the auction, or the contract, the trick,
+    /// the tricks won and the dummy.
+    fn bridge_lines(&self, theme: &Theme, v: &TableView, w: u16) -> Vec<Line<'static>> {
+        let Some(b) = v.bridge() else {
+            return Vec::new();
+        };
+        let label = |s: &str| Span::styled(format!("{s:<9}"), theme.muted());
+        let room = (w as usize).saturating_sub(9);
+        let mut out = Vec::new();
+        if v.phase == "auction" || b.contract.is_none() {
+            out.push(Line::from(vec![
+                label("dealer"),
+                Span::styled(self.who(&b.dealer), theme.text()),
+                Span::styled(
+                    format!(" · the auction has {} calls", b.auction.len()),
+                    theme.muted(),
+                ),
+            ]));
+            // The latest calls that fit, oldest first.
+            let mut calls: Vec<String> = Vec::new();
+            let mut used = 0;
+            for c in b.auction.iter().rev() {
+                let t = format!("{} {}", self.compass(v, &c.public_key), c.label());
+                if used + t.chars().count() + 3 > room {
+                    calls.push("…".into());
+                    break;
+                }
+                used += t.chars().count() + 3;
+                calls.push(t);
+            }
+            calls.reverse();
+            let text = if calls.is_empty() {
+                format!("no call yet: {} calls first", self.who(&v.current))
+            } else {
+                calls.join(" · ")
+            };
+            out.push(Line::from(vec![
+                label("auction"),
+                Span::styled(text, theme.text()),
+            ]));
+            return out;
+        }
+        if let Some(c) = &b.contract {
+            let mut spans = vec![
+                label("contract"),
+                Span::styled(c.label(), theme.fg(Slot::Warn).add_modifier(Modifier::BOLD)),
+                Span::styled(format!(" by {}", self.who(&b.declarer)), theme.text()),
+                Span::styled(format!(" · dummy {}", self.who(&b.dummy)), theme.muted()),
+                Span::styled(
+                    format!(" · tricks NS {} EW {}", b.tricks_ns, b.tricks_ew),
+                    theme.text(),
+                ),
+            ];
+            if b.score_ns != 0 || b.score_ew != 0 {
+                spans.push(Span::styled(
+                    format!(" · points NS {} EW {}", b.score_ns, b.score_ew),
+                    theme.muted(),
+                ));
+            }
+            out.extend(wrap_spans(spans, w));
+        }
+        let mut spans = vec![label(&format!("trick {}", (b.tricks_played + 1).min(13)))];
+        if !b.trick.is_empty() {
+            spans.extend(self.trick_spans(theme, v, &b.trick));
+        } else if let Some((winner, cards)) = &b.last_trick {
+            spans.push(Span::styled(
+                format!(
+                    "{} leads · last trick to {}: ",
+                    self.who(&b.hand_owner),
+                    self.name(winner)
+                ),
+                theme.muted(),
+            ));
+            spans.extend(self.trick_spans(theme, v, cards));
+        } else if v.phase == "playing" {
+            spans.push(Span::styled(
+                format!("{} makes the opening lead", self.who(&b.hand_owner)),
+                theme.muted(),
+            ));
+        }
+        out.push(Line::from(spans));
+        if b.dummy_revealed && b.plays_dummy(&v.you) && v.phase == "playing" {
+            // The picker holds the dummy's cards: yours are listed here.
+            let mut spans = vec![label("you hold")];
+            spans.extend(self.suit_spans(theme, &v.hand, room));
+            out.push(Line::from(spans));
+        } else if b.dummy_revealed && b.dummy != v.you {
+            let mut spans = vec![label("dummy")];
+            spans.extend(self.suit_spans(theme, &b.dummy_hand, room));
+            out.push(Line::from(spans));
+        }
+        out
+    }
+
     fn log_lines(&self, theme: &Theme, h: usize, w: u16) -> Vec<Line<'static>> {
         if h == 0 {
             return Vec::new();
@@ -665,15 +1243,25 @@ impl TablePaint<'_> {
     fn hand_lines(&self, theme: &Theme, v: &TableView, w: u16) -> Vec<Line<'static>> {
         let empty = BTreeSet::new();
         let selected = self.pick.selected.unwrap_or(&empty);
-        let picked: Vec<Card> = v
-            .hand
+        let hand = v.pick_hand();
+        let picked: Vec<Card> = hand
             .iter()
             .filter(|c| selected.contains(&c.card_id))
             .cloned()
             .collect();
+        let dummy = v
+            .bridge()
+            .is_some_and(|b| v.phase == "playing" && b.plays_dummy(&v.you));
+        let whose = if dummy {
+            "the dummy's hand (you play it) "
+        } else if v.holdem().is_some() {
+            "your hole cards "
+        } else {
+            "your hand "
+        };
         let mut head = vec![
-            Span::styled("your hand ", theme.muted()),
-            Span::styled(format!("{} cards", v.hand.len()), theme.text()),
+            Span::styled(whose, theme.muted()),
+            Span::styled(format!("{} cards", hand.len()), theme.text()),
         ];
         if !picked.is_empty() {
             head.push(Span::styled(
@@ -682,18 +1270,32 @@ impl TablePaint<'_> {
             ));
         }
         let mut out = vec![Line::from(head)];
-        if v.hand.is_empty() {
+        if hand.is_empty() {
             return out;
         }
-        for row in hand_layout(&v.hand, w) {
+        let bridge = v.bridge().is_some();
+        let rows = if bridge {
+            hand_layout_by(hand, w, &Card::suit_group)
+        } else {
+            hand_layout(hand, w)
+        };
+        // No cursor on cards nothing is done with (hold'em's hole cards).
+        let cursor_on = self.focused && v.holdem().is_none();
+        for row in rows {
             // Picked cards are raised onto the upper line.
             let mut up: Vec<Span<'static>> = Vec::new();
             let mut down: Vec<Span<'static>> = Vec::new();
             let (mut x_up, mut x_down) = (0u16, 0u16);
             for (i, x) in row {
-                let c = &v.hand[i];
+                let c = &hand[i];
                 let raised = selected.contains(&c.card_id);
-                let cursor = i == self.pick.cursor && self.focused;
+                let cursor = i == self.pick.cursor && cursor_on;
+                // At bridge, on your turn, the cards that may not be
+                // played now are dimmed.
+                let barred = self
+                    .pick
+                    .playable
+                    .is_some_and(|p| !p.is_empty() && !p.contains(&c.card_id));
                 let (line, at) = if raised {
                     (&mut up, &mut x_up)
                 } else {
@@ -708,6 +1310,9 @@ impl TablePaint<'_> {
                     theme.accent().add_modifier(Modifier::BOLD),
                 ));
                 let mut style = card_style(theme, c).add_modifier(Modifier::BOLD);
+                if barred {
+                    style = theme.muted();
+                }
                 if cursor {
                     style = theme.cursor();
                 } else if raised {
@@ -739,13 +1344,40 @@ impl TablePaint<'_> {
                 theme.fg(Slot::Warn),
             ));
         } else if !v.your_turn() {
+            let meanwhile = if v.landlord().is_some() {
+                " · you may pick cards meanwhile"
+            } else {
+                ""
+            };
             line.push(Span::styled(
-                format!(
-                    "waiting for {} · you may pick cards meanwhile",
-                    self.who(&v.current)
-                ),
+                format!("waiting for {}{meanwhile}", self.who(&v.current)),
                 muted,
             ));
+        } else if !self.pick.choices.is_empty() {
+            line.extend(self.choice_spans(theme, v));
+        } else if let Some(b) = v.bridge()
+            && v.phase == "playing"
+        {
+            let from = if b.plays_dummy(&v.you) {
+                "from the dummy "
+            } else {
+                ""
+            };
+            line.push(Span::styled(
+                format!("your card {from}· "),
+                theme.fg(Slot::Warn).add_modifier(Modifier::BOLD),
+            ));
+            let mut keys = vec![
+                format!("{} picks", self.key(Command::SelectCard)),
+                format!("{} plays it", self.key(Command::Submit)),
+            ];
+            if let Some(led) = b.trick.first() {
+                keys.push(format!("follow {} if you can", led.card.suit_symbol()));
+            }
+            for (i, k) in keys.into_iter().enumerate() {
+                let sep = if i == 0 { "" } else { " · " };
+                line.push(Span::styled(format!("{sep}{k}"), muted));
+            }
         } else if v.phase == "bidding" {
             line.push(Span::styled(
                 "your bid ",
@@ -802,6 +1434,73 @@ impl TablePaint<'_> {
             )));
         }
         out
+    }
+}
+
+/// What a hold'em or a bridge choice says: `call 10`, `raise to 40`,
+/// `all in 990`, `pass`, `double`, `3NT`.
+pub fn choice_label(a: &Value, v: &TableView) -> String {
+    let n = |k: &str| a.get(k).and_then(Value::as_i64).unwrap_or(0);
+    let h = v.holdem();
+    match a.get_str("kind").unwrap_or("?") {
+        "call" => format!("call {}", h.map_or(0, |h| h.to_call)),
+        "bet" => format!("bet {}", n("amount")),
+        "raise" => format!("raise to {}", n("amount")),
+        "all_in" => format!("all in {}", h.map_or(0, |h| h.max_to)),
+        "bid" => bid_label(n("level"), a.get_str("denomination").unwrap_or("?")),
+        k => k.replace('_', " "),
+    }
+}
+
+impl TablePaint<'_> {
+    /// The numbered choices of the page the cursor is on, and the keys.
+    fn choice_spans(&self, theme: &Theme, v: &TableView) -> Vec<Span<'static>> {
+        let muted = theme.muted();
+        let page = crate::tui::screens::sessions::CHOICE_PAGE;
+        let all = self.pick.choices;
+        let cur = self.pick.choice_cursor.min(all.len().saturating_sub(1));
+        let start = cur / page * page;
+        let what = if v.holdem().is_some() {
+            "your action "
+        } else {
+            "your call "
+        };
+        let mut line = vec![Span::styled(
+            what,
+            theme.fg(Slot::Warn).add_modifier(Modifier::BOLD),
+        )];
+        for (n, a) in all.iter().enumerate().skip(start).take(page) {
+            let text = format!("{} {}", n - start + 1, choice_label(a, v));
+            let style = if n == cur {
+                theme.cursor()
+            } else {
+                theme.accent()
+            };
+            line.push(Span::styled(format!("[{text}]"), style));
+            line.push(Span::raw(" "));
+        }
+        let pages = all.len().div_ceil(page);
+        if pages > 1 {
+            line.push(Span::styled(
+                format!(
+                    "page {}/{pages}: {}/{} for more · ",
+                    start / page + 1,
+                    self.key(Command::Up),
+                    self.key(Command::Down)
+                ),
+                muted,
+            ));
+        }
+        let send = if v.holdem().is_some() {
+            "sends"
+        } else {
+            "calls"
+        };
+        line.push(Span::styled(
+            format!("{} {send} the marked one", self.key(Command::Submit)),
+            muted,
+        ));
+        line
     }
 }
 
@@ -947,6 +1646,121 @@ mod tests {
         assert_eq!(
             event_text(alias, &lead, &you).unwrap(),
             "you take the trick and lead"
+        );
+    }
+
+    fn std_card(rank: i64, suit: &str) -> Value {
+        Value::Object(obj! { "rank" => rank, "suit" => suit, "card_id" => format!("{rank}{suit}") })
+    }
+
+    #[test]
+    fn holdem_events_read_as_sentences() {
+        let name = |pk: &str| {
+            if pk == "me" {
+                "you".to_owned()
+            } else {
+                format!("<{pk}>")
+            }
+        };
+        let alias = "texas-holdem-v1";
+        let say = |ev: Map| event_text(alias, &ev, &name).unwrap();
+        assert_eq!(
+            say(obj! { "kind" => "raise", "public_key" => "a", "amount" => 40 }),
+            "<a> raises to 40"
+        );
+        assert_eq!(
+            say(obj! { "kind" => "all_in", "public_key" => "me", "amount" => 990 }),
+            "you go all in (990 in this street)"
+        );
+        assert_eq!(
+            say(obj! { "kind" => "check", "public_key" => "me" }),
+            "you check"
+        );
+        assert_eq!(
+            say(
+                obj! { "kind" => "holdem_street", "street" => "flop", "cards" => vec![std_card(14, "hearts"), std_card(10, "spades"), std_card(2, "clubs")] }
+            ),
+            "the flop: A♥ 10♠ 2♣"
+        );
+        assert_eq!(
+            say(obj! { "kind" => "holdem_uncontested", "winner" => "me", "amount" => 30 }),
+            "you take the pot of 30 uncontested"
+        );
+        assert_eq!(
+            say(obj! { "kind" => "holdem_hand_started", "hand_number" => 2, "button" => "b" }),
+            "hand 2 is dealt: <b> has the button"
+        );
+        let showdown = obj! {
+            "kind" => "holdem_showdown",
+            "hands" => obj! { "a" => obj! { "cards" => vec![std_card(7, "spades"), std_card(7, "hearts")], "category" => "two_pair" } },
+            "pots" => vec![Value::Object(obj! { "amount" => 240, "winners" => vec![Value::from("a")] })],
+        };
+        assert_eq!(
+            say(showdown),
+            "showdown: <a> two pair (7♠ 7♥); <a> takes 240"
+        );
+    }
+
+    #[test]
+    fn bridge_events_read_as_sentences() {
+        let name = |pk: &str| {
+            if pk == "me" {
+                "you".to_owned()
+            } else {
+                format!("<{pk}>")
+            }
+        };
+        let alias = "contract-bridge-v1";
+        let say = |ev: Map| event_text(alias, &ev, &name).unwrap();
+        assert_eq!(
+            say(
+                obj! { "kind" => "bid", "public_key" => "a", "level" => 3, "denomination" => "nt" }
+            ),
+            "<a> bids 3NT"
+        );
+        assert_eq!(
+            say(obj! { "kind" => "pass", "public_key" => "me" }),
+            "you pass"
+        );
+        assert_eq!(
+            say(obj! { "kind" => "double", "public_key" => "b" }),
+            "<b> doubles"
+        );
+        assert_eq!(
+            say(obj! {
+                "kind" => "contract_set", "declarer" => "me", "dummy" => "c",
+                "contract" => obj! { "level" => 4, "denomination" => "spades", "doubled" => 1 },
+            }),
+            "the contract is 4♠ doubled, declared by you; <c> is the dummy"
+        );
+        assert_eq!(
+            say(
+                obj! { "kind" => "bridge_card_played", "public_key" => "me", "hand_owner" => "c", "card" => std_card(12, "hearts") }
+            ),
+            "you play Q♥ from the dummy"
+        );
+        assert_eq!(
+            say(
+                obj! { "kind" => "bridge_trick_won", "winner" => "b", "partnership" => "ew", "trick_number" => 3 }
+            ),
+            "<b> wins trick 3 for EW"
+        );
+        assert_eq!(
+            say(obj! {
+                "kind" => "bridge_board_complete", "outcome" => "ns_down", "contract_score" => -100, "tricks" => 8,
+                "scores" => obj! { "ns" => 0, "ew" => 100 },
+            }),
+            "NS go down with 8 tricks (100 to the defenders): NS 0 · EW 100"
+        );
+        // A call's kind is not the landlord's pass or bid.
+        assert_eq!(
+            event_text(
+                "four-player-landlord-v1",
+                &obj! { "kind" => "pass", "public_key" => "a" },
+                &name
+            )
+            .unwrap(),
+            "<a> passes"
         );
     }
 

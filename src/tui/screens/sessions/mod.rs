@@ -17,7 +17,7 @@ pub use aside::{Aside, WhisperMark};
 pub use attached::Attached;
 pub use modal::Modal;
 pub use room::RoomState;
-pub use table::{TableState, table_alias};
+pub use table::{CHOICE_PAGE, TableState, table_alias};
 
 use crate::engine::ControlMode;
 use crate::tui::command::Command;

@@ -3,7 +3,9 @@
 //! typed view, the cards picked in the hand, the table's log (the game's
 //! events from details.jsonl, the room's notices from events.jsonl), who
 //! sits where (the host's `bots/`), and the actions: a play of the picked
-//! cards, a bid, a pass. Only what the table's rules allow now is sent
+//! cards, a bid, a pass; at hold'em and bridge the legal bets and calls as
+//! numbered choices, and bridge's one card (from the dummy's hand when the
+//! declarer plays it). Only what the table's rules allow now is sent
 //! (`Table::is_legal_selection`, `Table::legal_actions`); anything else is
 //! refused with the reason. An action is queued in the room's
 //! `group-actions.jsonl` by a task, exactly as `palaver session action`
@@ -23,6 +25,9 @@ use std::collections::{BTreeMap, BTreeSet};
 /// Cards a hand may hold for the console to ask the rules about it (a
 /// landlord holds at most 33).
 const MAX_HAND: usize = 128;
+
+/// Choices the number keys reach at once (1–9): more are paged.
+pub const CHOICE_PAGE: usize = 9;
 
 /// What the console keeps of an attached table besides its files.
 #[derive(Debug, Clone)]
@@ -44,6 +49,12 @@ pub struct TableState {
     pub bid_cursor: usize,
     /// The rules allow a pass now.
     pub can_pass: bool,
+    /// Every action the rules allow now (`Table::legal_actions`).
+    pub legal: Vec<Value>,
+    /// The actions offered as numbered choices (hold'em's bets, bridge's
+    /// calls), and the one the cursor is on.
+    pub choices: Vec<Value>,
+    pub choice_cursor: usize,
     pub log: Vec<LogEntry>,
     /// The last action's result, or why one was refused.
     pub note: Option<(bool, String)>,
@@ -97,6 +108,9 @@ impl TableState {
             bids: Vec::new(),
             bid_cursor: 0,
             can_pass: false,
+            legal: Vec::new(),
+            choices: Vec::new(),
+            choice_cursor: 0,
             log: Vec::new(),
             note: None,
             sent_at: None,
@@ -118,8 +132,10 @@ impl TableState {
         tables::table_for_alias(&self.alias, options)
     }
 
+    /// The cards the picker works on (the dummy's while the declarer
+    /// plays them).
     fn hand(&self) -> &[Card] {
-        self.view.as_ref().map(|v| v.hand.as_slice()).unwrap_or(&[])
+        self.view.as_ref().map(|v| v.pick_hand()).unwrap_or(&[])
     }
 
     /// Takes a new snapshot: the view, the legal actions, the pick kept
@@ -158,6 +174,21 @@ impl TableState {
             .collect();
         self.bid_cursor = self.bid_cursor.min(self.bids.len().saturating_sub(1));
         self.can_pass = legal.iter().any(|a| a.get_str("kind") == Some("pass"));
+        // Hold'em's bets and bridge's calls are choices; cards and the
+        // landlord's bids are not.
+        let old = self.choices.get(self.choice_cursor).cloned();
+        self.choices = match self.alias.as_str() {
+            "texas-holdem-v1" | "contract-bridge-v1" => legal
+                .iter()
+                .filter(|a| a.get_str("kind") != Some("play"))
+                .cloned()
+                .collect(),
+            _ => Vec::new(),
+        };
+        self.choice_cursor = old
+            .and_then(|o| self.choices.iter().position(|c| *c == o))
+            .unwrap_or(0);
+        self.legal = legal;
         let ids: BTreeSet<String> = self.hand().iter().map(|c| c.card_id.clone()).collect();
         self.selected.retain(|id| ids.contains(id));
         self.cursor = at_cursor
@@ -223,25 +254,34 @@ impl TableState {
         self.kinds = kinds;
     }
 
+    /// What groups the hand: the rank, or the suit at bridge.
+    fn group(&self, c: &Card) -> i64 {
+        if self.alias == "contract-bridge-v1" {
+            c.suit_group()
+        } else {
+            c.value
+        }
+    }
+
     /// Moves the cursor to the first card of the previous (`-1`) or next
-    /// (`1`) rank.
+    /// (`1`) rank (suit at bridge).
     fn jump_rank(&mut self, dir: i32) {
         let hand = self.hand();
-        let Some(here) = hand.get(self.cursor).map(|c| c.value) else {
+        let Some(here) = hand.get(self.cursor).map(|c| self.group(c)) else {
             return;
         };
         let target = if dir < 0 {
             let prev = hand[..self.cursor]
                 .iter()
                 .rev()
-                .find(|c| c.value != here)
-                .map(|c| c.value);
-            prev.and_then(|v| hand.iter().position(|c| c.value == v))
+                .find(|c| self.group(c) != here)
+                .map(|c| self.group(c));
+            prev.and_then(|v| hand.iter().position(|c| self.group(c) == v))
         } else {
             hand.iter()
                 .enumerate()
                 .skip(self.cursor)
-                .find(|(_, c)| c.value != here)
+                .find(|(_, c)| self.group(c) != here)
                 .map(|(i, _)| i)
         };
         if let Some(i) = target {
@@ -253,8 +293,33 @@ impl TableState {
         if let Some(id) = self.hand().get(self.cursor).map(|c| c.card_id.clone())
             && !self.selected.remove(&id)
         {
+            if self.alias == "contract-bridge-v1" {
+                // One card is played at a time.
+                self.selected.clear();
+            }
             self.selected.insert(id);
         }
+    }
+
+    /// Ids of the cards the rules let this seat play now (empty when
+    /// none or when cards are not played one by one).
+    pub fn playable_ids(&self) -> BTreeSet<String> {
+        if self.alias != "contract-bridge-v1" {
+            return BTreeSet::new();
+        }
+        self.legal
+            .iter()
+            .filter(|a| a.get_str("kind") == Some("play"))
+            .filter_map(|a| a.get_str("card_id").map(str::to_owned))
+            .collect()
+    }
+
+    /// The choices on the page the cursor is on: where it starts, and
+    /// how many there are.
+    pub fn choice_page(&self) -> (usize, usize) {
+        let start = self.choice_cursor / CHOICE_PAGE * CHOICE_PAGE;
+        let n = self.choices.len().saturating_sub(start).min(CHOICE_PAGE);
+        (start, n)
     }
 
     /// Picks every card of the cursor's rank, or unpicks them all when
@@ -302,6 +367,122 @@ fn who(v: &TableView, nicks: &BTreeMap<String, String>, pk: &str) -> String {
         Some(n) => format!("{name} (seat {n})"),
         None => name,
     }
+}
+
+const LANDLORD: &str = "four-player-landlord-v1";
+
+/// Keys at a hold'em or a bridge table: the numbered choices (bets,
+/// calls) and, in bridge's play, one card of the hand to play. What to
+/// send, or why not (`refusal`: why nothing can be sent now).
+fn choice_or_card(
+    t: &mut TableState,
+    v: &TableView,
+    c: Command,
+    refusal: Option<String>,
+    nicks: &BTreeMap<String, String>,
+) -> Option<Result<Value, String>> {
+    let choosing = !t.choices.is_empty();
+    let top = t.choices.len().saturating_sub(1);
+    let last = t.hand().len().saturating_sub(1);
+    let card_play = v.bridge().is_some() && v.phase == "playing";
+    let holdem = v.holdem().is_some();
+    match c {
+        Command::Left if choosing => t.choice_cursor = t.choice_cursor.saturating_sub(1),
+        Command::Right if choosing => t.choice_cursor = (t.choice_cursor + 1).min(top),
+        Command::Up if choosing => t.choice_cursor = t.choice_cursor.saturating_sub(CHOICE_PAGE),
+        Command::Down if choosing => t.choice_cursor = (t.choice_cursor + CHOICE_PAGE).min(top),
+        Command::Left => t.cursor = t.cursor.saturating_sub(1),
+        Command::Right => t.cursor = (t.cursor + 1).min(last),
+        Command::Up => t.jump_rank(-1),
+        Command::Down => t.jump_rank(1),
+        Command::Top => t.cursor = 0,
+        Command::Bottom => t.cursor = last,
+        Command::SelectCard | Command::SelectGroup if holdem => {
+            return Some(Err(
+                "hold'em plays no cards: choose an action with its number".into(),
+            ));
+        }
+        Command::SelectCard | Command::SelectGroup => t.toggle_card(),
+        Command::ClearSelection => t.selected.clear(),
+        c if c.choice().is_some() => {
+            let k = usize::from(c.choice().unwrap_or(1)) - 1;
+            let (start, n) = t.choice_page();
+            return Some(match refusal {
+                Some(why) => Err(why),
+                None if k < n => Ok(t.choices[start + k].clone()),
+                None if card_play => {
+                    Err("the numbers choose a call: play a card with Enter".into())
+                }
+                None => Err(format!("there are {n} choices to pick from here")),
+            });
+        }
+        Command::Submit => {
+            return Some(match refusal {
+                Some(why) => Err(why),
+                None if choosing => t
+                    .choices
+                    .get(t.choice_cursor)
+                    .cloned()
+                    .ok_or_else(|| "the rules offer no choice now".to_owned()),
+                None if card_play => play_card(t, v, nicks),
+                None => Err("the rules offer nothing to send now".into()),
+            });
+        }
+        Command::PassTurn => {
+            let want = if holdem { "check" } else { "pass" };
+            return Some(match refusal {
+                Some(why) => Err(why),
+                None => t
+                    .choices
+                    .iter()
+                    .find(|a| a.get_str("kind") == Some(want))
+                    .cloned()
+                    .ok_or_else(|| {
+                        if holdem {
+                            "there is a wager to match: call, raise or fold with the numbers"
+                                .to_owned()
+                        } else {
+                            "no call is open now: play a card".to_owned()
+                        }
+                    }),
+            });
+        }
+        _ => {}
+    }
+    None
+}
+
+/// The card picked (else the one under the cursor) as a bridge play, when
+/// the rules take it now.
+fn play_card(
+    t: &TableState,
+    v: &TableView,
+    nicks: &BTreeMap<String, String>,
+) -> Result<Value, String> {
+    let hand = v.pick_hand();
+    let card = hand
+        .iter()
+        .find(|c| t.selected.contains(&c.card_id))
+        .or_else(|| hand.get(t.cursor))
+        .ok_or("there is no card to play")?;
+    let legal = t.legal.iter().find(|a| {
+        a.get_str("kind") == Some("play") && a.get_str("card_id") == Some(card.card_id.as_str())
+    });
+    if let Some(a) = legal {
+        return Ok(a.clone());
+    }
+    let led = v
+        .bridge()
+        .and_then(|b| b.trick.first())
+        .map(|p| (p.card.suit.clone(), p.hand_owner.clone()));
+    Err(match led {
+        Some((suit, by)) if hand.iter().any(|c| c.suit == suit) => format!(
+            "{} does not follow {suit}, which {} led: play a card of {suit}",
+            card.label(),
+            who(v, nicks, &by)
+        ),
+        _ => format!("{} does not play now", card.label()),
+    })
 }
 
 /// Why the rules refuse these cards now, as a person reads it.
@@ -501,7 +682,9 @@ impl SessionsView {
         };
         let bid = |b: i64| Value::Object(obj! { "kind" => "bid", "value" => b });
         // What to send, or why not.
-        let send: Option<Result<Value, String>> =
+        let send: Option<Result<Value, String>> = if t.alias != LANDLORD {
+            choice_or_card(t, &v, c, refusal, &self.nicks)
+        } else {
             match c {
                 Command::Left if bidding => {
                     t.bid_cursor = t.bid_cursor.saturating_sub(1);
@@ -589,7 +772,8 @@ impl SessionsView {
                     None => Err("the rules allow no pass now".into()),
                 }),
                 _ => None,
-            };
+            }
+        };
         match send {
             Some(Ok(action)) => {
                 t.sent_at = Some(t.seq);

@@ -144,6 +144,7 @@ fn draw_right(v: &SessionsView, f: &mut Frame, area: Rect, p: &Paint<'_>) {
                 status
             })
         };
+        let playable = t.playable_ids();
         table::TablePaint {
             name: &t.name,
             title: &att.title(),
@@ -158,6 +159,9 @@ fn draw_right(v: &SessionsView, f: &mut Frame, area: Rect, p: &Paint<'_>) {
                 bids: &t.bids,
                 bid_cursor: t.bid_cursor,
                 can_pass: t.can_pass,
+                choices: &t.choices,
+                choice_cursor: t.choice_cursor,
+                playable: Some(&playable),
                 waiting: t.waiting(),
             },
             note: t.note.as_ref(),
