@@ -13,136 +13,14 @@
 
 mod common;
 
-use common::tmux::{BIN, POLL, SESSION, WRAPPER, require_tmux, serial};
+use common::tmux::{POLL, SESSION, require_tmux, serial};
+use common::tmux_dirs::{Console, palaver, read_json};
 use common::{Kill, ok, read_until};
 use std::io::BufReader;
-use std::path::{Path, PathBuf};
-use std::process::{Command, Output, Stdio};
+
+use std::path::PathBuf;
+use std::process::Stdio;
 use std::time::{Duration, Instant};
-
-/// The console in its own tmux server, on a data dir and a config dir
-/// prepared by the test; dropping it kills the server.
-struct Console {
-    socket: String,
-    conf: PathBuf,
-}
-
-impl Console {
-    fn start(test: &str, root: &Path, data: &Path, config: &Path) -> Console {
-        let conf = root.join("tmux.conf");
-        std::fs::write(
-            &conf,
-            "set -sg escape-time 10\nset -g remain-on-exit on\nset -g status off\n",
-        )
-        .unwrap();
-        let c = Console {
-            socket: format!("palaver-{test}-{}", std::process::id()),
-            conf,
-        };
-        let o = c.tmux(&[
-            "new-session",
-            "-d",
-            "-s",
-            SESSION,
-            "-x",
-            "120",
-            "-y",
-            "36",
-            "sh",
-            "-c",
-            WRAPPER,
-            "sh",
-            BIN,
-            data.to_str().unwrap(),
-            config.to_str().unwrap(),
-        ]);
-        assert!(
-            o.status.success(),
-            "tmux new-session failed: {}",
-            String::from_utf8_lossy(&o.stderr)
-        );
-        c
-    }
-
-    fn tmux(&self, args: &[&str]) -> Output {
-        Command::new("tmux")
-            .env_remove("TMUX")
-            .arg("-L")
-            .arg(&self.socket)
-            .arg("-f")
-            .arg(&self.conf)
-            .args(args)
-            .output()
-            .expect("run tmux")
-    }
-
-    fn capture(&self) -> String {
-        let o = self.tmux(&["capture-pane", "-p", "-t", SESSION]);
-        String::from_utf8_lossy(&o.stdout).into_owned()
-    }
-
-    fn keys(&self, keys: &[&str]) {
-        let mut args = vec!["send-keys", "-t", SESSION];
-        args.extend_from_slice(keys);
-        assert!(self.tmux(&args).status.success(), "send-keys {keys:?}");
-    }
-
-    fn type_text(&self, text: &str) {
-        assert!(
-            self.tmux(&["send-keys", "-t", SESSION, "-l", text])
-                .status
-                .success()
-        );
-    }
-
-    fn wait_until(&self, what: &str, timeout: Duration, done: impl Fn(&str) -> bool) -> String {
-        let end = Instant::now() + timeout;
-        loop {
-            let s = self.capture();
-            if done(&s) {
-                return s;
-            }
-            if Instant::now() >= end {
-                panic!("timed out after {timeout:?} waiting for {what}; last screen:\n{s}");
-            }
-            std::thread::sleep(POLL);
-        }
-    }
-}
-
-impl Drop for Console {
-    fn drop(&mut self) {
-        let socket = String::from_utf8_lossy(
-            &self
-                .tmux(&["display-message", "-p", "-t", SESSION, "#{socket_path}"])
-                .stdout,
-        )
-        .trim()
-        .to_owned();
-        let _ = self.tmux(&["kill-server"]);
-        if !socket.is_empty() {
-            let _ = std::fs::remove_file(socket);
-        }
-    }
-}
-
-fn palaver(data: &Path, url: &str) -> Command {
-    let mut c = Command::new(BIN);
-    c.env_remove("PALAVER_SERVER")
-        .env_remove("RUST_BACKTRACE")
-        .arg("--data-dir")
-        .arg(data)
-        .arg("--server")
-        .arg(url);
-    c
-}
-
-fn read_json(path: &Path) -> serde_json::Value {
-    std::fs::read_to_string(path)
-        .ok()
-        .and_then(|t| serde_json::from_str(&t).ok())
-        .unwrap_or(serde_json::Value::Null)
-}
 
 #[ignore = "needs tmux: run scripts/test"]
 #[test]

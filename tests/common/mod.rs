@@ -7,6 +7,7 @@ pub mod pg;
 pub mod played;
 pub mod rooms;
 pub mod tmux;
+pub mod tmux_dirs;
 
 use palaver::json::{Map, Number, Value};
 use proptest::prelude::*;
