@@ -90,7 +90,13 @@ fn the_console_bids_at_a_landlord_table_with_three_bots() {
         s.contains("Four-player Landlord") && s.contains("your turn") && s.contains("[1 pass]")
     });
     println!("the table:\n{s}");
-    assert!(s.contains("bot-1"), "the bots by their nicknames:\n{s}");
+    // The bots' nicknames come from their session files, read about once a
+    // second beside the frames: they may show a moment after the table.
+    let s = c.wait_until(
+        "the bots by their nicknames",
+        Duration::from_secs(10),
+        |s| s.contains("bot-1"),
+    );
     assert!(s.contains("your hand 25 cards"), "{s}");
 
     // 1: the first choice, a pass (a bid of 0), queued as `session action`
