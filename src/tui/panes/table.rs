@@ -1452,11 +1452,14 @@ pub fn choice_label(a: &Value, v: &TableView) -> String {
     }
 }
 
+/// Choices the number keys reach at once (1–9): more are paged.
+pub const CHOICE_PAGE: usize = 9;
+
 impl TablePaint<'_> {
     /// The numbered choices of the page the cursor is on, and the keys.
     fn choice_spans(&self, theme: &Theme, v: &TableView) -> Vec<Span<'static>> {
         let muted = theme.muted();
-        let page = crate::tui::screens::sessions::CHOICE_PAGE;
+        let page = CHOICE_PAGE;
         let all = self.pick.choices;
         let cur = self.pick.choice_cursor.min(all.len().saturating_sub(1));
         let start = cur / page * page;

@@ -26,8 +26,9 @@ use std::collections::{BTreeMap, BTreeSet};
 /// landlord holds at most 33).
 const MAX_HAND: usize = 128;
 
-/// Choices the number keys reach at once (1–9): more are paged.
-pub const CHOICE_PAGE: usize = 9;
+/// Choices the number keys reach at once (1–9): more are paged (the pane
+/// draws the pages, so the number lives there).
+pub use crate::tui::panes::table::CHOICE_PAGE;
 
 /// What the console keeps of an attached table besides its files.
 #[derive(Debug, Clone)]
