@@ -23,6 +23,7 @@
 //! reference spreads the call over its `bridge_call` kind.
 
 use super::{Table, deck, hook_result, py_int};
+use super::{int, obj, text};
 use crate::engine::HostMetadata;
 use crate::engine::group::{GroupHooks, HookFailure};
 use crate::json::{Map, Value};
@@ -884,22 +885,6 @@ fn next_key(state: &Map, pk: &str) -> String {
         .and_then(Value::as_str)
         .unwrap_or_default()
         .to_owned()
-}
-
-fn int(state: &Map, key: &str) -> i64 {
-    state.get(key).and_then(Value::as_i64).unwrap_or(0)
-}
-
-fn text(state: &Map, key: &str) -> String {
-    state.get_str(key).unwrap_or_default().to_owned()
-}
-
-fn obj(state: &Map, key: &str) -> Map {
-    state
-        .get(key)
-        .and_then(Value::as_object)
-        .cloned()
-        .unwrap_or_default()
 }
 
 fn arr(state: &Map, key: &str) -> Vec<Value> {

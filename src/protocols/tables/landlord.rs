@@ -12,6 +12,7 @@
 //! by tests/tables_hooks.rs.
 
 use super::{Table, deck, hook_result, member_pk, member_seat, new_seed, py_int};
+use super::{int, obj, text};
 use crate::engine::HostMetadata;
 use crate::engine::group::{GroupHooks, HookFailure};
 use crate::json::{Map, Value};
@@ -879,22 +880,6 @@ fn order(state: &Map) -> Vec<String> {
                 .filter_map(|v| v.as_str().map(str::to_owned))
                 .collect()
         })
-        .unwrap_or_default()
-}
-
-fn int(state: &Map, key: &str) -> i64 {
-    state.get(key).and_then(Value::as_i64).unwrap_or(0)
-}
-
-fn text(state: &Map, key: &str) -> String {
-    state.get_str(key).unwrap_or_default().to_owned()
-}
-
-fn obj(state: &Map, key: &str) -> Map {
-    state
-        .get(key)
-        .and_then(Value::as_object)
-        .cloned()
         .unwrap_or_default()
 }
 

@@ -141,3 +141,22 @@ fn leader_changed(
     event.insert(counter, n);
     Ok(hook_result(state, vec![Value::Object(event)]))
 }
+
+/// A state's integer at `key` (0 when absent or not an integer).
+fn int(state: &Map, key: &str) -> i64 {
+    state.get(key).and_then(Value::as_i64).unwrap_or(0)
+}
+
+/// A state's string at `key` (empty when absent).
+fn text(state: &Map, key: &str) -> String {
+    state.get_str(key).unwrap_or_default().to_owned()
+}
+
+/// A copy of a state's object at `key` (empty when absent).
+fn obj(state: &Map, key: &str) -> Map {
+    state
+        .get(key)
+        .and_then(Value::as_object)
+        .cloned()
+        .unwrap_or_default()
+}
