@@ -8,6 +8,7 @@ pub mod coalesce;
 pub mod decision;
 pub mod files;
 pub mod replay;
+pub mod room;
 pub mod state;
 pub mod strategy;
 pub mod table;

@@ -386,7 +386,7 @@ impl Watcher {
         }
         u.room_events = evs
             .iter()
-            .filter(|e| kind_in(e, crate::tui::panes::room::NOTICE_EVENTS))
+            .filter(|e| kind_in(e, crate::session::room::NOTICE_EVENTS))
             .cloned()
             .collect();
         u.aside_events = evs

@@ -15,7 +15,7 @@ use crate::json::{Map, Value};
 use crate::session::table::{Card, Play, Seat, TableView, bid_label};
 use crate::tui::command::Command;
 use crate::tui::keymap::{Context, Keymap};
-use crate::tui::panes::room::{RoomKind, short_key};
+use crate::session::room::{RoomKind, short_key};
 use crate::tui::theme::{Slot, Theme};
 use ratatui::Frame;
 use ratatui::layout::Rect;
@@ -1213,7 +1213,7 @@ impl TablePaint<'_> {
                     None => continue,
                 },
                 LogEntry::Notice { event, .. } => {
-                    match crate::tui::panes::room::notice_text(event, RoomKind::Other, &name) {
+                    match crate::session::room::notice_text(event, RoomKind::Other, &name) {
                         Some((t, true)) => (t, theme.fg(Slot::Error)),
                         Some((t, false)) => (t, theme.fg(Slot::System)),
                         None => continue,

@@ -8,11 +8,12 @@
 use super::{Attached, Focus, Modal, SessionsView, say};
 use crate::json::{Map, Value};
 use crate::obj;
+use crate::session::room::{self as model, MAX_NOTICES, Notice, RoomKind, RoomModel};
 use crate::tui::command::Command;
 use crate::tui::effect::{Effects, SessionTask};
 use crate::tui::msg::Msg;
 use crate::tui::panes::dialogs;
-use crate::tui::panes::room::{self, MAX_NOTICES, Notice, RoomKind, RoomModel};
+use crate::tui::panes::room;
 use crate::tui::screen::Env;
 use std::collections::BTreeMap;
 
@@ -143,7 +144,7 @@ impl SessionsView {
                 }
                 match nicks.get(pk) {
                     Some(n) if !n.is_empty() => n.clone(),
-                    _ => room::short_key(pk),
+                    _ => model::short_key(pk),
                 }
             };
             let after = room
@@ -152,8 +153,8 @@ impl SessionsView {
                 .ok()
                 .and_then(|m| m.messages.iter().filter_map(|x| x.id).max());
             for ev in &u.events {
-                room::track_link(&mut room.links, ev);
-                if let Some((text, bad)) = room::notice_text(ev, kind, &name) {
+                model::track_link(&mut room.links, ev);
+                if let Some((text, bad)) = model::notice_text(ev, kind, &name) {
                     let time = ev
                         .get_str("ts")
                         .and_then(|t| t.get(11..19))

@@ -15,10 +15,10 @@ use super::{Attached, SessionsView, say};
 use crate::json::{Map, Value};
 use crate::obj;
 use crate::protocols::tables;
+use crate::session::room::{self, RoomKind};
 use crate::session::table::{Card, Play, TableView};
 use crate::tui::command::Command;
 use crate::tui::effect::{Effects, SessionTask};
-use crate::tui::panes::room::{self, RoomKind};
 use crate::tui::panes::table::{self as pane, LogEntry, MAX_LOG, SeatKind};
 use std::collections::{BTreeMap, BTreeSet};
 
