@@ -6,6 +6,7 @@
 //! canonical serialisation would otherwise find out on every call.
 
 use super::short;
+use std::sync::Arc;
 
 /// An object key: up to 24 bytes are stored inline in the entry, so reading
 /// a key costs no pointer chase.
@@ -38,17 +39,27 @@ pub enum Value {
 
 /// An insertion-ordered JSON object.
 ///
+/// Its members are shared between copies (copy on write): cloning a map,
+/// or a value holding one, is one reference count, and a change copies only
+/// the objects on its path. The leader of a table clones its whole state
+/// (a 108-card catalog among it) for every action so that a refused action
+/// changes nothing; the catalog is never copied again.
+///
 /// A parsed map also remembers what canonical serialisation (which hashes
 /// depend on) would otherwise find out on every call: its key order by code
 /// point, and whether any string in it or below it needs an escape.
 #[derive(Debug, Clone, Default)]
 pub struct Map {
+    inner: Arc<Members>,
+}
+
+#[derive(Debug, Clone, Default)]
+struct Members {
     entries: Vec<(Key, Value)>,
-    /// What the parser learned, kept in one allocation so a `Value` stays
-    /// five words: `[flags]` when insertion order is key order, else
-    /// `[flags, index of the entries in key order...]`. `None` (built or
-    /// changed maps) knows nothing: the writer checks the order and scans
-    /// every string.
+    /// What the parser learned: `[flags]` when insertion order is key
+    /// order, else `[flags, index of the entries in key order...]`. `None`
+    /// (built or changed maps) knows nothing: the writer checks the order
+    /// and scans every string.
     meta: Option<Box<[u32]>>,
 }
 
@@ -65,9 +76,16 @@ impl Map {
 
     pub fn with_capacity(n: usize) -> Self {
         Self {
-            entries: Vec::with_capacity(n),
-            meta: None,
+            inner: Arc::new(Members {
+                entries: Vec::with_capacity(n),
+                meta: None,
+            }),
         }
+    }
+
+    /// The members, to change: copied first when another map shares them.
+    fn members_mut(&mut self) -> &mut Members {
+        Arc::make_mut(&mut self.inner)
     }
 
     /// A map from a parser's members (no key twice), with what the parser
@@ -86,16 +104,18 @@ impl Map {
             idx[1..].sort_unstable_by(|a, b| entries[*a as usize].0.cmp(&entries[*b as usize].0));
             Some(idx.into_boxed_slice())
         };
-        Self { entries, meta }
+        Self {
+            inner: Arc::new(Members { entries, meta }),
+        }
     }
 
     /// Entries in key (code point) order, when the map knows it without
     /// sorting: `Some(None)` means insertion order is key order.
     pub(crate) fn known_key_order(&self) -> Option<Option<&[u32]>> {
-        match self.meta.as_deref() {
+        match self.inner.meta.as_deref() {
             Some([_]) => Some(None),
-            Some([_, idx @ ..]) if idx.len() == self.entries.len() => Some(Some(idx)),
-            _ if self.entries.windows(2).all(|w| w[0].0 < w[1].0) => Some(None),
+            Some([_, idx @ ..]) if idx.len() == self.inner.entries.len() => Some(Some(idx)),
+            _ if self.inner.entries.windows(2).all(|w| w[0].0 < w[1].0) => Some(None),
             _ => None,
         }
     }
@@ -103,19 +123,23 @@ impl Map {
     /// No string in this object or below it needs an escape (known for
     /// parsed objects that were not changed since).
     pub(crate) fn is_plain(&self) -> bool {
-        self.meta.as_deref().is_some_and(|m| m[0] & PLAIN != 0)
+        self.inner
+            .meta
+            .as_deref()
+            .is_some_and(|m| m[0] & PLAIN != 0)
     }
 
     pub fn len(&self) -> usize {
-        self.entries.len()
+        self.inner.entries.len()
     }
 
     pub fn is_empty(&self) -> bool {
-        self.entries.is_empty()
+        self.inner.entries.is_empty()
     }
 
     pub fn get(&self, key: &str) -> Option<&Value> {
-        self.entries
+        self.inner
+            .entries
             .iter()
             .find(|(k, _)| short::str_eq(k, key))
             .map(|(_, v)| v)
@@ -127,17 +151,26 @@ impl Map {
     }
 
     pub fn get_mut(&mut self, key: &str) -> Option<&mut Value> {
-        if let Some(m) = self.meta.as_deref_mut() {
+        // Look before copying: a shared map with no such key stays shared.
+        if !self.contains_key(key) {
+            return None;
+        }
+        let members = self.members_mut();
+        if let Some(m) = members.meta.as_deref_mut() {
             m[0] &= !PLAIN;
         }
-        self.entries
+        members
+            .entries
             .iter_mut()
             .find(|(k, _)| short::str_eq(k, key))
             .map(|(_, v)| v)
     }
 
     pub fn contains_key(&self, key: &str) -> bool {
-        self.entries.iter().any(|(k, _)| short::str_eq(k, key))
+        self.inner
+            .entries
+            .iter()
+            .any(|(k, _)| short::str_eq(k, key))
     }
 
     /// Inserts or replaces; a replaced key keeps its original position.
@@ -146,36 +179,41 @@ impl Map {
         if let Some(slot) = self.get_mut(&key) {
             return Some(std::mem::replace(slot, value));
         }
-        self.meta = None;
-        self.entries.push((key, value));
+        let members = self.members_mut();
+        members.meta = None;
+        members.entries.push((key, value));
         None
     }
 
     pub fn remove(&mut self, key: &str) -> Option<Value> {
-        let idx = self.entries.iter().position(|(k, _)| k == key)?;
-        self.meta = None;
-        Some(self.entries.remove(idx).1)
+        let idx = self.inner.entries.iter().position(|(k, _)| k == key)?;
+        let members = self.members_mut();
+        members.meta = None;
+        Some(members.entries.remove(idx).1)
     }
 
     pub fn iter(&self) -> impl ExactSizeIterator<Item = (&str, &Value)> {
-        self.entries.iter().map(|(k, v)| (k.as_str(), v))
+        self.inner.entries.iter().map(|(k, v)| (k.as_str(), v))
     }
 
     pub fn keys(&self) -> impl ExactSizeIterator<Item = &str> {
-        self.entries.iter().map(|(k, _)| k.as_str())
+        self.inner.entries.iter().map(|(k, _)| k.as_str())
     }
 
     pub fn values(&self) -> impl ExactSizeIterator<Item = &Value> {
-        self.entries.iter().map(|(_, v)| v)
+        self.inner.entries.iter().map(|(_, v)| v)
     }
 
     /// The members, by value, in insertion order.
     pub fn into_entries(self) -> Vec<(Key, Value)> {
-        self.entries
+        match Arc::try_unwrap(self.inner) {
+            Ok(members) => members.entries,
+            Err(shared) => shared.entries.clone(),
+        }
     }
 
     pub(crate) fn entries(&self) -> &[(Key, Value)] {
-        &self.entries
+        &self.inner.entries
     }
 }
 
