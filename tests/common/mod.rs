@@ -6,6 +6,7 @@ pub mod console;
 pub mod pg;
 pub mod played;
 pub mod rooms;
+pub mod table_seat;
 pub mod tmux;
 pub mod tmux_dirs;
 
