@@ -1,8 +1,8 @@
 //! Console benchmarks: the cost of a frame as the feed grows, the memory the
 //! feed holds, and the work before the first frame.
 //!
-//! Run: `cargo bench --bench console` (one group: `-- render/` or
-//! `-- startup/`). Besides criterion's report, a markdown table of the
+//! Run: `cargo bench --bench console` (one group: `-- render/`,
+//! `-- table/` or `-- startup/`). Besides criterion's report, a markdown table of the
 //! figures is printed at the end, ready for the README.
 //!
 //! - `render/feed_1k`, `render/feed_100k`: a full frame (`Headless::screen`,
@@ -24,6 +24,16 @@
 //!   and 99th percentile over 400 frames 5 ms apart. Target ≤ 2 ms.
 //! - `startup/first_frame`: `load_settings` on a fresh data dir,
 //!   `Headless::new` and the first `screen()`. Target ≤ 200 ms.
+//! - `table/<game>`: a full frame 160×48 of a console attached to a card
+//!   table's seat (the host's state dir as the group runtime writes it, the
+//!   view dealt and played by the real rules from a fixed seed, bots on
+//!   two seats, a table log of every frame's events): landlord in play with
+//!   a play to beat, a hold'em hand at seat 0's turn, a bridge auction at
+//!   seat 0's call. Excluded: the watcher reading the files (done before
+//!   timing). Target ≤ 2 ms.
+
+#[path = "../tests/common/table_seat.rs"]
+mod table_seat;
 
 use criterion::{BatchSize, Criterion};
 use palaver::engine::Role;
@@ -217,6 +227,56 @@ fn attached_console(
         "the newest event is not on screen:\n{screen}"
     );
     (h, data, took)
+}
+
+/// A console attached to a table seat of `alias` (see the module notes).
+fn table_console(
+    rt: &tokio::runtime::Runtime,
+    alias: &'static str,
+) -> (Headless, tempfile::TempDir) {
+    let mut play = table_seat::Play::deal_of(alias, "bench-table");
+    if alias == table_seat::LANDLORD {
+        for bid in [1, 2, 0, 0] {
+            play.act(palaver::json::Value::Object(
+                palaver::obj! { "kind" => "bid", "value" => bid },
+            ));
+        }
+    }
+    play.bots_until_mine();
+    let data = tempfile::tempdir().expect("tempdir");
+    let dir = play.write(data.path(), "running");
+    let _rt = rt.enter();
+    let settings = load_settings(data.path(), None, None).expect("settings");
+    let mut h = Headless::new(settings, WIDTH, HEIGHT);
+    h.app.attach(&dir);
+    let ready = rt.block_on(h.until(Duration::from_secs(60), |app| {
+        app.sessions
+            .table()
+            .is_some_and(|t| t.view.is_ok() && !t.log.is_empty())
+    }));
+    assert!(ready, "the table did not load:\n{}", h.screen());
+    (h, data)
+}
+
+fn table(c: &mut Criterion, rt: &tokio::runtime::Runtime, report: &mut Report) {
+    let mut g = c.benchmark_group("table");
+    for (name, alias) in [
+        ("landlord_playing", table_seat::LANDLORD),
+        ("holdem_hand", "texas-holdem-v1"),
+        ("bridge_auction", "contract-bridge-v1"),
+    ] {
+        let (mut h, _data) = table_console(rt, alias);
+        let _rt = rt.enter();
+        g.bench_function(name, |b| b.iter(|| black_box(h.screen())));
+        let (mean, p50) = quick_stats(500, || {
+            black_box(h.screen());
+        });
+        report.timings.push((
+            format!("table/{name} (full frame {WIDTH}×{HEIGHT} at a {alias} seat)"),
+            format!("mean {mean:.0} µs, median {p50:.0} µs"),
+        ));
+    }
+    g.finish();
 }
 
 /// Mean and median of `frames` calls of `f`, in µs (a second opinion to
@@ -476,6 +536,7 @@ fn main() {
     memory(&rt, &mut report);
     live_sessions(&rt, &mut report);
     render(&mut c, &rt, &mut report);
+    table(&mut c, &rt, &mut report);
     startup(&mut c, &rt, &mut report);
     c.final_summary();
 
