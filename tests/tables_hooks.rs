@@ -1161,8 +1161,15 @@ fn sigil_figures(n: u64, matches: &[Match], refusals: &std::collections::BTreeSe
         "match_restarted_after_leader_change",
     ];
     let mut counts = std::collections::BTreeMap::new();
+    let mut by_text = std::collections::BTreeMap::new();
     for m in matches {
         for line in &m.native {
+            if let Some(text) = json::parse_str(line)
+                .ok()
+                .and_then(|v| v.get_str("error").map(str::to_owned))
+            {
+                *by_text.entry(text).or_insert(0usize) += 1;
+            }
             for kind in kinds {
                 if line.contains(&format!("\"kind\":\"{kind}\"")) {
                     *counts.entry(kind).or_insert(0usize) += 1;
@@ -1171,7 +1178,8 @@ fn sigil_figures(n: u64, matches: &[Match], refusals: &std::collections::BTreeSe
         }
     }
     eprintln!("aether-sigil-v1: actions with each event kind: {counts:?}");
-    eprintln!("aether-sigil-v1: refusals compared: {refusals:?}");
+    eprintln!("aether-sigil-v1: refusals compared, by text: {by_text:#?}");
+    assert_eq!(by_text.len(), refusals.len());
     if n >= 100 {
         let unseen: Vec<&str> = kinds
             .into_iter()
