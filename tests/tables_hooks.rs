@@ -146,6 +146,7 @@ fn play(alias: &str, seed: u64, max_steps: usize) -> Match {
         let restore_after = match alias {
             "contract-bridge-v1" => 20,
             "texas-holdem-v1" => 3,
+            "aether-sigil-v1" => SIGIL_RESTORE_AFTER,
             _ => max_steps / 2,
         };
         if !restored && i > restore_after && roll < 9 {
@@ -189,6 +190,8 @@ fn play(alias: &str, seed: u64, max_steps: usize) -> Match {
                 t.bot_action(&view)
             } else if bridge_auction {
                 Some(legal[rng.random_range(0..legal.len().min(6))].clone())
+            } else if alias == "aether-sigil-v1" {
+                sigil_pick(&mut rng, &legal)
             } else {
                 Some(legal[rng.random_range(0..legal.len())].clone())
             };
@@ -200,6 +203,7 @@ fn play(alias: &str, seed: u64, max_steps: usize) -> Match {
             match alias {
                 "contract-bridge-v1" => bridge_mistake(&mut rng, &view, &members, seat),
                 "texas-holdem-v1" => holdem_mistake(&mut rng, &view, &members, seat),
+                "aether-sigil-v1" => sigil_mistake(&mut rng, &view, &members, seat),
                 _ => mistake(&mut rng, &view, &members, seat),
             }
         };
@@ -557,6 +561,9 @@ fn differential(alias: &str) {
             refusals.len()
         );
     }
+    if alias == "aether-sigil-v1" {
+        sigil_figures(n, &matches, &refusals);
+    }
     eprintln!(
         "{alias}: {n} matches, {steps} steps, {completed} completed, {refused} refused — all equal"
     );
@@ -647,6 +654,9 @@ fn table_options(alias: &str, seed: u64) -> Map {
         options.insert("big_blind", Value::from(big));
         options.insert("max_hands", Value::from(1 + seed / 3 % 8));
     }
+    if alias == "aether-sigil-v1" {
+        sigil_options(seed, &mut options);
+    }
     options
 }
 
@@ -662,6 +672,9 @@ fn retry_raise(alias: &str, view: &Value) -> bool {
 /// For some hold'em seeds, first a room whose options the rules refuse:
 /// its `init` must fail with the reference's text.
 fn refuse_options(alias: &str, seed: u64, members: &[Value], m: &mut Match) {
+    if alias == "aether-sigil-v1" {
+        return sigil_refuse_options(seed, members, m);
+    }
     if alias != "texas-holdem-v1" || seed % 4 != 1 {
         return;
     }
@@ -799,4 +812,410 @@ fn holdem_bots_finish_every_seeded_match() {
     let outcomes = bots_finish_every_seeded_match("texas-holdem-v1");
     let seats: Vec<String> = (0..4).map(pk).collect();
     assert!(outcomes.iter().all(|o| seats.contains(o)), "{outcomes:?}");
+}
+
+// ---- aether-sigil-v1 -------------------------------------------------
+
+/// A sigil match restores on a new leader after this many steps (matches
+/// last a few hundred steps; a restore is a fresh deal).
+const SIGIL_RESTORE_AFTER: usize = 60;
+
+#[ignore = "needs the reference client (aigenora 0.1.4 in a venv): run scripts/test"]
+#[test]
+fn sigil_matches_the_reference_rules() {
+    differential("aether-sigil-v1");
+}
+
+/// Sigil bots finish every match; the winner is a seat, and some matches
+/// go on to the empty pile's fatigue.
+#[test]
+fn sigil_bots_finish_every_seeded_match() {
+    let outcomes = bots_finish_every_seeded_match("aether-sigil-v1");
+    let seats: Vec<String> = (0..4).map(pk).collect();
+    assert!(outcomes.iter().all(|o| seats.contains(o)), "{outcomes:?}");
+    let winners: std::collections::BTreeSet<&String> = outcomes.iter().collect();
+    assert!(
+        winners.len() >= 3,
+        "the bots' seats do not all win: {outcomes:?}"
+    );
+}
+
+/// The starting life of a seeded sigil match: the default, the bounds, a
+/// short match, and the text and float forms `int()` accepts.
+fn sigil_options(seed: u64, options: &mut Map) {
+    let life = match seed % 7 {
+        0 => return,
+        1 => Value::from(10),
+        2 => Value::from(12),
+        3 => Value::from("15"),
+        4 => Value::from(10.9),
+        5 => Value::from(" +11 "),
+        _ => Value::from(14),
+    };
+    options.insert("starting_life", life);
+}
+
+/// For some sigil seeds, first a room the rules refuse: a starting life
+/// outside 10–50 or that `int()` refuses, or three active members.
+fn sigil_refuse_options(seed: u64, members: &[Value], m: &mut Match) {
+    if seed % 3 != 1 {
+        return;
+    }
+    let alias = "aether-sigil-v1";
+    let bad = [
+        Value::from(9),
+        Value::from(51),
+        Value::Bool(true),
+        Value::Null,
+        Value::from("abc"),
+        Value::from("1e2"),
+        Value::Array(vec![Value::from(20)]),
+        json::parse_str("99999999999999999999").expect("a big integer"),
+        Value::from(9.99),
+        Value::from("  60 "),
+        Value::Object(obj! { "life" => 20 }),
+        Value::from("2_0_"),
+    ];
+    let k = (seed / 3) as usize % (bad.len() + 1);
+    let mut options = obj! { "deal_seed" => format!("bad-{seed}") };
+    let mut seated = members.to_vec();
+    match bad.get(k) {
+        Some(v) => {
+            options.insert("starting_life", v.clone());
+        }
+        None => {
+            if let Value::Object(o) = &mut seated[(seed % 4) as usize] {
+                o.insert("status", Value::from("left"));
+            }
+        }
+    }
+    let meta = palaver::protocols::tables::host_metadata(alias).expect("metadata");
+    m.step(
+        obj! { "op" => "new", "room" => alias, "options" => Value::Object(options.clone()) },
+        Ok(Value::Array(vec![
+            Value::from(meta.display_name),
+            Value::from(meta.tags),
+            Value::from(meta.invite_type),
+            Value::Object(meta.default_options),
+        ])),
+    );
+    let out = table_for_alias(alias, &options)
+        .expect("native table")
+        .initial_state(&seated);
+    assert!(out.is_err(), "seed {seed}: {options:?} were accepted");
+    m.step(obj! { "op" => "init", "members" => seated }, out);
+}
+
+/// A random legal sigil action; conceding (always legal) only now and then,
+/// or matches would end by concession before the pile runs out.
+fn sigil_pick(rng: &mut StdRng, legal: &[Value]) -> Option<Value> {
+    let playing: Vec<&Value> = legal
+        .iter()
+        .filter(|a| a.get_str("kind") != Some("concede") || rng.random_range(0..40) == 0)
+        .collect();
+    (!playing.is_empty()).then(|| playing[rng.random_range(0..playing.len())].clone())
+}
+
+/// Something an aether-sigil player may get wrong: a card not in its hand
+/// (a made-up id, a card on a row), a card id that is no text, a card it
+/// cannot pay for, a unit or relic onto a full row, a spell at itself, at an
+/// unknown or felled seat or with no target, Dissolve at its own unit, a
+/// unit too strong or none, an attack with a unit not its own, an exhausted
+/// one, at its own unit, at itself, with a target card id that is no text
+/// (or falsy, which the reference takes as a direct attack), a move out of
+/// turn, an unknown or missing kind, an action that is no object; and now
+/// and then a concession.
+fn sigil_mistake(rng: &mut StdRng, view: &Value, members: &[Value], seat: u64) -> (Value, Value) {
+    let me = members[seat as usize].clone();
+    let my_pk = pk(seat);
+    let hand: Vec<Value> = view
+        .get("my_hand")
+        .and_then(Value::as_array)
+        .cloned()
+        .unwrap_or_default();
+    let id_of = |c: &Value| c.get_str("card_id").unwrap_or_default().to_owned();
+    let rows = |key: &str, mine: bool| -> Vec<String> {
+        view.get(key)
+            .and_then(Value::as_object)
+            .map(|o| {
+                o.iter()
+                    .filter(|(owner, _)| (*owner == my_pk) == mine)
+                    .flat_map(|(_, cards)| cards.as_array().cloned().unwrap_or_default())
+                    .map(|c| id_of(&c))
+                    .collect()
+            })
+            .unwrap_or_default()
+    };
+    let (my_units, their_units) = (rows("units", true), rows("units", false));
+    let exhausted = |id: &String| {
+        view.get("unit_state")
+            .and_then(|s| s.get(id))
+            .and_then(|u| u.get("exhausted"))
+            == Some(&Value::Bool(true))
+    };
+    let energy = view
+        .get("players")
+        .and_then(|p| p.get(&my_pk))
+        .and_then(|p| p.get("energy"))
+        .and_then(Value::as_i64)
+        .unwrap_or(0);
+    let felled: Vec<String> = view
+        .get("players")
+        .and_then(Value::as_object)
+        .map(|o| {
+            o.iter()
+                .filter(|(_, p)| p.get("defeated") == Some(&Value::Bool(true)))
+                .map(|(k, _)| k.to_owned())
+                .collect()
+        })
+        .unwrap_or_default();
+    let opponent = pk((seat + 1 + rng.random_range(0..3)) % 4);
+    let of_kind = |rng: &mut StdRng, pred: &dyn Fn(&Value) -> bool| -> Option<String> {
+        let picked: Vec<&Value> = hand.iter().filter(|c| pred(c)).collect();
+        (!picked.is_empty()).then(|| id_of(picked[rng.random_range(0..picked.len())]))
+    };
+    let any = |rng: &mut StdRng, ids: &[String]| -> Value {
+        match ids {
+            [] => Value::from("000000000000000000000000"),
+            _ => Value::from(ids[rng.random_range(0..ids.len())].as_str()),
+        }
+    };
+    let play = |id: Value| obj! { "kind" => "play_card", "card_id" => id };
+    let effect = |e: &'static str| move |c: &Value| c.get_str("effect") == Some(e);
+    let cost = |c: &Value| c.get("cost").and_then(Value::as_i64).unwrap_or(0);
+    let attack =
+        |unit: Value, k: &str, v: Value| obj! { "kind" => "attack", "unit_id" => unit, k => v };
+    let action = match rng.random_range(0..22) {
+        0 => play(Value::from("000000000000000000000000")),
+        1 => {
+            let odd = [
+                Value::from(7),
+                Value::Null,
+                Value::Array(vec![Value::from("x")]),
+            ];
+            play(odd[rng.random_range(0..odd.len())].clone())
+        }
+        2 => play(any(rng, &[my_units.clone(), their_units.clone()].concat())),
+        3 => match of_kind(rng, &|c| cost(c) > energy) {
+            Some(id) => play(Value::from(id)),
+            None => play(any(rng, &my_units)),
+        },
+        4 => {
+            // A unit or relic onto its row, full or not.
+            let kind = ["unit", "relic"][rng.random_range(0..2)];
+            match of_kind(rng, &|c| {
+                c.get_str("card_type") == Some(kind) && cost(c) <= energy
+            }) {
+                Some(id) => play(Value::from(id)),
+                None => play(Value::from("000000000000000000000000")),
+            }
+        }
+        5 | 6 => {
+            // Cinder Shot at itself, a felled or unknown seat, or no one.
+            let targets = [
+                Value::from(my_pk.as_str()),
+                any(rng, &felled),
+                Value::from("ab".repeat(32)),
+                Value::Null,
+                Value::from(5),
+            ];
+            let target = targets[rng.random_range(0..targets.len())].clone();
+            let id = of_kind(rng, &effect("damage_player")).unwrap_or_default();
+            let mut a = play(Value::from(id));
+            if !target.is_null() {
+                a.insert("target_public_key", target);
+            }
+            a
+        }
+        7 | 8 => {
+            // Dissolve at its own unit, any unit (maybe too strong), none,
+            // or a target that is no text.
+            let targets = [
+                any(rng, &my_units),
+                any(rng, &their_units),
+                any(rng, &their_units),
+                Value::from("000000000000000000000000"),
+                Value::from(3),
+            ];
+            let id = of_kind(rng, &effect("destroy_unit")).unwrap_or_default();
+            let mut a = play(Value::from(id));
+            a.insert(
+                "target_card_id",
+                targets[rng.random_range(0..targets.len())].clone(),
+            );
+            a
+        }
+        9 => {
+            let unit = any(rng, &their_units);
+            attack(unit, "target_public_key", Value::from(opponent.as_str()))
+        }
+        10 => {
+            let odd = [Value::from(1), Value::Null, Value::Array(Vec::new())];
+            let unit = odd[rng.random_range(0..odd.len())].clone();
+            attack(unit, "target_public_key", Value::from(opponent.as_str()))
+        }
+        11 => {
+            let tired: Vec<String> = my_units.iter().filter(|u| exhausted(u)).cloned().collect();
+            let unit = any(rng, &tired);
+            attack(unit, "target_public_key", Value::from(opponent.as_str()))
+        }
+        12 => {
+            let unit = any(rng, &my_units);
+            let target = any(rng, &my_units);
+            attack(unit, "target_card_id", target)
+        }
+        13 => {
+            let unit = any(rng, &my_units);
+            let target = [Value::from(my_pk.as_str()), any(rng, &felled), Value::Null];
+            attack(
+                unit,
+                "target_public_key",
+                target[rng.random_range(0..3)].clone(),
+            )
+        }
+        14 => {
+            // A falsy target card goes at the player; a truthy one that is
+            // no text is refused.
+            let unit = any(rng, &my_units);
+            let odd = [
+                Value::from(""),
+                Value::from(0),
+                Value::Bool(false),
+                Value::Array(Vec::new()),
+                Value::Bool(true),
+                Value::from(2.5),
+                Value::Array(vec![Value::from("x")]),
+                Value::Object(obj! { "card_id" => "x" }),
+            ];
+            let mut a = attack(
+                unit,
+                "target_card_id",
+                odd[rng.random_range(0..odd.len())].clone(),
+            );
+            a.insert("target_public_key", Value::from(opponent.as_str()));
+            a
+        }
+        15 | 16 => {
+            let other = members[((seat + 1 + rng.random_range(0..3)) % 4) as usize].clone();
+            let kinds = ["end_turn", "concede", "play_card", "attack"];
+            let action = obj! { "kind" => kinds[rng.random_range(0..kinds.len())] };
+            return (other, Value::Object(action));
+        }
+        17 => {
+            let odd = [
+                Value::from("dance"),
+                Value::from("END_TURN"),
+                Value::from(""),
+                Value::from(5),
+                Value::Null,
+                Value::Array(vec![Value::from("end_turn")]),
+            ];
+            obj! { "kind" => odd[rng.random_range(0..odd.len())].clone() }
+        }
+        18 => Map::new(),
+        19 => {
+            let odd = [
+                Value::from("end_turn"),
+                Value::Array(vec![Value::from("attack")]),
+                Value::Null,
+                Value::from(3),
+            ];
+            return (me, odd[rng.random_range(0..odd.len())].clone());
+        }
+        20 if rng.random_range(0..4) == 0 => obj! { "kind" => "concede" },
+        _ => {
+            // Rally Spark, Star Map, Pulse Shield or Mending Rain with a
+            // stray target field (ignored), or else a card with no target.
+            let id = of_kind(rng, &|c| c.get_str("card_type") == Some("spell")).unwrap_or_default();
+            let mut a = play(Value::from(id));
+            a.insert("target_public_key", Value::from(my_pk.as_str()));
+            a
+        }
+    };
+    (me, Value::Object(action))
+}
+
+/// What the sigil matches showed: every event kind and every refusal the
+/// mistakes aim at came up at least once in enough matches.
+fn sigil_figures(n: u64, matches: &[Match], refusals: &std::collections::BTreeSet<String>) {
+    let kinds = [
+        "turn_started",
+        "card_drawn",
+        "unit_summoned",
+        "relic_played",
+        "spell_cast",
+        "spell_damage",
+        "healed",
+        "shield_gained",
+        "units_readied",
+        "unit_dissolved",
+        "unit_combat",
+        "unit_destroyed",
+        "direct_attack",
+        "relic_heal",
+        "fatigue",
+        "conceded",
+        "game_over",
+        "member_rejoined",
+        "member_disconnected",
+        "match_restarted_after_leader_change",
+    ];
+    let mut counts = std::collections::BTreeMap::new();
+    let mut by_text = std::collections::BTreeMap::new();
+    for m in matches {
+        for line in &m.native {
+            if let Some(text) = json::parse_str(line)
+                .ok()
+                .and_then(|v| v.get_str("error").map(str::to_owned))
+            {
+                *by_text.entry(text).or_insert(0usize) += 1;
+            }
+            for kind in kinds {
+                if line.contains(&format!("\"kind\":\"{kind}\"")) {
+                    *counts.entry(kind).or_insert(0usize) += 1;
+                }
+            }
+        }
+    }
+    eprintln!("aether-sigil-v1: actions with each event kind: {counts:?}");
+    eprintln!("aether-sigil-v1: refusals compared, by text: {by_text:#?}");
+    assert_eq!(by_text.len(), refusals.len());
+    if n >= 100 {
+        let unseen: Vec<&str> = kinds
+            .into_iter()
+            .filter(|k| !counts.contains_key(k))
+            .collect();
+        assert!(unseen.is_empty(), "event kinds never compared: {unseen:?}");
+        let missing: Vec<&str> = [
+            "the match is complete",
+            "it is not this Member's turn",
+            "unsupported Aether Sigil action",
+            "card_id must be text",
+            "card is not in this Member's hand",
+            "not enough Aether",
+            "the unit row is full",
+            "the relic row is full",
+            "target_public_key must identify an active opponent",
+            "target_card_id must be text",
+            "target unit does not exist",
+            "Dissolve must target an opposing unit",
+            "the target unit is too powerful for Dissolve",
+            "unit_id is not controlled by this Member",
+            "this unit is exhausted",
+            "a unit cannot attack an allied unit",
+            "'str' object has no attribute 'get'",
+            "'list' object has no attribute 'get'",
+            "'NoneType' object has no attribute 'get'",
+            "'int' object has no attribute 'get'",
+            "Aether Sigil requires exactly four active Members",
+            "starting_life must be between 10 and 50",
+            "invalid literal for int() with base 10: 'abc'",
+            "int() argument must be a string, a bytes-like object or a real number, not 'NoneType'",
+            "int() argument must be a string, a bytes-like object or a real number, not 'list'",
+        ]
+        .into_iter()
+        .filter(|t| !refusals.contains(*t))
+        .collect();
+        assert!(missing.is_empty(), "refusals never compared: {missing:?}");
+    }
 }

@@ -274,6 +274,34 @@ pub fn hand_to_zone(
         .collect())
 }
 
+/// Moves one card from `zone` under `owner` onto the discard pile (the zone
+/// and its owner must exist already; an emptied owner list stays).
+pub fn zone_to_discard(deck: &mut Map, zone: &str, owner: &str, id: &str) -> Result<(), DeckError> {
+    if zone.is_empty() || zone.len() > 64 {
+        return Err("zone is invalid".into());
+    }
+    if owner.is_empty() || owner.len() > 256 {
+        return Err("zone owner is invalid".into());
+    }
+    let cards = match deck
+        .get_mut("zones")
+        .and_then(Value::as_object_mut)
+        .and_then(|z| z.get_mut(zone))
+        .and_then(Value::as_object_mut)
+        .and_then(|o| o.get_mut(owner))
+    {
+        Some(Value::Array(a)) => a,
+        Some(_) => return Err("owner zone is invalid".into()),
+        None => return Err("zone card does not exist".into()),
+    };
+    let Some(at) = cards.iter().position(|c| c.as_str() == Some(id)) else {
+        return Err("zone card does not exist".into());
+    };
+    let card = cards.remove(at);
+    list_mut(deck, "discard_pile")?.push(card);
+    validate(deck)
+}
+
 /// The ids under `owner` in `zone`, created when missing.
 fn zone_cards<'a>(
     deck: &'a mut Map,

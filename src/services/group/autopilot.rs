@@ -12,9 +12,9 @@
 //!   [`HYBRID_WINDOW`]) is taken, else the bot moves;
 //! - **human**: the person's decision is taken once released; one who has
 //!   not decided by `max_think_seconds` (default [`HUMAN_TIMEOUT`]) gets the
-//!   table's own way out (a pass, a fold, a check or a zero bid where the
-//!   rules have one; the bot's move where they do not), so a seat never
-//!   stalls the table.
+//!   table's own way out (a pass, a fold, a check, a zero bid or ending the
+//!   turn where the rules have one; the bot's move where they do not), so a
+//!   seat never stalls the table.
 //!
 //! A person may also act at any time with `palaver session action` (the
 //! seat's group-actions.jsonl): an open window whose frame has moved on is
@@ -219,8 +219,9 @@ pub fn for_seat(
 }
 
 /// The table's own way out for a seat whose person did not act: a pass, a
-/// fold, a check or a zero bid when the rules offer one, else the bot's
-/// move (a trick's leader must play something).
+/// fold, a check, a zero bid or ending the turn (aether-sigil) when the
+/// rules offer one, else the bot's move (a trick's leader must play
+/// something).
 pub fn way_out(t: &dyn Table, view: &Value) -> Option<Value> {
     let legal = t.legal_actions(view);
     if legal.is_empty() {
@@ -229,7 +230,7 @@ pub fn way_out(t: &dyn Table, view: &Value) -> Option<Value> {
     legal
         .iter()
         .find(|a| match a.get_str("kind") {
-            Some("pass" | "fold" | "check") => true,
+            Some("pass" | "fold" | "check" | "end_turn") => true,
             Some("bid") => a.get("value").and_then(Value::as_i64) == Some(0),
             _ => false,
         })
@@ -291,5 +292,13 @@ mod tests {
         assert!(for_seat(spec, &options, ControlMode::Human, None).is_some());
         let room = crate::library::bundled_spec("community-room-v1").unwrap();
         assert!(for_seat(room, &Map::new(), ControlMode::Autonomous, None).is_none());
+        // An aether-sigil seat's way out ends its turn (no cards played for it).
+        let mut t = tables::table_for_alias("aether-sigil-v1", &options).unwrap();
+        let state = t.initial_state(&members).unwrap();
+        let view = t.view(&state, &members[0]).unwrap();
+        assert_eq!(
+            way_out(&*t, &view),
+            Some(Value::Object(obj! { "kind" => "end_turn" }))
+        );
     }
 }
