@@ -391,13 +391,7 @@ fn trusted_agent_task_palaver_with_palaver() {
     let w = World::new();
     let hk = w.palaver_identity("h");
     let gk = w.palaver_identity("g");
-    let winner = palaver_with_palaver(
-        &w,
-        ("h", &hk),
-        ("g", &gk),
-        "trusted-agent-task-v1",
-        None,
-    );
+    let winner = palaver_with_palaver(&w, ("h", &hk), ("g", &gk), "trusted-agent-task-v1", None);
     assert_eq!(winner, None, "a task session has no winner");
 }
 
