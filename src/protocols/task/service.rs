@@ -133,6 +133,26 @@ impl From<std::io::Error> for ServiceError {
 
 type Answer = Result<Map, ServiceError>;
 
+/// The spec's bound on `task_status.notes`, with room for the brackets.
+const NOTES_BUDGET: usize = 524_288;
+/// What one worker note or question carries at most, in UTF-8 bytes
+/// (the spec's `note_text` bound).
+const MAX_NOTE_BYTES: usize = 65_536 - 1024;
+/// The spec's bound on `receipt.summary`, in UTF-8 bytes.
+const RECEIPT_SUMMARY_BYTES: usize = 65_536;
+
+/// `s` cut to at most `max` UTF-8 bytes, on a character boundary.
+fn cut_bytes(s: &str, max: usize) -> String {
+    if s.len() <= max {
+        return s.to_owned();
+    }
+    let mut end = max;
+    while !s.is_char_boundary(end) {
+        end -= 1;
+    }
+    s[..end].to_owned()
+}
+
 fn s(m: &Map, k: &str) -> String {
     m.get(k).map(Value::py_str).unwrap_or_default()
 }
@@ -354,15 +374,24 @@ impl TaskService {
         let pending = self
             .store
             .pending_notes(source, &task.task_id, "worker", STATUS_NOTES)?;
-        let notes: Vec<Value> = pending
-            .iter()
-            .map(|n| {
-                Value::Object(
-                    obj! { "note_id" => n.note_id.as_str(), "text" => n.text.as_str(), "at" => n.created_at },
-                )
-            })
-            .collect();
-        let ids: Vec<String> = pending.iter().map(|n| n.note_id.clone()).collect();
+        // The spec bounds `notes` at 512 KiB: notes past that budget stay
+        // undelivered for the next query (the first always goes, cut).
+        let mut notes: Vec<Value> = Vec::new();
+        let mut ids: Vec<String> = Vec::new();
+        let mut used = 2usize;
+        for n in &pending {
+            let note = Value::Object(obj! {
+                "note_id" => n.note_id.as_str(), "text" => cut_bytes(&n.text, MAX_NOTE_BYTES),
+                "at" => n.created_at,
+            });
+            let len = crate::json::canonical::canonical_len(&note) + 1;
+            if !notes.is_empty() && used + len > NOTES_BUDGET {
+                break;
+            }
+            used += len;
+            notes.push(note);
+            ids.push(n.note_id.clone());
+        }
         self.store
             .mark_delivered(source, &task.task_id, "worker", &ids)?;
         let mut out = obj! {
@@ -816,7 +845,7 @@ impl TaskService {
         Ok(obj! {
             "action" => "receipt", "task_id" => task.task_id.as_str(),
             "result_state" => result_state,
-            "summary" => task.result_summary.clone().unwrap_or_default(),
+            "summary" => cut_bytes(task.result_summary.as_deref().unwrap_or(""), RECEIPT_SUMMARY_BYTES),
             "result_manifest" => task.result_manifest.clone().unwrap_or(Value::Null),
         })
     }
@@ -1079,6 +1108,9 @@ impl TaskService {
         let mut rnd = [0u8; 4];
         rand::fill(&mut rnd);
         let input_id = format!("in-{}-{}", now_ms(), crate::json::canonical::hex(&rnd));
+        // `input_request` is bounded at 64 KiB on the wire.
+        let question = cut_bytes(question, MAX_NOTE_BYTES);
+        let question = question.as_str();
         let req = Value::Object(obj! { "input_id" => input_id.as_str(), "question" => question });
         self.store.update_task(source, task_id, |t| {
             t.inputs.retain(|(id, _, _)| *id != input_id);

@@ -579,3 +579,26 @@ fn unknown_actions_and_junk_fields_are_refused_without_a_panic() {
     let offer = obj! { "action" => "artifact_offer", "task_id" => "t", "artifact_id" => "a", "files" => vec![Value::from(1)] };
     assert_eq!(code(s.handle(&offer, "dev")), "path_unsafe");
 }
+
+#[test]
+fn worker_notes_beyond_the_specs_budget_wait_for_the_next_status() {
+    let (_d, mut s) = svc();
+    s.handle(&submit("t", DIGEST, None), "dev").unwrap();
+    let long = "é".repeat(40_000); // 80 000 bytes each
+    for _ in 0..10 {
+        s.worker_note("dev", "t", &long).unwrap();
+    }
+    let spec = crate::library::bundled_spec("trusted-agent-task-v1").unwrap();
+    let mut delivered = 0;
+    for _ in 0..10 {
+        let st = s.handle(&query("t", 0), "dev").unwrap();
+        spec.validate_object(&st, Some("host_to_guest"), None)
+            .unwrap();
+        let n = st.get("notes").and_then(Value::as_array).unwrap().len();
+        if n == 0 {
+            break;
+        }
+        delivered += n;
+    }
+    assert_eq!(delivered, 10);
+}
