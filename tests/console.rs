@@ -471,6 +471,49 @@ async fn pane_game_over() {
     .await;
 }
 
+/// A trusted-agent-task-v1 guest: the task pane (id, state and revision,
+/// execution, question, artifacts, notes and steps) where games show their
+/// snapshot, from the `task` the native hooks keep in snapshot.json.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn pane_task_view() {
+    snap("task_view", async |h: &mut Headless, d: &Path| {
+        let mut f = Fixture::new("guest-4000", "trusted-agent-task-v1", "autonomous");
+        let ev = |id: i64, kind: &str, summary: &str| {
+            Value::Object(obj! { "event_id" => id, "kind" => kind, "summary" => summary, "at" => 1_700_000_000_000i64 + id })
+        };
+        let status = obj! {
+            "action" => "task_status", "task_id" => "report-42", "state" => "waiting_local_operator",
+            "revision" => 5,
+            "events" => vec![
+                ev(1, "received", "task received and stored"),
+                ev(2, "waiting_inputs", "1 input files expected"),
+                ev(3, "artifact_offered", "artifact in1 offered with 1 files"),
+                ev(4, "artifact_complete", "artifact in1 received and verified"),
+                ev(5, "inputs_ready", "every input artifact verified and unpacked"),
+                ev(6, "dispatching", "invocation inv-0011"),
+                ev(7, "running", "the file adapter took the task"),
+                ev(8, "waiting_local_operator", "attended adapter: the local operator drives the task"),
+            ],
+            "notes" => vec![Value::Object(obj! { "note_id" => "wn-1", "text" => "reading the sources now", "at" => 5 })],
+            "execution" => obj! { "invocation_id" => "inv-0011", "adapter" => "file", "status" => "submitted" },
+            "input_request" => obj! { "input_id" => "in-1", "question" => "Which quarter should the report cover?" },
+        };
+        let frames = [
+            obj! { "action" => "task_submit", "task_id" => "report-42", "task_goal" => "Write the quarterly report from the attached notes",
+            "execution_class" => "assist" },
+            obj! { "action" => "artifact_ack", "task_id" => "report-42", "artifact_id" => "in1", "artifact_state" => "complete",
+            "files" => vec![Value::Object(obj! { "path" => "notes.md", "received_chunks" => vec![Value::from(0)], "complete" => true })] },
+            obj! { "action" => "agent_note", "task_id" => "report-42", "note_id" => "n1", "note_text" => "keep it under two pages" },
+            status.clone(),
+        ];
+        let view = palaver::session::task::TaskView::from_frames("report-42", frames.iter());
+        f.snapshot = obj! { "phase" => "running", "role" => "guest", "task" => view.to_value() };
+        f.events = vec![msg(1, "received", status, None)];
+        attach(h, &f.write(d), false).await;
+    })
+    .await;
+}
+
 /// A host whose invitation is up and no guest yet: the list says it waits
 /// and since when, the pane names its post_id.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

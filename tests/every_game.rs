@@ -24,9 +24,9 @@ use std::time::Duration;
 const BIN: &str = env!("CARGO_BIN_EXE_palaver");
 
 /// Every two-party game palaver bundles, with options that keep a match
-/// short, and the chat (it ends when one side says `/quit`). The one other
-/// two-party protocol, trusted-agent-task-v1, is a service that needs the
-/// user's own hooks program (docs/hooks.md), not a game.
+/// short, the chat (it ends when one side says `/quit`) and the one service,
+/// trusted-agent-task-v1 (its generic exchange: two status queries, two
+/// answers; no winner, so no report, like the chat).
 const GAMES: &[(&str, Option<&str>)] = &[
     ("rps-v1", Some(r#"{"best_of":3}"#)),
     ("coin-flip-v1", None),
@@ -39,6 +39,7 @@ const GAMES: &[(&str, Option<&str>)] = &[
     ("crazy-eights-v1", Some(r#"{"hand_size":5}"#)),
     ("briscola-v1", None),
     ("human-chat-v1", None),
+    ("trusted-agent-task-v1", None),
 ];
 
 const CARDS: &[(&str, Option<&str>)] = &[
@@ -381,6 +382,30 @@ fn every_game_with_the_reference_both_ways_ends_true() {
         palaver_hosts_reference_joins(&w, &py, (&pk, &rk), alias, *options);
         reference_hosts_palaver_joins(&w, &py, (&pk, &rk), alias, *options);
     }
+}
+
+/// trusted-agent-task-v1 alone, palaver with palaver (it is in [`GAMES`]
+/// too; this runs it without the rest).
+#[test]
+fn trusted_agent_task_palaver_with_palaver() {
+    let w = World::new();
+    let hk = w.palaver_identity("h");
+    let gk = w.palaver_identity("g");
+    let winner = palaver_with_palaver(&w, ("h", &hk), ("g", &gk), "trusted-agent-task-v1", None);
+    assert_eq!(winner, None, "a task session has no winner");
+}
+
+/// trusted-agent-task-v1 alone with the reference, both ways.
+#[ignore = "needs the reference client (aigenora 0.1.4 in a venv): run scripts/test"]
+#[test]
+fn trusted_agent_task_with_the_reference_both_ways() {
+    let py = common::reference_python();
+    let w = World::new();
+    let pk = w.palaver_identity("pal");
+    let rk = w.reference_identity(&py, "ref");
+    let alias = "trusted-agent-task-v1";
+    palaver_hosts_reference_joins(&w, &py, (&pk, &rk), alias, None);
+    reference_hosts_palaver_joins(&w, &py, (&pk, &rk), alias, None);
 }
 
 /// The reference's record, as the server holds it: its report agrees with

@@ -19,6 +19,8 @@
 //! - hero-duel-v1: `{"mode":"fixed","move":"ult"}`, `{"mode":"seq","sequence":[…]}`,
 //!   `{"mode":"greedy"}` (default: the strongest affordable move).
 //! - crazy-eights-v1, briscola-v1: none (fixed heuristics, as the reference).
+//! - trusted-agent-task-v1: none (a service: the options `collab_task_id`
+//!   and `collab_data_dir` shape it, see `task`).
 
 mod board;
 pub mod cards;
@@ -28,6 +30,7 @@ mod guess;
 mod hero;
 pub mod rooms;
 pub mod tables;
+pub mod task;
 mod weak;
 
 pub use rooms::{GROUP_NATIVE, group_hooks_by_id, group_hooks_for_alias, group_host_metadata};
@@ -71,12 +74,13 @@ pub fn native_hooks_for_alias(alias: &str) -> Option<Box<dyn Hooks>> {
         "hero-duel-v1" => Box::new(hero::HeroDuel::default()),
         "crazy-eights-v1" => Box::new(cards::CrazyEights::default()),
         "briscola-v1" => Box::new(cards::Briscola::default()),
+        "trusted-agent-task-v1" => Box::new(task::TrustedAgentTask::default()),
         _ => return None,
     })
 }
 
 /// Aliases with native hooks.
-pub const NATIVE: [&str; 11] = [
+pub const NATIVE: [&str; 12] = [
     "rps-v1",
     "coin-flip-v1",
     "guess-number-v1",
@@ -88,6 +92,7 @@ pub const NATIVE: [&str; 11] = [
     "hero-duel-v1",
     "crazy-eights-v1",
     "briscola-v1",
+    "trusted-agent-task-v1",
 ];
 
 /// Python's `int(options.get(key) or default)` for an integer option.

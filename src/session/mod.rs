@@ -12,6 +12,7 @@ pub mod room;
 pub mod state;
 pub mod strategy;
 pub mod table;
+pub mod task;
 pub mod whisper;
 pub mod whisper_log;
 

@@ -15,4 +15,5 @@ pub mod replay;
 pub mod room;
 pub mod snapshot;
 pub mod table;
+pub mod task;
 pub mod whisper;

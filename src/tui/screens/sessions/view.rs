@@ -12,6 +12,7 @@ use crate::tui::panes::prompt::{self, Prompt};
 use crate::tui::panes::room;
 use crate::tui::panes::snapshot;
 use crate::tui::panes::table;
+use crate::tui::panes::task;
 use crate::tui::screen::Paint;
 use ratatui::Frame;
 use ratatui::layout::{Constraint, Direction, Layout, Rect};
@@ -242,10 +243,20 @@ fn draw_right(v: &SessionsView, f: &mut Frame, area: Rect, p: &Paint<'_>) {
             .map(|p| p.mark()),
         verdict: Some(&att.verdict),
     };
+    // A task session shows its task where others show the snapshot.
+    let task = crate::session::task::TaskView::from_snapshot(&att.snapshot);
+    let title = att.title();
+    let task_paint = task.as_ref().map(|t| task::TaskPaint {
+        view: t,
+        title: &title,
+        phase: att.snapshot.get_str("phase"),
+    });
+    let want_h = match &task_paint {
+        Some(t) => t.height(theme, area.width),
+        None => view.height(theme, area.width),
+    };
     // The feed keeps at least a third of the height.
-    let snap_h = view
-        .height(theme, area.width)
-        .min(area.height.saturating_sub(area.height / 3).max(3));
+    let snap_h = want_h.min(area.height.saturating_sub(area.height / 3).max(3));
     let prompt_h = att.prompt.as_ref().map(|p| p.height()).unwrap_or(0);
     let parts = Layout::default()
         .direction(Direction::Vertical)
@@ -258,8 +269,10 @@ fn draw_right(v: &SessionsView, f: &mut Frame, area: Rect, p: &Paint<'_>) {
     let me = view_role(att);
     if att.aside.show_history {
         crate::tui::panes::aside::draw_history(f, parts[0], theme, &att.aside.details, &me);
+    } else if let Some(t) = &task_paint {
+        t.draw(f, parts[0], theme);
     } else {
-        view.draw(f, parts[0], theme, &att.title());
+        view.draw(f, parts[0], theme, &title);
     }
     let feed_focused = v.focus == Focus::Feed && v.modal.is_none() && !p.covered;
     if att.aside.show_details {
