@@ -533,6 +533,7 @@ async fn a_newcomer_sits_down_at_the_house_table_and_plays_at_once() {
     let me = common::rooms::who(&url, tmp.path(), "me").await;
     let table = tokio::spawn(house::run_house_table(
         house_w.client.clone(),
+        house::HOUSE_TABLE,
         tmp.path().join("house-table"),
         PeerOpts::direct(),
         |_p| {},

@@ -298,34 +298,41 @@ pub async fn run_house_room(
     }
 }
 
-/// The table the house keeps open in the console's embedded community.
+/// The tables the house keeps open in the console's embedded community,
+/// one of each: every four-seat table palaver has rules and a console view
+/// for.
+pub const HOUSE_TABLES: [&str; 1] = [HOUSE_TABLE];
+
+/// The house's landlord table (the first of [`HOUSE_TABLES`]).
 pub const HOUSE_TABLE: &str = "four-player-landlord-v1";
 
-/// Keeps a [`HOUSE_TABLE`] open forever: the house leads it and plays its
+/// Keeps a table of `alias` open forever: the house leads it and plays its
 /// own seat with the table's bot, and two bots take two more seats, so a
 /// newcomer who joins fills the fourth and plays at once. A table that ends
 /// is opened again (after a pause that grows while it keeps failing). The
 /// table's files go under `dir`.
 pub async fn run_house_table(
     house: Client,
+    alias: &'static str,
     dir: std::path::PathBuf,
     peer: PeerOpts,
     progress: impl Fn(Progress) + Send + Sync + 'static,
 ) {
     use super::group::{self, HostRoomPlan};
-    let Some(spec) = crate::library::bundled_spec(HOUSE_TABLE) else {
-        return progress(Progress::Warning(format!("{HOUSE_TABLE} is not bundled")));
+    let Some(spec) = crate::library::bundled_spec(alias) else {
+        return progress(Progress::Warning(format!("{alias} is not bundled")));
     };
     let Some(hooks) = group::native_hooks(spec) else {
-        return progress(Progress::Warning(format!("{HOUSE_TABLE} has no rules")));
+        return progress(Progress::Warning(format!("{alias} has no rules")));
     };
+    let name = spec.name().unwrap_or(alias).to_owned();
     let mut backoff = Duration::from_secs(1);
     loop {
         let plan = HostRoomPlan {
             bots: 2,
             spec: spec.clone(),
             hooks: hooks.clone(),
-            message: "House table: landlord with two bots and the house, one seat free".into(),
+            message: format!("House table: {name} with two bots and the house, one seat free"),
             options: Map::new(),
             mode: ControlMode::Autonomous,
             ttl: Duration::MAX,

@@ -154,12 +154,7 @@ pub fn start_community(s: Startup, tx: UnboundedSender<Report>) -> tokio::task::
                                 |_alias, _p| {},
                             ))),
                             AbortOnDrop(tokio::spawn(house_market_bot(url.clone(), hk))),
-                            AbortOnDrop(tokio::spawn(crate::services::house::run_house_table(
-                                hc,
-                                house_dir.join("table"),
-                                PeerOpts::direct(),
-                                |_p| {},
-                            ))),
+                            AbortOnDrop(tokio::spawn(house_tables(hc, house_dir.join("tables")))),
                         )),
                         Err(e) => {
                             fail(&tx, format!("house agent: {e}"));
@@ -225,6 +220,23 @@ async fn house_room(url: String, house: Client, house_dir: std::path::PathBuf) {
         |_p| {},
     )
     .await;
+}
+
+/// The house's tables on the embedded community, one of each of
+/// [`HOUSE_TABLES`], their files under `dir/<alias>`.
+///
+/// [`HOUSE_TABLES`]: crate::services::house::HOUSE_TABLES
+async fn house_tables(house: Client, dir: std::path::PathBuf) {
+    let tables = crate::services::house::HOUSE_TABLES.map(|alias| {
+        crate::services::house::run_house_table(
+            house.clone(),
+            alias,
+            dir.join(alias),
+            PeerOpts::direct(),
+            |_p| {},
+        )
+    });
+    futures_util::future::join_all(tables).await;
 }
 
 /// The house's provider bot on the embedded market, so a newcomer can
