@@ -22,8 +22,10 @@
 //! it). Median and 99th percentile over the match's actions. Target for
 //! palaver: median ≤ 10 ms, p99 ≤ 30 ms.
 //!
-//! Run: `cargo build --release && cargo bench --bench tables_wire`
-//! (`PALAVER_BIN` names another binary; the reference's Python is
+//! Run: `cargo build --release && cargo bench --bench tables_wire`, or the
+//! driver unoptimised with `cargo test --bench tables_wire` (the processes
+//! it measures are the release binary either way; `PALAVER_BIN` names
+//! another binary; the reference's Python is
 //! `PALAVER_REFERENCE_PYTHON` or target/reference-venv: without it the
 //! bench says so and measures palaver alone, unless
 //! `USER_FIGURES_REFERENCE=1` makes that an error).
@@ -288,6 +290,9 @@ fn one_table(client: &Client, bin: &Path, root: &Path) -> Vec<f64> {
         .collect();
     let rules: Box<dyn Table> = table_for_alias(TABLE, &json::Map::new()).expect("rules");
     let mut latencies = Vec::new();
+    // The frame the last action made: snapshots are replaced at most every
+    // 10 ms, so one older than it is not the table as it is now.
+    let mut made = 0;
     loop {
         assert!(began.elapsed() < WAIT * 5, "the match did not finish");
         let Some(snap) = snapshot(&leader) else {
@@ -298,7 +303,7 @@ fn one_table(client: &Client, bin: &Path, root: &Path) -> Vec<f64> {
             break;
         }
         let (Some(seq), Some(current)) = (
-            seq_of(&snap),
+            seq_of(&snap).filter(|s| *s >= made),
             snap.get("group_view")
                 .and_then(|v| v.get_str("current_player"))
                 .map(str::to_owned),
@@ -344,6 +349,8 @@ fn one_table(client: &Client, bin: &Path, root: &Path) -> Vec<f64> {
         if ms < -43_200_000.0 {
             ms += 86_400_000.0; // past midnight
         }
+        assert!(ms >= 0.0, "frame {next} arrived before its action was sent");
+        made = next;
         latencies.push(ms);
     }
     latencies

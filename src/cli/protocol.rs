@@ -333,23 +333,44 @@ fn profile_names(e: &Entry) -> Vec<String> {
 fn list(ctx: &Ctx) -> Result<Outcome> {
     let lib = library(ctx)?;
     if ctx.json {
-        ctx.print_json(&lib.entries())?;
+        #[derive(Serialize)]
+        struct Listed<'a> {
+            #[serde(flatten)]
+            entry: &'a Entry,
+            /// palaver has its own rules for it (no hooks program needed).
+            plays_natively: bool,
+        }
+        let listed: Vec<Listed> = lib
+            .entries()
+            .iter()
+            .map(|entry| Listed {
+                entry,
+                plays_natively: crate::protocols::plays_natively(&entry.protocol_id),
+            })
+            .collect();
+        ctx.print_json(&listed)?;
         return Ok(Outcome::Ok);
     }
     let mut out = std::io::stdout().lock();
     writeln!(
         out,
-        "{:<24} {:<12} {:<22} {:<30} NAME",
-        "ALIAS", "ID", "FLOW", "PROFILES"
+        "{:<24} {:<12} {:<22} {:<6} {:<30} NAME",
+        "ALIAS", "ID", "FLOW", "PLAYS", "PROFILES"
     )?;
     for e in lib.entries() {
         let profiles = profile_names(e).join(",");
+        let plays = if crate::protocols::plays_natively(&e.protocol_id) {
+            "yes"
+        } else {
+            "no"
+        };
         writeln!(
             out,
-            "{:<24} {:<12} {:<22} {:<30} {}",
+            "{:<24} {:<12} {:<22} {:<6} {:<30} {}",
             e.alias,
             &e.protocol_id[..e.protocol_id.len().min(12)],
             e.flow_mode,
+            plays,
             truncate(&profiles, 30),
             e.name
         )?;

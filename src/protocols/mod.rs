@@ -60,6 +60,14 @@ pub fn native_hooks_by_id(protocol_id: &str) -> Option<Box<dyn Hooks>> {
     native_hooks_for_alias(&entry.alias)
 }
 
+/// Does palaver have its own rules for this protocol (a two-party game or
+/// service, a room or a table)? Without them it can still run a protocol
+/// whose hooks are a program (`--hooks`), but not a bundled one alone.
+pub fn plays_natively(protocol_id: &str) -> bool {
+    native_hooks_by_id(protocol_id).is_some()
+        || rooms::group_hooks_by_id(protocol_id, &crate::json::Map::new()).is_some()
+}
+
 /// Native hooks by bundled alias.
 pub fn native_hooks_for_alias(alias: &str) -> Option<Box<dyn Hooks>> {
     Some(match alias {
