@@ -620,3 +620,21 @@ async fn a_bridge_call_is_picked_by_page_and_number() {
         r#"{"kind":"bid","level":2,"denomination":"nt"}"#
     );
 }
+
+/// A bridge auction at seat 0's call: the calls so far by compass point,
+/// and only the legal calls offered, by page.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn pane_bridge_auction() {
+    snap("table_bridge_auction", async |h: &mut Headless, d: &Path| {
+        let mut p = Play::deal_of(BRIDGE, "console-bridge-auction");
+        p.bots_until_mine();
+        let dir = p.write(d, "running");
+        attach(h, &dir).await;
+        let v0 = p.view(0);
+        let legal = p.rules.legal_actions(&v0);
+        let t = h.app.sessions.table().unwrap();
+        assert_eq!(t.choices, legal);
+        assert_eq!(t.view.as_ref().unwrap().phase, "auction");
+    })
+    .await;
+}

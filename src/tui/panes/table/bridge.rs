@@ -202,7 +202,7 @@ impl TablePaint<'_> {
             }
             calls.reverse();
             let text = if calls.is_empty() {
-                format!("no call yet: {} calls first", self.who(&v.current))
+                format!("no call yet: {} first", does(self.who(&v.current), "calls"))
             } else {
                 calls.join(" · ")
             };
@@ -281,7 +281,7 @@ mod tests {
             }
         };
         let alias = "contract-bridge-v1";
-        let say = |ev: Map| event_text(alias, &ev, &name).unwrap();
+        let say = |ev: Map| event_text(alias, &ev, &name, None).unwrap();
         assert_eq!(
             say(
                 obj! { "kind" => "bid", "public_key" => "a", "level" => 3, "denomination" => "nt" }
@@ -327,7 +327,8 @@ mod tests {
             event_text(
                 "four-player-landlord-v1",
                 &obj! { "kind" => "pass", "public_key" => "a" },
-                &name
+                &name,
+                None
             )
             .unwrap(),
             "<a> passes"
