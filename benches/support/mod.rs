@@ -38,19 +38,28 @@ pub fn median(ms: impl Iterator<Item = f64>) -> f64 {
 /// The binary under test: `PALAVER_BIN`, else the release build in this
 /// workspace's target dir.
 pub fn binary() -> PathBuf {
+    binary_if_built().unwrap_or_else(|| {
+        panic!(
+            "{} is missing: run `cargo build --release` first (or set PALAVER_BIN)",
+            release_binary().display()
+        )
+    })
+}
+
+/// [`binary`], or `None` when it is not built.
+pub fn binary_if_built() -> Option<PathBuf> {
     if let Some(p) = std::env::var_os("PALAVER_BIN") {
-        return PathBuf::from(p);
+        return Some(PathBuf::from(p));
     }
+    let p = release_binary();
+    p.is_file().then_some(p)
+}
+
+fn release_binary() -> PathBuf {
     let target = std::env::var_os("CARGO_TARGET_DIR")
         .map(PathBuf::from)
         .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("target"));
-    let p = target.join("release").join("palaver");
-    assert!(
-        p.is_file(),
-        "{} is missing: run `cargo build --release` first (or set PALAVER_BIN)",
-        p.display()
-    );
-    p
+    target.join("release").join("palaver")
 }
 
 /// One figure: the median, then [min … max].
