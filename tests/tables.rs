@@ -446,13 +446,15 @@ fn palaver_members_at_a_reference_table(py: &str, table: &str) {
     }
 }
 
-/// The leader dies mid-round (SIGKILL): a member claims the table, the
+/// At every table, the leader dies mid-round (SIGKILL): a member claims the table, the
 /// round restarts by the rules (a new deal, the scores kept), the player who
 /// died comes back as a member and gets its seat back, and the match plays
 /// to its end with every side agreeing.
 #[test]
 fn a_table_survives_its_leader_killed_mid_round() {
-    survive_a_killed_leader(None);
+    for table in palaver::protocols::tables::TABLES {
+        survive_a_killed_leader(table, None);
+    }
 }
 
 /// As above, with a reference client in the fourth seat: it follows the
@@ -460,10 +462,16 @@ fn a_table_survives_its_leader_killed_mid_round() {
 #[ignore = "needs the reference client (aigenora 0.1.4 in a venv): run scripts/test"]
 #[test]
 fn a_table_with_a_reference_member_survives_its_leader_killed_mid_round() {
-    survive_a_killed_leader(Some(common::reference_python()));
+    let py = common::reference_python();
+    for table in palaver::protocols::tables::TABLES {
+        survive_a_killed_leader(table, Some(py.clone()));
+    }
 }
 
-fn survive_a_killed_leader(reference: Option<String>) {
+/// The frame after which the leader is killed: the round is under way.
+const KILL_AT: i64 = 6;
+
+fn survive_a_killed_leader(table: &str, reference: Option<String>) {
     let tmp = tempfile::tempdir().unwrap();
     let (serve, url) = common::palaver_serve(
         &tmp.path().join("db.sqlite"),
@@ -484,7 +492,7 @@ fn survive_a_killed_leader(reference: Option<String>) {
         w.identity(who);
     }
     // The host decides by hand, so the table waits on its seat.
-    let mut host = w.host("h", "human", "failover", &[]);
+    let mut host = w.host_table(table, "h", "human", "failover", &[]);
     let state = host.until("session state:");
     let hdir = PathBuf::from(state.split_whitespace().next().unwrap());
     let post = host.until("post_id:");
@@ -510,56 +518,61 @@ fn survive_a_killed_leader(reference: Option<String>) {
             .spawn()
             .unwrap(),
         );
+        let table = table.to_owned();
         let driver = std::thread::spawn(move || {
-            drive_reference_member(&py, &rdir, LANDLORD, Duration::from_secs(180))
+            drive_reference_member(&py, &rdir, &table, Duration::from_secs(180))
         });
         (member, driver)
     });
-    // The host bids by hand once the table has started; the bots bid after it.
+    // The host plays its seat by hand (palaver's bot picks each move from
+    // its view, `session action` sends it) until a few frames are in and
+    // the round is under way.
     let view = |dir: &Path| -> Option<Value> {
         let text = std::fs::read_to_string(dir.join("snapshot.json")).ok()?;
-        json::parse_str(&text).ok()?.get("group_view").cloned()
+        json::parse_str(&text).ok()
     };
+    let rules = palaver::protocols::tables::table_for_alias(table, &palaver::json::Map::new())
+        .expect("a table with rules");
     let start = Instant::now();
-    while view(&hdir)
-        .and_then(|v| v.get_str("phase").map(str::to_owned))
-        .as_deref()
-        != Some("bidding")
-    {
+    let mut acted_at = None;
+    loop {
         assert!(
-            start.elapsed() < Duration::from_secs(60),
-            "the table never started"
+            start.elapsed() < Duration::from_secs(90),
+            "{table}: the table never got going"
         );
         std::thread::sleep(Duration::from_millis(50));
-    }
-    ok(
-        w.palaver(
-            "h",
-            &[
-                "session",
-                "action",
-                hdir.to_str().unwrap(),
-                r#"{"kind":"bid","value":0}"#,
-            ],
-        )
-        .output()
-        .unwrap(),
-        "session action",
-    );
-    while view(&hdir).and_then(|v| v.get("bids").and_then(Value::as_object).map(|b| b.len()))
-        != Some(4)
-        && view(&hdir)
-            .and_then(|v| v.get_str("phase").map(str::to_owned))
-            .as_deref()
-            != Some("playing")
-    {
-        assert!(
-            start.elapsed() < Duration::from_secs(60),
-            "the bots never bid"
+        let Some(snap) = view(&hdir) else { continue };
+        let seq = snap.get("group").and_then(|g| g.get("seq")).and_then(Value::as_i64);
+        let Some(v) = snap.get("group_view") else { continue };
+        assert_ne!(
+            snap.get("completed"),
+            Some(&Value::Bool(true)),
+            "{table}: the round ended before the leader could be killed"
         );
-        std::thread::sleep(Duration::from_millis(50));
+        if seq >= Some(KILL_AT) {
+            break;
+        }
+        let Some(action) = rules.bot_action(v) else { continue };
+        if acted_at == Some(seq) {
+            continue;
+        }
+        acted_at = Some(seq);
+        ok(
+            w.palaver(
+                "h",
+                &[
+                    "session",
+                    "action",
+                    hdir.to_str().unwrap(),
+                    &json::canonical::to_string_ordered(&action),
+                ],
+            )
+            .output()
+            .unwrap(),
+            "session action",
+        );
     }
-    let before = view(&hdir).unwrap();
+    let before = view(&hdir).and_then(|s| s.get("group_view").cloned());
     // SIGKILL: no goodbye, no status, the lease simply runs out.
     host.k.0.kill().unwrap();
     let _ = host.k.0.wait();
@@ -578,7 +591,7 @@ fn survive_a_killed_leader(reference: Option<String>) {
     let view = bs.get("group_view").unwrap();
     assert!(
         view.get("restart_count").and_then(Value::as_i64) >= Some(1),
-        "the round did not restart: {view:?} (before: {before:?})"
+        "{table}: the round did not restart: {view:?} (before: {before:?})"
     );
     assert!(
         view.get_str("recovery_notice")
