@@ -50,10 +50,10 @@ impl Seat {
     /// bury and play on its turn.
     fn to_act(&self) -> bool {
         match self.phase.as_str() {
-            "declaration" => !self
+            "declaration" => self
                 .view
                 .get("declarations")
-                .is_some_and(|d| d.get(&self.me).is_some()),
+                .is_none_or(|d| d.get(&self.me).is_none()),
             "bury" | "playing" => self.view.get_str("current_player") == Some(self.me.as_str()),
             _ => false,
         }

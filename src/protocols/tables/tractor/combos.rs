@@ -311,10 +311,10 @@ pub fn trick_winner(trick: &[Played], ctx: &Ctx) -> usize {
             continue;
         }
         let held = &trick[winner];
-        if held.suit != TRUMP && p.suit == TRUMP {
-            winner = i;
-        } else if p.suit == held.suit
-            && throw_strength(&p.faces, ctx) > throw_strength(&held.faces, ctx)
+        let ruffs = held.suit != TRUMP && p.suit == TRUMP;
+        if ruffs
+            || (p.suit == held.suit
+                && throw_strength(&p.faces, ctx) > throw_strength(&held.faces, ctx))
         {
             winner = i;
         }

@@ -74,7 +74,7 @@ fn py_type(v: &Value) -> &'static str {
     match v {
         Value::Null => "NoneType",
         Value::Bool(_) => "bool",
-        Value::Number(n) if matches!(n, crate::json::Number::Float(_)) => "float",
+        Value::Number(crate::json::Number::Float(_)) => "float",
         Value::Number(_) => "int",
         Value::String(_) => "str",
         Value::Array(_) => "list",
@@ -205,7 +205,7 @@ fn hand_cards(
         return Err(bad());
     }
     let deck = deck_of(state)?;
-    if !deck.get("hands").is_some_and(|h| h.get(pk).is_some()) {
+    if deck.get("hands").is_none_or(|h| h.get(pk).is_none()) {
         return Err(format!("'{pk}'"));
     }
     let hand = deck::hand(deck, pk);

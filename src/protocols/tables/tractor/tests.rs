@@ -273,7 +273,7 @@ fn a_hand_scores_points_moves_levels_and_deals_the_next() {
             .iter()
             .filter(|e| e.get_str("kind") == Some("upgrade_trick_won"))
             .count();
-        assert!(tricks >= 25 && tricks <= 50, "seed {seed}: {tricks} tricks");
+        assert!((25..=50).contains(&tricks), "seed {seed}: {tricks} tricks");
         let done: Vec<&&Value> = events
             .iter()
             .filter(|e| e.get_str("kind") == Some("upgrade_hand_complete"))
