@@ -189,11 +189,14 @@ fn protocol_test_plays_a_whole_table_with_a_leader_change() {
 #[test]
 fn a_host_with_three_bots_plays_a_whole_table_over_iroh() {
     let w = World::new();
-    w.identity("h");
     for table in palaver::protocols::tables::TABLES {
+        // One host per table: the community keeps at most three active
+        // invitations per key.
+        let host = format!("h-{table}");
+        w.identity(&host);
         let out = w
             .palaver(
-                "h",
+                &host,
                 &[
                     "host",
                     table,
@@ -265,9 +268,15 @@ fn a_palaver_member_sits_down_with_two_bots_and_both_ends_agree() {
     assert_eq!(scores(&hs), scores(&gs));
 }
 
-/// A table's options for these tests: the seed, and one hand of hold'em.
+/// A table's options for these tests: the seed, and one hand of hold'em
+/// or of tractor (whose full match is sixteen).
 fn table_options(table: &str, seed: &str) -> String {
-    if table == "texas-holdem-v1" {
+    // The failover tests kill the leader mid-round: a single hold'em hand
+    // may be folded out before that.
+    if table == "texas-holdem-v1" && seed == "failover" {
+        return format!(r#"{{"deal_seed":"{seed}","max_hands":3}}"#);
+    }
+    if table == "texas-holdem-v1" || table == "upgrade-tractor-v1" {
         format!(r#"{{"deal_seed":"{seed}","max_hands":1}}"#)
     } else {
         format!(r#"{{"deal_seed":"{seed}"}}"#)

@@ -115,7 +115,11 @@ fn play(alias: &str, seed: u64, max_steps: usize) -> Match {
             .get_str("current_player")
             .unwrap_or_default()
             .to_owned();
-        let seat = (0..4).find(|n| pk(*n) == current).unwrap_or(0);
+        let seat = match alias {
+            // Declarations come from any seat that has not declared.
+            "upgrade-tractor-v1" => tractor_seat(&mut rng, &state),
+            _ => (0..4).find(|n| pk(*n) == current).unwrap_or(0),
+        };
         let view = t.view(&state, &members[seat as usize]).expect("view");
         let roll: u32 = rng.random_range(0..100);
         if roll < 4 {
@@ -147,6 +151,8 @@ fn play(alias: &str, seed: u64, max_steps: usize) -> Match {
             "contract-bridge-v1" => 20,
             "texas-holdem-v1" => 3,
             "aether-sigil-v1" => SIGIL_RESTORE_AFTER,
+            // A hand is about 110 actions; matches are one to three hands.
+            "upgrade-tractor-v1" => 40,
             _ => max_steps / 2,
         };
         if !restored && i > restore_after && roll < 9 {
@@ -204,6 +210,7 @@ fn play(alias: &str, seed: u64, max_steps: usize) -> Match {
                 "contract-bridge-v1" => bridge_mistake(&mut rng, &view, &members, seat),
                 "texas-holdem-v1" => holdem_mistake(&mut rng, &view, &members, seat),
                 "aether-sigil-v1" => sigil_mistake(&mut rng, &view, &members, seat),
+                "upgrade-tractor-v1" => tractor_mistake(&mut rng, &view, &members, seat),
                 _ => mistake(&mut rng, &view, &members, seat),
             }
         };
@@ -564,6 +571,9 @@ fn differential(alias: &str) {
     if alias == "aether-sigil-v1" {
         sigil_figures(n, &matches, &refusals);
     }
+    if alias == "upgrade-tractor-v1" {
+        tractor_report(&matches, &refusals);
+    }
     eprintln!(
         "{alias}: {n} matches, {steps} steps, {completed} completed, {refused} refused — all equal"
     );
@@ -607,16 +617,27 @@ fn bridge_bots_finish_every_seeded_match() {
 fn bots_finish_every_seeded_match(alias: &str) -> Vec<String> {
     let mut outcomes = Vec::new();
     for seed in 0..30u64 {
-        let options = obj! { "deal_seed" => format!("bots-{seed}") };
+        let mut options = obj! { "deal_seed" => format!("bots-{seed}") };
+        if alias == "upgrade-tractor-v1" {
+            tractor_bot_options(seed, &mut options);
+        }
         let mut t = table_for_alias(alias, &options).unwrap();
         let members: Vec<Value> = (0..4).map(member).collect();
         let mut state = t.initial_state(&members).unwrap();
         let mut done = false;
         for _ in 0..2000 {
             let current = state.get_str("current_player").unwrap().to_owned();
+            // No current player (tractor's declarations): the first seat
+            // whose bot has something to send.
             let me = members
                 .iter()
                 .find(|m| m.get_str("public_key") == Some(&current))
+                .or_else(|| {
+                    members.iter().find(|m| {
+                        let v = t.view(&state, m).unwrap();
+                        t.bot_action(&v).is_some()
+                    })
+                })
                 .unwrap();
             let view = t.view(&state, me).unwrap();
             for a in t.legal_actions(&view) {
@@ -646,6 +667,9 @@ fn bots_finish_every_seeded_match(alias: &str) -> Vec<String> {
 /// pots); the other tables take only the deal seed.
 fn table_options(alias: &str, seed: u64) -> Map {
     let mut options = obj! { "deal_seed" => format!("seed-{seed}") };
+    if alias == "upgrade-tractor-v1" {
+        tractor_options(seed, &mut options);
+    }
     if alias == "texas-holdem-v1" && !seed.is_multiple_of(7) {
         let stack = [100, 150, 200, 400, 1000][(seed % 5) as usize];
         let (small, big) = [(1, 2), (5, 10), (10, 20), (25, 50)][(seed / 5 % 4) as usize];
@@ -674,6 +698,9 @@ fn retry_raise(alias: &str, view: &Value) -> bool {
 fn refuse_options(alias: &str, seed: u64, members: &[Value], m: &mut Match) {
     if alias == "aether-sigil-v1" {
         return sigil_refuse_options(seed, members, m);
+    }
+    if alias == "upgrade-tractor-v1" {
+        return tractor_refuse_options(seed, members, m);
     }
     if alias != "texas-holdem-v1" || seed % 4 != 1 {
         return;
@@ -1218,4 +1245,393 @@ fn sigil_figures(n: u64, matches: &[Match], refusals: &std::collections::BTreeSe
         .collect();
         assert!(missing.is_empty(), "refusals never compared: {missing:?}");
     }
+}
+
+// ---- upgrade-tractor-v1 ----
+
+#[ignore = "needs the reference client (aigenora 0.1.4 in a venv): run scripts/test"]
+#[test]
+fn tractor_matches_the_reference_rules() {
+    differential("upgrade-tractor-v1");
+}
+
+/// Tractor bots finish every match (most in the reference's quick
+/// profile, some in the full race from level 2 to the ace), and the winner
+/// is a partnership.
+#[test]
+fn tractor_bots_finish_every_seeded_match() {
+    let outcomes = bots_finish_every_seeded_match("upgrade-tractor-v1");
+    assert!(
+        outcomes.iter().all(|o| o == "team0" || o == "team1"),
+        "{outcomes:?}"
+    );
+}
+
+/// A bots' match: the reference's quick profile (levels 2 to 4, eight
+/// hands at most), every tenth seed its standard one (2 to the ace,
+/// sixteen hands at most: some thousand actions).
+fn tractor_bot_options(seed: u64, options: &mut Map) {
+    if !seed.is_multiple_of(10) {
+        options.insert("start_level", Value::from(2));
+        options.insert("target_level", Value::from(4));
+        options.insert("max_hands", Value::from(8));
+    }
+}
+
+/// The seat that acts next in a tractor match: during the declarations,
+/// mostly a seat that has not declared yet (sometimes any seat); else the
+/// current player.
+fn tractor_seat(rng: &mut StdRng, state: &Value) -> u64 {
+    if state.get_str("phase") == Some("declaration") {
+        let declared = state.get("declarations");
+        let open: Vec<u64> = (0..4)
+            .filter(|n| declared.and_then(|d| d.get(&pk(*n))).is_none())
+            .collect();
+        if open.is_empty() || rng.random_range(0..10) == 0 {
+            return rng.random_range(0..4);
+        }
+        return open[rng.random_range(0..open.len())];
+    }
+    let current = state.get_str("current_player").unwrap_or_default();
+    (0..4).find(|n| pk(*n) == current).unwrap_or(0)
+}
+
+/// A tractor match's options: one to three hands, from a start level
+/// (2 to 13) to a target one to four levels above it.
+fn tractor_options(seed: u64, options: &mut Map) {
+    let start = 2 + (seed % 12) as i64;
+    let target = (start + 1 + (seed / 3 % 4) as i64).min(14);
+    options.insert("start_level", Value::from(start));
+    options.insert("target_level", Value::from(target));
+    options.insert("max_hands", Value::from(1 + (seed / 2 % 3) as i64));
+}
+
+/// For some seeds, first a tractor room whose options the rules refuse.
+fn tractor_refuse_options(seed: u64, members: &[Value], m: &mut Match) {
+    if seed % 5 != 2 {
+        return;
+    }
+    let bad = [
+        obj! { "start_level" => 1 },
+        obj! { "start_level" => 15 },
+        obj! { "start_level" => true },
+        obj! { "target_level" => 2 },
+        obj! { "target_level" => 7.0 },
+        obj! { "start_level" => 9, "target_level" => 9 },
+        obj! { "start_level" => 10, "target_level" => 4 },
+        obj! { "max_hands" => 0 },
+        obj! { "max_hands" => "3" },
+        obj! { "max_hands" => Value::Null },
+    ];
+    let mut options = bad[(seed / 5) as usize % bad.len()].clone();
+    options.insert("deal_seed", Value::from(format!("bad-{seed}")));
+    let alias = "upgrade-tractor-v1";
+    let meta = palaver::protocols::tables::host_metadata(alias).expect("metadata");
+    m.step(
+        obj! { "op" => "new", "room" => alias, "options" => Value::Object(options.clone()) },
+        Ok(Value::Array(vec![
+            Value::from(meta.display_name),
+            Value::from(meta.tags),
+            Value::from(meta.invite_type),
+            Value::Object(meta.default_options),
+        ])),
+    );
+    let out = table_for_alias(alias, &options)
+        .expect("native table")
+        .initial_state(members);
+    assert!(out.is_err(), "seed {seed}: {options:?} were accepted");
+    m.step(obj! { "op" => "init", "members" => members.to_vec() }, out);
+}
+
+/// Something a tractor player may get wrong. Declaring: a plain single, two
+/// different faces, an identical pair of a plain rank, a declaration no
+/// stronger than the standing one, three cards, an unknown id, an unknown
+/// kind. Burying: seven or nine cards, a declaring card, another kind, a
+/// seat that is not the declarer. Playing: a lead mixing classes; a follow
+/// of the wrong count, one that keeps cards of the led class back, one that
+/// breaks the pairs or the tractor it owes; out of turn. Any time: card
+/// ids that are no list, a list inside, duplicates, non-strings, an action
+/// that is no object.
+fn tractor_mistake(rng: &mut StdRng, view: &Value, members: &[Value], seat: u64) -> (Value, Value) {
+    let me = members[seat as usize].clone();
+    let hand: Vec<Value> = view
+        .get("my_hand")
+        .and_then(Value::as_array)
+        .cloned()
+        .unwrap_or_default();
+    let level = view.get("level_rank").and_then(Value::as_i64).unwrap_or(0);
+    let trump = view.get_str("trump_suit").map(str::to_owned);
+    let rank = |c: &Value| c.get("rank").and_then(Value::as_i64).unwrap_or(0);
+    let suit = |c: &Value| c.get_str("suit").unwrap_or_default().to_owned();
+    let class = |c: &Value| {
+        let s = suit(c);
+        if s == "joker" || rank(c) == level || Some(&s) == trump.as_ref() {
+            "trump".to_owned()
+        } else {
+            s
+        }
+    };
+    let id = |c: &Value| c.get_str("card_id").unwrap_or_default().to_owned();
+    let act = |kind: &str, ids: Vec<String>| {
+        Value::Object(obj! {
+            "kind" => kind, "card_ids" => Value::Array(ids.into_iter().map(Value::from).collect()),
+        })
+    };
+    let pick = |rng: &mut StdRng, from: &[Value], n: usize| -> Vec<String> {
+        let mut h: Vec<Value> = from.to_vec();
+        let mut out = Vec::new();
+        for _ in 0..n.min(h.len()) {
+            out.push(id(&h.swap_remove(rng.random_range(0..h.len()))));
+        }
+        out
+    };
+    let unknown = "000000000000000000000000".to_owned();
+    let phase = view.get_str("phase").unwrap_or_default();
+    // Mistakes any phase can get.
+    let roll = rng.random_range(0..20);
+    if roll < 4 {
+        let kind = match phase {
+            "declaration" => "declare_trump",
+            "bury" => "bury",
+            _ => "play",
+        };
+        let one = pick(rng, &hand, 1);
+        let action = match roll {
+            0 => Value::Object(obj! { "kind" => kind, "card_ids" => Value::from("x") }),
+            1 => Value::Object(obj! {
+                "kind" => kind, "card_ids" => Value::Array(vec![Value::Array(Vec::new()), Value::from(1)]),
+            }),
+            2 => act(kind, [one.clone(), one].concat()),
+            _ => {
+                let odd = [Value::from(kind), Value::Null, Value::Array(Vec::new())];
+                odd[rng.random_range(0..odd.len())].clone()
+            }
+        };
+        return (me, action);
+    }
+    if roll < 6 {
+        let kinds = ["dance", "pass", "declare", "bury", "play", "pass_declare"];
+        let action = Value::Object(obj! { "kind" => kinds[rng.random_range(0..kinds.len())] });
+        return (me, action);
+    }
+    let action = match phase {
+        "declaration" => {
+            let plain: Vec<Value> = hand.iter().filter(|c| rank(c) != level).cloned().collect();
+            let levels: Vec<Value> = hand.iter().filter(|c| rank(c) == level).cloned().collect();
+            match rng.random_range(0..6) {
+                0 => act("declare_trump", pick(rng, &plain, 1)),
+                1 => act("declare_trump", pick(rng, &hand, 2)),
+                2 => {
+                    // An identical pair of a plain rank, when there is one.
+                    let pair: Option<Vec<String>> = plain.iter().enumerate().find_map(|(i, a)| {
+                        plain[i + 1..]
+                            .iter()
+                            .find(|b| suit(b) == suit(a) && rank(b) == rank(a))
+                            .map(|b| vec![id(a), id(b)])
+                    });
+                    act(
+                        "declare_trump",
+                        pair.unwrap_or_else(|| pick(rng, &plain, 2)),
+                    )
+                }
+                3 => act("declare_trump", pick(rng, &levels, 1)),
+                4 => act("declare_trump", pick(rng, &hand, 3)),
+                _ => act("declare_trump", vec![unknown]),
+            }
+        }
+        "bury" => {
+            let declared: Vec<String> = view
+                .get("winning_declaration")
+                .and_then(|w| w.get("card_ids"))
+                .and_then(Value::as_array)
+                .map(|a| {
+                    a.iter()
+                        .filter_map(|v| v.as_str().map(str::to_owned))
+                        .collect()
+                })
+                .unwrap_or_default();
+            match rng.random_range(0..6) {
+                0 => act("bury", pick(rng, &hand, 7)),
+                1 => act("bury", pick(rng, &hand, 9)),
+                2 if !declared.is_empty() => {
+                    let mut ids: Vec<String> = pick(rng, &hand, 12)
+                        .into_iter()
+                        .filter(|i| !declared.contains(i))
+                        .take(7)
+                        .collect();
+                    ids.push(declared[0].clone());
+                    act("bury", ids)
+                }
+                3 => act("play", pick(rng, &hand, 8)),
+                4 => {
+                    let other = members[((seat + 1 + rng.random_range(0..3)) % 4) as usize].clone();
+                    return (other, act("bury", pick(rng, &hand, 8)));
+                }
+                _ => act("bury", [pick(rng, &hand, 7), vec![unknown]].concat()),
+            }
+        }
+        _ => {
+            let lead = view
+                .get("current_trick")
+                .and_then(Value::as_array)
+                .and_then(|t| t.first())
+                .and_then(|p| p.get("shape"))
+                .cloned();
+            let Some(lead) = lead else {
+                // Leading: cards of two classes, or a random pick.
+                return match rng.random_range(0..4) {
+                    0 | 1 => {
+                        let first = pick(rng, &hand, 1);
+                        let c = hand.iter().find(|c| Some(id(c)) == first.first().cloned());
+                        let other: Vec<Value> = hand
+                            .iter()
+                            .filter(|h| c.is_some_and(|c| class(h) != class(c)))
+                            .cloned()
+                            .collect();
+                        (me, act("play", [first, pick(rng, &other, 1)].concat()))
+                    }
+                    2 => {
+                        let other =
+                            members[((seat + 1 + rng.random_range(0..3)) % 4) as usize].clone();
+                        (other, act("play", pick(rng, &hand, 1)))
+                    }
+                    _ => {
+                        let n = rng.random_range(2..=5);
+                        (me, act("play", pick(rng, &hand, n)))
+                    }
+                };
+            };
+            let n = lead.get("count").and_then(Value::as_i64).unwrap_or(1) as usize;
+            let led = lead.get_str("suit").unwrap_or_default().to_owned();
+            let (ins, outs): (Vec<Value>, Vec<Value>) =
+                hand.iter().cloned().partition(|c| class(c) == led);
+            // The class's pairs, by face.
+            let mut pairs: Vec<Vec<String>> = Vec::new();
+            for (i, a) in ins.iter().enumerate() {
+                if let Some(b) = ins[i + 1..]
+                    .iter()
+                    .find(|b| suit(b) == suit(a) && rank(b) == rank(a))
+                {
+                    pairs.push(vec![id(a), id(b)]);
+                }
+            }
+            match rng.random_range(0..6) {
+                0 => {
+                    let m = if n > 1 && rng.random_range(0..2) == 0 {
+                        n - 1
+                    } else {
+                        n + 1
+                    };
+                    act("play", pick(rng, &hand, m))
+                }
+                1 if !ins.is_empty() && !outs.is_empty() => {
+                    // Keeps a card of the led class back.
+                    let k = n.min(ins.len()) - 1;
+                    let mut ids = pick(rng, &ins, k);
+                    ids.extend(pick(rng, &outs, n - k));
+                    act("play", ids)
+                }
+                2 if ins.len() >= n => {
+                    // Single cards of the class, one per face, pairs left whole.
+                    let mut seen: Vec<(String, i64)> = Vec::new();
+                    let mut ids = Vec::new();
+                    for c in &ins {
+                        if ids.len() < n && !seen.contains(&(suit(c), rank(c))) {
+                            seen.push((suit(c), rank(c)));
+                            ids.push(id(c));
+                        }
+                    }
+                    if ids.len() < n {
+                        ids = pick(rng, &ins, n);
+                    }
+                    act("play", ids)
+                }
+                3 if pairs.len() * 2 >= n && n >= 4 => {
+                    // Pairs of the class picked at random: often no tractor.
+                    let mut p = pairs.clone();
+                    let mut ids = Vec::new();
+                    while ids.len() + 2 <= n && !p.is_empty() {
+                        ids.extend(p.swap_remove(rng.random_range(0..p.len())));
+                    }
+                    ids.extend(
+                        pick(rng, &ins, n)
+                            .into_iter()
+                            .filter(|i| !ids.contains(i))
+                            .take(n - ids.len())
+                            .collect::<Vec<_>>(),
+                    );
+                    act("play", ids)
+                }
+                4 => {
+                    let other = members[((seat + 1 + rng.random_range(0..3)) % 4) as usize].clone();
+                    return (other, act("play", pick(rng, &hand, n)));
+                }
+                _ => act("play", pick(rng, &hand, n)),
+            }
+        }
+    };
+    (me, action)
+}
+
+/// What the tractor matches covered: hands played out and scored, kitty
+/// awards, tractors and throws, restores, and every refusal the mistakes
+/// aim at (with enough matches).
+fn tractor_report(matches: &[Match], refusals: &std::collections::BTreeSet<String>) {
+    let lines = || matches.iter().flat_map(|m| m.native.iter());
+    let count = |needle: &str| lines().filter(|l| l.contains(needle)).count();
+    let hands = count("\"kind\":\"upgrade_hand_complete\"");
+    let awards = lines()
+        .filter(|l| l.contains("\"kitty_award\":") && !l.contains("\"kitty_award\":0,"))
+        .count();
+    let tractors = count("\"tractor_length\":");
+    let throws = count("\"kind\":\"throw\"");
+    let restarts = count("\"upgrade_hand_restarted_after_leader_change\"");
+    let n = matches.len();
+    assert!(hands >= n, "too few hands scored ({hands} in {n} matches)");
+    if n >= 100 {
+        let missing: Vec<&str> = [
+            "the Upgrade match is complete",
+            "it is not this Member's turn",
+            "this Member has already declared or passed",
+            "declaration accepts pass_declare or declare_trump",
+            "card_ids must contain 1-2 unique ids",
+            "card_ids must contain 8-8 unique ids",
+            "card_ids must contain 1-25 unique ids",
+            "a selected card is not in this Member's hand",
+            "a single declaration must be one level card",
+            "a pair declaration needs identical card faces",
+            "a pair declaration needs level cards or identical jokers",
+            "the declaration must be stronger than the current one",
+            "the declarer must bury exactly eight cards",
+            "the winning declaration cards cannot be buried",
+            "trick play accepts only play",
+            "all cards in a play must share an effective suit",
+            "a follower must play the same number of cards",
+            "the follower must exhaust the led effective suit",
+            "the follower must preserve available pairs",
+            "unhashable type: 'list'",
+            "'str' object has no attribute 'get'",
+            "'NoneType' object has no attribute 'get'",
+            "start_level must be between 2 and 14",
+            "target_level must be between 3 and 14",
+            "target_level must be higher than start_level",
+            "max_hands must be between 1 and 64",
+        ]
+        .into_iter()
+        .filter(|t| !refusals.contains(*t))
+        .collect();
+        assert!(missing.is_empty(), "refusals never compared: {missing:?}");
+        assert!(
+            awards > 0 && tractors > 0 && throws > 0,
+            "awards {awards}, tractors {tractors}, throws {throws}"
+        );
+        assert!(
+            restarts * 4 >= n,
+            "too few restores and leader changes ({restarts} of {n})"
+        );
+    }
+    eprintln!(
+        "upgrade-tractor-v1: {hands} hands scored, {awards} kitty awards, {tractors} tractor plays, {throws} throws, {restarts} restored; {} distinct refusals: {refusals:?}",
+        refusals.len()
+    );
 }

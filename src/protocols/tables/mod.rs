@@ -5,7 +5,7 @@
 //!
 //! Built: four-player-landlord-v1 ([`landlord`]), contract-bridge-v1
 //! ([`bridge`]), texas-holdem-v1 ([`holdem`]), aether-sigil-v1
-//! ([`sigil`]). Each table's rules match
+//! ([`sigil`]), upgrade-tractor-v1 ([`tractor`]). Each table's rules match
 //! the reference's hooks.py of its protocol (tests/tables_hooks.rs drives
 //! both with the same seeded actions and compares every result).
 
@@ -14,6 +14,7 @@ pub mod deck;
 pub mod holdem;
 pub mod landlord;
 pub mod sigil;
+pub mod tractor;
 
 use crate::engine::group::{GroupHooks, HookFailure};
 use crate::json::{Map, Value};
@@ -32,11 +33,12 @@ pub trait Table: GroupHooks {
 }
 
 /// Aliases of the tables with native rules.
-pub const TABLES: [&str; 4] = [
+pub const TABLES: [&str; 5] = [
     "four-player-landlord-v1",
     "contract-bridge-v1",
     "texas-holdem-v1",
     "aether-sigil-v1",
+    "upgrade-tractor-v1",
 ];
 
 /// The rules of a table by alias, configured by the room's options.
@@ -46,6 +48,7 @@ pub fn table_for_alias(alias: &str, options: &Map) -> Option<Box<dyn Table>> {
         "contract-bridge-v1" => Box::new(bridge::Bridge::new(options)),
         "texas-holdem-v1" => Box::new(holdem::Holdem::new(options)),
         "aether-sigil-v1" => Box::new(sigil::Sigil::new(options)),
+        "upgrade-tractor-v1" => Box::new(tractor::Tractor::new(options)),
         _ => return None,
     })
 }
@@ -57,6 +60,7 @@ pub fn host_metadata(alias: &str) -> Option<crate::engine::HostMetadata> {
         "contract-bridge-v1" => Some(bridge::host_metadata()),
         "texas-holdem-v1" => Some(holdem::host_metadata()),
         "aether-sigil-v1" => Some(sigil::host_metadata()),
+        "upgrade-tractor-v1" => Some(tractor::host_metadata()),
         _ => None,
     }
 }

@@ -218,10 +218,10 @@ pub fn for_seat(
     Some(Mutex::new(pilot))
 }
 
-/// The table's own way out for a seat whose person did not act: a pass, a
-/// fold, a check, a zero bid or ending the turn (aether-sigil) when the
-/// rules offer one, else the bot's move (a trick's leader must play
-/// something).
+/// The table's own way out for a seat whose person did not act: a pass (of
+/// a trick or a declaration), a fold, a check, a zero bid or ending the
+/// turn (aether-sigil) when the rules offer one, else the bot's move (a
+/// trick's leader must play something).
 pub fn way_out(t: &dyn Table, view: &Value) -> Option<Value> {
     let legal = t.legal_actions(view);
     if legal.is_empty() {
@@ -230,7 +230,9 @@ pub fn way_out(t: &dyn Table, view: &Value) -> Option<Value> {
     legal
         .iter()
         .find(|a| match a.get_str("kind") {
-            Some("pass" | "fold" | "check" | "end_turn") => true,
+            // pass_declare: tractor's declarations, where every seat may
+            // act at once (no current player).
+            Some("pass" | "fold" | "check" | "end_turn" | "pass_declare") => true,
             Some("bid") => a.get("value").and_then(Value::as_i64) == Some(0),
             _ => false,
         })
