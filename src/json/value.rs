@@ -340,6 +340,20 @@ impl Value {
     }
 
     /// The JSON type name, for error messages.
+    /// The type Python's `json` gives this value, as its error texts name
+    /// it (`NoneType`, `bool`, `int`, `float`, `str`, `list`, `dict`).
+    pub fn py_type_name(&self) -> &'static str {
+        match self {
+            Value::Null => "NoneType",
+            Value::Bool(_) => "bool",
+            Value::Number(Number::Float(_)) => "float",
+            Value::Number(_) => "int",
+            Value::String(_) => "str",
+            Value::Array(_) => "list",
+            Value::Object(_) => "dict",
+        }
+    }
+
     pub fn type_name(&self) -> &'static str {
         match self {
             Value::Null => "null",

@@ -110,7 +110,7 @@ fn py_int(v: &Value) -> Result<i64, HookFailure> {
             Some(f) if f.is_finite() => Ok(f.trunc() as i64),
             _ => Err(format!(
                 "int() argument must be a string, a bytes-like object or a real number, not '{}'",
-                v.type_name()
+                v.py_type_name()
             )),
         },
     }

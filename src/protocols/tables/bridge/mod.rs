@@ -274,7 +274,7 @@ impl GroupHooks for Bridge {
         let Value::Object(cp) = checkpoint else {
             return Err(format!(
                 "'{}' object has no attribute 'get'",
-                py_type(&checkpoint)
+                checkpoint.py_type_name()
             ));
         };
         let board = cp.get("board_number").map(py_int).transpose()?.unwrap_or(1);
@@ -284,7 +284,7 @@ impl GroupHooks for Bridge {
             Some(other) => {
                 return Err(format!(
                     "'{}' object has no attribute 'get'",
-                    py_type(other)
+                    other.py_type_name()
                 ));
             }
         };
@@ -324,7 +324,7 @@ fn action_kind(action: &Value) -> Hooked<Option<&Value>> {
         Value::Object(m) => Ok(m.get("kind")),
         other => Err(format!(
             "'{}' object has no attribute 'get'",
-            py_type(other)
+            other.py_type_name()
         )),
     }
 }
@@ -336,19 +336,6 @@ fn actor_pk(actor: &Value) -> Hooked<Option<&str>> {
         .get("public_key")
         .map(Value::as_str)
         .ok_or_else(|| "'public_key'".into())
-}
-
-/// Python's type name of a JSON value, for its error texts.
-fn py_type(v: &Value) -> &'static str {
-    match v {
-        Value::Null => "NoneType",
-        Value::Bool(_) => "bool",
-        Value::Number(_) if v.is_integer() => "int",
-        Value::Number(_) => "float",
-        Value::String(_) => "str",
-        Value::Array(_) => "list",
-        Value::Object(_) => "dict",
-    }
 }
 
 /// Python's `a % m` for a positive `m`, as an index.

@@ -5,7 +5,7 @@
 
 use super::hand::{Hand, Outcome, Player};
 use super::poker::standard_faces;
-use super::{Holdem, Hooked, next_key, py_int_of, py_type};
+use super::{Holdem, Hooked, next_key, py_int_of};
 use crate::json::{Map, Number, Value};
 use crate::obj;
 use crate::protocols::tables::{deck, new_seed};
@@ -144,14 +144,14 @@ impl Holdem {
         let Value::Object(action) = action else {
             return Err(format!(
                 "'{}' object has no attribute 'get'",
-                py_type(action)
+                action.py_type_name()
             ));
         };
         let pk = h.current_player.clone();
         let kind = match action.get("kind") {
             Some(Value::String(s)) => s.clone(),
             Some(v @ (Value::Array(_) | Value::Object(_))) => {
-                return Err(format!("unhashable type: '{}'", py_type(v)));
+                return Err(format!("unhashable type: '{}'", v.py_type_name()));
             }
             // Anything else matches no kind.
             _ => String::from("\u{0}"),

@@ -42,7 +42,7 @@ pub use poker::{
 use super::deck;
 use crate::engine::HostMetadata;
 use crate::engine::group::{GroupHooks, HookFailure};
-use crate::json::{Map, Number, Value};
+use crate::json::{Map, Value};
 use crate::obj;
 use hand::{Hand, Outcome};
 
@@ -244,7 +244,7 @@ impl GroupHooks for Holdem {
         let Value::Object(cp) = &checkpoint else {
             return Err(format!(
                 "'{}' object has no attribute 'get'",
-                py_type(&checkpoint)
+                checkpoint.py_type_name()
             ));
         };
         let empty = Value::Object(Map::new());
@@ -252,7 +252,7 @@ impl GroupHooks for Holdem {
         let Value::Object(start) = start else {
             return Err(format!(
                 "'{}' object has no attribute 'get'",
-                py_type(start)
+                start.py_type_name()
             ));
         };
         let mut stacks = Vec::with_capacity(4);
@@ -332,22 +332,9 @@ fn py_int_of(v: &Value) -> Hooked<i64> {
     match v {
         Value::Null | Value::Array(_) | Value::Object(_) => Err(format!(
             "int() argument must be a string, a bytes-like object or a real number, not '{}'",
-            py_type(v)
+            v.py_type_name()
         )),
         _ => super::py_int(v),
-    }
-}
-
-/// Python's type name of a JSON value.
-fn py_type(v: &Value) -> &'static str {
-    match v {
-        Value::Null => "NoneType",
-        Value::Bool(_) => "bool",
-        Value::Number(Number::Float(_)) => "float",
-        Value::Number(_) => "int",
-        Value::String(_) => "str",
-        Value::Array(_) => "list",
-        Value::Object(_) => "dict",
     }
 }
 

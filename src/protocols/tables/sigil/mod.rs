@@ -261,7 +261,7 @@ impl GroupHooks for Sigil {
         let Value::Object(action) = action else {
             return Err(format!(
                 "'{}' object has no attribute 'get'",
-                py_type(action)
+                action.py_type_name()
             ));
         };
         let cap = self.heal_cap();
@@ -333,7 +333,7 @@ impl GroupHooks for Sigil {
         let Value::Object(checkpoint) = checkpoint else {
             return Err(format!(
                 "'{}' object has no attribute 'get'",
-                py_type(&checkpoint)
+                checkpoint.py_type_name()
             ));
         };
         let restarts = match checkpoint.get("restart_count") {
@@ -530,7 +530,7 @@ fn py_int(v: &Value) -> Hooked<Option<i64>> {
     match v {
         Value::Null | Value::Array(_) | Value::Object(_) => Err(format!(
             "int() argument must be a string, a bytes-like object or a real number, not '{}'",
-            py_type(v)
+            v.py_type_name()
         )),
         Value::Bool(b) => Ok(Some(i64::from(*b))),
         Value::Number(Number::Int(i)) => Ok(Some(*i)),
@@ -569,19 +569,6 @@ fn int_literal(s: &str) -> Option<Option<i64>> {
         .ok()
         .map(|n| if negative { -n } else { n });
     Some(n)
-}
-
-/// Python's type name of a JSON value, for its exception texts.
-fn py_type(v: &Value) -> &'static str {
-    match v {
-        Value::Null => "NoneType",
-        Value::Bool(_) => "bool",
-        Value::Number(Number::Float(_)) => "float",
-        Value::Number(_) => "int",
-        Value::String(_) => "str",
-        Value::Array(_) => "list",
-        Value::Object(_) => "dict",
-    }
 }
 
 /// The 18 faces, in the reference's order (their order and content fix

@@ -69,19 +69,6 @@ fn other_team(t: &str) -> &'static str {
     if t == "team0" { "team1" } else { "team0" }
 }
 
-/// Python's type name, for the text of a call on a value that is no dict.
-fn py_type(v: &Value) -> &'static str {
-    match v {
-        Value::Null => "NoneType",
-        Value::Bool(_) => "bool",
-        Value::Number(crate::json::Number::Float(_)) => "float",
-        Value::Number(_) => "int",
-        Value::String(_) => "str",
-        Value::Array(_) => "list",
-        Value::Object(_) => "dict",
-    }
-}
-
 /// `action.get(key)` as the reference calls it: refused for an action
 /// that is no object.
 fn field<'a>(action: &'a Value, key: &str) -> Hooked<Option<&'a Value>> {
@@ -89,7 +76,7 @@ fn field<'a>(action: &'a Value, key: &str) -> Hooked<Option<&'a Value>> {
         Value::Object(m) => Ok(m.get(key)),
         other => Err(format!(
             "'{}' object has no attribute 'get'",
-            py_type(other)
+            other.py_type_name()
         )),
     }
 }
@@ -817,7 +804,7 @@ impl GroupHooks for Tractor {
         let Value::Object(cp) = &checkpoint else {
             return Err(format!(
                 "'{}' object has no attribute 'get'",
-                py_type(&checkpoint)
+                checkpoint.py_type_name()
             ));
         };
         let starter = match cp.get("starter") {
