@@ -41,12 +41,13 @@ use std::cmp::Ordering;
 
 /// Aliases of the bundled group protocols that have native hooks: the
 /// rooms here and the tables of `protocols::tables`.
-pub const GROUP_NATIVE: [&str; 5] = [
+pub const GROUP_NATIVE: [&str; 6] = [
     "community-room-v1",
     "meeting-room-v1",
     "four-player-landlord-v1",
     "contract-bridge-v1",
     "texas-holdem-v1",
+    "classical-mahjong-v1",
 ];
 
 /// Native group hooks for a bundled alias, configured by the room's

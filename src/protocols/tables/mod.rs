@@ -4,7 +4,8 @@
 //! ([`Table`]: the legal actions in a view, a bot's choice). Pure: no I/O.
 //!
 //! Built: four-player-landlord-v1 ([`landlord`]), contract-bridge-v1
-//! ([`bridge`]), texas-holdem-v1 ([`holdem`]). Each table's rules match
+//! ([`bridge`]), texas-holdem-v1 ([`holdem`]), classical-mahjong-v1
+//! ([`mahjong`]). Each table's rules match
 //! the reference's hooks.py of its protocol (tests/tables_hooks.rs drives
 //! both with the same seeded actions and compares every result).
 
@@ -12,6 +13,7 @@ pub mod bridge;
 pub mod deck;
 pub mod holdem;
 pub mod landlord;
+pub mod mahjong;
 
 use crate::engine::group::{GroupHooks, HookFailure};
 use crate::json::{Map, Value};
@@ -30,10 +32,11 @@ pub trait Table: GroupHooks {
 }
 
 /// Aliases of the tables with native rules.
-pub const TABLES: [&str; 3] = [
+pub const TABLES: [&str; 4] = [
     "four-player-landlord-v1",
     "contract-bridge-v1",
     "texas-holdem-v1",
+    "classical-mahjong-v1",
 ];
 
 /// The rules of a table by alias, configured by the room's options.
@@ -42,6 +45,7 @@ pub fn table_for_alias(alias: &str, options: &Map) -> Option<Box<dyn Table>> {
         "four-player-landlord-v1" => Box::new(landlord::Landlord::new(options)),
         "contract-bridge-v1" => Box::new(bridge::Bridge::new(options)),
         "texas-holdem-v1" => Box::new(holdem::Holdem::new(options)),
+        "classical-mahjong-v1" => Box::new(mahjong::Mahjong::new(options)),
         _ => return None,
     })
 }
@@ -52,6 +56,7 @@ pub fn host_metadata(alias: &str) -> Option<crate::engine::HostMetadata> {
         "four-player-landlord-v1" => Some(landlord::host_metadata()),
         "contract-bridge-v1" => Some(bridge::host_metadata()),
         "texas-holdem-v1" => Some(holdem::host_metadata()),
+        "classical-mahjong-v1" => Some(mahjong::host_metadata()),
         _ => None,
     }
 }
