@@ -212,7 +212,12 @@ pub fn discard(deck: &mut Map, ids: &[String]) -> Result<(), DeckError> {
 
 /// Moves one card of the discard pile into `zone` under `owner` (a claimed
 /// discard); the card's face.
-pub fn discard_to_zone(deck: &mut Map, zone: &str, owner: &str, id: &str) -> Result<Map, DeckError> {
+pub fn discard_to_zone(
+    deck: &mut Map,
+    zone: &str,
+    owner: &str,
+    id: &str,
+) -> Result<Map, DeckError> {
     if !list_mut(deck, "discard_pile")?
         .iter()
         .any(|d| d.as_str() == Some(id))

@@ -398,8 +398,14 @@ mod tests {
             .collect();
         assert_eq!(kinds, ["pass_claim", "win", "pung"]);
         // Seat 2 has nothing; seat 3 has one red: both pass.
-        assert_eq!(bot_action(&view_of(&mut t, &s, 2)).unwrap().get_str("kind"), Some("pass_claim"));
-        assert_eq!(bot_action(&view_of(&mut t, &s, 3)).unwrap().get_str("kind"), Some("pass_claim"));
+        assert_eq!(
+            bot_action(&view_of(&mut t, &s, 2)).unwrap().get_str("kind"),
+            Some("pass_claim")
+        );
+        assert_eq!(
+            bot_action(&view_of(&mut t, &s, 3)).unwrap().get_str("kind"),
+            Some("pass_claim")
+        );
         // Every legal answer is accepted by the rules.
         for seat in 1..4 {
             let v = view_of(&mut t, &s, seat);
@@ -407,9 +413,19 @@ mod tests {
                 assert!(t.handle(s.clone(), &members()[seat], &a).is_ok(), "{a:?}");
             }
         }
-        let st = state_of(&t.handle(s.clone(), &members()[1], &Value::Object(action("pass_claim"))).unwrap());
+        let st = state_of(
+            &t.handle(
+                s.clone(),
+                &members()[1],
+                &Value::Object(action("pass_claim")),
+            )
+            .unwrap(),
+        );
         let v = view_of(&mut t, &Value::Object(st), 1);
         assert!(legal_actions(&v).is_empty(), "it has answered");
-        assert_eq!(v.get("my_claim").and_then(|c| c.get_str("kind")), Some("pass_claim"));
+        assert_eq!(
+            v.get("my_claim").and_then(|c| c.get_str("kind")),
+            Some("pass_claim")
+        );
     }
 }

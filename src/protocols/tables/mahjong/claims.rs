@@ -42,7 +42,11 @@ pub(super) fn clockwise_after(order: &[String], pk: &str) -> Vec<String> {
 /// Who takes the discard when the window closes: the seat nearest after
 /// the discarder among those whose answer has the highest priority, or
 /// `None` when everyone passed.
-pub(super) fn resolve(order: &[String], discarder: &str, responses: &Map) -> Option<(String, String)> {
+pub(super) fn resolve(
+    order: &[String],
+    discarder: &str,
+    responses: &Map,
+) -> Option<(String, String)> {
     let kind_of = |k: &str| {
         responses
             .get(k)
@@ -66,7 +70,12 @@ pub(super) fn resolve(order: &[String], discarder: &str, responses: &Map) -> Opt
 
 impl Mahjong {
     /// One seat's answer to the open window; the last answer closes it.
-    pub(super) fn handle_claim(&self, mut state: Map, actor: &Value, action: &Value) -> Hooked<Value> {
+    pub(super) fn handle_claim(
+        &self,
+        mut state: Map,
+        actor: &Value,
+        action: &Value,
+    ) -> Hooked<Value> {
         let pk = member_pk(actor)?;
         if !strings_of(state.get("claim_eligible")).contains(&pk) {
             return Err("this Member cannot respond to the discard".into());
@@ -117,7 +126,8 @@ impl Mahjong {
                     .map(|c| c.get_str("code").unwrap_or_default())
                     .collect();
                 codes.sort_unstable();
-                let hand = tiles::counts_of(&hand_faces(&state, &pk)).ok_or("tile code is invalid")?;
+                let hand =
+                    tiles::counts_of(&hand_faces(&state, &pk)).ok_or("tile code is invalid")?;
                 let target = tiles::tile_index(&discard).ok_or("tile code is invalid")?;
                 let legal = tiles::chow_pairs(&hand, target).into_iter().any(|pair| {
                     let mut want = pair.map(tiles::code_of);
@@ -159,7 +169,11 @@ impl Mahjong {
             "kind" => "claim_resolved", "claim" => kind.as_str(), "winner" => claimant.as_str(),
         }));
         if kind == "win" {
-            let tile = last.get("card").and_then(Value::as_object).cloned().unwrap_or_default();
+            let tile = last
+                .get("card")
+                .and_then(Value::as_object)
+                .cloned()
+                .unwrap_or_default();
             return self.win(state, &claimant, Some((tile, discarder)), events);
         }
         let response = responses.get(&claimant).cloned().unwrap_or(Value::Null);
@@ -186,10 +200,14 @@ impl Mahjong {
             deck::hand_to_zone(deck, claimant, "melds", claimant, &ids)?;
             cards.push(deck::discard_to_zone(deck, "melds", claimant, &discard_id)?);
         }
-        let Some(Value::Array(river)) = super::obj_mut(&mut state, "rivers")?.get_mut(&discarder) else {
+        let Some(Value::Array(river)) = super::obj_mut(&mut state, "rivers")?.get_mut(&discarder)
+        else {
             return Err(format!("'{discarder}'"));
         };
-        match river.iter().position(|v| v.as_str() == Some(discard_id.as_str())) {
+        match river
+            .iter()
+            .position(|v| v.as_str() == Some(discard_id.as_str()))
+        {
             Some(i) => {
                 river.remove(i);
             }
@@ -198,7 +216,12 @@ impl Mahjong {
         let group = obj! {
             "kind" => kind, "owner" => claimant, "from" => discarder.as_str(), "cards" => tiles::values(cards),
         };
-        push(&mut state, "meld_groups", claimant, Value::Object(group.clone()))?;
+        push(
+            &mut state,
+            "meld_groups",
+            claimant,
+            Value::Object(group.clone()),
+        )?;
         state.insert("phase", Value::from("discard"));
         state.insert("current_player", Value::from(claimant));
         state.insert(
@@ -221,7 +244,12 @@ impl Mahjong {
 
     /// Nobody claimed: the discarder's next seat draws and moves, or the
     /// hand ends on an empty wall.
-    fn after_unclaimed(&self, mut state: Map, discarder: &str, mut events: Vec<Value>) -> Hooked<Value> {
+    fn after_unclaimed(
+        &self,
+        mut state: Map,
+        discarder: &str,
+        mut events: Vec<Value>,
+    ) -> Hooked<Value> {
         let next = next_key(&order(&state), discarder);
         close(&mut state);
         if wall_count(&state) == 0 {
@@ -326,7 +354,12 @@ mod tests {
         let out = answer(&mut t, &s, 3, act("win", None, None)).unwrap();
         assert_eq!(
             kinds(&out),
-            ["claim_response_received", "claim_resolved", "discard_win", "mahjong_hand_started"]
+            [
+                "claim_response_received",
+                "claim_resolved",
+                "discard_win",
+                "mahjong_hand_started"
+            ]
         );
         let events = out.get("events").and_then(Value::as_array).unwrap();
         assert_eq!(events[1].get_str("winner"), Some(pk(3).as_str()));
@@ -362,20 +395,43 @@ mod tests {
         let st = state_of(&out);
         assert_eq!(text(&st, "current_player"), pk(2));
         assert_eq!(st.get("must_discard_after_claim"), Some(&Value::Bool(true)));
-        assert!(obj(&st, "rivers").get(&pk(0)).unwrap().as_array().unwrap().is_empty());
+        assert!(
+            obj(&st, "rivers")
+                .get(&pk(0))
+                .unwrap()
+                .as_array()
+                .unwrap()
+                .is_empty()
+        );
         // Nobody may answer any more: the window is closed.
         assert_eq!(
-            answer(&mut t, &out.get("state").cloned().unwrap(), 1, act("chow", Some(vec![]), None))
-                .unwrap_err(),
+            answer(
+                &mut t,
+                &out.get("state").cloned().unwrap(),
+                1,
+                act("chow", Some(vec![]), None)
+            )
+            .unwrap_err(),
             "it is not this Member's turn"
         );
         assert_eq!(
-            answer(&mut t, &out.get("state").cloned().unwrap(), 2, act("pung", Some(vec![]), None))
-                .unwrap_err(),
+            answer(
+                &mut t,
+                &out.get("state").cloned().unwrap(),
+                2,
+                act("pung", Some(vec![]), None)
+            )
+            .unwrap_err(),
             "turn accepts discard, win, or concealed_kong"
         );
         assert_eq!(
-            answer(&mut t, &out.get("state").cloned().unwrap(), 2, act("win", None, None)).unwrap_err(),
+            answer(
+                &mut t,
+                &out.get("state").cloned().unwrap(),
+                2,
+                act("win", None, None)
+            )
+            .unwrap_err(),
             "cannot declare a self-draw win before drawing a tile"
         );
 
@@ -391,8 +447,14 @@ mod tests {
         r.insert(pk(0), Value::Object(obj! { "kind" => "kong" }));
         r.insert(pk(2), Value::Object(obj! { "kind" => "pung" }));
         r.insert(pk(3), Value::Object(obj! { "kind" => "pass_claim" }));
-        assert_eq!(resolve(&order, &pk(1), &r), Some((pk(2), "pung".to_owned())));
-        assert_eq!(resolve(&order, &pk(3), &r), Some((pk(0), "kong".to_owned())));
+        assert_eq!(
+            resolve(&order, &pk(1), &r),
+            Some((pk(2), "pung".to_owned()))
+        );
+        assert_eq!(
+            resolve(&order, &pk(3), &r),
+            Some((pk(0), "kong".to_owned()))
+        );
         let passes: Map = (0..4)
             .map(|n| (pk(n), Value::Object(obj! { "kind" => "pass_claim" })))
             .collect();
@@ -484,25 +546,49 @@ mod tests {
             (1, act("pass_claim", None, None)),
             (3, act("pass_claim", None, None)),
         ] {
-            s = answer(&mut t, &s, seat, a).unwrap().get("state").cloned().unwrap();
+            s = answer(&mut t, &s, seat, a)
+                .unwrap()
+                .get("state")
+                .cloned()
+                .unwrap();
         }
         let kong = tile_ids(&s, 2, "5s 5s 5s");
         let out = answer(&mut t, &s, 2, act("kong", Some(kong.clone()), None)).unwrap();
         assert_eq!(
             kinds(&out),
-            ["claim_response_received", "claim_resolved", "kong", "replacement_draw"]
+            [
+                "claim_response_received",
+                "claim_resolved",
+                "kong",
+                "replacement_draw"
+            ]
         );
         let st = state_of(&out);
-        assert_eq!(st.get("must_discard_after_claim"), Some(&Value::Bool(false)));
+        assert_eq!(
+            st.get("must_discard_after_claim"),
+            Some(&Value::Bool(false))
+        );
         assert_eq!(super::super::hand_ids(&st, &pk(2)).len(), 11);
         // The same kong on an empty wall: the hand (and this one-hand
         // match) ends with no winner.
         let mut dry = s.as_object().cloned().unwrap();
         set_wall(&mut dry, 0);
-        let out = answer(&mut t, &Value::Object(dry), 2, act("kong", Some(kong), None)).unwrap();
+        let out = answer(
+            &mut t,
+            &Value::Object(dry),
+            2,
+            act("kong", Some(kong), None),
+        )
+        .unwrap();
         assert_eq!(
             kinds(&out),
-            ["claim_response_received", "claim_resolved", "kong", "mahjong_wall_exhausted", "mahjong_match_complete"]
+            [
+                "claim_response_received",
+                "claim_resolved",
+                "kong",
+                "mahjong_wall_exhausted",
+                "mahjong_match_complete"
+            ]
         );
         assert_eq!(out.get("completed"), Some(&Value::Bool(true)));
         assert_eq!(out.get_str("outcome"), Some("draw"));

@@ -71,7 +71,13 @@ impl Mahjong {
 
     /// A fresh hand: a new wall from the seed, 13 tiles each and one more
     /// to the dealer, who moves first.
-    fn new_hand(&self, members: &[Value], scores: Map, numbers: HandNumbers, notice: &str) -> Hooked<Map> {
+    fn new_hand(
+        &self,
+        members: &[Value],
+        scores: Map,
+        numbers: HandNumbers,
+        notice: &str,
+    ) -> Hooked<Map> {
         if members.len() != 4 {
             return Err(FOUR_SEATS.into());
         }
@@ -187,7 +193,13 @@ impl Mahjong {
 
     /// `winner` wins: on its own draw (`discard` None) or on the discard of
     /// the seat `discard` names. Scores the hand and ends it.
-    fn win(&self, mut state: Map, winner: &str, discard: Option<(Map, String)>, mut events: Vec<Value>) -> Hooked<Value> {
+    fn win(
+        &self,
+        mut state: Map,
+        winner: &str,
+        discard: Option<(Map, String)>,
+        mut events: Vec<Value>,
+    ) -> Hooked<Value> {
         let mut concealed = hand_faces(&state, winner);
         let self_draw = discard.is_none();
         let discarder = discard.as_ref().map(|(_, by)| by.clone());
@@ -289,7 +301,8 @@ impl Mahjong {
                 "kind" => "mahjong_match_complete", "winner" => outcome.as_str(),
                 "winners" => strings(&winners), "scores" => Value::Object(scores),
             }));
-            let mut out = obj! { "state" => Value::Object(state), "events" => Value::Array(events) };
+            let mut out =
+                obj! { "state" => Value::Object(state), "events" => Value::Array(events) };
             out.insert("completed", Value::Bool(true));
             out.insert("outcome", Value::from(outcome));
             return Ok(Value::Object(out));
@@ -309,7 +322,8 @@ impl Mahjong {
             dealer_index: (int(&state, "dealer_index") + 1).rem_euclid(4),
             restart_count: int(&state, "restart_count"),
         };
-        let mut next = self.new_hand(&members, scores, numbers, &text(&state, "recovery_notice"))?;
+        let mut next =
+            self.new_hand(&members, scores, numbers, &text(&state, "recovery_notice"))?;
         next.insert(
             "last_result",
             state.get("last_result").cloned().unwrap_or(Value::Null),
@@ -347,7 +361,8 @@ impl GroupHooks for Mahjong {
             dealer_index: 0,
             restart_count: 0,
         };
-        self.new_hand(&active, scores, numbers, "").map(Value::Object)
+        self.new_hand(&active, scores, numbers, "")
+            .map(Value::Object)
     }
 
     fn member_joined(&mut self, state: Value, member: &Value) -> Hooked<Value> {
@@ -473,7 +488,8 @@ impl GroupHooks for Mahjong {
                 .ok_or("integer out of range")?,
         };
         let notice = "The interrupted hidden wall was discarded after a Leader change.";
-        self.new_hand(&active, scores, numbers, notice).map(Value::Object)
+        self.new_hand(&active, scores, numbers, notice)
+            .map(Value::Object)
     }
 
     fn on_leader_changed(&mut self, state: Value, old: &str, new: &str) -> Hooked<Value> {
@@ -574,7 +590,12 @@ fn py_type(v: &Value) -> &'static str {
 
 /// The `expected` distinct tiles `card_ids` names in `pk`'s hand: their ids
 /// and faces, or the reference's refusal.
-fn hand_cards(state: &Map, pk: &str, card_ids: Option<&Value>, expected: usize) -> Hooked<(Vec<String>, Vec<Map>)> {
+fn hand_cards(
+    state: &Map,
+    pk: &str,
+    card_ids: Option<&Value>,
+    expected: usize,
+) -> Hooked<(Vec<String>, Vec<Map>)> {
     let bad = || format!("card_ids must contain {expected} unique tile ids");
     let Some(Value::Array(items)) = card_ids else {
         return Err(bad());
@@ -628,11 +649,16 @@ fn card(state: &Map, id: &str) -> Map {
 }
 
 fn hand_ids(state: &Map, pk: &str) -> Vec<String> {
-    deck_of(state).map(|d| deck::hand(d, pk)).unwrap_or_default()
+    deck_of(state)
+        .map(|d| deck::hand(d, pk))
+        .unwrap_or_default()
 }
 
 fn hand_faces(state: &Map, pk: &str) -> Vec<Map> {
-    hand_ids(state, pk).iter().map(|id| card(state, id)).collect()
+    hand_ids(state, pk)
+        .iter()
+        .map(|id| card(state, id))
+        .collect()
 }
 
 fn wall_count(state: &Map) -> usize {

@@ -46,7 +46,12 @@ pub(super) fn give(state: &mut Value, hands: [&str; 4]) {
     let catalog = deck.get("catalog").unwrap().as_object().unwrap().clone();
     let mut wall: Vec<String> = Vec::new();
     for (_, ids) in deck.get("hands").unwrap().as_object().unwrap().iter() {
-        wall.extend(ids.as_array().unwrap().iter().map(|v| v.as_str().unwrap().to_owned()));
+        wall.extend(
+            ids.as_array()
+                .unwrap()
+                .iter()
+                .map(|v| v.as_str().unwrap().to_owned()),
+        );
     }
     wall.extend(
         deck.get("draw_pile")
@@ -138,11 +143,26 @@ fn a_hand_deals_thirteen_each_and_one_more_to_the_dealer() {
 #[test]
 fn options_and_seats_are_checked() {
     for (options, want) in [
-        (obj! { "starting_points" => -1 }, "starting_points must be between 0 and 100000"),
-        (obj! { "starting_points" => 1.0 }, "starting_points must be between 0 and 100000"),
-        (obj! { "max_hands" => 0 }, "max_hands must be between 1 and 32"),
-        (obj! { "max_hands" => true }, "max_hands must be between 1 and 32"),
-        (obj! { "max_hands" => Value::Null }, "max_hands must be between 1 and 32"),
+        (
+            obj! { "starting_points" => -1 },
+            "starting_points must be between 0 and 100000",
+        ),
+        (
+            obj! { "starting_points" => 1.0 },
+            "starting_points must be between 0 and 100000",
+        ),
+        (
+            obj! { "max_hands" => 0 },
+            "max_hands must be between 1 and 32",
+        ),
+        (
+            obj! { "max_hands" => true },
+            "max_hands must be between 1 and 32",
+        ),
+        (
+            obj! { "max_hands" => Value::Null },
+            "max_hands must be between 1 and 32",
+        ),
     ] {
         let mut t = Mahjong::new(&options);
         assert_eq!(t.initial_state(&members()).unwrap_err(), want);
@@ -160,7 +180,8 @@ fn the_turn_refuses_what_the_reference_refuses() {
     let s = deal(&mut t);
     let m = members();
     let other = hand_ids(s.as_object().unwrap(), &pk(1));
-    let refuse = |t: &mut Mahjong, seat: usize, a: Value| t.handle(s.clone(), &m[seat], &a).unwrap_err();
+    let refuse =
+        |t: &mut Mahjong, seat: usize, a: Value| t.handle(s.clone(), &m[seat], &a).unwrap_err();
     let mut discard = act("discard");
     discard.insert("card_id", Value::from(other[0].as_str()));
     assert_eq!(
@@ -192,20 +213,41 @@ fn the_turn_refuses_what_the_reference_refuses() {
         "card_ids must contain 4 unique tile ids"
     );
     let mine = hand_ids(s.as_object().unwrap(), &pk(0));
-    kong.insert("card_ids", ids_value(&[mine[0].clone(), mine[0].clone(), mine[1].clone(), mine[2].clone()]));
+    kong.insert(
+        "card_ids",
+        ids_value(&[
+            mine[0].clone(),
+            mine[0].clone(),
+            mine[1].clone(),
+            mine[2].clone(),
+        ]),
+    );
     assert_eq!(
         refuse(&mut t, 0, Value::Object(kong.clone())),
         "card_ids must contain 4 unique tile ids"
     );
     kong.insert(
         "card_ids",
-        Value::Array(vec![Value::from("a"), Value::Object(Map::new()), Value::Array(vec![]), Value::from(1)]),
+        Value::Array(vec![
+            Value::from("a"),
+            Value::Object(Map::new()),
+            Value::Array(vec![]),
+            Value::from(1),
+        ]),
     );
     assert_eq!(
         refuse(&mut t, 0, Value::Object(kong.clone())),
         "unhashable type: 'dict'"
     );
-    kong.insert("card_ids", ids_value(&[mine[0].clone(), mine[1].clone(), mine[2].clone(), other[0].clone()]));
+    kong.insert(
+        "card_ids",
+        ids_value(&[
+            mine[0].clone(),
+            mine[1].clone(),
+            mine[2].clone(),
+            other[0].clone(),
+        ]),
+    );
     assert_eq!(
         refuse(&mut t, 0, Value::Object(kong.clone())),
         "a selected tile is not in this Member's hand"
@@ -222,7 +264,8 @@ fn the_turn_refuses_what_the_reference_refuses() {
     );
     kong.insert("card_ids", ids_value(&tile_ids(&s2, 0, "1m 2m 3m 4m")));
     assert_eq!(
-        t.handle(s2.clone(), &m[0], &Value::Object(kong)).unwrap_err(),
+        t.handle(s2.clone(), &m[0], &Value::Object(kong))
+            .unwrap_err(),
         "a concealed kong needs four identical tile faces"
     );
     assert_eq!(
@@ -273,7 +316,9 @@ fn a_concealed_kong_draws_a_replacement_and_a_self_draw_scores_from_everyone() {
     assert_eq!(kinds, ["concealed_kong", "replacement_draw"]);
     let s = out.get("state").cloned().unwrap();
     assert_eq!(hand_ids(s.as_object().unwrap(), &pk(0)).len(), 11);
-    let out = t.handle(s, &members()[0], &Value::Object(act("win"))).unwrap();
+    let out = t
+        .handle(s, &members()[0], &Value::Object(act("win")))
+        .unwrap();
     assert_eq!(out.get("completed"), Some(&Value::Bool(true)));
     let st = state_of(&out);
     let result = st.get("last_result").unwrap();
@@ -287,8 +332,12 @@ fn a_concealed_kong_draws_a_replacement_and_a_self_draw_scores_from_everyone() {
     assert_eq!(scores.get(&pk(1)).and_then(Value::as_i64), Some(24996));
     assert_eq!(out.get_str("outcome"), Some(pk(0).as_str()));
     assert_eq!(
-        t.handle(out.get("state").cloned().unwrap(), &members()[0], &Value::Object(act("win")))
-            .unwrap_err(),
+        t.handle(
+            out.get("state").cloned().unwrap(),
+            &members()[0],
+            &Value::Object(act("win"))
+        )
+        .unwrap_err(),
         "the Mahjong match is complete"
     );
 }
@@ -301,17 +350,33 @@ fn an_unclaimed_discard_on_an_empty_wall_deals_the_next_hand() {
     let id = hand_ids(s.as_object().unwrap(), &pk(0))[0].clone();
     let mut d = act("discard");
     d.insert("card_id", Value::from(id.as_str()));
-    let mut s = t.handle(s, &members()[0], &Value::Object(d)).unwrap().get("state").cloned().unwrap();
+    let mut s = t
+        .handle(s, &members()[0], &Value::Object(d))
+        .unwrap()
+        .get("state")
+        .cloned()
+        .unwrap();
     let mut last = Value::Null;
     for seat in 1..4 {
-        last = t.handle(s.clone(), &members()[seat], &Value::Object(act("pass_claim"))).unwrap();
+        last = t
+            .handle(
+                s.clone(),
+                &members()[seat],
+                &Value::Object(act("pass_claim")),
+            )
+            .unwrap();
         s = last.get("state").cloned().unwrap();
     }
     let events = last.get("events").and_then(Value::as_array).unwrap();
     let kinds: Vec<&str> = events.iter().map(|e| e.get_str("kind").unwrap()).collect();
     assert_eq!(
         kinds,
-        ["claim_response_received", "claim_resolved", "mahjong_wall_exhausted", "mahjong_hand_started"]
+        [
+            "claim_response_received",
+            "claim_resolved",
+            "mahjong_wall_exhausted",
+            "mahjong_hand_started"
+        ]
     );
     let st = s.as_object().unwrap();
     assert_eq!(int(st, "hand_number"), 2);
@@ -328,13 +393,19 @@ fn views_snapshots_restores_and_leader_changes() {
     let s = deal(&mut t);
     let m = members();
     let v = t.view(&s, &m[2]).unwrap();
-    assert_eq!(v.get("my_hand").and_then(Value::as_array).unwrap().len(), 13);
+    assert_eq!(
+        v.get("my_hand").and_then(Value::as_array).unwrap().len(),
+        13
+    );
     assert_eq!(v.get("wall_count").and_then(Value::as_i64), Some(83));
     assert_eq!(v.get("you").and_then(|y| y.get_str("wind")), Some("west"));
     assert_eq!(v.get("my_claim"), Some(&Value::Null));
     assert!(v.get("deck").is_none());
     let stranger = Value::Object(obj! { "public_key" => "zz", "seat" => 0 });
-    assert_eq!(t.view(&s, &stranger).unwrap_err(), "viewer does not own a hand");
+    assert_eq!(
+        t.view(&s, &stranger).unwrap_err(),
+        "viewer does not own a hand"
+    );
 
     let snap = t.recovery_snapshot(&s).unwrap();
     assert_eq!(
@@ -357,15 +428,25 @@ fn views_snapshots_restores_and_leader_changes() {
         "'int' object has no attribute 'get'"
     );
     assert_eq!(
-        t.restore(Value::Object(obj! { "scores" => Value::Array(vec![]) }), &m, 2).unwrap_err(),
+        t.restore(
+            Value::Object(obj! { "scores" => Value::Array(vec![]) }),
+            &m,
+            2
+        )
+        .unwrap_err(),
         "'list' object has no attribute 'get'"
     );
     assert_eq!(
-        t.restore(Value::Object(obj! { "hand_number" => Value::Null }), &m, 2).unwrap_err(),
+        t.restore(Value::Object(obj! { "hand_number" => Value::Null }), &m, 2)
+            .unwrap_err(),
         "int() argument must be a string, a bytes-like object or a real number, not 'NoneType'"
     );
     let odd = t
-        .restore(Value::Object(obj! { "dealer_index" => -3, "hand_number" => "2" }), &m, 2)
+        .restore(
+            Value::Object(obj! { "dealer_index" => -3, "hand_number" => "2" }),
+            &m,
+            2,
+        )
         .unwrap();
     assert_eq!(int(odd.as_object().unwrap(), "dealer_index"), 1);
     assert_eq!(int(odd.as_object().unwrap(), "hand_number"), 2);

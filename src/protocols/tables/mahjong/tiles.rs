@@ -398,7 +398,12 @@ mod tests {
         let kinds = vec!["pung".to_owned(), "chow".to_owned()];
         assert_eq!(
             patterns(&all, "standard", &kinds, true, false),
-            [("winning_hand", 1), ("self_draw", 1), ("pure_one_suit", 6), ("all_simples", 1)]
+            [
+                ("winning_hand", 1),
+                ("self_draw", 1),
+                ("pure_one_suit", 6),
+                ("all_simples", 1)
+            ]
         );
         let mixed = hand("1m 1m 1m 2m 2m 2m 3m 3m 3m east east east red red");
         let pungs = vec!["pung".to_owned(); 4];
@@ -409,7 +414,11 @@ mod tests {
         let orphans = hand("1m 9m 1p 9p 1s 9s east south west north red green white white");
         assert_eq!(
             patterns(&orphans, "thirteen_orphans", &[], false, true),
-            [("winning_hand", 1), ("concealed_hand", 1), ("thirteen_orphans", 13)]
+            [
+                ("winning_hand", 1),
+                ("concealed_hand", 1),
+                ("thirteen_orphans", 13)
+            ]
         );
     }
 
@@ -423,7 +432,11 @@ mod tests {
             .collect();
         assert_eq!(
             got,
-            [["3s".to_owned(), "4s".to_owned()], ["4s".into(), "6s".into()], ["6s".into(), "7s".into()]]
+            [
+                ["3s".to_owned(), "4s".to_owned()],
+                ["4s".into(), "6s".into()],
+                ["6s".into(), "7s".into()]
+            ]
         );
         assert!(chow_pairs(&h, index_of("east").unwrap()).is_empty());
         assert!(chow_pairs(&hand("2m 3m"), index_of("1m").unwrap()).len() == 1);
