@@ -151,12 +151,12 @@ fn all_sets(c: &mut Counts, from: usize) -> bool {
         }
     }
     if rank_of(i).is_some_and(|r| r <= 7) && c[i + 1] > 0 && c[i + 2] > 0 {
-        for k in i..i + 3 {
-            c[k] -= 1;
+        for n in &mut c[i..i + 3] {
+            *n -= 1;
         }
         let ok = all_sets(c, i);
-        for k in i..i + 3 {
-            c[k] += 1;
+        for n in &mut c[i..i + 3] {
+            *n += 1;
         }
         return ok;
     }
@@ -307,12 +307,12 @@ impl Search {
         }
         let numbered = rank_of(i);
         if numbered.is_some_and(|r| r <= 7) && c[i + 1] > 0 && c[i + 2] > 0 {
-            for k in i..i + 3 {
-                c[k] -= 1;
+            for n in &mut c[i..i + 3] {
+                *n -= 1;
             }
             self.run(c, i, sets + 1, partials);
-            for k in i..i + 3 {
-                c[k] += 1;
+            for n in &mut c[i..i + 3] {
+                *n += 1;
             }
         }
         if room {
