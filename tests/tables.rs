@@ -265,9 +265,10 @@ fn a_palaver_member_sits_down_with_two_bots_and_both_ends_agree() {
     assert_eq!(scores(&hs), scores(&gs));
 }
 
-/// A table's options for these tests: the seed, and one hand of hold'em.
+/// A table's options for these tests: the seed, and one hand of hold'em
+/// or mahjong.
 fn table_options(table: &str, seed: &str) -> String {
-    if table == "texas-holdem-v1" {
+    if table == "texas-holdem-v1" || table == "classical-mahjong-v1" {
         format!(r#"{{"deal_seed":"{seed}","max_hands":1}}"#)
     } else {
         format!(r#"{{"deal_seed":"{seed}"}}"#)

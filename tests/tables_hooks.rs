@@ -883,6 +883,8 @@ fn mahjong_play(seed: u64, max_steps: usize) -> Match {
             .initial_state(&members);
         assert!(out.is_err(), "seed {seed}: {options:?} were accepted");
         m.step(obj! { "op" => "init", "members" => members.clone() }, out);
+        // Then good options and only three members.
+        let options = obj! { "deal_seed" => format!("three-{seed}") };
         let (step, out) = new_room(&options);
         m.step(step, out);
         let out = table_for_alias(MAHJONG, &options)
@@ -1068,7 +1070,15 @@ fn mahjong_mistake(
         2 => Value::Object(obj! { "kind" => "win" }),
         3 => {
             let (kind, n) = [("pung", 2), ("kong", 3), ("chow", 2)][rng.random_range(0..3)];
-            with(kind, pick(rng, n))
+            let mut ids = pick(rng, n);
+            if rng.random_range(0..3) == 0
+                && let Value::Array(a) = &mut ids
+                && let Some(first) = a.first_mut()
+            {
+                // One of them is no tile of this hand.
+                *first = Value::from("000000000000000000000000");
+            }
+            with(kind, ids)
         }
         4 => {
             let n = [4, 4, 3, 5][rng.random_range(0..4)];
