@@ -459,7 +459,9 @@ mod tests {
         assert_eq!(shanten(&short, 0), 1);
         assert_eq!(shanten(&hand("red"), 4), 0);
         assert_eq!(shanten(&hand("red green"), 4), 0);
-        assert_eq!(shanten(&hand("2m 5m 9p east"), 3), 1);
+        // Three melds and four loose tiles: a pair and a partial set to go.
+        assert_eq!(shanten(&hand("2m 5m 9p east"), 3), 2);
+        assert_eq!(shanten(&hand("2m 2m 5m east"), 3), 1);
         let scattered = hand("1m 4m 7m 2p 5p 8p 3s 6s 9s east south west north");
         // No pair or partial set: seven pairs (six away) is the nearest.
         assert_eq!(shanten(&scattered, 0), 6);
