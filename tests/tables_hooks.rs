@@ -995,7 +995,10 @@ fn mahjong_play(seed: u64, max_steps: usize) -> Match {
             let late = members[rng.random_range(0..4)].clone();
             let kinds = ["pass_claim", "win", "pung", "chow"];
             let action = Value::Object(obj! { "kind" => kinds[rng.random_range(0..4)] });
+            // (A win by the seat now to move is no late answer but a self
+            // draw, which may end the match.)
             let out = t.handle(state.clone(), &late, &action);
+            let done = matches!(&out, Ok(o) if o.get("completed") == Some(&Value::Bool(true)));
             if let Ok(o) = &out {
                 state = o.get("state").cloned().unwrap();
             }
@@ -1003,6 +1006,9 @@ fn mahjong_play(seed: u64, max_steps: usize) -> Match {
                 obj! { "op" => "act", "actor" => late, "action" => action },
                 out,
             );
+            if done {
+                break;
+            }
         }
     }
     m
