@@ -268,15 +268,18 @@ fn a_palaver_member_sits_down_with_two_bots_and_both_ends_agree() {
     assert_eq!(scores(&hs), scores(&gs));
 }
 
-/// A table's options for these tests: the seed, and one hand of hold'em
-/// or of tractor (whose full match is sixteen).
+/// A table's options for these tests: the seed, and one hand of hold'em,
+/// of tractor (whose full match is sixteen) or of mahjong.
 fn table_options(table: &str, seed: &str) -> String {
     // The failover tests kill the leader mid-round: a single hold'em hand
     // may be folded out before that.
     if table == "texas-holdem-v1" && seed == "failover" {
         return format!(r#"{{"deal_seed":"{seed}","max_hands":3}}"#);
     }
-    if table == "texas-holdem-v1" || table == "upgrade-tractor-v1" {
+    if matches!(
+        table,
+        "texas-holdem-v1" | "upgrade-tractor-v1" | "classical-mahjong-v1"
+    ) {
         format!(r#"{{"deal_seed":"{seed}","max_hands":1}}"#)
     } else {
         format!(r#"{{"deal_seed":"{seed}"}}"#)

@@ -1635,3 +1635,566 @@ fn tractor_report(matches: &[Match], refusals: &std::collections::BTreeSet<Strin
         refusals.len()
     );
 }
+
+// classical-mahjong-v1. A discard opens a claim window in which the three
+// other seats answer, in any order, with no `current_player`: the match
+// loop below picks the seat to act among those the window still waits for
+// (`mahjong::awaiting`), and its mistakes include answers by the wrong
+// seat and answers after the window has closed.
+
+const MAHJONG: &str = "classical-mahjong-v1";
+
+/// The options of a seeded mahjong match: the seed, one to three hands
+/// (a whole hand is some three hundred actions) and varied starting points.
+fn mahjong_options(seed: u64) -> Map {
+    let mut options = obj! { "deal_seed" => format!("seed-{seed}") };
+    options.insert(
+        "max_hands",
+        Value::from([1, 1, 2, 1, 3][(seed % 5) as usize]),
+    );
+    if seed % 3 == 1 {
+        options.insert(
+            "starting_points",
+            Value::from([0, 500, 100_000][(seed / 3 % 3) as usize]),
+        );
+    }
+    options
+}
+
+/// The seat whose turn it is (discard phase), else a seat the claim window
+/// still waits for (`None`: nobody may act).
+fn mahjong_actor(rng: &mut StdRng, state: &Value) -> Option<usize> {
+    let st = state.as_object()?;
+    let waiting = palaver::protocols::tables::mahjong::awaiting(st);
+    let key = if waiting.is_empty() {
+        st.get_str("current_player")?.to_owned()
+    } else {
+        waiting[rng.random_range(0..waiting.len())].clone()
+    };
+    (0..4).find(|n| pk(*n) == key).map(|n| n as usize)
+}
+
+/// Plays one seeded mahjong match through palaver's rules.
+fn mahjong_play(seed: u64, max_steps: usize) -> Match {
+    let mut rng = StdRng::seed_from_u64(seed ^ 0x6d61_686a);
+    let options = mahjong_options(seed);
+    let mut t = table_for_alias(MAHJONG, &options).expect("native table");
+    let members: Vec<Value> = (0..4).map(member).collect();
+    let mut m = Match {
+        steps: Vec::new(),
+        native: Vec::new(),
+    };
+    let meta = palaver::protocols::tables::host_metadata(MAHJONG).expect("metadata");
+    let new_room = |options: &Map| {
+        (
+            obj! { "op" => "new", "room" => MAHJONG, "options" => Value::Object(options.clone()) },
+            Ok(Value::Array(vec![
+                Value::from(meta.display_name.as_str()),
+                Value::from(meta.tags.as_str()),
+                Value::from(meta.invite_type.as_str()),
+                Value::Object(meta.default_options.clone()),
+            ])),
+        )
+    };
+    if seed % 6 == 5 {
+        // First a room whose options or members the rules refuse.
+        let bad = [
+            obj! { "starting_points" => -1 },
+            obj! { "starting_points" => 100_001 },
+            obj! { "starting_points" => 1.5 },
+            obj! { "starting_points" => "100" },
+            obj! { "max_hands" => 0 },
+            obj! { "max_hands" => 33 },
+            obj! { "max_hands" => Value::Null },
+            obj! { "max_hands" => true },
+            obj! { "max_hands" => 2.0 },
+        ];
+        let mut options = bad[(seed / 6) as usize % bad.len()].clone();
+        options.insert("deal_seed", Value::from(format!("bad-{seed}")));
+        let (step, out) = new_room(&options);
+        m.step(step, out);
+        let out = table_for_alias(MAHJONG, &options)
+            .expect("native table")
+            .initial_state(&members);
+        assert!(out.is_err(), "seed {seed}: {options:?} were accepted");
+        m.step(obj! { "op" => "init", "members" => members.clone() }, out);
+        // Then good options and only three members.
+        let options = obj! { "deal_seed" => format!("three-{seed}") };
+        let (step, out) = new_room(&options);
+        m.step(step, out);
+        let out = table_for_alias(MAHJONG, &options)
+            .expect("native table")
+            .initial_state(&members[..3]);
+        m.step(
+            obj! { "op" => "init", "members" => members[..3].to_vec() },
+            out,
+        );
+    }
+    let (step, out) = new_room(&options);
+    m.step(step, out);
+    let mut state = t.initial_state(&members).expect("initial state");
+    m.step(
+        obj! { "op" => "init", "members" => members.clone() },
+        Ok(state.clone()),
+    );
+    let mut restored = false;
+    for i in 0..max_steps {
+        let Some(seat) = mahjong_actor(&mut rng, &state) else {
+            break;
+        };
+        let view = t.view(&state, &members[seat]).expect("view");
+        let roll: u32 = rng.random_range(0..100);
+        if roll < 3 {
+            let v = &members[rng.random_range(0..4)];
+            let out = t.view(&state, v);
+            m.step(obj! { "op" => "view", "viewer" => v.clone() }, out);
+            continue;
+        }
+        if roll < 4 {
+            let v = &members[rng.random_range(0..4)];
+            let out = t.member_left(state.clone(), v, "connection_lost");
+            if let Ok(o) = &out {
+                state = o.get("state").cloned().unwrap();
+            }
+            m.step(
+                obj! { "op" => "leave", "member" => v.clone(), "reason" => "connection_lost" },
+                out,
+            );
+            let out = t.member_joined(state.clone(), v);
+            if let Ok(o) = &out {
+                state = o.get("state").cloned().unwrap();
+            }
+            m.step(obj! { "op" => "join", "member" => v.clone() }, out);
+            continue;
+        }
+        if !restored && i > 60 && roll < 6 {
+            restored = true;
+            let snap = t.recovery_snapshot(&state);
+            m.step(obj! { "op" => "snapshot" }, snap.clone());
+            let cp = json::parse_str(&canonical::to_string_ordered(&snap.unwrap())).unwrap();
+            let out = t.restore(cp, &members, 2);
+            if let Ok(s) = &out {
+                state = s.clone();
+            }
+            m.step(
+                obj! { "op" => "restore", "members" => members.clone(), "epoch" => 2 },
+                out,
+            );
+            let out = t.on_leader_changed(state.clone(), &pk(0), &pk(1));
+            if let Ok(o) = &out {
+                state = o.get("state").cloned().unwrap();
+            }
+            m.step(
+                obj! { "op" => "leader", "old" => pk(0), "new" => pk(1) },
+                out,
+            );
+            continue;
+        }
+        let (actor, action) = if roll < 88 {
+            let legal = t.legal_actions(&view);
+            // The bot makes most moves (random discards seldom win); a
+            // random legal action the others.
+            let a = if legal.is_empty() || rng.random_range(0..10) < 7 {
+                t.bot_action(&view)
+            } else {
+                Some(legal[rng.random_range(0..legal.len())].clone())
+            };
+            (
+                members[seat].clone(),
+                a.unwrap_or(Value::Object(obj! { "kind" => "pass_claim" })),
+            )
+        } else {
+            mahjong_mistake(&mut rng, &state, &view, &members, seat)
+        };
+        let out = t.handle(state.clone(), &actor, &action);
+        let done = matches!(&out, Ok(o) if o.get("completed") == Some(&Value::Bool(true)));
+        let closed =
+            matches!(&out, Ok(o) if canonical::to_string(o).contains("\"claim_resolved\""));
+        if let Ok(o) = &out {
+            state = o.get("state").cloned().unwrap();
+        }
+        m.step(
+            obj! { "op" => "act", "actor" => actor, "action" => action },
+            out,
+        );
+        if done {
+            // One more action on a finished match is refused.
+            let a = members[seat].clone();
+            let late = Value::Object(obj! { "kind" => "discard", "card_id" => "x" });
+            let out = t.handle(state.clone(), &a, &late);
+            m.step(obj! { "op" => "act", "actor" => a, "action" => late }, out);
+            break;
+        }
+        if closed && rng.random_range(0..4) == 0 {
+            // An answer after the window closed.
+            let late = members[rng.random_range(0..4)].clone();
+            let kinds = ["pass_claim", "win", "pung", "chow"];
+            let action = Value::Object(obj! { "kind" => kinds[rng.random_range(0..4)] });
+            // (A win by the seat now to move is no late answer but a self
+            // draw, which may end the match.)
+            let out = t.handle(state.clone(), &late, &action);
+            let done = matches!(&out, Ok(o) if o.get("completed") == Some(&Value::Bool(true)));
+            if let Ok(o) = &out {
+                state = o.get("state").cloned().unwrap();
+            }
+            m.step(
+                obj! { "op" => "act", "actor" => late, "action" => action },
+                out,
+            );
+            if done {
+                break;
+            }
+        }
+    }
+    m
+}
+
+/// Something a mahjong player may get wrong: a tile not in its hand, a
+/// card id that is no string, a win its hand does not make, a pung, kong or
+/// chow of tiles that do not make it (or a chow by a seat not next to the
+/// discarder), a concealed kong of four random tiles or a malformed list
+/// of them, a discard out of turn, an answer from the discarder or from a
+/// seat that has answered, a claim on its own turn, an unknown, missing or
+/// unhashable kind, an action that is no object.
+fn mahjong_mistake(
+    rng: &mut StdRng,
+    state: &Value,
+    view: &Value,
+    members: &[Value],
+    seat: usize,
+) -> (Value, Value) {
+    let me = members[seat].clone();
+    let hand: Vec<String> = view
+        .get("my_hand")
+        .and_then(Value::as_array)
+        .map(|a| {
+            a.iter()
+                .filter_map(|c| c.get_str("card_id").map(str::to_owned))
+                .collect()
+        })
+        .unwrap_or_default();
+    let pick = |rng: &mut StdRng, n: usize| -> Value {
+        let mut h = hand.clone();
+        let mut out = Vec::new();
+        for _ in 0..n.min(h.len()) {
+            out.push(Value::from(h.swap_remove(rng.random_range(0..h.len()))));
+        }
+        Value::Array(out)
+    };
+    let with = |kind: &str, ids: Value| Value::Object(obj! { "kind" => kind, "card_ids" => ids });
+    let claim = view.get_str("phase") == Some("claim");
+    let st = state.as_object().expect("state object");
+    let someone_else = |rng: &mut StdRng| members[(seat + 1 + rng.random_range(0..3)) % 4].clone();
+    let action = match rng.random_range(0..13) {
+        0 => {
+            // A tile of another hand (or an id that is no tile).
+            let other = someone_else(rng);
+            let theirs = st
+                .get("deck")
+                .and_then(|d| d.get("hands"))
+                .and_then(|h| h.get(other.get_str("public_key").unwrap_or_default()))
+                .and_then(Value::as_array)
+                .and_then(|a| a.first().cloned())
+                .unwrap_or(Value::from("000000000000000000000000"));
+            Value::Object(obj! { "kind" => "discard", "card_id" => theirs })
+        }
+        1 => {
+            let odd = [
+                Value::from(7),
+                Value::Null,
+                Value::Array(vec![Value::from("x")]),
+            ];
+            Value::Object(
+                obj! { "kind" => "discard", "card_id" => odd[rng.random_range(0..3)].clone() },
+            )
+        }
+        2 => Value::Object(obj! { "kind" => "win" }),
+        3 => {
+            let (kind, n) = [("pung", 2), ("kong", 3), ("chow", 2)][rng.random_range(0..3)];
+            let mut ids = pick(rng, n);
+            if rng.random_range(0..3) == 0
+                && let Value::Array(a) = &mut ids
+                && let Some(first) = a.first_mut()
+            {
+                // One of them is no tile of this hand.
+                *first = Value::from("000000000000000000000000");
+            }
+            with(kind, ids)
+        }
+        4 => {
+            let n = [4, 4, 3, 5][rng.random_range(0..4)];
+            with("concealed_kong", pick(rng, n))
+        }
+        5 => {
+            let malformed = [
+                Value::from("x"),
+                Value::Null,
+                Value::Array(vec![Value::from(1), Value::from(2)]),
+                Value::Array(vec![Value::Array(vec![]), Value::from("a")]),
+                Value::Array(vec![Value::from("a"), Value::Object(Map::new())]),
+                Value::Array(vec![Value::from("a"), Value::from("a")]),
+            ];
+            let kind = ["pung", "chow", "concealed_kong"][rng.random_range(0..3)];
+            let ids = malformed[rng.random_range(0..malformed.len())].clone();
+            let ids = match (kind, ids) {
+                ("concealed_kong", Value::Array(mut a)) => {
+                    a.extend([Value::from("b"), Value::from("c")]);
+                    Value::Array(a)
+                }
+                (_, ids) => ids,
+            };
+            with(kind, ids)
+        }
+        6 => {
+            // Out of turn: another seat discards (or answers) with its own tile.
+            let other = someone_else(rng);
+            let theirs = st
+                .get("deck")
+                .and_then(|d| d.get("hands"))
+                .and_then(|h| h.get(other.get_str("public_key").unwrap_or_default()))
+                .and_then(Value::as_array)
+                .and_then(|a| a.first().cloned())
+                .unwrap_or(Value::Null);
+            let kind = if claim { "pass_claim" } else { "discard" };
+            return (
+                other,
+                Value::Object(obj! { "kind" => kind, "card_id" => theirs }),
+            );
+        }
+        7 => {
+            // In a window: the discarder, or a seat that already answered.
+            let by = st
+                .get("claim_responses")
+                .and_then(Value::as_object)
+                .and_then(|r| r.keys().next().map(str::to_owned))
+                .filter(|_| rng.random_range(0..2) == 0)
+                .or_else(|| {
+                    st.get("last_discard")
+                        .and_then(|d| d.get_str("public_key"))
+                        .map(str::to_owned)
+                });
+            let actor = by
+                .and_then(|k| {
+                    members
+                        .iter()
+                        .find(|m| m.get_str("public_key") == Some(&k))
+                        .cloned()
+                })
+                .unwrap_or_else(|| someone_else(rng));
+            return (actor, Value::Object(obj! { "kind" => "pass_claim" }));
+        }
+        8 => {
+            // A claim on one's own turn, or a turn's action in a window.
+            let kinds = ["pass_claim", "pung", "chow", "discard", "concealed_kong"];
+            Value::Object(obj! { "kind" => kinds[rng.random_range(0..kinds.len())] })
+        }
+        9 => {
+            let odd = [
+                Value::from("dance"),
+                Value::from("pass"),
+                Value::from("DISCARD"),
+                Value::from(""),
+                Value::from(5),
+                Value::Bool(true),
+                Value::Null,
+                Value::Array(vec![Value::from("pung")]),
+                Value::Object(obj! { "kind" => "win" }),
+            ];
+            Value::Object(obj! { "kind" => odd[rng.random_range(0..odd.len())].clone() })
+        }
+        10 => Value::Object(Map::new()),
+        11 => {
+            // A chow by a seat that is not next to the discarder.
+            let discarder = st
+                .get("last_discard")
+                .and_then(|d| d.get_str("public_key"))
+                .and_then(|k| (0..4).find(|n| pk(*n) == k));
+            if let Some(d) = discarder {
+                let far = members[(d as usize + 2 + rng.random_range(0..2)) % 4].clone();
+                return (far, with("chow", pick(rng, 2)));
+            }
+            with("chow", pick(rng, 2))
+        }
+        _ => {
+            let odd = [
+                Value::from("discard"),
+                Value::Array(vec![Value::from("win")]),
+                Value::Null,
+                Value::from(3),
+            ];
+            return (me, odd[rng.random_range(0..odd.len())].clone());
+        }
+    };
+    (me, action)
+}
+
+#[ignore = "needs the reference client (aigenora 0.1.4 in a venv): run scripts/test"]
+#[test]
+fn mahjong_matches_the_reference_rules() {
+    let n: u64 = std::env::var("PALAVER_TABLE_MATCHES")
+        .ok()
+        .map(|v| v.parse().expect("PALAVER_TABLE_MATCHES: a whole number"))
+        .unwrap_or(200);
+    let matches: Vec<Match> = (0..n).map(|seed| mahjong_play(seed, 1500)).collect();
+    let reference = run_reference(&matches);
+    let mut at = 0;
+    let (mut completed, mut steps, mut refused) = (0, 0, 0);
+    let mut refusals: std::collections::BTreeMap<String, usize> = Default::default();
+    let mut tally: std::collections::BTreeMap<&str, usize> = Default::default();
+    for (seed, m) in matches.iter().enumerate() {
+        for (i, native) in m.native.iter().enumerate() {
+            let theirs = reference.get(at).map(String::as_str).unwrap_or("<no line>");
+            assert_eq!(
+                native,
+                theirs,
+                "{MAHJONG} seed {seed}, step {i}: {}\npalaver:   {native}\nreference: {theirs}",
+                canonical::to_string(&m.steps[i])
+            );
+            completed += usize::from(native.contains("\"completed\":true"));
+            if let Some(text) = json::parse_str(native)
+                .ok()
+                .and_then(|v| v.get_str("error").map(str::to_owned))
+            {
+                refused += 1;
+                *refusals.entry(text).or_default() += 1;
+            }
+            let acted = m.steps[i].get_str("op") == Some("act");
+            for (name, needle) in [
+                ("self-draw wins", "\"kind\":\"self_draw\""),
+                ("discard wins", "\"kind\":\"discard_win\""),
+                ("exhausted walls", "\"kind\":\"mahjong_wall_exhausted\""),
+                ("pungs", "\"claim\":\"pung\""),
+                ("kongs", "\"claim\":\"kong\""),
+                ("chows", "\"claim\":\"chow\""),
+                ("concealed kongs", "\"kind\":\"concealed_kong\",\"owner\""),
+                ("restarts", "\"mahjong_hand_restarted_after_leader_change\""),
+            ] {
+                // A view shows the last result again: count what actions did.
+                if acted || name == "restarts" {
+                    *tally.entry(name).or_default() += native.matches(needle).count();
+                }
+            }
+            steps += 1;
+            at += 1;
+        }
+    }
+    assert_eq!(at, reference.len(), "the reference printed more lines");
+    eprintln!(
+        "{MAHJONG}: {n} matches, {steps} steps, {completed} completed, {refused} refused — all equal"
+    );
+    eprintln!("{MAHJONG}: {tally:?}");
+    for (text, count) in &refusals {
+        eprintln!("{MAHJONG}: refused {count}× {text:?}");
+    }
+    assert!(
+        completed * 2 >= n as usize,
+        "too few matches completed ({completed} of {n})"
+    );
+    if n >= 100 {
+        let wins = tally["self-draw wins"] + tally["discard wins"];
+        assert!(wins > 0 && tally["exhausted walls"] > 0, "{tally:?}");
+        assert!(
+            tally["pungs"] > 0 && tally["chows"] > 0 && tally["kongs"] > 0,
+            "{tally:?}"
+        );
+        assert!(tally["restarts"] * 4 >= n as usize, "{tally:?}");
+        let missing: Vec<&str> = [
+            "the Mahjong match is complete",
+            "it is not this Member's turn",
+            "card_id is not in this Member's hand",
+            "turn accepts discard, win, or concealed_kong",
+            "the hand does not match a supported winning shape",
+            "card_ids must contain 4 unique tile ids",
+            "a selected tile is not in this Member's hand",
+            "a concealed kong needs four identical tile faces",
+            "this Member cannot respond to the discard",
+            "this Member already responded to the claim window",
+            "the discard does not complete a supported win",
+            "pung tiles must match the discard",
+            "kong tiles must match the discard",
+            "only the next seat may chow",
+            "card_ids do not form a legal chow",
+            "card_ids must contain 2 unique tile ids",
+            "claim accepts pass_claim, win, pung, kong, or chow",
+            "unhashable type: 'list'",
+            "unhashable type: 'dict'",
+            "'str' object has no attribute 'get'",
+            "'list' object has no attribute 'get'",
+            "'NoneType' object has no attribute 'get'",
+            "starting_points must be between 0 and 100000",
+            "max_hands must be between 1 and 32",
+            "Classical Mahjong requires exactly four active Members",
+        ]
+        .into_iter()
+        .filter(|t| !refusals.contains_key(*t))
+        .collect();
+        assert!(missing.is_empty(), "refusals never compared: {missing:?}");
+    }
+}
+
+/// Bots alone finish every seeded mahjong match (four hands): every seat
+/// the table waits for acts, and every action its legal list offers is
+/// accepted.
+#[test]
+fn mahjong_bots_finish_every_seeded_match() {
+    let members: Vec<Value> = (0..4).map(member).collect();
+    let (mut wins, mut walls, mut steps) = (0, 0, 0);
+    let mut outcomes = Vec::new();
+    for seed in 0..30u64 {
+        let options = obj! { "deal_seed" => format!("bots-{seed}") };
+        let mut t = table_for_alias(MAHJONG, &options).unwrap();
+        let mut state = t.initial_state(&members).unwrap();
+        let mut done = false;
+        for _ in 0..6000 {
+            let st = state.as_object().unwrap();
+            let waiting = palaver::protocols::tables::mahjong::awaiting(st);
+            let key = waiting
+                .first()
+                .cloned()
+                .unwrap_or_else(|| st.get_str("current_player").unwrap().to_owned());
+            let me = members
+                .iter()
+                .find(|m| m.get_str("public_key") == Some(&key))
+                .unwrap();
+            // Seats the table is not waiting for have nothing to do.
+            for other in members.iter().filter(|_| steps % 8 == 0) {
+                if other != me
+                    && !waiting.contains(&other.get_str("public_key").unwrap().to_owned())
+                {
+                    let v = t.view(&state, other).unwrap();
+                    assert!(t.bot_action(&v).is_none() && t.legal_actions(&v).is_empty());
+                }
+            }
+            let view = t.view(&state, me).unwrap();
+            for a in t.legal_actions(&view) {
+                assert!(
+                    t.handle(state.clone(), me, &a).is_ok(),
+                    "seed {seed}: legal {a:?} refused"
+                );
+            }
+            let a = t
+                .bot_action(&view)
+                .expect("a bot acts when the table waits for it");
+            let out = t
+                .handle(state.clone(), me, &a)
+                .unwrap_or_else(|e| panic!("seed {seed}: bot's {a:?}: {e}"));
+            steps += 1;
+            let text = canonical::to_string(out.get("events").unwrap_or(&Value::Null));
+            wins += text.matches("\"kind\":\"self_draw\"").count()
+                + text.matches("\"kind\":\"discard_win\"").count();
+            walls += text.matches("\"kind\":\"mahjong_wall_exhausted\"").count();
+            state = out.get("state").cloned().unwrap();
+            if out.get("completed") == Some(&Value::Bool(true)) {
+                done = true;
+                outcomes.push(out.get_str("outcome").unwrap_or_default().to_owned());
+                break;
+            }
+        }
+        assert!(done, "seed {seed}: the bots did not finish");
+    }
+    eprintln!(
+        "{MAHJONG} bots: 30 matches, {steps} actions, {wins} wins, {walls} exhausted walls; {outcomes:?}"
+    );
+    assert_eq!(wins + walls, 120, "four hands a match");
+    assert!(wins >= 30, "the bots seldom win ({wins} of 120 hands)");
+}

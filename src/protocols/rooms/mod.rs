@@ -41,7 +41,7 @@ use std::cmp::Ordering;
 
 /// Aliases of the bundled group protocols that have native hooks: the
 /// rooms here and the tables of `protocols::tables`.
-pub const GROUP_NATIVE: [&str; 7] = [
+pub const GROUP_NATIVE: [&str; 8] = [
     "community-room-v1",
     "meeting-room-v1",
     "four-player-landlord-v1",
@@ -49,6 +49,7 @@ pub const GROUP_NATIVE: [&str; 7] = [
     "texas-holdem-v1",
     "aether-sigil-v1",
     "upgrade-tractor-v1",
+    "classical-mahjong-v1",
 ];
 
 /// Native group hooks for a bundled alias, configured by the room's

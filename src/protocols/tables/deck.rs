@@ -210,6 +210,31 @@ pub fn discard(deck: &mut Map, ids: &[String]) -> Result<(), DeckError> {
     validate(deck)
 }
 
+/// Moves one card of the discard pile into `zone` under `owner` (a claimed
+/// discard); the card's face.
+pub fn discard_to_zone(
+    deck: &mut Map,
+    zone: &str,
+    owner: &str,
+    id: &str,
+) -> Result<Map, DeckError> {
+    if !list_mut(deck, "discard_pile")?
+        .iter()
+        .any(|d| d.as_str() == Some(id))
+    {
+        return Err("discard card does not exist".into());
+    }
+    let face = card(deck, id).ok_or("deck catalog is invalid")?;
+    zone_cards(deck, zone, owner)?;
+    let pile = list_mut(deck, "discard_pile")?;
+    if let Some(i) = pile.iter().position(|d| d.as_str() == Some(id)) {
+        pile.remove(i);
+    }
+    zone_cards(deck, zone, owner)?.push(Value::from(id));
+    validate(deck)?;
+    Ok(face)
+}
+
 /// Moves `count` cards from the end of the pile into `zone` under `owner`.
 pub fn draw_to_zone(
     deck: &mut Map,

@@ -5,7 +5,8 @@
 //!
 //! Built: four-player-landlord-v1 ([`landlord`]), contract-bridge-v1
 //! ([`bridge`]), texas-holdem-v1 ([`holdem`]), aether-sigil-v1
-//! ([`sigil`]), upgrade-tractor-v1 ([`tractor`]). Each table's rules match
+//! ([`sigil`]), upgrade-tractor-v1 ([`tractor`]), classical-mahjong-v1
+//! ([`mahjong`]). Each table's rules match
 //! the reference's hooks.py of its protocol (tests/tables_hooks.rs drives
 //! both with the same seeded actions and compares every result).
 
@@ -13,6 +14,7 @@ pub mod bridge;
 pub mod deck;
 pub mod holdem;
 pub mod landlord;
+pub mod mahjong;
 pub mod sigil;
 pub mod tractor;
 
@@ -33,12 +35,13 @@ pub trait Table: GroupHooks {
 }
 
 /// Aliases of the tables with native rules.
-pub const TABLES: [&str; 5] = [
+pub const TABLES: [&str; 6] = [
     "four-player-landlord-v1",
     "contract-bridge-v1",
     "texas-holdem-v1",
     "aether-sigil-v1",
     "upgrade-tractor-v1",
+    "classical-mahjong-v1",
 ];
 
 /// The rules of a table by alias, configured by the room's options.
@@ -49,6 +52,7 @@ pub fn table_for_alias(alias: &str, options: &Map) -> Option<Box<dyn Table>> {
         "texas-holdem-v1" => Box::new(holdem::Holdem::new(options)),
         "aether-sigil-v1" => Box::new(sigil::Sigil::new(options)),
         "upgrade-tractor-v1" => Box::new(tractor::Tractor::new(options)),
+        "classical-mahjong-v1" => Box::new(mahjong::Mahjong::new(options)),
         _ => return None,
     })
 }
@@ -61,6 +65,7 @@ pub fn host_metadata(alias: &str) -> Option<crate::engine::HostMetadata> {
         "texas-holdem-v1" => Some(holdem::host_metadata()),
         "aether-sigil-v1" => Some(sigil::host_metadata()),
         "upgrade-tractor-v1" => Some(tractor::host_metadata()),
+        "classical-mahjong-v1" => Some(mahjong::host_metadata()),
         _ => None,
     }
 }

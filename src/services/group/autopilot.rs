@@ -12,9 +12,10 @@
 //!   [`HYBRID_WINDOW`]) is taken, else the bot moves;
 //! - **human**: the person's decision is taken once released; one who has
 //!   not decided by `max_think_seconds` (default [`HUMAN_TIMEOUT`]) gets the
-//!   table's own way out (a pass, a fold, a check, a zero bid or ending the
-//!   turn where the rules have one; the bot's move where they do not), so a
-//!   seat never stalls the table.
+//!   table's own way out (a pass — of a trick, a declaration or a claim —,
+//!   a fold, a check, a zero bid or ending the turn where the rules have
+//!   one; the bot's move where they do not), so a seat never stalls the
+//!   table.
 //!
 //! A person may also act at any time with `palaver session action` (the
 //! seat's group-actions.jsonl): an open window whose frame has moved on is
@@ -232,7 +233,7 @@ pub fn way_out(t: &dyn Table, view: &Value) -> Option<Value> {
         .find(|a| match a.get_str("kind") {
             // pass_declare: tractor's declarations, where every seat may
             // act at once (no current player).
-            Some("pass" | "fold" | "check" | "end_turn" | "pass_declare") => true,
+            Some("pass" | "pass_claim" | "fold" | "check" | "end_turn" | "pass_declare") => true,
             Some("bid") => a.get("value").and_then(Value::as_i64) == Some(0),
             _ => false,
         })
