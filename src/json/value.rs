@@ -441,7 +441,7 @@ impl From<&Value> for Value {
 macro_rules! obj {
     ($($k:expr => $v:expr),* $(,)?) => {{
         #[allow(unused_mut)]
-        let mut m = $crate::json::Map::new();
+        let mut m = $crate::json::Map::with_capacity(0 $(+ { let _ = stringify!($k); 1 })*);
         $( m.insert($k, $crate::json::Value::from($v)); )*
         m
     }};

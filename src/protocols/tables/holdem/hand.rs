@@ -164,9 +164,9 @@ impl Hand {
             "acted_since_full_raise" => strings(&self.acted_since_full_raise),
             "contributions" => Value::Object(pairs(&self.contributions)),
             "hand_start_stacks" => Value::Object(pairs(&self.hand_start_stacks)),
-            "action_log" => Value::Array(self.action_log.clone()),
-            "showdown_hands" => Value::Object(self.showdown_hands.clone()),
-            "pot_results" => Value::Array(self.pot_results.clone()),
+            "action_log" => Value::Array(self.action_log),
+            "showdown_hands" => Value::Object(self.showdown_hands),
+            "pot_results" => Value::Array(self.pot_results),
             "uncalled_refunds" => Value::Object(pairs(&self.uncalled_refunds)),
             "deck" => Value::Object(self.deck),
         }
