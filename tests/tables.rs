@@ -292,7 +292,11 @@ fn table_options(table: &str, seed: &str) -> String {
 fn drive_reference_member(py: &str, data: &Path, table: &str, within: Duration) -> Value {
     let t = palaver::protocols::tables::table_for_alias(table, &palaver::json::Map::new()).unwrap();
     let start = Instant::now();
-    let mut acted_on = None;
+    // What was sent for which frame, and when: a view read while the
+    // client was still writing it can give a move the leader refuses, so
+    // a different move for the same frame, or the same one after 5 s, is
+    // sent again.
+    let mut acted_on: Option<(Option<Value>, Value, Instant)> = None;
     loop {
         assert!(
             start.elapsed() < within,
@@ -322,10 +326,14 @@ fn drive_reference_member(py: &str, data: &Path, table: &str, within: Duration) 
         let Some(action) = t.bot_action(view) else {
             continue;
         };
-        if acted_on == Some(seq.clone()) {
+        if let Some((s, a, at)) = &acted_on
+            && *s == seq
+            && *a == action
+            && at.elapsed() < Duration::from_secs(5)
+        {
             continue;
         }
-        acted_on = Some(seq);
+        acted_on = Some((seq, action.clone(), Instant::now()));
         let text = json::canonical::to_string_ordered(&action);
         ok(
             Command::new(py)
@@ -590,14 +598,24 @@ fn survive_a_killed_leader(table: &str, reference: Option<String>) {
     let _ = host.k.0.wait();
     // The player comes back as a member and plays its seat with the bot.
     std::thread::sleep(Duration::from_secs(1));
-    let back = w
-        .palaver(
+    let mut back = Kill(
+        w.palaver(
             "h",
             &["join", &post, "--direct", "--control-mode", "autonomous"],
         )
-        .output()
-        .unwrap();
-    let back = ok(back, "the old leader joins again");
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap(),
+    );
+    let out = BufReader::new(back.0.stdout.take().unwrap());
+    let back = common::finish(
+        back,
+        out,
+        String::new(),
+        &format!("{table}: the old leader joining again"),
+        Duration::from_secs(300),
+    );
     let (_, bs) = snapshot(&back);
     assert_eq!(bs.get("completed"), Some(&Value::Bool(true)), "{bs:?}");
     let view = bs.get("group_view").unwrap();
