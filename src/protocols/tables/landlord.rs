@@ -289,17 +289,11 @@ impl GroupHooks for Landlord {
     }
 
     fn member_joined(&mut self, state: Value, member: &Value) -> Hooked<Value> {
-        let event = obj! {
-            "kind" => "member_rejoined", "public_key" => member_pk(member)?, "seat" => member_seat(member),
-        };
-        Ok(super::result_value(state, vec![Value::Object(event)]))
+        super::member_rejoined(state, member)
     }
 
     fn member_left(&mut self, state: Value, member: &Value, reason: &str) -> Hooked<Value> {
-        let event = obj! {
-            "kind" => "member_disconnected", "public_key" => member_pk(member)?, "reason" => reason,
-        };
-        Ok(super::result_value(state, vec![Value::Object(event)]))
+        super::member_disconnected(state, member, reason)
     }
 
     fn handle(&mut self, state: Value, actor: &Value, action: &Value) -> Hooked<Value> {

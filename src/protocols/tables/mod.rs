@@ -79,6 +79,40 @@ fn result_value(state: Value, events: Vec<Value>) -> Value {
     crate::engine::group::hooks::result(state, events)
 }
 
+/// The reference's `_option_int` of the tables: an integer option (never a
+/// bool or a float) within `min..=max`, or its default when absent.
+fn option_int(
+    options: &Map,
+    name: &str,
+    default: i64,
+    min: i64,
+    max: i64,
+) -> Result<i64, HookFailure> {
+    match options.get(name) {
+        None => Ok(default),
+        Some(v) => v
+            .as_i64()
+            .filter(|n| (min..=max).contains(n))
+            .ok_or_else(|| format!("{name} must be between {min} and {max}")),
+    }
+}
+
+/// A table's `proto_group_member_joined`: one `member_rejoined` event.
+fn member_rejoined(state: Value, member: &Value) -> Result<Value, HookFailure> {
+    let event = crate::obj! {
+        "kind" => "member_rejoined", "public_key" => member_pk(member)?, "seat" => member_seat(member),
+    };
+    Ok(result_value(state, vec![Value::Object(event)]))
+}
+
+/// A table's `proto_group_member_left`: one `member_disconnected` event.
+fn member_disconnected(state: Value, member: &Value, reason: &str) -> Result<Value, HookFailure> {
+    let event = crate::obj! {
+        "kind" => "member_disconnected", "public_key" => member_pk(member)?, "reason" => reason,
+    };
+    Ok(result_value(state, vec![Value::Object(event)]))
+}
+
 /// A member object's public key.
 fn member_pk(member: &Value) -> Result<String, HookFailure> {
     member

@@ -74,16 +74,8 @@ impl Holdem {
         }
     }
 
-    /// The reference's `_option_int`: an integer option (never a bool or a
-    /// float) within its range, or its default when absent.
     fn option_int(&self, name: &str, default: i64, min: i64, max: i64) -> Hooked<i64> {
-        match self.options.get(name) {
-            None => Ok(default),
-            Some(v) => v
-                .as_i64()
-                .filter(|n| (min..=max).contains(n))
-                .ok_or_else(|| format!("{name} must be between {min} and {max}")),
-        }
+        super::option_int(&self.options, name, default, min, max)
     }
 
     fn small_blind(&self) -> Hooked<i64> {

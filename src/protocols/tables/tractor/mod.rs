@@ -229,15 +229,8 @@ impl Tractor {
         }
     }
 
-    /// An integer option within `min..=max`, or its default when absent.
     fn option_int(&self, name: &str, default: i64, min: i64, max: i64) -> Hooked<i64> {
-        match self.options.get(name) {
-            None => Ok(default),
-            Some(v) => v
-                .as_i64()
-                .filter(|n| (min..=max).contains(n))
-                .ok_or_else(|| format!("{name} must be between {min} and {max}")),
-        }
+        super::option_int(&self.options, name, default, min, max)
     }
 
     fn target_level(&self) -> Hooked<i64> {
@@ -702,17 +695,11 @@ impl GroupHooks for Tractor {
     }
 
     fn member_joined(&mut self, state: Value, member: &Value) -> Hooked<Value> {
-        let event = obj! {
-            "kind" => "member_rejoined", "public_key" => member_pk(member)?, "seat" => member_seat(member),
-        };
-        Ok(super::result_value(state, vec![Value::Object(event)]))
+        super::member_rejoined(state, member)
     }
 
     fn member_left(&mut self, state: Value, member: &Value, reason: &str) -> Hooked<Value> {
-        let event = obj! {
-            "kind" => "member_disconnected", "public_key" => member_pk(member)?, "reason" => reason,
-        };
-        Ok(super::result_value(state, vec![Value::Object(event)]))
+        super::member_disconnected(state, member, reason)
     }
 
     fn handle(&mut self, state: Value, actor: &Value, action: &Value) -> Hooked<Value> {
