@@ -29,7 +29,8 @@
 //!   view dealt and played by the real rules from a fixed seed, bots on
 //!   two seats, a table log of every frame's events): landlord in play with
 //!   a play to beat, a hold'em hand at seat 0's turn, a bridge auction at
-//!   seat 0's call. Excluded: the watcher reading the files (done before
+//!   seat 0's call, a mahjong claim window seat 0 may claim in (melds and
+//!   rivers on the table). Excluded: the watcher reading the files (done before
 //!   timing). Target ≤ 2 ms.
 
 #[path = "../tests/common/table_seat.rs"]
@@ -242,7 +243,11 @@ fn table_console(
             ));
         }
     }
-    play.bots_until_mine();
+    if alias == MAHJONG {
+        mahjong_claim(&mut play);
+    } else {
+        play.bots_until_mine();
+    }
     let data = tempfile::tempdir().expect("tempdir");
     let dir = play.write(data.path(), "running");
     let _rt = rt.enter();
@@ -258,12 +263,60 @@ fn table_console(
     (h, data)
 }
 
+const MAHJONG: &str = "classical-mahjong-v1";
+
+/// Mahjong's claim window has no current player: the first seat whose bot
+/// has a move acts, until seat 0 may claim more than a pass with a meld on
+/// the table.
+fn mahjong_claim(play: &mut table_seat::Play) {
+    use palaver::json::Value;
+    for _ in 0..3000 {
+        let v0 = play.view(0);
+        let melds = play
+            .state
+            .get("meld_groups")
+            .and_then(Value::as_object)
+            .map_or(0, |m| {
+                m.iter()
+                    .map(|(_, g)| g.as_array().map_or(0, Vec::len))
+                    .sum::<usize>()
+            });
+        let claim = play
+            .rules
+            .legal_actions(&v0)
+            .iter()
+            .any(|a| a.get_str("kind") != Some("pass_claim"));
+        if play.state.get_str("phase") == Some("claim") && claim && melds > 0 {
+            return;
+        }
+        let (n, a) = (0..4u8)
+            .find_map(|n| {
+                let v = play.view(n);
+                play.rules.bot_action(&v).map(|a| (n, a))
+            })
+            .expect("a seat with a move");
+        let r = play
+            .rules
+            .handle(play.state.clone(), &table_seat::member(n), &a)
+            .expect("the bot's move");
+        play.state = r.get("state").expect("state").clone();
+        play.frames.push(
+            r.get("events")
+                .and_then(Value::as_array)
+                .expect("events")
+                .clone(),
+        );
+    }
+    panic!("seat 0 never had a claim");
+}
+
 fn table(c: &mut Criterion, rt: &tokio::runtime::Runtime, report: &mut Report) {
     let mut g = c.benchmark_group("table");
     for (name, alias) in [
         ("landlord_playing", table_seat::LANDLORD),
         ("holdem_hand", "texas-holdem-v1"),
         ("bridge_auction", "contract-bridge-v1"),
+        ("mahjong_claim", MAHJONG),
     ] {
         let (mut h, _data) = table_console(rt, alias);
         let _rt = rt.enter();

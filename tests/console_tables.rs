@@ -1,10 +1,11 @@
-//! Card tables in the console (four-player-landlord-v1; texas-holdem-v1
-//! and contract-bridge-v1 at the end: a flop to bet on, a declarer playing
-//! from the dummy, an opening call picked by page and number), without a
-//! terminal: a host's table state dir written the way `services::group`
-//! leaves it (snapshot.json with this seat's verified view, details.jsonl
-//! with the frames' events, events.jsonl, the host's `bots/`), the view
-//! itself dealt and played by the real rules (`protocols::tables`) from a
+//! Card tables in the console (four-player-landlord-v1; texas-holdem-v1,
+//! contract-bridge-v1 and aether-sigil-v1 at the end: a flop to bet on, a
+//! declarer playing from the dummy, an opening call picked by page and
+//! number, a mid-game board of units and relics whose attack is a numbered
+//! choice), without a terminal: a host's table state dir written the way
+//! `services::group` leaves it (snapshot.json with this seat's verified
+//! view, details.jsonl with the frames' events, events.jsonl, the host's
+//! `bots/`), the view itself dealt and played by the real rules (`protocols::tables`) from a
 //! fixed seed. The pane as TestBackend snapshots at 80×24 and 160×48 in
 //! the bidding and the playing phase; cards picked and played with keys
 //! through the keymap, checked by the line `palaver session action` would
@@ -20,6 +21,7 @@ use palaver::json::Value;
 use palaver::obj;
 use palaver::session::table::TableView;
 use palaver::tui::keymap::Context;
+use palaver::tui::panes::table::LogEntry;
 use palaver::tui::report::Report;
 use palaver::tui::screens::sessions::Focus;
 use palaver::tui::{Headless, load_settings};
@@ -30,6 +32,7 @@ const SIZES: [(u16, u16); 2] = [(80, 24), (160, 48)];
 const LONG: Duration = Duration::from_secs(10);
 const HOLDEM: &str = "texas-holdem-v1";
 const BRIDGE: &str = "contract-bridge-v1";
+const SIGIL: &str = "aether-sigil-v1";
 
 /// Bidding: seat 0 (this console) is first to bid.
 fn bidding() -> Play {
@@ -337,7 +340,7 @@ fn the_tables_the_console_shows() {
             .map(|s| s.protocol_id().to_owned())
             .unwrap_or_default()
     };
-    for alias in [LANDLORD, HOLDEM, BRIDGE] {
+    for alias in [LANDLORD, HOLDEM, BRIDGE, SIGIL] {
         assert_eq!(
             palaver::tui::screens::sessions::table_alias(&pid(alias)).as_deref(),
             Some(alias)
@@ -625,16 +628,568 @@ async fn a_bridge_call_is_picked_by_page_and_number() {
 /// and only the legal calls offered, by page.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn pane_bridge_auction() {
-    snap("table_bridge_auction", async |h: &mut Headless, d: &Path| {
-        let mut p = Play::deal_of(BRIDGE, "console-bridge-auction");
-        p.bots_until_mine();
+    snap(
+        "table_bridge_auction",
+        async |h: &mut Headless, d: &Path| {
+            let mut p = Play::deal_of(BRIDGE, "console-bridge-auction");
+            p.bots_until_mine();
+            let dir = p.write(d, "running");
+            attach(h, &dir).await;
+            let v0 = p.view(0);
+            let legal = p.rules.legal_actions(&v0);
+            let t = h.app.sessions.table().unwrap();
+            assert_eq!(t.choices, legal);
+            assert_eq!(t.view.as_ref().unwrap().phase, "auction");
+        },
+    )
+    .await;
+}
+
+/// Aether sigil: the bots play every seat (seat 0 too) for three rounds;
+/// turn 13 is seat 0's, with units on every row, relics set, and a ready
+/// unit of its own to attack with.
+fn sigil_midgame() -> Play {
+    let mut p = Play::deal_of(SIGIL, "console-sigil-3");
+    let at = |s: &Value| {
+        s.get("turn_number").and_then(Value::as_i64) == Some(13)
+            && s.get_str("current_player") == Some(pk(0).as_str())
+    };
+    assert!(bots_until(&mut p, at), "{:?}", p.state);
+    p
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn pane_sigil_midgame() {
+    snap("table_sigil_midgame", async |h: &mut Headless, d: &Path| {
+        let mut p = sigil_midgame();
         let dir = p.write(d, "running");
         attach(h, &dir).await;
         let v0 = p.view(0);
         let legal = p.rules.legal_actions(&v0);
         let t = h.app.sessions.table().unwrap();
+        // Every legal action is a choice, in the rules' order.
         assert_eq!(t.choices, legal);
-        assert_eq!(t.view.as_ref().unwrap().phase, "auction");
+        assert!(legal.iter().any(|a| a.get_str("kind") == Some("attack")));
+        let v = t.view.as_ref().unwrap();
+        assert!(v.your_turn() && v.hand.is_empty());
+        let s = v.sigil().unwrap();
+        assert_eq!(s.hand.len(), 5);
+        assert!(s.channelers.iter().all(|c| !c.units.is_empty()));
+        assert!(s.channelers.iter().any(|c| !c.relics.is_empty()));
+        // The cursor moves along the choices.
+        h.key(key(KeyCode::Right));
+        assert_eq!(h.app.sessions.table().unwrap().choice_cursor, 1);
     })
     .await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_sigil_attack_is_a_numbered_choice_and_p_ends_the_turn() {
+    let tmp = tempfile::tempdir().unwrap();
+    let mut h = console(tmp.path(), 120, 40);
+    let mut p = sigil_midgame();
+    let dir = p.write(tmp.path(), "running");
+    attach(&mut h, &dir).await;
+    // Cards are played by their choices, not picked.
+    h.key(ch(' '));
+    let note = h.app.sessions.table().unwrap().note.clone().unwrap();
+    assert!(!note.0 && note.1.contains("numbered choice"), "{note:?}");
+    let v0 = p.view(0);
+    let legal = p.rules.legal_actions(&v0);
+    // The first direct attack: turn to its page, then its number.
+    let at = legal
+        .iter()
+        .position(|a| a.get_str("kind") == Some("attack") && a.get("target_public_key").is_some())
+        .unwrap();
+    for _ in 0..at / 9 {
+        h.key(key(KeyCode::Down));
+    }
+    assert_eq!(h.app.sessions.table().unwrap().choice_page().0, at / 9 * 9);
+    h.key(ch(char::from(b'1' + (at % 9) as u8)));
+    let sent = queued(&mut h, &dir, 1).await;
+    assert_eq!(text(&sent[0]), text(&legal[at]));
+    // The leader takes it: still seat 0's turn, and `p` ends it.
+    p.act(legal[at].clone());
+    p.write(tmp.path(), "running");
+    assert!(
+        h.until(LONG, |app| app
+            .sessions
+            .table()
+            .is_some_and(|t| !t.waiting()))
+            .await,
+        "{}",
+        h.screen()
+    );
+    h.key(ch('p'));
+    let sent = queued(&mut h, &dir, 2).await;
+    assert_eq!(text(&sent[1]), r#"{"kind":"end_turn"}"#);
+    // The log says the attack in words, the attacker named from the view.
+    let hit = p
+        .frames
+        .last()
+        .unwrap()
+        .iter()
+        .find(|e| e.get_str("kind") == Some("direct_attack"))
+        .cloned()
+        .unwrap();
+    let t = TableView::parse(SIGIL, &v0).unwrap();
+    let attacker = t
+        .sigil()
+        .unwrap()
+        .card(legal[at].get_str("unit_id").unwrap())
+        .unwrap()
+        .name
+        .clone();
+    let target = match hit.get_str("target").unwrap() {
+        k if k == pk(1) => "bot-1",
+        k if k == pk(2) => "bot-2",
+        _ => "ada",
+    };
+    let said = format!(
+        "your {attacker} hits {target} for {}",
+        hit.get("amount").unwrap().as_i64().unwrap()
+    );
+    let logged = |app: &palaver::tui::app::App| {
+        app.sessions.table().is_some_and(|t| {
+            t.log.iter().any(|e| {
+                matches!(e, LogEntry::Event { event, .. }
+                    if event.get_str("kind") == Some("direct_attack"))
+            })
+        })
+    };
+    assert!(h.until(LONG, logged).await, "{}", h.screen());
+    let screen = h.screen();
+    assert!(screen.contains(&said), "{said}\n{screen}");
+    assert!(screen.contains("your turn begins"), "{screen}");
+}
+
+// upgrade-tractor-v1: four seats in two teams; nobody holds the turn
+// during the declarations (every seat declares or passes once), so the
+// acting seat is the first whose bot has a move.
+
+const TRACTOR: &str = "upgrade-tractor-v1";
+
+/// Seat `n` acts (the harness's `act` takes the current player, which the
+/// declarations have none of).
+fn act_as(p: &mut Play, n: u8, action: Value) {
+    let r = p
+        .rules
+        .handle(p.state.clone(), &common::table_seat::member(n), &action)
+        .unwrap_or_else(|e| panic!("seat {n} {action:?}: {e:?}"));
+    p.state = r.get("state").unwrap().clone();
+    p.frames
+        .push(r.get("events").and_then(Value::as_array).unwrap().clone());
+}
+
+/// The bots play every seat (seat 0 too), the first whose bot has a move
+/// acting, until `done` holds; false when nobody has a move first.
+fn tractor_bots_until(p: &mut Play, done: impl Fn(&Value) -> bool) -> bool {
+    for _ in 0..600 {
+        if done(&p.state) {
+            return true;
+        }
+        let Some((n, a)) = (0..4u8).find_map(|n| {
+            let v = p.view(n);
+            p.rules.bot_action(&v).map(|a| (n, a))
+        }) else {
+            return false;
+        };
+        act_as(p, n, a);
+    }
+    false
+}
+
+/// Tractor mid-hand: the bots declare, bury and play every seat until it
+/// is seat 0's turn in a trick already led, with a trick taken before.
+fn tractor_midhand() -> Play {
+    let mut p = Play::deal_of(TRACTOR, "console-tractor");
+    let at = |s: &Value| {
+        s.get_str("phase") == Some("playing")
+            && s.get_str("current_player") == Some(pk(0).as_str())
+            && s.get("current_trick")
+                .and_then(Value::as_array)
+                .is_some_and(|t| !t.is_empty())
+            && s.get("trick_history")
+                .and_then(Value::as_array)
+                .is_some_and(|t| t.len() >= 3)
+    };
+    assert!(tractor_bots_until(&mut p, at), "{:?}", p.state);
+    p
+}
+
+/// The card ids of an action.
+fn card_ids(a: &Value) -> Vec<String> {
+    a.get("card_ids")
+        .and_then(Value::as_array)
+        .unwrap()
+        .iter()
+        .map(|x| x.as_str().unwrap().to_owned())
+        .collect()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn pane_tractor_midhand() {
+    snap(
+        "table_tractor_midhand",
+        async |h: &mut Headless, d: &Path| {
+            let mut p = tractor_midhand();
+            let dir = p.write(d, "running");
+            attach(h, &dir).await;
+            let v0 = p.view(0);
+            let t = h.app.sessions.table().unwrap();
+            // Plays are picked cards, not choices.
+            assert!(t.choices.is_empty());
+            let v = t.view.as_ref().unwrap();
+            assert!(v.your_turn() && v.phase == "playing");
+            let g = v.tractor().unwrap();
+            assert!(!g.trick.is_empty() && g.last_trick.is_some());
+            // Trumps first, then each plain suit.
+            let groups: Vec<i64> = v.hand.iter().map(|c| g.class_group(c)).collect();
+            assert!(groups.windows(2).all(|w| w[0] <= w[1]), "{groups:?}");
+            // Pick the cards of a legal play (they show raised).
+            let play = p.rules.legal_actions(&v0)[0].clone();
+            for id in card_ids(&play) {
+                pick(h, &id);
+            }
+        },
+    )
+    .await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_tractor_play_is_queued_only_when_legal() {
+    let pid = palaver::library::bundled_spec(TRACTOR)
+        .map(|s| s.protocol_id().to_owned())
+        .unwrap();
+    assert_eq!(
+        palaver::tui::screens::sessions::table_alias(&pid).as_deref(),
+        Some(TRACTOR)
+    );
+    let tmp = tempfile::tempdir().unwrap();
+    let mut h = console(tmp.path(), 120, 40);
+    let mut p = tractor_midhand();
+    let dir = p.write(tmp.path(), "running");
+    attach(&mut h, &dir).await;
+    let v0 = p.view(0);
+    let t = TableView::parse(TRACTOR, &v0).unwrap();
+    let lead = &t.tractor().unwrap().trick[0];
+    let n = lead.count as usize;
+    // One card more than the lead: refused, saying what the lead asks.
+    for c in t.hand.iter().take(n + 1) {
+        pick(&mut h, &c.card_id);
+    }
+    h.key(key(KeyCode::Enter));
+    let note = h.app.sessions.table().unwrap().note.clone().unwrap();
+    assert!(
+        !note.0
+            && note
+                .1
+                .contains(&format!("led {}: play {n} cards", lead.words())),
+        "{note:?}"
+    );
+    assert!(actions(&dir).is_empty());
+    // A pick the rules refuse for what it holds, if the hand has one.
+    h.key(key(KeyCode::Esc));
+    let ids: Vec<String> = t.hand.iter().map(|c| c.card_id.clone()).collect();
+    let wrong = ids
+        .windows(n)
+        .find(|w| !p.rules.is_legal_selection(&v0, w))
+        .map(<[String]>::to_vec);
+    if let Some(wrong) = wrong {
+        for id in &wrong {
+            pick(&mut h, id);
+        }
+        h.key(key(KeyCode::Enter));
+        let note = h.app.sessions.table().unwrap().note.clone().unwrap();
+        assert!(!note.0 && note.1.contains(" led "), "{note:?}");
+        assert!(actions(&dir).is_empty());
+        h.key(key(KeyCode::Esc));
+    }
+    // A legal play: queued as the line `palaver session action` writes.
+    let play = p.rules.legal_actions(&v0)[0].clone();
+    let mut want = card_ids(&play);
+    for id in &want {
+        pick(&mut h, id);
+    }
+    h.key(key(KeyCode::Enter));
+    let sent = queued(&mut h, &dir, 1).await;
+    assert_eq!(sent[0].get_str("kind"), Some("play"));
+    let mut got = card_ids(&sent[0]);
+    got.sort();
+    want.sort();
+    assert_eq!(got, want);
+    let screen = h.screen();
+    assert!(screen.contains("cards in the kitty and "), "{screen}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn tractor_declarations_are_choices_and_the_burial_is_eight_picked_cards() {
+    let tmp = tempfile::tempdir().unwrap();
+    let mut h = console(tmp.path(), 100, 30);
+    // Seats 1–3 pass: seat 0 is still to declare, with no current player.
+    let mut p = Play::deal_of(TRACTOR, "console-tractor");
+    for n in 1..4 {
+        act_as(&mut p, n, Value::Object(obj! { "kind" => "pass_declare" }));
+    }
+    let dir = p.write(tmp.path(), "running");
+    attach(&mut h, &dir).await;
+    let v0 = p.view(0);
+    let legal = p.rules.legal_actions(&v0);
+    assert_eq!(h.app.sessions.table().unwrap().choices, legal);
+    assert!(h.screen().contains("[1 pass]"), "{}", h.screen());
+    // `p` passes: the starter (seat 0) then declares in no-trump.
+    h.key(ch('p'));
+    let sent = queued(&mut h, &dir, 1).await;
+    assert_eq!(text(&sent[0]), r#"{"kind":"pass_declare"}"#);
+    act_as(&mut p, 0, sent[0].clone());
+    assert_eq!(p.state.get_str("phase"), Some("bury"));
+    p.write(tmp.path(), "running");
+    assert!(
+        h.until(LONG, |app| app.sessions.table().is_some_and(|t| {
+            !t.waiting() && t.view.as_ref().is_ok_and(|v| v.phase == "bury")
+        }))
+        .await,
+        "{}",
+        h.screen()
+    );
+    let v0 = p.view(0);
+    let t = TableView::parse(TRACTOR, &v0).unwrap();
+    assert_eq!(t.hand.len(), 33);
+    assert!(h.app.sessions.table().unwrap().choices.is_empty());
+    // Seven cards: refused, counted.
+    for c in t.hand.iter().take(7) {
+        pick(&mut h, &c.card_id);
+    }
+    let screen = h.screen();
+    assert!(screen.contains("picked 7 of 8"), "{screen}");
+    // The declarer sees the kitty it took.
+    assert!(screen.contains("you took "), "{screen}");
+    h.key(key(KeyCode::Enter));
+    let note = h.app.sessions.table().unwrap().note.clone().unwrap();
+    assert_eq!(note, (false, "bury exactly 8 cards: 7 picked".to_owned()));
+    assert_eq!(actions(&dir).len(), 1);
+    // The eighth: buried.
+    pick(&mut h, &t.hand[7].card_id);
+    h.key(key(KeyCode::Enter));
+    let sent = queued(&mut h, &dir, 2).await;
+    assert_eq!(sent[1].get_str("kind"), Some("bury"));
+    let want: Vec<String> = t.hand[..8].iter().map(|c| c.card_id.clone()).collect();
+    assert_eq!(card_ids(&sent[1]), want);
+    assert!(p.rules.is_legal_selection(&v0, &want));
+}
+
+// classical-mahjong-v1: a discard opens a claim window that the three
+// other seats answer in any order, with no current player, so the acting
+// seat is the first whose bot has a move.
+
+const MAHJONG: &str = "classical-mahjong-v1";
+
+/// The bots play every seat (seat 0 too), the first whose bot has a move
+/// acting, until `done` holds of the table; false when nobody has a move.
+fn mahjong_bots_until(p: &mut Play, done: impl Fn(&mut Play) -> bool) -> bool {
+    for _ in 0..3000 {
+        if done(p) {
+            return true;
+        }
+        let Some((n, a)) = (0..4u8).find_map(|n| {
+            let v = p.view(n);
+            p.rules.bot_action(&v).map(|a| (n, a))
+        }) else {
+            return false;
+        };
+        act_as(p, n, a);
+    }
+    false
+}
+
+/// Melds declared at the table so far.
+fn mahjong_melds(s: &Value) -> usize {
+    s.get("meld_groups")
+        .and_then(Value::as_object)
+        .map_or(0, |m| {
+            m.iter()
+                .map(|(_, g)| g.as_array().map_or(0, Vec::len))
+                .sum()
+        })
+}
+
+/// Mahjong mid-hand: seat 0 is to discard, melds on the table (one of
+/// them seat 0's) and a river in front of every seat.
+fn mahjong_midhand() -> Play {
+    let mut p = Play::deal_of(MAHJONG, "console-mahjong");
+    let at = |p: &mut Play| {
+        let s = &p.state;
+        let mine = s
+            .get("meld_groups")
+            .and_then(|m| m.get(&pk(0)))
+            .and_then(Value::as_array)
+            .is_some_and(|g| !g.is_empty());
+        s.get_str("phase") == Some("discard")
+            && s.get_str("current_player") == Some(pk(0).as_str())
+            && mine
+            && mahjong_melds(s) >= 3
+    };
+    assert!(mahjong_bots_until(&mut p, at), "{:?}", p.state);
+    p
+}
+
+/// A claim window where seat 0 may claim: the bots play until seat 0's
+/// legal answers include more than a pass.
+fn mahjong_claim() -> Play {
+    let mut p = Play::deal_of(MAHJONG, "console-mahjong");
+    let at = |p: &mut Play| {
+        let v = p.view(0);
+        mahjong_melds(&p.state) >= 1
+            && p.rules.legal_actions(&v).iter().any(|a| {
+                a.get_str("kind") != Some("pass_claim") && p.state.get_str("phase") == Some("claim")
+            })
+    };
+    assert!(mahjong_bots_until(&mut p, at), "{:?}", p.state);
+    p
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn pane_mahjong_midhand() {
+    snap(
+        "table_mahjong_midhand",
+        async |h: &mut Headless, d: &Path| {
+            let mut p = mahjong_midhand();
+            let dir = p.write(d, "running");
+            attach(h, &dir).await;
+            let v0 = p.view(0);
+            let legal = p.rules.legal_actions(&v0);
+            let t = h.app.sessions.table().unwrap();
+            // The discards are picked tiles; a win and concealed kongs are
+            // choices.
+            let want: Vec<Value> = legal
+                .iter()
+                .filter(|a| a.get_str("kind") != Some("discard"))
+                .cloned()
+                .collect();
+            assert_eq!(t.choices, want);
+            let v = t.view.as_ref().unwrap();
+            assert!(v.your_turn() && v.phase == "discard");
+            let m = v.mahjong().unwrap();
+            assert!(!m.seat(&pk(0)).unwrap().melds.is_empty());
+            // Sorted by face, the drawn tile (if any) kept last.
+            let n = m.hand.len() - usize::from(m.drawn.is_some());
+            let faces: Vec<usize> = m.hand[..n].iter().map(|t| t.face.unwrap()).collect();
+            assert!(faces.windows(2).all(|w| w[0] <= w[1]), "{faces:?}");
+            // The cursor moves along the hand.
+            h.key(key(KeyCode::Right));
+            assert_eq!(h.app.sessions.table().unwrap().cursor, 1);
+        },
+    )
+    .await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn pane_mahjong_claim() {
+    snap("table_mahjong_claim", async |h: &mut Headless, d: &Path| {
+        let mut p = mahjong_claim();
+        let dir = p.write(d, "running");
+        attach(h, &dir).await;
+        let v0 = p.view(0);
+        let legal = p.rules.legal_actions(&v0);
+        let t = h.app.sessions.table().unwrap();
+        // Every legal answer is a choice, the pass first.
+        assert_eq!(t.choices, legal);
+        assert_eq!(legal[0].get_str("kind"), Some("pass_claim"));
+        let v = t.view.as_ref().unwrap();
+        assert!(v.your_turn() && v.current.is_empty());
+        assert!(v.mahjong().unwrap().to_answer());
+    })
+    .await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_mahjong_claim_and_a_discard_are_queued_and_an_illegal_pick_is_refused() {
+    let pid = palaver::library::bundled_spec(MAHJONG)
+        .map(|s| s.protocol_id().to_owned())
+        .unwrap();
+    assert_eq!(
+        palaver::tui::screens::sessions::table_alias(&pid).as_deref(),
+        Some(MAHJONG)
+    );
+    let tmp = tempfile::tempdir().unwrap();
+    let mut h = console(tmp.path(), 120, 40);
+    let mut p = mahjong_claim();
+    let dir = p.write(tmp.path(), "running");
+    attach(&mut h, &dir).await;
+    let v0 = p.view(0);
+    let legal = p.rules.legal_actions(&v0);
+    // Tiles are not picked in a claim window.
+    h.key(ch(' '));
+    let note = h.app.sessions.table().unwrap().note.clone().unwrap();
+    assert!(!note.0 && note.1.contains("sent by its number"), "{note:?}");
+    assert!(screen_has(&mut h, "win > pung/kong > chow"));
+    // The number of a claim sends it at once.
+    let k = legal
+        .iter()
+        .position(|a| a.get_str("kind") != Some("pass_claim"))
+        .unwrap();
+    h.key(ch(char::from(b'1' + k as u8)));
+    let sent = queued(&mut h, &dir, 1).await;
+    assert_eq!(text(&sent[0]), text(&legal[k]));
+
+    // The claim taken (the others pass or claim as their bots do): play
+    // on until seat 0 is to discard.
+    act_as(&mut p, 0, legal[k].clone());
+    let mine = |p: &mut Play| {
+        p.state.get_str("phase") == Some("discard")
+            && p.state.get_str("current_player") == Some(pk(0).as_str())
+    };
+    assert!(mahjong_bots_until(&mut p, mine), "{:?}", p.state);
+    p.write(tmp.path(), "running");
+    assert!(
+        h.until(LONG, |app| app.sessions.table().is_some_and(|t| {
+            !t.waiting()
+                && t.view
+                    .as_ref()
+                    .is_ok_and(|v| v.phase == "discard" && v.your_turn())
+        }))
+        .await,
+        "{}",
+        h.screen()
+    );
+    let v0 = p.view(0);
+    let t = TableView::parse(MAHJONG, &v0).unwrap();
+    // Two tiles: refused, saying what a turn takes; nothing queued.
+    pick(&mut h, &t.hand[0].card_id);
+    pick(&mut h, &t.hand[1].card_id);
+    h.key(key(KeyCode::Enter));
+    let note = h.app.sessions.table().unwrap().note.clone().unwrap();
+    assert!(!note.0 && note.1.contains("discard one tile"), "{note:?}");
+    assert!(
+        !h.app.status.0 && h.app.status.1.contains("discard one tile"),
+        "{:?}",
+        h.app.status
+    );
+    assert_eq!(actions(&dir).len(), 1);
+    // `p` has no pass to send on a turn.
+    h.key(ch('p'));
+    let note = h.app.sessions.table().unwrap().note.clone().unwrap();
+    assert!(!note.0 && note.1.contains("no passing"), "{note:?}");
+    // One picked tile: discarded.
+    h.key(key(KeyCode::Esc));
+    let id = t.hand[2].card_id.clone();
+    pick(&mut h, &id);
+    h.key(key(KeyCode::Enter));
+    let sent = queued(&mut h, &dir, 2).await;
+    assert_eq!(
+        text(&sent[1]),
+        format!(r#"{{"kind":"discard","card_id":"{id}"}}"#)
+    );
+    assert!(p.rules.is_legal_selection(&v0, &[id]));
+    // The log says the discards in words.
+    let screen = h.screen();
+    assert!(screen.contains(" discards "), "{screen}");
+}
+
+fn screen_has(h: &mut Headless, s: &str) -> bool {
+    let screen = h.screen();
+    screen.contains(s) || {
+        eprintln!("{screen}");
+        false
+    }
 }

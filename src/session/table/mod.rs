@@ -5,15 +5,27 @@
 //! [`Game`] (one adapter per table: [`TableView::parse`] knows which).
 //! Pure: no I/O, never panics on any shape of input.
 //!
-//! Built: four-player-landlord-v1, texas-holdem-v1, contract-bridge-v1.
+//! Built: four-player-landlord-v1, texas-holdem-v1, contract-bridge-v1,
+//! aether-sigil-v1, upgrade-tractor-v1, classical-mahjong-v1.
 
 mod bridge;
 mod holdem;
 mod landlord;
+mod mahjong;
+mod sigil;
+mod tractor;
 
 pub use bridge::{Bridge, Call, Contract, TrickCard, bid_label};
 pub use holdem::{Holdem, PotResult, Shown};
 pub use landlord::Landlord;
+pub use mahjong::{
+    ClaimWindow, Mahjong, MahjongResult, MahjongSeat, Meld, Tile, meld_label, sort_tiles,
+    tile_label, tile_labels, wind_label,
+};
+pub use sigil::{Channeler, Sigil, SigilCard, SigilUnit};
+pub use tractor::{
+    Declaration, HandResult, TEAMS, Tractor, TrickPlay, TrickWon, class_word, level_word,
+};
 
 use crate::json::{Map, Value};
 
@@ -23,10 +35,13 @@ const MAX_CARDS: usize = 128;
 const MAX_SEATS: usize = 16;
 
 /// Table aliases this module reads views of.
-pub const VIEWS: [&str; 3] = [
+pub const VIEWS: [&str; 6] = [
     "four-player-landlord-v1",
     "texas-holdem-v1",
     "contract-bridge-v1",
+    "aether-sigil-v1",
+    "upgrade-tractor-v1",
+    "classical-mahjong-v1",
 ];
 
 /// Entries of an auction, an action log or a trick read at most.
@@ -240,6 +255,9 @@ pub enum Game {
     Landlord(Landlord),
     Holdem(Holdem),
     Bridge(Bridge),
+    Sigil(Sigil),
+    Tractor(Tractor),
+    Mahjong(Mahjong),
 }
 
 /// A seat's view of a table.
@@ -276,17 +294,48 @@ impl TableView {
             "four-player-landlord-v1" => landlord::landlord(alias, v),
             "texas-holdem-v1" => holdem::holdem(alias, v),
             "contract-bridge-v1" => bridge::bridge(alias, v),
+            "aether-sigil-v1" => sigil::sigil(alias, v),
+            "upgrade-tractor-v1" => tractor::tractor(alias, v),
+            "classical-mahjong-v1" => mahjong::mahjong(alias, v, &[]),
             _ => Err(format!("palaver has no table view for {alias} yet")),
+        }
+    }
+
+    /// [`TableView::parse`] knowing the events of the frame the view is of
+    /// (snapshot.json's `group_events`): at mahjong they tell whether the
+    /// seat to move has just drawn a tile.
+    pub fn parse_at(alias: &str, view: &Value, events: &[Value]) -> Result<TableView, String> {
+        match view {
+            Value::Object(v) if alias == "classical-mahjong-v1" => {
+                mahjong::mahjong(alias, v, events)
+            }
+            _ => TableView::parse(alias, view),
         }
     }
 
     /// Is it this seat's turn in a phase that takes actions?
     pub fn your_turn(&self) -> bool {
+        // Tractor's declarations have no current player: every seat
+        // declares or passes once, in any order.
+        if let Game::Tractor(t) = &self.game
+            && self.phase == "declaration"
+        {
+            return t.to_declare(&self.you);
+        }
+        // Mahjong's claim window has no current player either: each of
+        // the three other seats answers once.
+        if let Game::Mahjong(m) = &self.game {
+            return match self.phase.as_str() {
+                "claim" => m.to_answer(),
+                "discard" => !self.you.is_empty() && self.current == self.you,
+                _ => false,
+            };
+        }
         !self.you.is_empty()
             && self.current == self.you
             && matches!(
                 self.phase.as_str(),
-                "bidding" | "playing" | "betting" | "auction"
+                "bidding" | "playing" | "betting" | "auction" | "bury"
             )
     }
 
@@ -311,6 +360,27 @@ impl TableView {
     pub fn bridge(&self) -> Option<&Bridge> {
         match &self.game {
             Game::Bridge(b) => Some(b),
+            _ => None,
+        }
+    }
+
+    pub fn sigil(&self) -> Option<&Sigil> {
+        match &self.game {
+            Game::Sigil(s) => Some(s),
+            _ => None,
+        }
+    }
+
+    pub fn tractor(&self) -> Option<&Tractor> {
+        match &self.game {
+            Game::Tractor(t) => Some(t),
+            _ => None,
+        }
+    }
+
+    pub fn mahjong(&self) -> Option<&Mahjong> {
+        match &self.game {
+            Game::Mahjong(m) => Some(m),
             _ => None,
         }
     }
@@ -449,13 +519,15 @@ pub(super) mod tests {
     fn odd_views_are_refused_or_read_without_a_panic() {
         let alias = "four-player-landlord-v1";
         assert!(TableView::parse(alias, &Value::from(3)).is_err());
-        assert!(TableView::parse("upgrade-tractor-v1", &Value::Object(Map::new())).is_err());
+        assert!(TableView::parse("no-such-table-v1", &Value::Object(Map::new())).is_err());
         assert!(TableView::parse(alias, &Value::Object(obj! { "players" => 1 })).is_err());
         for odd in [
             r#"{"players":{"x":5},"my_hand":[1,{"value":"7"},null],"last_play":[],"you":3}"#,
             r#"{"turn_order":["a","a",7],"bids":[],"scores":{"a":1.5},"discard":{}}"#,
             r#"{"legal":[],"board":{"a":1},"pot_results":[3,{"winners":7}],"showdown_hands":{"a":2}}"#,
             r#"{"auction":[1,{"level":"x"}],"contract":[],"current_trick":[{"card":3}],"trick_history":[{}],"tricks":7,"playable_hand":"x"}"#,
+            r#"{"players":{"a":{"life":"x","defeated":1},"b":7},"units":{"a":[5,{"power":"9"}],"b":"x"},"relics":[],"unit_state":{"a":3},"discard":{},"draw_count":-4,"winner":9,"turn_number":"7"}"#,
+            r#"{"players":{"a":{}},"units":{"a":[{"card_id":"u"}]},"unit_state":{"u":{"exhausted":"yes","damage":1e300}},"my_hand":[{"name":7},[]],"relics":{"a":null}}"#,
         ] {
             let v = crate::json::parse_str(odd).unwrap();
             for alias in VIEWS {

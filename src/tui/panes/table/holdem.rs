@@ -179,7 +179,7 @@ mod tests {
             }
         };
         let alias = "texas-holdem-v1";
-        let say = |ev: Map| event_text(alias, &ev, &name).unwrap();
+        let say = |ev: Map| event_text(alias, &ev, &name, None).unwrap();
         assert_eq!(
             say(obj! { "kind" => "raise", "public_key" => "a", "amount" => 40 }),
             "<a> raises to 40"

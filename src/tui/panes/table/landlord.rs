@@ -163,12 +163,12 @@ mod tests {
         };
         let alias = "four-player-landlord-v1";
         assert_eq!(
-            event_text(alias, &ev, &name).unwrap(),
+            event_text(alias, &ev, &name, None).unwrap(),
             "<a> plays pair: 7♥ 7♠"
         );
         let bid = obj! { "kind" => "bid", "public_key" => "b", "value" => 0 };
         assert_eq!(
-            event_text(alias, &bid, &name).unwrap(),
+            event_text(alias, &bid, &name, None).unwrap(),
             "<b> passes the bid"
         );
         let over = obj! {
@@ -176,19 +176,19 @@ mod tests {
             "score_delta" => obj! { "a" => 2, "b" => -6 },
         };
         assert_eq!(
-            event_text(alias, &over, &name).unwrap(),
+            event_text(alias, &over, &name, None).unwrap(),
             "<a> went out: the farmers win (<a> +2, <b> -6)"
         );
-        assert!(event_text(alias, &obj! { "no" => "kind" }, &name).is_none());
+        assert!(event_text(alias, &obj! { "no" => "kind" }, &name, None).is_none());
         // Your own moves read as you say them.
         let you = |_: &str| "you".to_owned();
         assert_eq!(
-            event_text(alias, &ev, &you).unwrap(),
+            event_text(alias, &ev, &you, None).unwrap(),
             "you play pair: 7♥ 7♠"
         );
         let lead = obj! { "kind" => "trick_reset", "public_key" => "a" };
         assert_eq!(
-            event_text(alias, &lead, &you).unwrap(),
+            event_text(alias, &lead, &you, None).unwrap(),
             "you take the trick and lead"
         );
     }

@@ -1,6 +1,6 @@
-//! A four-seat card table (four-player-landlord-v1; texas-holdem-v1 and
-//! contract-bridge-v1 with their own seat columns, board lines and
-//! numbered choices) as its seat's files
+//! A four-seat card table (four-player-landlord-v1; texas-holdem-v1,
+//! contract-bridge-v1 and aether-sigil-v1 with their own seat columns,
+//! board lines and numbered choices) as its seat's files
 //! tell it: the round, phase and stake; every seat with its name, kind
 //! (you, a bot the host seated, a person), role, cards left, score and
 //! whose turn it is; the landlord and the revealed bottom; the play to
@@ -10,13 +10,16 @@
 //! [`TableView`] (`session::table`) and the screen's pick; nothing here
 //! changes state. What a game's events say in the log is its adapter
 //! ([`event_text`]). Each game's log sentences and board lines are its own
-//! module (landlord, holdem, bridge); your hand and the action line are
-//! `prompt`'s.
+//! module (landlord, holdem, bridge, sigil, tractor, mahjong); your hand and
+//! the action line are `prompt`'s.
 
 mod bridge;
 mod holdem;
 mod landlord;
+mod mahjong;
 mod prompt;
+mod sigil;
+mod tractor;
 
 pub use prompt::{CHOICE_PAGE, choice_label, hand_layout, hand_layout_by};
 
@@ -131,12 +134,22 @@ pub struct TablePaint<'a> {
     pub focused: bool,
 }
 
-/// What a game's event says in the log, if anything. `name` turns a public key into what the seats list calls it.
-pub fn event_text(alias: &str, ev: &Map, name: &dyn Fn(&str) -> String) -> Option<String> {
+/// What a game's event says in the log, if anything. `name` turns a
+/// public key into what the seats list calls it; `view` (the table as it is
+/// now) names the cards an event gives only by id (aether sigil's units).
+pub fn event_text(
+    alias: &str,
+    ev: &Map,
+    name: &dyn Fn(&str) -> String,
+    view: Option<&TableView>,
+) -> Option<String> {
     match alias {
         "four-player-landlord-v1" => landlord::landlord_event(ev, name),
         "texas-holdem-v1" => holdem::holdem_event(ev, name),
         "contract-bridge-v1" => bridge::bridge_event(ev, name),
+        "aether-sigil-v1" => sigil::sigil_event(ev, name, view.and_then(TableView::sigil)),
+        "upgrade-tractor-v1" => tractor::tractor_event(ev, name, view),
+        "classical-mahjong-v1" => mahjong::mahjong_event(ev, name),
         _ => {
             let mut s = format!(
                 "{} {}",
@@ -363,6 +376,18 @@ impl TablePaint<'_> {
         top.extend(self.board_lines(theme, v, w));
         let hand = self.hand_lines(theme, v, w);
         let action = self.action_lines(theme, v, w);
+        // Too tall for the pane: the board gives way (the state and the
+        // seats stay), so the hand and the action line stay in sight.
+        let room = (inner.height as usize).saturating_sub(hand.len() + action.len());
+        let keep = 1 + v.seats.len();
+        if top.len() > room && top.len() > keep {
+            let shown = room.max(keep + 1) - 1;
+            let hidden = top.len() - shown;
+            top.truncate(shown);
+            let mut more = format!("… {hidden} more lines of the board: a taller pane shows them");
+            cut(&mut more, usize::from(w.max(1)));
+            top.push(Line::from(Span::styled(more, theme.muted())));
+        }
         let fixed = (top.len() + hand.len() + action.len()) as u16;
         let log_h = inner.height.saturating_sub(fixed);
         let mut lines = top;
@@ -394,13 +419,17 @@ impl TablePaint<'_> {
         let mut spans = Vec::new();
         if let Some(r) = v.round {
             let word = match v.alias.as_str() {
-                "texas-holdem-v1" => "hand",
+                "texas-holdem-v1" | "upgrade-tractor-v1" | "classical-mahjong-v1" => "hand",
                 "contract-bridge-v1" => "board",
+                "aether-sigil-v1" => "turn",
                 _ => "round",
             };
             spans.push(Span::styled(format!("{word} {r}"), theme.text()));
             spans.push(Span::styled(" · ", theme.muted()));
         }
+        // Tractor's trump and level come first: always in sight.
+        spans.extend(self.tractor_state(theme, v));
+        spans.extend(self.mahjong_state(theme, v));
         let mut phase = v.phase.clone();
         if let Some(h) = v.holdem()
             && v.phase == "betting"
@@ -422,7 +451,16 @@ impl TablePaint<'_> {
                     Some((side, _)) => format!("{} went down", side_word(side)),
                     None => "board over".to_owned(),
                 },
-                ("texas-holdem-v1", Some(pk)) => format!("{} won the match", self.who(pk)),
+                ("upgrade-tractor-v1", Some(team)) if !team.is_empty() => {
+                    let team = team.strip_prefix("team").unwrap_or(team);
+                    format!("team {team} won the match")
+                }
+                ("classical-mahjong-v1", Some("draw")) => "the match is a draw".to_owned(),
+                ("texas-holdem-v1" | "aether-sigil-v1" | "classical-mahjong-v1", Some(pk))
+                    if !pk.is_empty() =>
+                {
+                    format!("{} won the match", self.who(pk))
+                }
                 _ => "round over".to_owned(),
             };
             Span::styled(format!(" · {o}"), theme.fg(Slot::Ok))
@@ -460,6 +498,12 @@ impl TablePaint<'_> {
         if let Some(h) = v.holdem() {
             spans.push(Span::styled(format!(" · pot {}", h.pot), theme.muted()));
         }
+        if let Some(s) = v.sigil() {
+            spans.push(Span::styled(
+                format!(" · pile {}", s.draw_count),
+                theme.muted(),
+            ));
+        }
         if let Some(b) = v.bridge() {
             let vul = match b.vulnerability.as_str() {
                 "none" | "" => "none".to_owned(),
@@ -488,15 +532,17 @@ impl TablePaint<'_> {
         })
     }
 
-    /// A hold'em or a bridge seat: marker, seat, name, kind, role, then
-    /// the chips and the wager (hold'em) or the cards left and the side
-    /// (bridge).
+    /// A hold'em, a bridge or an aether sigil seat: marker, seat, name,
+    /// kind, then the role, the chips and the wager (hold'em), the role,
+    /// the cards left and the side (bridge), or life, shield, aether and
+    /// cards left (aether sigil), within `w` cells.
     fn other_seat_line(
         &self,
         theme: &Theme,
         v: &TableView,
         s: &Seat,
         name_w: usize,
+        w: u16,
     ) -> Line<'static> {
         let turn = v.current == s.public_key && v.phase != "completed";
         let kind = self.seat_kind(v, &s.public_key);
@@ -517,7 +563,17 @@ impl TablePaint<'_> {
             Span::styled(pad(&name, name_w), base.add_modifier(Modifier::BOLD)),
             Span::styled(format!(" {:<6} ", kind.word()), theme.muted()),
         ];
-        if v.holdem().is_some() {
+        if let Some(sg) = v.sigil() {
+            let room = (w as usize).saturating_sub(spans_width(&spans));
+            let c = sg.channeler(&s.public_key);
+            spans.extend(self.sigil_stats(theme, s, c, base, room));
+        } else if v.tractor().is_some() {
+            let room = (w as usize).saturating_sub(spans_width(&spans));
+            spans.extend(self.tractor_seat(theme, v, s, base, room));
+        } else if v.mahjong().is_some() {
+            let room = (w as usize).saturating_sub(spans_width(&spans));
+            spans.extend(self.mahjong_seat(theme, v, s, base, room));
+        } else if v.holdem().is_some() {
             let unit = if name_w >= 14 { " chips" } else { "" };
             let stack = s.stack.map(|n| format!("{n:>6}{unit}")).unwrap_or_default();
             let role = match s.role.as_str() {
@@ -564,7 +620,7 @@ impl TablePaint<'_> {
             return v
                 .seats
                 .iter()
-                .map(|s| self.other_seat_line(theme, v, s, name_w))
+                .map(|s| self.other_seat_line(theme, v, s, name_w, w))
                 .collect();
         }
         v.seats
@@ -630,6 +686,15 @@ impl TablePaint<'_> {
         if v.bridge().is_some() {
             return self.bridge_lines(theme, v, w);
         }
+        if v.sigil().is_some() {
+            return self.sigil_lines(theme, v, w);
+        }
+        if v.tractor().is_some() {
+            return self.tractor_lines(theme, v, w);
+        }
+        if v.mahjong().is_some() {
+            return self.mahjong_lines(theme, v, w);
+        }
         self.landlord_lines(theme, v, w)
     }
 
@@ -638,6 +703,7 @@ impl TablePaint<'_> {
             return Vec::new();
         }
         let alias = self.view.as_ref().map(|v| v.alias.as_str()).unwrap_or("");
+        let view = self.view.as_ref().ok();
         let name = |pk: &str| self.name(pk);
         let mut out: Vec<Line<'static>> = Vec::new();
         for e in self.log.iter().rev() {
@@ -645,7 +711,7 @@ impl TablePaint<'_> {
                 break;
             }
             let (text, style) = match e {
-                LogEntry::Event { event, .. } => match event_text(alias, event, &name) {
+                LogEntry::Event { event, .. } => match event_text(alias, event, &name, view) {
                     Some(t) => (t, theme.text()),
                     None => continue,
                 },

@@ -7,9 +7,21 @@ use super::*;
 /// Choices the number keys reach at once (1–9): more are paged.
 pub const CHOICE_PAGE: usize = 9;
 
-/// What a hold'em or a bridge choice says: `call 10`, `raise to 40`,
-/// `all in 990`, `pass`, `double`, `3NT`.
-pub fn choice_label(a: &Value, v: &TableView) -> String {
+/// What a hold'em, a bridge or an aether sigil choice says: `call 10`,
+/// `raise to 40`, `all in 990`, `pass`, `double`, `3NT`, `summon Glass
+/// Hound`, `Cinder Shot at bot-1`, `Glass Hound → bot-2`, `end turn`.
+/// `name` says who a public key is; `wide`: room for a target unit's owner
+/// and stats even when its name alone tells it apart.
+pub fn choice_label(a: &Value, v: &TableView, name: &dyn Fn(&str) -> String, wide: bool) -> String {
+    if v.sigil().is_some() {
+        return super::sigil::sigil_choice(a, v, name, wide);
+    }
+    if v.tractor().is_some() {
+        return super::tractor::tractor_choice(a, v);
+    }
+    if v.mahjong().is_some() {
+        return super::mahjong::mahjong_choice(a, v);
+    }
     let n = |k: &str| a.get(k).and_then(Value::as_i64).unwrap_or(0);
     let h = v.holdem();
     match a.get_str("kind").unwrap_or("?") {
@@ -59,6 +71,12 @@ pub fn hand_layout_by(
 
 impl TablePaint<'_> {
     pub(super) fn hand_lines(&self, theme: &Theme, v: &TableView, w: u16) -> Vec<Line<'static>> {
+        if v.sigil().is_some() {
+            return self.sigil_hand_lines(theme, v, w);
+        }
+        if v.mahjong().is_some() {
+            return self.mahjong_hand_lines(theme, v, w);
+        }
         let empty = BTreeSet::new();
         let selected = self.pick.selected.unwrap_or(&empty);
         let hand = v.pick_hand();
@@ -81,9 +99,15 @@ impl TablePaint<'_> {
             Span::styled(whose, theme.muted()),
             Span::styled(format!("{} cards", hand.len()), theme.text()),
         ];
+        // Tractor's burial counts the picked cards against the kitty's.
+        let of = v
+            .tractor()
+            .filter(|_| v.phase == "bury" && v.your_turn())
+            .map(|g| format!(" of {}", g.kitty_count))
+            .unwrap_or_default();
         if !picked.is_empty() {
             head.push(Span::styled(
-                format!(" · picked {}: {}", picked.len(), labels(&picked)),
+                format!(" · picked {}{of}: {}", picked.len(), labels(&picked)),
                 theme.accent(),
             ));
         }
@@ -94,6 +118,8 @@ impl TablePaint<'_> {
         let bridge = v.bridge().is_some();
         let rows = if bridge {
             hand_layout_by(hand, w, &Card::suit_group)
+        } else if let Some(g) = v.tractor() {
+            hand_layout_by(hand, w, &|c| g.hand_group(c))
         } else {
             hand_layout(hand, w)
         };
@@ -155,24 +181,34 @@ impl TablePaint<'_> {
                 muted,
             ));
         } else if v.phase == "completed" {
-            line.push(Span::styled("the round is over", muted));
+            let over = if v.sigil().is_some() || v.mahjong().is_some() {
+                "the match is over"
+            } else {
+                "the round is over"
+            };
+            line.push(Span::styled(over, muted));
         } else if self.pick.waiting {
             line.push(Span::styled(
                 "your action is on its way: waiting for the table…",
                 theme.fg(Slot::Warn),
             ));
         } else if !v.your_turn() {
-            let meanwhile = if v.landlord().is_some() {
+            let meanwhile = if v.landlord().is_some() || v.tractor().is_some() {
                 " · you may pick cards meanwhile"
             } else {
                 ""
             };
-            line.push(Span::styled(
-                format!("waiting for {}{meanwhile}", self.who(&v.current)),
-                muted,
-            ));
+            let waiting = self
+                .tractor_waiting(v)
+                .or_else(|| self.mahjong_waiting(v))
+                .unwrap_or_else(|| format!("waiting for {}", self.who(&v.current)));
+            line.push(Span::styled(format!("{waiting}{meanwhile}"), muted));
+        } else if v.mahjong().is_some() {
+            line.extend(self.mahjong_action(theme, v, w));
         } else if !self.pick.choices.is_empty() {
-            line.extend(self.choice_spans(theme, v));
+            line.extend(self.choice_spans(theme, v, w));
+        } else if v.tractor().is_some() {
+            line.extend(self.tractor_action(theme, v));
         } else if let Some(b) = v.bridge()
             && v.phase == "playing"
         {
@@ -255,23 +291,28 @@ impl TablePaint<'_> {
     }
 
     /// The numbered choices of the page the cursor is on, and the keys.
-    pub(super) fn choice_spans(&self, theme: &Theme, v: &TableView) -> Vec<Span<'static>> {
+    pub(super) fn choice_spans(&self, theme: &Theme, v: &TableView, w: u16) -> Vec<Span<'static>> {
         let muted = theme.muted();
         let page = CHOICE_PAGE;
         let all = self.pick.choices;
         let cur = self.pick.choice_cursor.min(all.len().saturating_sub(1));
         let start = cur / page * page;
-        let what = if v.holdem().is_some() {
+        let what = if v.holdem().is_some() || v.sigil().is_some() {
             "your action "
+        } else if v.tractor().is_some() {
+            "declare "
         } else {
             "your call "
         };
+        let name = |pk: &str| self.name(pk);
         let mut line = vec![Span::styled(
             what,
             theme.fg(Slot::Warn).add_modifier(Modifier::BOLD),
         )];
         for (n, a) in all.iter().enumerate().skip(start).take(page) {
-            let text = format!("{} {}", n - start + 1, choice_label(a, v));
+            let mut text = format!("{} {}", n - start + 1, choice_label(a, v, &name, w >= 80));
+            // A choice is never wider than the line.
+            cut(&mut text, (w as usize).saturating_sub(2).max(1));
             let style = if n == cur {
                 theme.cursor()
             } else {
@@ -280,27 +321,41 @@ impl TablePaint<'_> {
             line.push(Span::styled(format!("[{text}]"), style));
             line.push(Span::raw(" "));
         }
+        // Aether sigil's choices are many and long: its keys are said
+        // shortly in a narrow pane.
+        let short = v.sigil().is_some() && w < 80;
         let pages = all.len().div_ceil(page);
         if pages > 1 {
-            line.push(Span::styled(
-                format!(
-                    "page {}/{pages}: {}/{} for more · ",
-                    start / page + 1,
-                    self.key(Command::Up),
-                    self.key(Command::Down)
-                ),
-                muted,
-            ));
+            let (up, down) = (self.key(Command::Up), self.key(Command::Down));
+            let text = if short {
+                format!("page {}/{pages} ({up}/{down}) · ", start / page + 1)
+            } else {
+                format!("page {}/{pages}: {up}/{down} for more · ", start / page + 1)
+            };
+            line.push(Span::styled(text, muted));
         }
-        let send = if v.holdem().is_some() {
+        let send = if v.holdem().is_some() || v.sigil().is_some() || v.tractor().is_some() {
             "sends"
         } else {
             "calls"
         };
+        let what = if short { "" } else { " the marked one" };
         line.push(Span::styled(
-            format!("{} {send} the marked one", self.key(Command::Submit)),
+            format!("{} {send}{what}", self.key(Command::Submit)),
             muted,
         ));
+        if v.sigil().is_some() {
+            line.push(Span::styled(
+                format!(" · {} ends the turn", self.key(Command::PassTurn)),
+                muted,
+            ));
+        }
+        if v.tractor().is_some() {
+            line.push(Span::styled(
+                format!(" · {} passes", self.key(Command::PassTurn)),
+                muted,
+            ));
+        }
         line
     }
 }

@@ -5,7 +5,13 @@
 //! sits where (the host's `bots/`), and the actions: a play of the picked
 //! cards, a bid, a pass; at hold'em and bridge the legal bets and calls as
 //! numbered choices, and bridge's one card (from the dummy's hand when the
-//! declarer plays it). Only what the table's rules allow now is sent
+//! declarer plays it); at aether sigil every legal action (a card with its
+//! target, an attack, ending the turn, conceding) as a numbered choice, and
+//! `p` ends the turn; at tractor the declarations (and the pass) as
+//! numbered choices, the burial of eight and the plays as picked cards; at
+//! mahjong the discard as one picked tile, a win or a concealed kong as
+//! numbered choices, and in a claim window the legal claims as numbered
+//! choices (or the picked tiles of one). Only what the table's rules allow now is sent
 //! (`Table::is_legal_selection`, `Table::legal_actions`); anything else is
 //! refused with the reason. An action is queued in the room's
 //! `group-actions.jsonl` by a task, exactly as `palaver session action`
@@ -162,7 +168,11 @@ impl TableState {
                 "its hand holds {held} cards, more than a table deals ({MAX_HAND})"
             ))
         } else {
-            TableView::parse(&self.alias, &self.raw)
+            let events = snapshot
+                .get("group_events")
+                .and_then(Value::as_array)
+                .map_or(&[][..], Vec::as_slice);
+            TableView::parse_at(&self.alias, &self.raw, events)
         };
         let legal = match (&self.view, self.rules(options)) {
             (Ok(_), Some(r)) => r.legal_actions(&self.raw),
@@ -175,10 +185,22 @@ impl TableState {
             .collect();
         self.bid_cursor = self.bid_cursor.min(self.bids.len().saturating_sub(1));
         self.can_pass = legal.iter().any(|a| a.get_str("kind") == Some("pass"));
-        // Hold'em's bets and bridge's calls are choices; cards and the
-        // landlord's bids are not.
+        // Hold'em's bets, bridge's calls and every action of aether sigil
+        // are choices; cards and the landlord's bids are not.
         let old = self.choices.get(self.choice_cursor).cloned();
         self.choices = match self.alias.as_str() {
+            SIGIL => legal.clone(),
+            // Tractor's declarations (and the pass) are choices; the
+            // burial and the plays are picked cards.
+            TRACTOR if self.raw.get_str("phase") == Some("declaration") => legal.clone(),
+            // Mahjong's claims are choices; on its turn a win and the
+            // concealed kongs are, the discard is a picked tile.
+            MAHJONG if self.raw.get_str("phase") == Some("claim") => legal.clone(),
+            MAHJONG => legal
+                .iter()
+                .filter(|a| a.get_str("kind") != Some("discard"))
+                .cloned()
+                .collect(),
             "texas-holdem-v1" | "contract-bridge-v1" => legal
                 .iter()
                 .filter(|a| a.get_str("kind") != Some("play"))
@@ -255,8 +277,23 @@ impl TableState {
         self.kinds = kinds;
     }
 
-    /// What groups the hand: the rank, or the suit at bridge.
+    /// What groups the hand: the rank, the suit at bridge, the class
+    /// (the trumps, then each plain suit) at tractor.
     fn group(&self, c: &Card) -> i64 {
+        // Mahjong: the suit (a tile's value is its face, 0–33).
+        if self.alias == MAHJONG {
+            return match c.value {
+                0..27 => c.value / 9,
+                27..31 => 3,
+                31..34 => 4,
+                _ => 5,
+            };
+        }
+        if let Ok(v) = &self.view
+            && let Some(g) = v.tractor()
+        {
+            return g.class_group(c);
+        }
         if self.alias == "contract-bridge-v1" {
             c.suit_group()
         } else {
@@ -305,6 +342,19 @@ impl TableState {
     /// Ids of the cards the rules let this seat play now (empty when
     /// none or when cards are not played one by one).
     pub fn playable_ids(&self) -> BTreeSet<String> {
+        // Tractor's declarer buries any card but those it declared with.
+        if let Ok(v) = &self.view
+            && let Some(g) = v.tractor()
+            && v.phase == "bury"
+            && v.your_turn()
+        {
+            return v
+                .hand
+                .iter()
+                .filter(|c| !g.protected().contains(&c.card_id))
+                .map(|c| c.card_id.clone())
+                .collect();
+        }
         if self.alias != "contract-bridge-v1" {
             return BTreeSet::new();
         }
@@ -323,16 +373,21 @@ impl TableState {
         (start, n)
     }
 
-    /// Picks every card of the cursor's rank, or unpicks them all when
-    /// they are all picked.
+    /// Picks every card of the cursor's rank (at tractor: of its face, a
+    /// pair), or unpicks them all when they are all picked.
     fn toggle_rank(&mut self) {
-        let Some(v) = self.hand().get(self.cursor).map(|c| c.value) else {
+        let Some((v, suit)) = self
+            .hand()
+            .get(self.cursor)
+            .map(|c| (c.value, c.suit.clone()))
+        else {
             return;
         };
+        let face = self.alias == TRACTOR;
         let ids: Vec<String> = self
             .hand()
             .iter()
-            .filter(|c| c.value == v)
+            .filter(|c| c.value == v && (!face || c.suit == suit))
             .map(|c| c.card_id.clone())
             .collect();
         if ids.iter().all(|id| self.selected.contains(id)) {
@@ -371,10 +426,44 @@ fn who(v: &TableView, nicks: &BTreeMap<String, String>, pk: &str) -> String {
 }
 
 const LANDLORD: &str = "four-player-landlord-v1";
+const SIGIL: &str = "aether-sigil-v1";
+const TRACTOR: &str = "upgrade-tractor-v1";
+const MAHJONG: &str = "classical-mahjong-v1";
 
-/// Keys at a hold'em or a bridge table: the numbered choices (bets,
-/// calls) and, in bridge's play, one card of the hand to play. What to
-/// send, or why not (`refusal`: why nothing can be sent now).
+/// Tractor's picked cards as a burial or a play, when the rules take them
+/// now (`Table::is_legal_selection`); else why not, as a person reads it.
+fn tractor_cards(
+    t: &TableState,
+    v: &TableView,
+    options: &Map,
+    nicks: &BTreeMap<String, String>,
+) -> Result<Value, String> {
+    let ids = t.picked_ids();
+    if !ids.is_empty()
+        && t.rules(options)
+            .is_some_and(|r| r.is_legal_selection(&t.raw, &ids))
+    {
+        let kind = if v.phase == "bury" { "bury" } else { "play" };
+        let ids: Vec<Value> = ids.into_iter().map(Value::from).collect();
+        return Ok(Value::Object(obj! { "kind" => kind, "card_ids" => ids }));
+    }
+    let picked: Vec<Card> = v
+        .hand
+        .iter()
+        .filter(|c| t.selected.contains(&c.card_id))
+        .cloned()
+        .collect();
+    let name = |pk: &str| who(v, nicks, pk);
+    Err(v.tractor().map_or_else(
+        || "the rules offer nothing to send now".to_owned(),
+        |g| g.refusal(&v.phase, &v.hand, &picked, &name),
+    ))
+}
+
+/// Keys at a hold'em, a bridge or an aether sigil table: the numbered
+/// choices (bets, calls, sigil's actions) and, in bridge's play, one card
+/// of the hand to play. What to send, or why not (`refusal`: why nothing
+/// can be sent now).
 fn choice_or_card(
     t: &mut TableState,
     v: &TableView,
@@ -387,6 +476,8 @@ fn choice_or_card(
     let last = t.hand().len().saturating_sub(1);
     let card_play = v.bridge().is_some() && v.phase == "playing";
     let holdem = v.holdem().is_some();
+    let sigil = v.sigil().is_some();
+    let tractor = v.tractor().is_some();
     match c {
         Command::Left if choosing => t.choice_cursor = t.choice_cursor.saturating_sub(1),
         Command::Right if choosing => t.choice_cursor = (t.choice_cursor + 1).min(top),
@@ -403,6 +494,12 @@ fn choice_or_card(
                 "hold'em plays no cards: choose an action with its number".into(),
             ));
         }
+        Command::SelectCard | Command::SelectGroup if sigil => {
+            return Some(Err(
+                "a card is played by its numbered choice (with its target)".into(),
+            ));
+        }
+        Command::SelectGroup if tractor => t.toggle_rank(),
         Command::SelectCard | Command::SelectGroup => t.toggle_card(),
         Command::ClearSelection => t.selected.clear(),
         c if c.choice().is_some() => {
@@ -413,6 +510,9 @@ fn choice_or_card(
                 None if k < n => Ok(t.choices[start + k].clone()),
                 None if card_play => {
                     Err("the numbers choose a call: play a card with Enter".into())
+                }
+                None if tractor && n == 0 => {
+                    Err("the numbers choose a declaration: pick cards and Enter sends them".into())
                 }
                 None => Err(format!("there are {n} choices to pick from here")),
             });
@@ -430,7 +530,15 @@ fn choice_or_card(
             });
         }
         Command::PassTurn => {
-            let want = if holdem { "check" } else { "pass" };
+            let want = if holdem {
+                "check"
+            } else if sigil {
+                "end_turn"
+            } else if tractor {
+                "pass_declare"
+            } else {
+                "pass"
+            };
             return Some(match refusal {
                 Some(why) => Err(why),
                 None => t
@@ -441,6 +549,9 @@ fn choice_or_card(
                     .ok_or_else(|| {
                         if holdem {
                             "there is a wager to match: call, raise or fold with the numbers"
+                                .to_owned()
+                        } else if tractor {
+                            "only a declaration is passed: now pick cards and Enter sends them"
                                 .to_owned()
                         } else {
                             "no call is open now: play a card".to_owned()
@@ -671,6 +782,13 @@ impl SessionsView {
             Some("this table has ended here: nothing would send it".to_owned())
         } else if v.phase == "completed" {
             Some("the round is over: there is nothing to play".to_owned())
+        } else if !v.your_turn() && v.tractor().is_some() && v.phase == "declaration" {
+            Some("you have declared: waiting for the others to declare or pass".to_owned())
+        } else if !v.your_turn()
+            && v.phase == "claim"
+            && let Some(m) = v.mahjong()
+        {
+            Some(mahjong_not_yours(&v, m, &self.nicks))
         } else if !v.your_turn() {
             Some(format!(
                 "it is {}'s turn, not yours",
@@ -683,7 +801,14 @@ impl SessionsView {
         };
         let bid = |b: i64| Value::Object(obj! { "kind" => "bid", "value" => b });
         // What to send, or why not.
-        let send: Option<Result<Value, String>> = if t.alias != LANDLORD {
+        let send: Option<Result<Value, String>> = if t.alias == MAHJONG {
+            mahjong_keys(t, &v, c, refusal, &options)
+        } else if t.alias == TRACTOR && c == Command::Submit && t.choices.is_empty() {
+            Some(match refusal {
+                Some(why) => Err(why),
+                None => tractor_cards(t, &v, &options, &self.nicks),
+            })
+        } else if t.alias != LANDLORD {
             choice_or_card(t, &v, c, refusal, &self.nicks)
         } else {
             match c {
@@ -808,5 +933,139 @@ impl SessionsView {
                 t.note = Some((false, e.clone()));
             }
         }
+    }
+}
+
+/// Why a seat cannot act in a mahjong claim window it may not answer.
+fn mahjong_not_yours(
+    v: &TableView,
+    m: &crate::session::table::Mahjong,
+    nicks: &BTreeMap<String, String>,
+) -> String {
+    let Some(w) = &m.window else {
+        return "no claim window is open".to_owned();
+    };
+    let tile = w.tile.label();
+    if w.by == v.you {
+        format!("you discarded {tile}: the others are answering the claim window")
+    } else if w.my_claim.is_some() {
+        format!("you have answered the claim window on {tile}: waiting for the others")
+    } else {
+        format!(
+            "the claim window on {}'s {tile} is not yours to answer",
+            who(v, nicks, &w.by)
+        )
+    }
+}
+
+/// Keys at a mahjong table. On your turn the arrows move along the hand,
+/// `Enter` discards the picked tile (the one under the cursor when none
+/// is picked; four of a face picked: a concealed kong), the numbers send a
+/// win or a concealed kong. In a claim window you may answer, the claims
+/// are the choices: the arrows move the mark, the numbers and `Enter` send
+/// one, `p` passes.
+fn mahjong_keys(
+    t: &mut TableState,
+    v: &TableView,
+    c: Command,
+    refusal: Option<String>,
+    options: &Map,
+) -> Option<Result<Value, String>> {
+    let claims = v.phase == "claim" && !t.choices.is_empty();
+    let last = t.hand().len().saturating_sub(1);
+    let top = t.choices.len().saturating_sub(1);
+    match c {
+        Command::Left if claims => t.choice_cursor = t.choice_cursor.saturating_sub(1),
+        Command::Right if claims => t.choice_cursor = (t.choice_cursor + 1).min(top),
+        Command::SelectCard | Command::SelectGroup if claims => {
+            return Some(Err(
+                "a claim is sent by its number (or ←/→ and Enter), not by picked tiles".into(),
+            ));
+        }
+        Command::Left => t.cursor = t.cursor.saturating_sub(1),
+        Command::Right => t.cursor = (t.cursor + 1).min(last),
+        Command::Up => t.jump_rank(-1),
+        Command::Down => t.jump_rank(1),
+        Command::Top => t.cursor = 0,
+        Command::Bottom => t.cursor = last,
+        Command::SelectCard => t.toggle_card(),
+        Command::SelectGroup => t.toggle_rank(),
+        Command::ClearSelection => t.selected.clear(),
+        c if c.choice().is_some() => {
+            let k = usize::from(c.choice().unwrap_or(1)) - 1;
+            let (start, n) = t.choice_page();
+            return Some(match refusal {
+                Some(why) => Err(why),
+                None if k < n => Ok(t.choices[start + k].clone()),
+                None if n == 0 => {
+                    Err("nothing is chosen by number now: pick a tile and Enter discards it".into())
+                }
+                None => Err(format!("there are {n} choices to pick from here")),
+            });
+        }
+        Command::PassTurn => {
+            return Some(match refusal {
+                Some(why) => Err(why),
+                None if v.phase == "claim" => t
+                    .choices
+                    .iter()
+                    .find(|a| a.get_str("kind") == Some("pass_claim"))
+                    .cloned()
+                    .ok_or_else(|| "the rules offer no pass now".to_owned()),
+                None => Err("there is no passing on your turn: discard a tile".into()),
+            });
+        }
+        Command::Submit => {
+            return Some(match refusal {
+                Some(why) => Err(why),
+                None if claims => t
+                    .choices
+                    .get(t.choice_cursor)
+                    .cloned()
+                    .ok_or_else(|| "the rules offer no claim now".to_owned()),
+                None => mahjong_discard(t, v, options),
+            });
+        }
+        _ => {}
+    }
+    None
+}
+
+/// The picked tile as a discard (the one under the cursor when none is
+/// picked), or four picked of a face as a concealed kong, when the rules
+/// take them now (`Table::is_legal_selection`); else why not.
+fn mahjong_discard(t: &TableState, v: &TableView, options: &Map) -> Result<Value, String> {
+    let m = v.mahjong().ok_or("the rules offer nothing to send now")?;
+    let mut ids = t.picked_ids();
+    if ids.is_empty()
+        && let Some(c) = t.hand().get(t.cursor)
+    {
+        ids.push(c.card_id.clone());
+    }
+    let refs: Vec<&str> = ids.iter().map(String::as_str).collect();
+    let tiles = m.tiles_of(&refs);
+    let shown = crate::session::table::tile_labels(&tiles);
+    let legal = t
+        .rules(options)
+        .is_some_and(|r| r.is_legal_selection(&t.raw, &ids));
+    let same = tiles.windows(2).all(|p| p[0].code == p[1].code);
+    match ids.len() {
+        1 if legal => Ok(Value::Object(
+            obj! { "kind" => "discard", "card_id" => ids[0].as_str() },
+        )),
+        4 if legal => {
+            let ids: Vec<Value> = ids.iter().map(|id| Value::from(id.as_str())).collect();
+            Ok(Value::Object(
+                obj! { "kind" => "concealed_kong", "card_ids" => ids },
+            ))
+        }
+        4 if !same => Err(format!(
+            "{shown} is no kong: a concealed kong takes four tiles of one face"
+        )),
+        0 => Err("there is no tile to discard".into()),
+        1 => Err(format!("{shown} cannot be discarded now")),
+        n => Err(format!(
+            "{shown}: discard one tile, or pick four of a face for a concealed kong ({n} picked)"
+        )),
     }
 }
