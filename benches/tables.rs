@@ -119,7 +119,10 @@ fn theirs(py: &str, alias: &str, matches: &[(Map, Vec<(Value, Value)>)]) -> Dura
         .lines()
         .filter(|l| l.starts_with("{\"error\""))
         .count();
-    assert_eq!(errors, 0, "{alias}: the reference refused an action palaver took");
+    assert_eq!(
+        errors, 0,
+        "{alias}: the reference refused an action palaver took"
+    );
     let timing = palaver::json::parse_str(stdout.lines().last().unwrap()).unwrap();
     let t = timing.get("timing").unwrap();
     let secs = t.get("act_seconds").and_then(Value::as_f64).unwrap();
@@ -137,7 +140,13 @@ fn protocol_test(alias: &str) -> Option<Duration> {
     let out = std::process::Command::new(bin)
         .arg("--data-dir")
         .arg(data.path())
-        .args(["protocol", "test", alias, "--options", r#"{"deal_seed":"bench"}"#])
+        .args([
+            "protocol",
+            "test",
+            alias,
+            "--options",
+            r#"{"deal_seed":"bench"}"#,
+        ])
         .output()
         .expect("run palaver protocol test");
     let took = began.elapsed();
@@ -163,7 +172,9 @@ fn main() {
     if py.is_none() {
         println!("reference: PALAVER_REFERENCE_PYTHON is not set; run through scripts/test's venv");
     }
-    println!("| table | actions | palaver per action | the reference | ratio (target 50x) | protocol test (target < 1 s) |");
+    println!(
+        "| table | actions | palaver per action | the reference | ratio (target 50x) | protocol test (target < 1 s) |"
+    );
     println!("|---|---|---|---|---|---|");
     for alias in &aliases {
         let matches: Vec<_> = (0..n).map(|seed| record(alias, seed)).collect();

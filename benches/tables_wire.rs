@@ -212,7 +212,14 @@ impl Frames {
 fn one_table(client: &Client, bin: &Path, root: &Path) -> Vec<f64> {
     let db = root.join("db.sqlite");
     let mut serve = Command::new(bin)
-        .args(["serve", "--bind", "127.0.0.1:0", "--rate-limit", "0", "--db"])
+        .args([
+            "serve",
+            "--bind",
+            "127.0.0.1:0",
+            "--rate-limit",
+            "0",
+            "--db",
+        ])
         .arg(&db)
         .stderr(Stdio::piped())
         .spawn()
@@ -326,8 +333,7 @@ fn one_table(client: &Client, bin: &Path, root: &Path) -> Vec<f64> {
         };
         let sent = day_seconds(&palaver::session::files::iso_at(SystemTime::now()))
             .expect("now as a time of day");
-        palaver::services::group::outbox::append_action(dir, &action)
-            .expect("append the action");
+        palaver::services::group::outbox::append_action(dir, &action).expect("append the action");
         let next = seq + 1;
         let waited = Instant::now();
         loop {
@@ -376,17 +382,28 @@ fn main() {
     let bin = support::binary();
     println!("{TABLE}, four processes on loopback, one seeded match each:");
     let tmp = tempfile::tempdir().expect("tempdir");
-    let ours = one_table(&Client::Palaver(bin.clone()), &bin, &tmp.path().join("palaver"));
+    let ours = one_table(
+        &Client::Palaver(bin.clone()),
+        &bin,
+        &tmp.path().join("palaver"),
+    );
     let (p50, p99) = report("palaver", ours);
     println!(
         "  target: median ≤ 10 ms, p99 ≤ 30 ms — {}",
-        if p50 <= 10.0 && p99 <= 30.0 { "met" } else { "NOT met" }
+        if p50 <= 10.0 && p99 <= 30.0 {
+            "met"
+        } else {
+            "NOT met"
+        }
     );
     match support::reference_python() {
         Some(py) => {
             let theirs = one_table(&Client::Reference(py), &bin, &tmp.path().join("reference"));
             let (r50, _) = report("reference", theirs);
-            println!("  palaver's median is {:.1}x the reference's speed", r50 / p50);
+            println!(
+                "  palaver's median is {:.1}x the reference's speed",
+                r50 / p50
+            );
         }
         None => println!("reference: no Python with aigenora (see benches/support); not measured"),
     }

@@ -238,12 +238,20 @@ fn list_show_and_path() {
     assert_eq!(r.code, 0);
     let v: serde_json::Value = serde_json::from_str(&r.out).unwrap();
     assert_eq!(v.as_array().unwrap().len(), 21);
+    // Every bundled protocol but the realtime tank battle has palaver's own
+    // rules.
+    let unplayable: Vec<&str> = v
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|e| e["plays_natively"] != true)
+        .map(|e| e["alias"].as_str().unwrap())
+        .collect();
+    assert_eq!(unplayable, ["tank-battle-v1"]);
     let r = run(&["protocol", "list"]);
-    assert!(
-        r.out
-            .lines()
-            .any(|l| l.starts_with("rps-v1") && l.contains("simultaneous_round"))
-    );
+    assert!(r.out.lines().any(|l| l.starts_with("rps-v1")
+        && l.contains("simultaneous_round")
+        && l.contains(" yes ")));
 
     let r = run(&["protocol", "show", "43a80648"]);
     assert_eq!(r.code, 0);

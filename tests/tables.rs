@@ -562,8 +562,13 @@ fn survive_a_killed_leader(table: &str, reference: Option<String>) {
         );
         std::thread::sleep(Duration::from_millis(50));
         let Some(snap) = view(&hdir) else { continue };
-        let seq = snap.get("group").and_then(|g| g.get("seq")).and_then(Value::as_i64);
-        let Some(v) = snap.get("group_view") else { continue };
+        let seq = snap
+            .get("group")
+            .and_then(|g| g.get("seq"))
+            .and_then(Value::as_i64);
+        let Some(v) = snap.get("group_view") else {
+            continue;
+        };
         assert_ne!(
             snap.get("completed"),
             Some(&Value::Bool(true)),
@@ -572,7 +577,9 @@ fn survive_a_killed_leader(table: &str, reference: Option<String>) {
         if seq >= Some(KILL_AT) {
             break;
         }
-        let Some(action) = rules.bot_action(v) else { continue };
+        let Some(action) = rules.bot_action(v) else {
+            continue;
+        };
         if acted_at == Some(seq) {
             continue;
         }

@@ -301,7 +301,14 @@ pub async fn run_house_room(
 /// The tables the house keeps open in the console's embedded community,
 /// one of each: every four-seat table palaver has rules and a console view
 /// for.
-pub const HOUSE_TABLES: [&str; 1] = [HOUSE_TABLE];
+pub const HOUSE_TABLES: [&str; 6] = [
+    HOUSE_TABLE,
+    "texas-holdem-v1",
+    "contract-bridge-v1",
+    "upgrade-tractor-v1",
+    "classical-mahjong-v1",
+    "aether-sigil-v1",
+];
 
 /// The house's landlord table (the first of [`HOUSE_TABLES`]).
 pub const HOUSE_TABLE: &str = "four-player-landlord-v1";
@@ -658,6 +665,15 @@ pub fn reply(text: &str, n: usize) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn every_house_table_has_rules_and_a_console_view() {
+        for alias in HOUSE_TABLES {
+            assert!(crate::protocols::tables::TABLES.contains(&alias), "{alias}");
+            assert!(crate::session::table::VIEWS.contains(&alias), "{alias}");
+            assert!(crate::library::bundled_spec(alias).is_some(), "{alias}");
+        }
+    }
 
     #[test]
     fn replies_vary_and_stay_short() {
