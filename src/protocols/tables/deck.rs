@@ -454,7 +454,10 @@ pub fn validate(deck: &Map) -> Result<(), DeckError> {
         _ => return Err("zones must be an object".into()),
     }
     let observed = ids.len();
-    let mut seen: HashSet<&str> = HashSet::with_capacity(observed);
+    // Checked after every change of the deck: a fast hasher (the ids are
+    // digests, so no one picks them to collide), not SipHash.
+    let mut seen: HashSet<&str, foldhash::fast::RandomState> =
+        HashSet::with_capacity_and_hasher(observed, Default::default());
     let mut dup = false;
     for id in ids {
         match id.as_str() {
@@ -469,7 +472,7 @@ pub fn validate(deck: &Map) -> Result<(), DeckError> {
     // its cards when every catalog card is among them (hashed look-ups: the
     // catalog itself is a list).
     if observed != catalog.len() || !catalog.keys().all(|k| seen.contains(k)) {
-        let known: HashSet<&str> = catalog.keys().collect();
+        let known: HashSet<&str, foldhash::fast::RandomState> = catalog.keys().collect();
         let mut missing: Vec<&str> = catalog.keys().filter(|k| !seen.contains(k)).collect();
         let mut unknown: Vec<&str> = seen
             .iter()
