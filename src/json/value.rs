@@ -185,6 +185,17 @@ impl Map {
         None
     }
 
+    /// Appends a member whose key the map does not hold yet (what `obj!`
+    /// builds with: its keys are distinct by construction; a repeated key
+    /// is a bug, caught by the debug assertion in tests).
+    pub fn push_new(&mut self, key: impl Into<Key>, value: Value) {
+        let key = key.into();
+        debug_assert!(!self.contains_key(&key), "obj!: the key {key:?} twice");
+        let members = self.members_mut();
+        members.meta = None;
+        members.entries.push((key, value));
+    }
+
     pub fn remove(&mut self, key: &str) -> Option<Value> {
         let idx = self.inner.entries.iter().position(|(k, _)| k == key)?;
         let members = self.members_mut();
@@ -442,7 +453,7 @@ macro_rules! obj {
     ($($k:expr => $v:expr),* $(,)?) => {{
         #[allow(unused_mut)]
         let mut m = $crate::json::Map::with_capacity(0 $(+ { let _ = stringify!($k); 1 })*);
-        $( m.insert($k, $crate::json::Value::from($v)); )*
+        $( m.push_new($k, $crate::json::Value::from($v)); )*
         m
     }};
 }
