@@ -23,12 +23,15 @@ const HOUSE_PAUSE_COACH: &str = "[house]\nround_delay_seconds = 8\n";
 /// From a fresh console: joins the house's rps-v1 in hybrid mode and waits
 /// for the first round's result in the feed.
 fn join_house_rps_hybrid(c: &Console) {
-    c.wait_for("rps-v1", Duration::from_secs(60));
+    // The house's first invitations are in; rps-v1 may be below the
+    // list's fold (the house keeps a table of each four-seat game too), so
+    // filter for it and wait for it there.
+    c.wait_for("house", Duration::from_secs(60));
     c.keys(&["/"]);
     c.type_text("rps");
     c.wait_until(
         "the invitations filtered to rps-v1",
-        Duration::from_secs(10),
+        Duration::from_secs(60),
         POLL,
         |s| s.contains("Invitations (1)") && s.contains("/rps"),
     );
