@@ -12,7 +12,8 @@ pub mod room;
 pub mod state;
 pub mod strategy;
 pub mod table;
-pub mod task;
+/// The task view of a trusted-agent-task session (the protocol keeps it).
+pub use crate::protocols::task::view as task;
 pub mod whisper;
 pub mod whisper_log;
 

@@ -20,15 +20,16 @@
 pub mod service;
 pub mod store;
 pub mod transfer;
+pub mod view;
 
 use super::str_field;
 use crate::engine::{ControlMode, Ctx, Dir, HookError, HookResult, Hooks, HostMetadata, Role};
 use crate::json::{Map, Value};
 use crate::obj;
-use crate::session::task::TaskView;
 use async_trait::async_trait;
 use service::TaskService;
 use std::path::PathBuf;
+use view::TaskView;
 
 /// The task a generic-engine guest asks about without `collab_task_id`.
 pub const DEMO_TASK: &str = "demo-task";
