@@ -56,6 +56,10 @@ impl Room {
     }
 }
 
+/// How long a host waits, after its room ended, for its bots to take the
+/// last frames and write their records.
+const BOTS_FINISH: Duration = Duration::from_secs(10);
+
 /// A spawned task that is aborted when dropped: a side whose future is
 /// dropped (a console closing, a test aborting a "crashed" leader) leaves
 /// no lease keeper, accept loop or heartbeat running behind it.
@@ -537,6 +541,16 @@ pub async fn host(
         cancel,
     )
     .await;
+    // The host's bots read the last frames and write their records before
+    // they are stopped (bounded: a bot that does not end is stopped then).
+    let mut seated = seated;
+    if end.is_ok() {
+        let _ = tokio::time::timeout(
+            BOTS_FINISH,
+            futures_util::future::join_all(seated.iter_mut()),
+        )
+        .await;
+    }
     drop((acceptor, renew, seated));
     crate::net::close(ep).await;
     let end = end?;
