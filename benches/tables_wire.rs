@@ -211,29 +211,8 @@ impl Frames {
 /// One match at a table of `client`'s: the latency of every action.
 fn one_table(client: &Client, bin: &Path, root: &Path) -> Vec<f64> {
     let db = root.join("db.sqlite");
-    let mut serve = Command::new(bin)
-        .args([
-            "serve",
-            "--bind",
-            "127.0.0.1:0",
-            "--rate-limit",
-            "0",
-            "--db",
-        ])
-        .arg(&db)
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("start palaver serve");
-    let mut banner = String::new();
-    BufReader::new(serve.stderr.take().expect("serve's stderr"))
-        .read_line(&mut banner)
-        .expect("serve banner");
+    let (serve, url) = support::serve(bin, &db);
     let _serve = Kill(serve);
-    let url = banner
-        .split_whitespace()
-        .find(|w| w.starts_with("http://"))
-        .expect("a URL in the serve banner")
-        .to_owned();
     let seats: Vec<PathBuf> = (0..4).map(|n| root.join(format!("seat-{n}"))).collect();
     for (n, d) in seats.iter().enumerate() {
         client.run(&url, d, &["init"]);

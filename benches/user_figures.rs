@@ -178,28 +178,7 @@ impl World {
     fn new(bin: &Path) -> World {
         let tmp = tempfile::tempdir().expect("tempdir");
         let db = tmp.path().join("community.sqlite");
-        let mut serve = Command::new(bin)
-            .args([
-                "serve",
-                "--bind",
-                "127.0.0.1:0",
-                "--rate-limit",
-                "0",
-                "--db",
-            ])
-            .arg(&db)
-            .stderr(Stdio::piped())
-            .spawn()
-            .expect("start palaver serve");
-        let mut banner = String::new();
-        BufReader::new(serve.stderr.take().expect("stderr"))
-            .read_line(&mut banner)
-            .expect("read the serve banner");
-        let url = banner
-            .split_whitespace()
-            .find(|w| w.starts_with("http://"))
-            .unwrap_or_else(|| panic!("serve printed no URL: {banner}"))
-            .to_owned();
+        let (serve, url) = support::serve(bin, &db);
         let config = tmp.path().join("config");
         std::fs::create_dir_all(&config).expect("config dir");
         let w = World {

@@ -62,6 +62,35 @@ fn release_binary() -> PathBuf {
     target.join("release").join("palaver")
 }
 
+/// `palaver serve` on a free loopback port with its database at `db`, no
+/// rate limit: the process and the URL its banner prints.
+pub fn serve(bin: &Path, db: &Path) -> (std::process::Child, String) {
+    use std::io::BufRead;
+    let mut serve = std::process::Command::new(bin)
+        .args([
+            "serve",
+            "--bind",
+            "127.0.0.1:0",
+            "--rate-limit",
+            "0",
+            "--db",
+        ])
+        .arg(db)
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("start palaver serve");
+    let mut banner = String::new();
+    std::io::BufReader::new(serve.stderr.take().expect("serve's stderr"))
+        .read_line(&mut banner)
+        .expect("read the serve banner");
+    let url = banner
+        .split_whitespace()
+        .find(|w| w.starts_with("http://"))
+        .unwrap_or_else(|| panic!("serve printed no URL: {banner}"))
+        .to_owned();
+    (serve, url)
+}
+
 /// One figure: the median, then [min … max].
 pub fn line(what: &str, ms: impl Iterator<Item = f64>) {
     let mut v: Vec<f64> = ms.collect();
