@@ -148,6 +148,24 @@ fn snapshot(printed: &str) -> (PathBuf, Value) {
     (dir, snap)
 }
 
+/// Why the room in `dir` ended as it did: the session's end reason and the
+/// events that speak of failures, leases or departures (the snapshot alone
+/// gets cut in a CI log).
+fn why_not(dir: &std::path::Path) -> String {
+    let session = std::fs::read_to_string(dir.join("session.json")).unwrap_or_default();
+    let events = std::fs::read_to_string(dir.join("events.jsonl")).unwrap_or_default();
+    let telling: Vec<&str> = events
+        .lines()
+        .filter(|l| {
+            ["fail", "lease", "disconnect", "reject", "fenced", "timeout"]
+                .iter()
+                .any(|w| l.contains(w))
+        })
+        .collect();
+    let tail = &telling[telling.len().saturating_sub(12)..];
+    format!("session.json: {session}\nevents:\n{}", tail.join("\n"))
+}
+
 fn scores(snap: &Value) -> String {
     json::canonical::to_string(
         snap.get("group_view")
@@ -220,7 +238,8 @@ fn a_host_with_three_bots_plays_a_whole_table_over_iroh() {
         assert_eq!(
             snap.get("completed"),
             Some(&Value::Bool(true)),
-            "{table}: {snap:?}"
+            "{table} did not complete: {}",
+            why_not(&dir)
         );
         let outcome = snap.get_str("outcome").unwrap_or_default().to_owned();
         assert!(
