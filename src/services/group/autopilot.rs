@@ -23,8 +23,13 @@
 //!
 //! The bot's action goes into the seat's own `group-actions.jsonl`, the file
 //! `session action` appends to, and so through the same durable outbox,
-//! receipts and retries as a person's. It is asked at most once per frame:
-//! an action the rules refuse is not sent again for the same view.
+//! receipts and retries as a person's. It is asked once per frame; when the
+//! rules refuse its action (a person's choice the rules do not allow, such as
+//! a listed Mahjong `win` right after the seat claimed a pung), the seat gets
+//! the frame again with the refused actions set aside: a new window for a
+//! person, the first other legal action for a bot or a way out — at most
+//! [`MAX_REFUSALS`] times a frame, so a seat never stalls the table and never
+//! floods it.
 //!
 //! Bots for a host's empty seats (`group::seat_bots`) are members like any
 //! other: their own keys, registered on the community, admitted by the
@@ -46,11 +51,16 @@ pub const HYBRID_WINDOW: Duration = Duration::from_secs(15);
 /// How long a human seat's person has before the table's way out is taken.
 pub const HUMAN_TIMEOUT: Duration = Duration::from_secs(120);
 
+/// How often one frame's action may be refused before the seat waits for
+/// the next frame.
+pub const MAX_REFUSALS: usize = 3;
+
 /// The most bots one host seats.
 pub const MAX_BOTS: usize = 31;
 
-/// What a seat sends for a view (None: not its turn).
-pub type Autoplay = Arc<dyn Fn(&Value) -> Option<Value> + Send + Sync>;
+/// What a seat sends for a view (None: not its turn), given the actions
+/// the rules already refused on this frame.
+pub type Autoplay = Arc<dyn Fn(&Value, &[Value]) -> Option<Value> + Send + Sync>;
 
 /// A seat's bot, its decision windows, and what it has tried.
 pub struct Autopilot {
@@ -63,8 +73,10 @@ pub struct Autopilot {
     bus: Option<(Arc<DecisionBus>, ControlMode)>,
     /// The frame the seat has been looking at, and since when.
     seen: Option<(u64, Instant)>,
-    /// The frame the autopilot last acted on.
-    last: Option<u64>,
+    /// The frame the autopilot last acted on, and what it sent.
+    last: Option<(u64, Value)>,
+    /// The actions the rules refused on frame `.0`.
+    refused: (u64, Vec<Value>),
     /// The open window: its frame and the task deciding it.
     window: Option<(u64, tokio::task::JoinHandle<Value>)>,
 }
@@ -77,6 +89,7 @@ impl Autopilot {
             bus: None,
             seen: None,
             last: None,
+            refused: (0, Vec::new()),
             window: None,
         }
     }
@@ -99,8 +112,11 @@ impl Autopilot {
                 h.abort();
             }
         }
-        if self.last == Some(seq) {
+        if self.last.as_ref().is_some_and(|(s, _)| *s == seq) {
             return None;
+        }
+        if self.refused.0 != seq {
+            self.refused = (seq, Vec::new());
         }
         if let Some((bus, mode)) = &self.bus {
             if let Some((_, h)) = &self.window {
@@ -109,10 +125,10 @@ impl Autopilot {
                 }
                 let (_, h) = self.window.take()?;
                 let action = futures_util::FutureExt::now_or_never(h)?.ok()?;
-                self.last = Some(seq);
+                self.last = Some((seq, action.clone()));
                 return Some(action);
             }
-            let auto = (self.play)(view)?;
+            let auto = (self.play)(view, &self.refused.1)?;
             let (bus, mode) = (bus.clone(), *mode);
             let h = tokio::spawn(async move { decide_turn(&bus, mode, seq, auto).await });
             self.window = Some((seq, h));
@@ -129,9 +145,33 @@ impl Autopilot {
         if now.duration_since(since) < self.wait {
             return None;
         }
-        let action = (self.play)(view)?;
-        self.last = Some(seq);
+        let action = (self.play)(view, &self.refused.1)?;
+        self.last = Some((seq, action.clone()));
         Some(action)
+    }
+
+    /// The rules refused `action`, this seat's last: the seat may act on
+    /// that frame again, without it (up to [`MAX_REFUSALS`] times). An
+    /// action the autopilot did not send (a person's `session action`)
+    /// changes nothing.
+    pub fn refused(&mut self, action: &Value) {
+        let Some((seq, sent)) = &self.last else {
+            return;
+        };
+        if sent != action {
+            return;
+        }
+        let seq = *seq;
+        if self.refused.0 != seq {
+            self.refused = (seq, Vec::new());
+        }
+        if self.refused.1.len() >= MAX_REFUSALS {
+            return;
+        }
+        self.refused.1.push(action.clone());
+        // `seen` still holds the frame's arrival: a seat without a bus does
+        // not wait its window again.
+        self.last = None;
     }
 }
 
@@ -190,13 +230,14 @@ pub fn for_seat(
         ControlMode::Hybrid => (HYBRID_WINDOW, true),
         ControlMode::Human => (HUMAN_TIMEOUT, false),
     };
-    let play: Autoplay = Arc::new(move |view: &Value| {
+    let play: Autoplay = Arc::new(move |view: &Value, refused: &[Value]| {
         let t = table.lock().ok()?;
-        if bot {
+        let first = if bot {
             t.bot_action(view)
         } else {
             way_out(&**t, view)
-        }
+        };
+        avoiding(&**t, view, first, refused)
     });
     let pilot = match (mode, sink) {
         (ControlMode::Autonomous, _) | (_, None) => Autopilot::new(play, wait),
@@ -241,6 +282,33 @@ pub fn way_out(t: &dyn Table, view: &Value) -> Option<Value> {
         .or_else(|| t.bot_action(view))
 }
 
+/// `first`, unless the rules refused it on this frame: then the table's way
+/// out, else the first legal action they have not refused.
+fn avoiding(t: &dyn Table, view: &Value, first: Option<Value>, refused: &[Value]) -> Option<Value> {
+    match first {
+        Some(a) if !refused.contains(&a) => Some(a),
+        _ if refused.is_empty() => None,
+        _ => way_out(t, view)
+            .filter(|a| !refused.contains(a))
+            .or_else(|| {
+                t.legal_actions(view)
+                    .into_iter()
+                    .find(|a| !refused.contains(a))
+            }),
+    }
+}
+
+/// The rules refused `action`, the room's own: its autopilot (if it sent
+/// it) may act on the same frame again without it.
+pub fn refused(room: &Room, action: &Map) {
+    let Some(pilot) = &room.autopilot else {
+        return;
+    };
+    if let Ok(mut p) = pilot.lock() {
+        p.refused(&Value::Object(action.clone()));
+    }
+}
+
 /// Lets the room's autopilot act on `view` (frame `seq`): its action is
 /// appended to the seat's group-actions.jsonl and recorded as
 /// `group_autoplay`.
@@ -267,7 +335,7 @@ mod tests {
 
     #[test]
     fn an_autopilot_waits_its_window_and_acts_once_per_frame() {
-        let play: Autoplay = Arc::new(|v: &Value| v.get("turn").map(|_| Value::from("go")));
+        let play: Autoplay = Arc::new(|v: &Value, _: &[Value]| v.get("turn").map(|_| Value::from("go")));
         let mut p = Autopilot::new(play.clone(), Duration::ZERO);
         let mine = Value::Object(obj! { "turn" => true });
         assert_eq!(p.next(1, &mine), Some(Value::from("go")));
@@ -276,6 +344,50 @@ mod tests {
         assert_eq!(p.next(3, &Value::Object(Map::new())), None, "not its turn");
         let mut slow = Autopilot::new(play, Duration::from_secs(3600));
         assert_eq!(slow.next(1, &mine), None, "the person's window is open");
+    }
+
+    #[test]
+    fn a_refused_action_frees_the_frame_for_another_choice() {
+        // The bot's favourite is "a"; once refused, it picks "b"; after
+        // MAX_REFUSALS refusals of one frame, the seat waits for the next.
+        let play: Autoplay = Arc::new(|_: &Value, refused: &[Value]| {
+            ["a", "b", "c", "d", "e"]
+                .into_iter()
+                .map(Value::from)
+                .find(|a| !refused.contains(a))
+        });
+        let mut p = Autopilot::new(play, Duration::ZERO);
+        let view = Value::Object(obj! { "turn" => true });
+        assert_eq!(p.next(7, &view), Some(Value::from("a")));
+        p.refused(&Value::from("zzz"));
+        assert_eq!(p.next(7, &view), None, "not the autopilot's action");
+        p.refused(&Value::from("a"));
+        assert_eq!(p.next(7, &view), Some(Value::from("b")));
+        p.refused(&Value::from("b"));
+        assert_eq!(p.next(7, &view), Some(Value::from("c")));
+        p.refused(&Value::from("c"));
+        assert_eq!(p.next(7, &view), Some(Value::from("d")));
+        p.refused(&Value::from("d"));
+        assert_eq!(p.next(7, &view), None, "at most MAX_REFUSALS a frame");
+        assert_eq!(p.next(8, &view), Some(Value::from("a")), "a new frame");
+    }
+
+    #[test]
+    fn a_refused_bot_move_falls_back_to_another_legal_action() {
+        let options = obj! { "deal_seed" => "w" };
+        let mut t = tables::table_for_alias("four-player-landlord-v1", &options).unwrap();
+        let members: Vec<Value> = (0..4)
+            .map(|n| Value::Object(obj! { "member_id" => format!("m{n}"), "public_key" => format!("{n:064x}"), "seat" => n, "status" => "active" }))
+            .collect();
+        let state = t.initial_state(&members).unwrap();
+        let view = t.view(&state, &members[0]).unwrap();
+        let bot = t.bot_action(&view).unwrap();
+        assert_eq!(avoiding(&*t, &view, Some(bot.clone()), &[]), Some(bot.clone()));
+        let other = avoiding(&*t, &view, Some(bot.clone()), std::slice::from_ref(&bot)).unwrap();
+        assert_ne!(other, bot);
+        assert!(t.legal_actions(&view).contains(&other));
+        let all = t.legal_actions(&view);
+        assert_eq!(avoiding(&*t, &view, Some(bot), &all), None, "nothing left");
     }
 
     #[test]

@@ -446,8 +446,14 @@ impl Hub {
     fn receipt(&mut self, room: &Room, pk: &str, receipt: Map) {
         if pk == room.keys.public_key {
             room.event("group_action_receipt", receipt.clone());
+            let action = self.outbox.pending_action().cloned();
             if self.outbox.receipt(&receipt).unwrap_or(false) {
                 self.local_inflight = false;
+                if receipt.get_str("status") == Some("rejected")
+                    && let Some(a) = action
+                {
+                    super::autopilot::refused(room, &a);
+                }
             }
             return;
         }

@@ -110,8 +110,14 @@ async fn serve(room: &Room, ch: &mut Channel, replica: &mut Replica, first: Map)
                     }
                 } else if kind.as_deref() == Some("receipt") {
                     room.event("group_action_receipt", frame.clone());
+                    let action = outbox.pending_action().cloned();
                     if outbox.receipt(&frame).unwrap_or(false) {
                         sent = None;
+                        if frame.get_str("status") == Some("rejected")
+                            && let Some(a) = action
+                        {
+                            super::autopilot::refused(room, &a);
+                        }
                     }
                 } else if kind.as_deref() == Some("pong") {
                     room.event("group_pong", obj! { "group_id" => room.group_id.as_str(), "leader_epoch" => replica.leader_epoch(), "nonce" => frame.get("nonce").cloned().unwrap_or(Value::Null) });

@@ -207,6 +207,11 @@ impl Outbox {
     /// Commits the action in flight on its terminal receipt; false for a
     /// receipt about something else or a retryable refusal (then the same
     /// action goes again with the same `client_seq`).
+    /// The action in flight, if one is.
+    pub fn pending_action(&self) -> Option<&Map> {
+        self.pending.as_ref().map(|p| &p.action)
+    }
+
     pub fn receipt(&mut self, r: &Map) -> io::Result<bool> {
         let Some(p) = &self.pending else {
             return Ok(false);
