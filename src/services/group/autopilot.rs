@@ -335,7 +335,8 @@ mod tests {
 
     #[test]
     fn an_autopilot_waits_its_window_and_acts_once_per_frame() {
-        let play: Autoplay = Arc::new(|v: &Value, _: &[Value]| v.get("turn").map(|_| Value::from("go")));
+        let play: Autoplay =
+            Arc::new(|v: &Value, _: &[Value]| v.get("turn").map(|_| Value::from("go")));
         let mut p = Autopilot::new(play.clone(), Duration::ZERO);
         let mine = Value::Object(obj! { "turn" => true });
         assert_eq!(p.next(1, &mine), Some(Value::from("go")));
@@ -382,7 +383,10 @@ mod tests {
         let state = t.initial_state(&members).unwrap();
         let view = t.view(&state, &members[0]).unwrap();
         let bot = t.bot_action(&view).unwrap();
-        assert_eq!(avoiding(&*t, &view, Some(bot.clone()), &[]), Some(bot.clone()));
+        assert_eq!(
+            avoiding(&*t, &view, Some(bot.clone()), &[]),
+            Some(bot.clone())
+        );
         let other = avoiding(&*t, &view, Some(bot.clone()), std::slice::from_ref(&bot)).unwrap();
         assert_ne!(other, bot);
         assert!(t.legal_actions(&view).contains(&other));
