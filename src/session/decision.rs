@@ -11,12 +11,13 @@
 //! waiting window at once instead of at the next poll.
 
 use super::coalesce::{Coalesced, GrowingObject, PrettyObject};
-use super::files::{self, Tail, iso_now};
+use super::files::{self, Tail};
 use super::state::StateSink;
 use crate::engine::{ControlMode, Decided, Decider, DecisionError, EventSink, Window};
 use crate::json::{Map, Value};
 use crate::limits;
 use crate::obj;
+use crate::utc::iso_now;
 use async_trait::async_trait;
 use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};

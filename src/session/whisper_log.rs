@@ -6,10 +6,11 @@
 //! lines). Also the engine's side: seeing that a strategy or decision a
 //! whisper caused has just been used, so it can be acknowledged.
 
-use super::files::{self, iso_now};
+use super::files;
 use crate::json::canonical::{self, sha256_hex};
 use crate::json::{Map, Value};
 use crate::obj;
+use crate::utc::iso_now;
 use std::collections::HashSet;
 use std::io;
 use std::path::{Path, PathBuf};

@@ -308,7 +308,7 @@ pub fn append_action(dir: &Path, action: &Value) -> Result<Map, String> {
             "the action is {size} bytes; at most {MAX_ACTION_BYTES} are allowed"
         ));
     }
-    let ts = crate::session::files::iso_now();
+    let ts = crate::utc::iso_now();
     let ts = ts
         .split('.')
         .next()
