@@ -141,7 +141,7 @@ pub fn signature(token: &str, message: &Map) -> Result<String, CanonError> {
     h.update(token.as_bytes());
     h.update(b"|");
     h.update(&body);
-    Ok(crate::json::canonical::hex(&h.finalize()))
+    Ok(hex::encode(h.finalize()))
 }
 
 /// Compares two hex strings in time independent of where they differ.

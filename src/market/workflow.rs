@@ -27,10 +27,7 @@ pub struct JobAsk<'a> {
 
 /// A fresh transaction id: `job_` and 12 random hex digits.
 pub fn new_transaction_id() -> String {
-    format!(
-        "job_{}",
-        crate::json::canonical::hex(&rand::random::<[u8; 6]>())
-    )
+    format!("job_{}", hex::encode(rand::random::<[u8; 6]>()))
 }
 
 impl MarketClient {

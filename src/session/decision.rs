@@ -166,10 +166,7 @@ pub fn submit_caused_by(
             }
         }
     }
-    let id = format!(
-        "dec_{}",
-        crate::json::canonical::hex(&rand::random::<[u8; 8]>())
-    );
+    let id = format!("dec_{}", hex::encode(rand::random::<[u8; 8]>()));
     let opt = |o: &Option<String>| o.as_deref().map(Value::from).unwrap_or(Value::Null);
     body.insert(
         "_meta",

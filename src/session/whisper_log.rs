@@ -41,7 +41,7 @@ pub const ENGINE_AGENT: &str = "engine";
 
 fn random_hex(bytes: usize) -> String {
     let raw: Vec<u8> = (0..bytes).map(|_| rand::random::<u8>()).collect();
-    canonical::hex(&raw)
+    hex::encode(raw)
 }
 
 /// `json.dumps(v, ensure_ascii=False)`: Python's default separators.

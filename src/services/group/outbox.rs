@@ -64,7 +64,7 @@ pub fn is_action_id(s: &str) -> bool {
 
 /// A fresh action id.
 pub fn new_action_id() -> String {
-    crate::json::canonical::hex(&rand::random::<[u8; 16]>())
+    hex::encode(rand::random::<[u8; 16]>())
 }
 
 pub struct Outbox {
