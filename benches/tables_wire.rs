@@ -152,12 +152,7 @@ fn seq_of(snap: &Value) -> Option<i64> {
 
 /// `HH:MM:SS.ffffff` of an ISO time, in seconds since midnight.
 fn day_seconds(ts: &str) -> Option<f64> {
-    let t = ts.split('T').nth(1)?;
-    let mut p = t.get(..15)?.split(':');
-    let h: f64 = p.next()?.parse().ok()?;
-    let m: f64 = p.next()?.parse().ok()?;
-    let s: f64 = p.next()?.parse().ok()?;
-    Some(h * 3600.0 + m * 60.0 + s)
+    palaver::utc::parse_iso_seconds(ts).map(|t| t.rem_euclid(86_400.0))
 }
 
 /// A member's events.jsonl read as it grows: when each frame arrived.
@@ -310,8 +305,8 @@ fn one_table(client: &Client, bin: &Path, root: &Path) -> Vec<f64> {
             std::thread::sleep(Duration::from_millis(1));
             continue;
         };
-        let sent = day_seconds(&palaver::session::files::iso_at(SystemTime::now()))
-            .expect("now as a time of day");
+        let sent =
+            day_seconds(&palaver::utc::iso_at(SystemTime::now())).expect("now as a time of day");
         palaver::services::group::outbox::append_action(dir, &action).expect("append the action");
         let next = seq + 1;
         let waited = Instant::now();

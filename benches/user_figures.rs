@@ -553,29 +553,7 @@ impl Events {
 
 /// Seconds since the epoch of `YYYY-MM-DDTHH:MM:SS.ffffff+00:00`.
 fn parse_iso(s: &str) -> f64 {
-    let bad = || -> ! { panic!("not a UTC timestamp: {s}") };
-    let n = |r: std::ops::Range<usize>| -> i64 {
-        s.get(r)
-            .and_then(|t| t.parse().ok())
-            .unwrap_or_else(|| bad())
-    };
-    if !s.ends_with("+00:00") {
-        bad();
-    }
-    let (y, m, d) = (n(0..4), n(5..7), n(8..10));
-    // Days from the civil date (Howard Hinnant's algorithm).
-    let y = if m <= 2 { y - 1 } else { y };
-    let era = y.div_euclid(400);
-    let yoe = y - era * 400;
-    let doy = (153 * (if m > 2 { m - 3 } else { m + 9 }) + 2) / 5 + d - 1;
-    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
-    let days = era * 146_097 + doe - 719_468;
-    let secs = days * 86_400 + n(11..13) * 3600 + n(14..16) * 60 + n(17..19);
-    let frac: f64 = s
-        .get(19..s.len() - 6)
-        .and_then(|f| format!("0{f}").parse().ok())
-        .unwrap_or_else(|| bad());
-    secs as f64 + frac
+    palaver::utc::parse_iso_seconds(s).unwrap_or_else(|| panic!("not a UTC timestamp: {s}"))
 }
 
 fn epoch() -> f64 {

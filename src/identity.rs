@@ -3,7 +3,6 @@
 //! hex seed>}`, mode 0600). Signatures are 128 lowercase hex characters
 //! over the raw message bytes.
 
-use crate::json::canonical::hex;
 use ed25519_dalek::{Signature, Signer, SigningKey, Verifier, VerifyingKey};
 use std::path::{Path, PathBuf};
 
@@ -34,15 +33,10 @@ impl std::fmt::Debug for KeyPair {
     }
 }
 
+/// Exactly `N` bytes from `2N` hex digits (either case).
 fn unhex<const N: usize>(s: &str) -> Option<[u8; N]> {
-    if s.len() != 2 * N {
-        return None;
-    }
     let mut out = [0u8; N];
-    for (i, chunk) in s.as_bytes().chunks(2).enumerate() {
-        let d = |c: u8| (c as char).to_digit(16).map(|d| d as u8);
-        out[i] = d(chunk[0])? * 16 + d(chunk[1])?;
-    }
+    hex::decode_to_slice(s, &mut out).ok()?;
     Some(out)
 }
 
@@ -54,7 +48,7 @@ impl KeyPair {
 
     pub fn from_seed(seed: [u8; 32]) -> KeyPair {
         let signing = SigningKey::from_bytes(&seed);
-        let public_key = hex(signing.verifying_key().as_bytes());
+        let public_key = hex::encode(signing.verifying_key().as_bytes());
         KeyPair {
             signing,
             public_key,
@@ -63,12 +57,12 @@ impl KeyPair {
 
     /// Signs `msg`: 128 lowercase hex characters.
     pub fn sign(&self, msg: &[u8]) -> String {
-        hex(&self.signing.sign(msg).to_bytes())
+        hex::encode(self.signing.sign(msg).to_bytes())
     }
 
     /// The private seed as hex (for key.json).
     pub fn private_hex(&self) -> String {
-        hex(self.signing.as_bytes())
+        hex::encode(self.signing.as_bytes())
     }
 
     /// The key file of a data dir.

@@ -7,7 +7,8 @@
 //!
 //! 0. [`json`]: the JSON value model, canonical form, Python's repr rules.
 //!    [`fsutil`]: atomic file replacement. [`paths`]: the data and config
-//!    dirs. [`limits`]: checked numbers from outside.
+//!    dirs. [`limits`]: checked numbers from outside. [`utc`]: the timestamp
+//!    forms of the files and the wire.
 //! 1. [`spec`]: the protocol contract (protocol_id, validators, lint).
 //!    [`library`]: bundled and installed protocols. [`identity`]: the
 //!    Ed25519 key pair. [`web`]: the signed-request scheme, its client and
@@ -41,5 +42,6 @@ pub mod services;
 pub mod session;
 pub mod spec;
 pub mod tui;
+pub mod utc;
 pub mod web;
 pub mod werewolf;

@@ -767,9 +767,7 @@ impl World {
         let (m, g) = pool.pop().unwrap();
         let seed = s(&g, "host_seed");
         let mut b = [0u8; 32];
-        for (i, x) in b.iter_mut().enumerate() {
-            *x = u8::from_str_radix(&seed[2 * i..2 * i + 2], 16).unwrap();
-        }
+        hex::decode_to_slice(seed, &mut b).unwrap();
         (m, g, KeyPair::from_seed(b))
     }
 

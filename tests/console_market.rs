@@ -44,7 +44,7 @@ fn hash(s: &str) -> String {
 }
 
 fn time(ms: i64) -> String {
-    palaver::market::time::format_rfc3339_utc(ms)
+    palaver::utc::format_rfc3339_utc(ms)
 }
 
 /// A listing row as `GET /api/market?all=1` answers it.

@@ -506,9 +506,7 @@ fn refusal(e: &GroupError) -> Value {
 
 fn seed_of(private_hex: &str) -> [u8; 32] {
     let mut seed = [0u8; 32];
-    for (i, b) in seed.iter_mut().enumerate() {
-        *b = u8::from_str_radix(&private_hex[2 * i..2 * i + 2], 16).expect("hex seed");
-    }
+    hex::decode_to_slice(private_hex, &mut seed).expect("hex seed");
     seed
 }
 

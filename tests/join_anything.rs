@@ -363,28 +363,11 @@ fn skewed_server() -> String {
 
 /// IMF-fixdate of Unix seconds.
 fn http_date(secs: i64) -> String {
-    let days = secs.div_euclid(86_400);
-    let rem = secs.rem_euclid(86_400);
-    // Civil date from days (1970-01-01 = 0).
-    let z = days + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z - era * 146_097;
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let d = doy - (153 * mp + 2) / 5 + 1;
-    let m = if mp < 10 { mp + 3 } else { mp - 9 };
-    let y = yoe + era * 400 + i64::from(m <= 2);
-    let wd = ["Thu", "Fri", "Sat", "Sun", "Mon", "Tue", "Wed"][days.rem_euclid(7) as usize];
-    let mon = [
-        "Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec",
-    ][(m - 1) as usize];
-    format!(
-        "{wd}, {d:02} {mon} {y} {:02}:{:02}:{:02} GMT",
-        rem / 3600,
-        rem / 60 % 60,
-        rem % 60
-    )
+    let form = time::macros::format_description!(
+        "[weekday repr:short], [day] [month repr:short] [year] [hour]:[minute]:[second] GMT"
+    );
+    let t = time::UtcDateTime::from_unix_timestamp(secs).expect("a time in range");
+    t.format(form).expect("a date and time format")
 }
 
 fn doctor(w: &World, who: &str, server: &str, python: &Path) -> (bool, Value) {

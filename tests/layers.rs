@@ -17,7 +17,7 @@ use std::path::Path;
 
 /// Top-level modules, bottom layer first.
 const LAYERS: &[&[&str]] = &[
-    &["json", "fsutil", "paths", "limits"],
+    &["json", "fsutil", "paths", "limits", "utc"],
     &["spec", "library", "identity", "web"],
     &["engine"],
     &["session", "protocols"],

@@ -16,10 +16,11 @@ use common::{dump, pg};
 use palaver::json::{Map, Value};
 use palaver::market::canonical::{self, parse_strict};
 use palaver::market::messages::{self, JobRequest};
-use palaver::market::time::{Clock, parse_rfc3339_utc};
+use palaver::market::time::Clock;
 use palaver::market::{
     Finish, Grant, Market, MarketConfig, MarketError, State, TransactionView, policy,
 };
+use palaver::utc::parse_rfc3339_utc;
 use proptest::prelude::*;
 use std::path::Path;
 use std::sync::Arc;

@@ -166,7 +166,7 @@ async fn human_and_whisper_interventions_are_marked() {
                 &Value::Object(rec),
             )
             .unwrap();
-            let w = obj! { "id" => "abc123def456", "ts" => files::iso_now(), "role" => "user", "text" => "play paper next", "origin" => "cli" };
+            let w = obj! { "id" => "abc123def456", "ts" => palaver::utc::iso_now(), "role" => "user", "text" => "play paper next", "origin" => "cli" };
             files::append_line(&dir.child.join("whispers.jsonl"), &Value::Object(w)).unwrap();
         },
     )

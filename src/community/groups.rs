@@ -542,7 +542,7 @@ impl Group {
     /// The group as the API shows it; times as ISO-8601 UTC.
     pub fn to_json(&self, now: f64) -> Map {
         let iso = |t: f64| {
-            crate::session::files::iso_at(
+            crate::utc::iso_at(
                 std::time::UNIX_EPOCH
                     + std::time::Duration::try_from_secs_f64(t).unwrap_or_default(),
             )

@@ -3,7 +3,7 @@
 //! in decimal, `True`/`False`) and the nonce is 16 lowercase hex characters.
 
 use crate::json::Value;
-use crate::json::canonical::{hex, sha256_hex};
+use crate::json::canonical::sha256_hex;
 
 /// The commitment to `value` under `nonce`.
 pub fn commit_hash(value: &Value, nonce: &str) -> String {
@@ -17,7 +17,7 @@ pub fn verify(value: &Value, nonce: &str, hash: &str) -> bool {
 
 /// A fresh nonce from 8 random bytes.
 pub fn nonce_from(bytes: [u8; 8]) -> String {
-    hex(&bytes)
+    hex::encode(bytes)
 }
 
 #[cfg(test)]

@@ -18,8 +18,8 @@ mod out;
 mod sha256;
 
 pub(crate) use out::{decimal_digits, put1, room_after};
+pub use sha256::sha256_hex;
 pub(crate) use sha256::{NoTap, SHA256_H0, Sha256Tap, Tap};
-pub use sha256::{hex, sha256_hex};
 
 use super::python::python_float_repr;
 use super::value::{Key, Map, Number, Value};
@@ -510,7 +510,7 @@ mod tests {
                 let end = put_value(&mut buf, 0, &v, &mut tap);
                 assert_eq!(&buf[..end], &to_vec(&v)[..], "{src}");
                 assert_eq!(
-                    hex(&tap.finish(&buf, end)),
+                    hex::encode(tap.finish(&buf, end)),
                     sha256_hex(to_vec(&v)),
                     "length {n}: {src}"
                 );

@@ -12,6 +12,7 @@
 
 use crate::json::{self, Dialect, DuplicateKeys, Map, Number, Value};
 use sha2::{Digest, Sha256};
+use subtle::ConstantTimeEq;
 
 /// Largest integer I-JSON (and so every JCS implementation) carries exactly.
 pub const MAX_SAFE_INT: i64 = (1 << 53) - 1;
@@ -141,16 +142,13 @@ pub fn signature(token: &str, message: &Map) -> Result<String, CanonError> {
     h.update(token.as_bytes());
     h.update(b"|");
     h.update(&body);
-    Ok(crate::json::canonical::hex(&h.finalize()))
+    Ok(hex::encode(h.finalize()))
 }
 
-/// Compares two hex strings in time independent of where they differ.
+/// Compares two hex strings in time independent of where they differ
+/// (their lengths are not secret).
 pub fn hex_eq(a: &str, b: &str) -> bool {
-    a.len() == b.len()
-        && a.bytes()
-            .zip(b.bytes())
-            .fold(0u8, |acc, (x, y)| acc | (x ^ y))
-            == 0
+    a.as_bytes().ct_eq(b.as_bytes()).into()
 }
 
 #[cfg(test)]
@@ -195,6 +193,8 @@ mod tests {
             "{\"m\":\"…\\u0001/\"}"
         );
         assert!(hex_eq("ab", "ab") && !hex_eq("ab", "ac") && !hex_eq("ab", "abc"));
+        assert!(hex_eq("", "") && !hex_eq("", "a") && !hex_eq("abc", "ab"));
+        assert!(!hex_eq("0b", "ab") && !hex_eq("AB", "ab"));
     }
 
     #[test]

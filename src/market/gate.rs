@@ -3,9 +3,9 @@
 //! is written.
 
 use super::policy;
-use super::time::parse_rfc3339_utc;
 use super::{FieldError, MarketConfig, Principal};
 use crate::json::{Map, Value};
+use crate::utc::parse_rfc3339_utc;
 
 /// What the gate learned about a JobSpec that passed it.
 #[derive(Debug, Clone)]

@@ -5,11 +5,11 @@
 
 use super::canonical::{self, CanonError};
 use super::policy;
-use super::time::format_rfc3339_utc;
 use super::view::TransactionView;
 use super::vocab::Kind;
 use crate::json::{Map, Value};
 use crate::obj;
+use crate::utc::format_rfc3339_utc;
 
 /// Adds `signature` = SHA-256(token|canonical_json(message)) to `msg`.
 pub fn sign(token: &str, mut msg: Map) -> Result<Map, CanonError> {

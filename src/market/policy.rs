@@ -360,7 +360,7 @@ pub fn solve(
         let d = Sha256::digest(message(prefix, n).as_bytes());
         Solution {
             nonce: n,
-            digest: crate::json::canonical::hex(&d),
+            digest: hex::encode(d),
         }
     })
 }

@@ -7,9 +7,10 @@
 use super::client::{MarketClient, MarketClientError};
 use super::messages::{self, JobRequest};
 use super::policy::Solution;
-use super::time::{parse_rfc3339_utc, system_ms};
+use super::time::system_ms;
 use super::view::TransactionView;
 use crate::json::Value;
+use crate::utc::parse_rfc3339_utc;
 
 /// What a buyer asks for: a `sha256_nonce.v1` job.
 #[derive(Debug, Clone)]
@@ -26,10 +27,7 @@ pub struct JobAsk<'a> {
 
 /// A fresh transaction id: `job_` and 12 random hex digits.
 pub fn new_transaction_id() -> String {
-    format!(
-        "job_{}",
-        crate::json::canonical::hex(&rand::random::<[u8; 6]>())
-    )
+    format!("job_{}", hex::encode(rand::random::<[u8; 6]>()))
 }
 
 impl MarketClient {

@@ -202,7 +202,7 @@ where
     F: FnOnce(Value) -> Fut,
     Fut: std::future::Future<Output = Result<String, String>>,
 {
-    let nonce = crate::json::canonical::hex(&rand::random::<[u8; 8]>());
+    let nonce = hex::encode(rand::random::<[u8; 8]>());
     let init = obj! {
         "_session_init" => true, "guest_public_key" => keys.public_key.as_str(), "session_nonce" => nonce.as_str(),
         "guest_control_mode" => control_mode.as_str(),

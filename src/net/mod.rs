@@ -490,7 +490,7 @@ pub fn heartbeat(
     emit: impl Fn(&'static str, crate::json::Map) + Send + 'static,
 ) -> tokio::task::JoinHandle<()> {
     tokio::spawn(async move {
-        let tag = crate::json::canonical::hex(&rand::random::<[u8; 4]>());
+        let tag = hex::encode(rand::random::<[u8; 4]>());
         let check = interval
             .min(Duration::from_secs(1))
             .max(Duration::from_millis(5));

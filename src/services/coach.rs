@@ -952,7 +952,7 @@ fn new_uuid() -> String {
     let mut b: [u8; 16] = rand::random();
     b[6] = (b[6] & 0x0f) | 0x40;
     b[8] = (b[8] & 0x3f) | 0x80;
-    let h: String = b.iter().map(|x| format!("{x:02x}")).collect();
+    let h = hex::encode(b);
     format!(
         "{}-{}-{}-{}-{}",
         &h[0..8],

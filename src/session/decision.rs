@@ -11,12 +11,13 @@
 //! waiting window at once instead of at the next poll.
 
 use super::coalesce::{Coalesced, GrowingObject, PrettyObject};
-use super::files::{self, Tail, iso_now};
+use super::files::{self, Tail};
 use super::state::StateSink;
 use crate::engine::{ControlMode, Decided, Decider, DecisionError, EventSink, Window};
 use crate::json::{Map, Value};
 use crate::limits;
 use crate::obj;
+use crate::utc::iso_now;
 use async_trait::async_trait;
 use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
@@ -165,10 +166,7 @@ pub fn submit_caused_by(
             }
         }
     }
-    let id = format!(
-        "dec_{}",
-        crate::json::canonical::hex(&rand::random::<[u8; 8]>())
-    );
+    let id = format!("dec_{}", hex::encode(rand::random::<[u8; 8]>()));
     let opt = |o: &Option<String>| o.as_deref().map(Value::from).unwrap_or(Value::Null);
     body.insert(
         "_meta",

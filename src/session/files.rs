@@ -1,7 +1,7 @@
 //! The file primitives of a state dir, in the reference's formats:
 //! append-only `.jsonl` (one compact object per line, raw UTF-8), JSON
-//! documents replaced atomically (pretty, two-space indent), and ISO-8601
-//! UTC timestamps with microseconds (`2026-11-30T04:56:02.135642+00:00`).
+//! documents replaced atomically (pretty, two-space indent); their ISO-8601
+//! timestamps (`2026-11-30T04:56:02.135642+00:00`) are [`crate::utc::iso_now`]'s.
 //!
 //! Appends go out as one `write` of the whole line on a file opened with
 //! `O_APPEND`, under an exclusive advisory lock (`flock`) taken by every
@@ -22,40 +22,6 @@ use std::fs::OpenOptions;
 use std::io::{self, Read, Seek, SeekFrom, Write};
 use std::path::Path;
 use std::time::{SystemTime, UNIX_EPOCH};
-
-/// Now as Python's `datetime.now(timezone.utc).isoformat()`.
-pub fn iso_now() -> String {
-    iso_at(SystemTime::now())
-}
-
-/// A time as `YYYY-MM-DDTHH:MM:SS.ffffff+00:00` (UTC).
-pub fn iso_at(t: SystemTime) -> String {
-    let d = t.duration_since(UNIX_EPOCH).unwrap_or_default();
-    let secs = d.as_secs() as i64;
-    let micros = d.subsec_micros();
-    let (days, rem) = (secs.div_euclid(86_400), secs.rem_euclid(86_400));
-    let (y, m, day) = civil_from_days(days);
-    format!(
-        "{y:04}-{m:02}-{day:02}T{:02}:{:02}:{:02}.{micros:06}+00:00",
-        rem / 3600,
-        (rem % 3600) / 60,
-        rem % 60
-    )
-}
-
-/// Days since 1970-01-01 → (year, month, day), proleptic Gregorian.
-fn civil_from_days(z: i64) -> (i64, u32, u32) {
-    let z = z + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z.rem_euclid(146_097);
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let day = (doy - (153 * mp + 2) / 5 + 1) as u32;
-    let month = if mp < 10 { mp + 3 } else { mp - 9 } as u32;
-    let year = yoe + era * 400 + i64::from(month <= 2);
-    (year, month, day)
-}
 
 /// Seconds since the epoch, as a float (the reference's `time.time()`).
 pub fn epoch_now() -> f64 {
@@ -372,7 +338,6 @@ pub fn deep_merge(base: &mut Map, patch: Map) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use std::time::Duration;
 
     /// What a writer killed in the middle of its line leaves behind.
     fn cut_short(path: &Path, bytes: &[u8]) {
@@ -447,15 +412,6 @@ mod tests {
         assert_eq!(repair_torn_tail(&path).unwrap(), 4);
         assert_eq!(std::fs::read(&path).unwrap(), b"");
         assert_eq!(repair_torn_tail(&path).unwrap(), 0);
-    }
-
-    #[test]
-    fn iso_timestamps_match_python() {
-        let t = UNIX_EPOCH + Duration::from_micros(1_796_014_562_135_642);
-        assert_eq!(iso_at(t), "2026-11-30T04:56:02.135642+00:00");
-        assert_eq!(iso_at(UNIX_EPOCH), "1970-01-01T00:00:00.000000+00:00");
-        let leap = UNIX_EPOCH + Duration::from_secs(951_782_400); // 2000-02-29
-        assert_eq!(&iso_at(leap)[..10], "2000-02-29");
     }
 
     #[test]

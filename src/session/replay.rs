@@ -223,48 +223,6 @@ fn short(text: &str) -> String {
     }
 }
 
-/// Seconds since the epoch of `YYYY-MM-DDTHH:MM:SS[.ffffff][+00:00|Z]`.
-pub fn parse_ts(ts: &str) -> Option<f64> {
-    let b = ts.as_bytes();
-    if b.len() < 19 || b[4] != b'-' || b[7] != b'-' || b[13] != b':' || b[16] != b':' {
-        return None;
-    }
-    let n = |r: std::ops::Range<usize>| ts.get(r)?.parse::<i64>().ok();
-    let (y, mo, d) = (n(0..4)?, n(5..7)?, n(8..10)?);
-    let (h, mi, sec) = (n(11..13)?, n(14..16)?, n(17..19)?);
-    if !(1..=12).contains(&mo) || !(1..=31).contains(&d) || h > 23 || mi > 59 || sec > 60 {
-        return None;
-    }
-    let mut rest = &ts[19..];
-    let mut frac = 0.0;
-    if let Some(r) = rest.strip_prefix('.') {
-        let digits: String = r.chars().take_while(char::is_ascii_digit).collect();
-        rest = &r[digits.len()..];
-        if !digits.is_empty() {
-            frac = format!("0.{digits}").parse().unwrap_or(0.0);
-        }
-    }
-    let offset = match rest {
-        "" | "Z" => 0,
-        o if o.len() == 6 && (o.starts_with('+') || o.starts_with('-')) => {
-            let oh: i64 = o.get(1..3)?.parse().ok()?;
-            let om: i64 = o.get(4..6)?.parse().ok()?;
-            let v = oh * 3600 + om * 60;
-            if o.starts_with('-') { -v } else { v }
-        }
-        _ => return None,
-    };
-    // Days from civil (proleptic Gregorian).
-    let yy = if mo <= 2 { y - 1 } else { y };
-    let era = yy.div_euclid(400);
-    let yoe = yy - era * 400;
-    let mp = (mo + 9) % 12;
-    let doy = (153 * mp + 2) / 5 + d - 1;
-    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
-    let days = era * 146_097 + doe - 719_468;
-    Some((days * 86_400 + h * 3600 + mi * 60 + sec - offset) as f64 + frac)
-}
-
 /// The board being rebuilt from the frames.
 #[derive(Clone, Copy, PartialEq, Eq)]
 enum Game {
@@ -499,7 +457,7 @@ impl Builder {
             self.truncated = true;
             return;
         }
-        let t_abs = parse_ts(&raw.ts).unwrap_or(self.last_t);
+        let t_abs = crate::utc::parse_iso_seconds(&raw.ts).unwrap_or(self.last_t);
         let t_abs = t_abs.max(self.last_t);
         self.last_t = t_abs;
         let first = *self.first_t.get_or_insert(t_abs);
@@ -1005,8 +963,8 @@ pub fn load_dir(dir: &StateDir) -> Timeline {
     });
     // Stable by time; lines without a time keep their file order at the end.
     raws.sort_by(|a, b| {
-        let ka = parse_ts(&a.ts);
-        let kb = parse_ts(&b.ts);
+        let ka = crate::utc::parse_iso_seconds(&a.ts);
+        let kb = crate::utc::parse_iso_seconds(&b.ts);
         match (ka, kb) {
             (Some(x), Some(y)) => x.total_cmp(&y).then(a.order.cmp(&b.order)),
             (Some(_), None) => std::cmp::Ordering::Less,
@@ -1275,24 +1233,6 @@ pub fn state_line(state: &Map) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn parses_times() {
-        assert_eq!(parse_ts("1970-01-01T00:00:00+00:00"), Some(0.0));
-        let t = parse_ts("2026-12-02T12:30:31.301499+00:00").unwrap();
-        assert!((t - 1_796_214_631.301_499).abs() < 1e-5, "{t}");
-        assert_eq!(parse_ts("2026-12-02T12:30:31Z"), Some(1_796_214_631.0));
-        assert_eq!(parse_ts("2026-12-02T13:30:31+01:00"), Some(1_796_214_631.0));
-        for bad in [
-            "",
-            "x",
-            "2026-13-02T12:30:31Z",
-            "2026-12-02T12:30:31+0",
-            "2026-12-02 12",
-        ] {
-            assert_eq!(parse_ts(bad), None, "{bad}");
-        }
-    }
 
     #[test]
     fn reversi_flips() {

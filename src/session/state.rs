@@ -15,11 +15,12 @@
 
 use super::appender::Appender;
 use super::coalesce::{Coalesced, PrettyObject};
-use super::files::{self, deep_merge, iso_now};
+use super::files::{self, deep_merge};
 use super::whisper_log::AckObserver;
 use crate::engine::{Event, EventSink, Role};
 use crate::json::{Map, Value};
 use crate::obj;
+use crate::utc::iso_now;
 use std::io;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};

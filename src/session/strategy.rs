@@ -1,10 +1,11 @@
 //! strategy.json and strategy_events.jsonl: set and deep-merge with an
 //! audit line each, read by a running session whenever the file changes.
 
-use super::files::{self, deep_merge, iso_now};
+use super::files::{self, deep_merge};
 use crate::engine::Strategy;
 use crate::json::{Map, Value};
 use crate::obj;
+use crate::utc::iso_now;
 use std::io;
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;

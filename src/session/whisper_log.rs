@@ -6,10 +6,11 @@
 //! lines). Also the engine's side: seeing that a strategy or decision a
 //! whisper caused has just been used, so it can be acknowledged.
 
-use super::files::{self, iso_now};
+use super::files;
 use crate::json::canonical::{self, sha256_hex};
 use crate::json::{Map, Value};
 use crate::obj;
+use crate::utc::iso_now;
 use std::collections::HashSet;
 use std::io;
 use std::path::{Path, PathBuf};
@@ -40,7 +41,7 @@ pub const ENGINE_AGENT: &str = "engine";
 
 fn random_hex(bytes: usize) -> String {
     let raw: Vec<u8> = (0..bytes).map(|_| rand::random::<u8>()).collect();
-    canonical::hex(&raw)
+    hex::encode(raw)
 }
 
 /// `json.dumps(v, ensure_ascii=False)`: Python's default separators.

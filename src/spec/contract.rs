@@ -171,7 +171,7 @@ pub fn protocol_id_of(spec: &Map) -> String {
         }
         let mut sha = Sha256Tap::default();
         let end = contract(spec, buf, 0, &mut sha);
-        crate::json::canonical::hex(&sha.finish(buf, end))
+        hex::encode(sha.finish(buf, end))
     };
     SCRATCH
         .try_with(|s| match s.try_borrow_mut() {

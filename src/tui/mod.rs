@@ -133,7 +133,7 @@ impl Log {
     }
     pub fn line(&mut self, msg: &str) {
         if let Some(f) = &mut self.0 {
-            let _ = writeln!(f, "{} {msg}", crate::session::files::iso_now());
+            let _ = writeln!(f, "{} {msg}", crate::utc::iso_now());
         }
     }
     /// Logs what is worth keeping of a report.

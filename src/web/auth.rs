@@ -39,7 +39,7 @@ pub fn headers(
     now: i64,
 ) -> [(&'static str, String); 4] {
     let ts = now.to_string();
-    let rid = crate::json::canonical::hex(&rand::random::<[u8; 16]>());
+    let rid = hex::encode(rand::random::<[u8; 16]>());
     let sig = kp.sign(&signing_payload(&ts, method, path, &rid, body));
     [
         ("X-Public-Key", kp.public_key.clone()),

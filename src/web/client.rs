@@ -189,7 +189,7 @@ impl Client {
             .headers
             .get(hyper::header::DATE)
             .and_then(|d| d.to_str().ok())
-            .and_then(parse_http_date))
+            .and_then(crate::utc::parse_http_date))
     }
 
     /// A request that must answer with one of `expected`.
@@ -253,75 +253,6 @@ impl Client {
                 status,
                 message,
             })
-        }
-    }
-}
-
-/// Parses an HTTP date in its one modern form (IMF-fixdate, RFC 9110
-/// §5.6.7: `Sun, 06 Nov 1994 08:49:37 GMT`) to Unix seconds.
-pub fn parse_http_date(text: &str) -> Option<i64> {
-    let (_, rest) = text.trim().split_once(", ")?;
-    let parts: Vec<&str> = rest.split(' ').collect();
-    let [day, month, year, time, "GMT"] = parts.as_slice() else {
-        return None;
-    };
-    let day: i64 = day.parse().ok().filter(|d| (1..=31).contains(d))?;
-    let month = [
-        "Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec",
-    ]
-    .iter()
-    .position(|m| m == month)? as i64
-        + 1;
-    let year: i64 = year.parse().ok().filter(|y| (1970..=9999).contains(y))?;
-    let hms: Vec<i64> = time
-        .split(':')
-        .map(|t| t.parse().ok())
-        .collect::<Option<_>>()?;
-    let [h, m, sec] = hms.as_slice() else {
-        return None;
-    };
-    if *h > 23 || *m > 59 || *sec > 60 {
-        return None;
-    }
-    // Days from the civil date (proleptic Gregorian), 1970-01-01 = 0.
-    let y = if month <= 2 { year - 1 } else { year };
-    let era = y.div_euclid(400);
-    let yoe = y - era * 400;
-    let mp = (month + 9) % 12;
-    let doy = (153 * mp + 2) / 5 + day - 1;
-    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
-    let days = era * 146_097 + doe - 719_468;
-    Some(days * 86_400 + h * 3_600 + m * 60 + sec)
-}
-
-#[cfg(test)]
-mod date_tests {
-    use super::parse_http_date;
-
-    #[test]
-    fn http_dates_parse_to_unix_seconds() {
-        assert_eq!(
-            parse_http_date("Sun, 06 Nov 1994 08:49:37 GMT"),
-            Some(784_111_777)
-        );
-        assert_eq!(parse_http_date("Thu, 01 Jan 1970 00:00:00 GMT"), Some(0));
-        assert_eq!(
-            parse_http_date("Wed, 02 Dec 2026 02:30:00 GMT"),
-            Some(1_796_178_600)
-        );
-        assert_eq!(
-            parse_http_date("Tue, 29 Feb 2028 12:00:00 GMT"),
-            Some(1_835_438_400)
-        );
-        for bad in [
-            "",
-            "Sun, 06 Nov 1994 08:49:37 UTC",
-            "Sunday, 06-Nov-94 08:49:37 GMT",
-            "Sun, 06 Nov 1994 25:49:37 GMT",
-            "Sun, 32 Nov 1994 08:49:37 GMT",
-            "Sun, 06 Nox 1994 08:49:37 GMT",
-        ] {
-            assert_eq!(parse_http_date(bad), None, "{bad}");
         }
     }
 }

@@ -103,9 +103,8 @@ mod tests {
     fn rfc4231_case_2() {
         // HMAC-SHA256 test vector (key "Jefe").
         let m = mac(b"Jefe", b"what do ya want for nothing?");
-        let hex: String = m.iter().map(|b| format!("{b:02x}")).collect();
         assert_eq!(
-            hex,
+            hex::encode(m),
             "5bdcc146bf60754e6a042426089575c75a003f089d2739839dec58b964ec3843"
         );
     }

@@ -194,7 +194,7 @@ pub async fn dial_and_leave(ticket: &str) {
 
 /// A fresh session nonce.
 pub fn nonce() -> String {
-    palaver::json::canonical::hex(&rand::random::<[u8; 8]>())
+    hex::encode(rand::random::<[u8; 8]>())
 }
 
 /// The guest's `_session_init`.

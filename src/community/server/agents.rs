@@ -26,7 +26,7 @@ pub(super) async fn challenge(State(st): State<Arc<AppState>>, r: Req) -> Reply 
 }
 
 fn challenge_now(st: &AppState, _: Req) -> Reply {
-    let nonce = crate::json::canonical::hex(&rand::random::<[u8; 16]>());
+    let nonce = hex::encode(rand::random::<[u8; 16]>());
     st.store.add_challenge(&nonce, st.cfg.difficulty, now_f())?;
     reply(
         StatusCode::OK,

@@ -50,7 +50,7 @@ fn create_invitation_now(st: &AppState, r: Req) -> Reply {
             "transport_binding_signature does not sign the ticket binding for this key and protocol",
         ));
     }
-    let post_id = crate::json::canonical::hex(&rand::random::<[u8; 8]>());
+    let post_id = hex::encode(rand::random::<[u8; 8]>());
     let expires_at = now + st.cfg.invitation_ttl;
     let mut inv = r.body.clone();
     inv.insert("post_id", Value::from(post_id.as_str()));

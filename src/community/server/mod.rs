@@ -367,16 +367,12 @@ fn pct_decode(s: &str) -> String {
         match b[i] {
             b'+' => out.push(b' '),
             b'%' if i + 2 < b.len() => {
-                let h = (b[i + 1].is_ascii_hexdigit() && b[i + 2].is_ascii_hexdigit())
-                    .then(|| std::str::from_utf8(&b[i + 1..i + 3]).ok())
-                    .flatten()
-                    .and_then(|x| u8::from_str_radix(x, 16).ok());
-                match h {
-                    Some(v) => {
-                        out.push(v);
-                        i += 2;
-                    }
-                    None => out.push(b'%'),
+                let mut v = [0u8];
+                if hex::decode_to_slice(&b[i + 1..i + 3], &mut v).is_ok() {
+                    out.push(v[0]);
+                    i += 2;
+                } else {
+                    out.push(b'%');
                 }
             }
             c => out.push(c),
@@ -537,4 +533,19 @@ async fn wrong_method(method: Method, uri: Uri) -> ApiError {
         "method_not_allowed",
         format!("{} does not take {method}", uri.path()),
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::pct_decode;
+
+    #[test]
+    fn query_values_are_percent_decoded() {
+        assert_eq!(pct_decode("a%20b+c%2Fd%2f"), "a b c/d/");
+        assert_eq!(pct_decode("%C3%A9"), "é");
+        // A `%` not followed by two hex digits stays as it is.
+        assert_eq!(pct_decode("100%"), "100%");
+        assert_eq!(pct_decode("%zz%4"), "%zz%4");
+        assert_eq!(pct_decode("%%41"), "%A");
+    }
 }

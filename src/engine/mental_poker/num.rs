@@ -4,8 +4,6 @@ use super::CryptoError;
 use crate::json::{Number, Value};
 use num_bigint::BigUint;
 
-pub use crate::json::canonical::hex;
-
 /// Width of a 2048-bit integer in hex digits.
 pub const HEX512: usize = 512;
 
@@ -17,16 +15,7 @@ pub fn hex512(n: &BigUint) -> String {
 /// Bytes from hex (either case, even length), like Python `bytes.fromhex`
 /// without its whitespace tolerance.
 pub fn from_hex(s: &str) -> Result<Vec<u8>, CryptoError> {
-    if !s.len().is_multiple_of(2) {
-        return Err(CryptoError::Hex);
-    }
-    s.as_bytes()
-        .chunks(2)
-        .map(|pair| {
-            let d = |c: u8| (c as char).to_digit(16).ok_or(CryptoError::Hex);
-            Ok((d(pair[0])? * 16 + d(pair[1])?) as u8)
-        })
-        .collect()
+    hex::decode(s).map_err(|_| CryptoError::Hex)
 }
 
 /// Exactly `N` bytes from hex.

@@ -6,7 +6,7 @@ use super::CryptoError;
 use super::deck::{self, KEY_LEN, NONCE_LEN, TAG_LEN};
 use super::keys::{MODULUS_LEN, RsaKey, RsaPub};
 use super::num::i2osp;
-use hmac::{Hmac, Mac};
+use hkdf::HkdfExtract;
 use num_bigint::BigUint;
 use num_integer::Integer;
 use sha2::{Digest, Sha256};
@@ -100,22 +100,20 @@ fn fdh_where(ctx: &[u8], public: &RsaPub, coprime: impl Fn(&BigUint) -> bool) ->
     }
 }
 
-fn hmac_sha256(key: &[u8], parts: &[&[u8]]) -> [u8; 32] {
-    let mut mac =
-        <Hmac<Sha256> as Mac>::new_from_slice(key).expect("HMAC accepts keys of any length");
-    for part in parts {
-        mac.update(part);
-    }
-    mac.finalize().into_bytes().into()
-}
-
 /// HKDF-SHA256 with a zero salt, IKM = I2OSP(token, 256) ‖ ctx, info
 /// [`TOKEN_KEY_INFO`], 32 bytes (one expand block). A token of more than
 /// 256 bytes is [`CryptoError::TooLarge`].
 pub fn token_key(token: &BigUint, ctx: &[u8]) -> Result<[u8; 32], CryptoError> {
     let token = i2osp(token, MODULUS_LEN)?;
-    let prk = hmac_sha256(&[0u8; 32], &[&token, ctx]);
-    Ok(hmac_sha256(&prk, &[TOKEN_KEY_INFO, &[1]]))
+    // RFC 5869: no salt is a salt of HashLen zeros, as the reference has.
+    let mut extract = HkdfExtract::<Sha256>::new(None);
+    extract.input_ikm(&token);
+    extract.input_ikm(ctx);
+    let (_, hkdf) = extract.finalize();
+    let mut key = [0u8; 32];
+    hkdf.expand(TOKEN_KEY_INFO, &mut key)
+        .expect("32 bytes is within HKDF-SHA256's 8160");
+    Ok(key)
 }
 
 /// A sealed table entry: `nonce ‖ AEAD(key, nonce, payload, AAD = ctx)`.

@@ -123,7 +123,7 @@ impl SealedTable {
             let ctx = ot::context(pid, sid, table, &format!("{}-{i}", prefix(table)));
             let tk = ot::token_key(token, &ctx)?;
             let nonce: [u8; 12] = rand::random();
-            sealed.push(canonical::hex(&ot::seal_entry(&tk, &nonce, payload, &ctx)));
+            sealed.push(hex::encode(ot::seal_entry(&tk, &nonce, payload, &ctx)));
         }
         Ok(SealedTable {
             key,
@@ -311,17 +311,11 @@ impl Side {
         let (action, blobs): (&str, Vec<Value>) = match self.role {
             Role::Host => (
                 "mp_setup_a",
-                self.blob_a
-                    .iter()
-                    .map(|b| canonical::hex(b).into())
-                    .collect(),
+                self.blob_a.iter().map(|b| hex::encode(b).into()).collect(),
             ),
             Role::Guest => (
                 "mp_setup_b",
-                self.blob_b
-                    .iter()
-                    .map(|b| canonical::hex(b).into())
-                    .collect(),
+                self.blob_b.iter().map(|b| hex::encode(b).into()).collect(),
             ),
         };
         let public = table.key.public().clone();
@@ -646,8 +640,8 @@ impl Side {
         let mut m = crate::obj! {
             "action" => "mp_play",
             "id_b" => id_b,
-            "k_inner" => canonical::hex(ki),
-            "k_outer" => canonical::hex(ko),
+            "k_inner" => hex::encode(ki),
+            "k_outer" => hex::encode(ko),
             "rank" => i64::from(rank),
             "suit" => i64::from(suit),
         };
@@ -756,7 +750,7 @@ impl Side {
             entries.push(crate::obj! {
                 "kind" => kind,
                 "label" => format!("{}-{i}", prefix(t)),
-                "k" => canonical::hex(k),
+                "k" => hex::encode(k),
             });
         }
         let openings: Vec<Value> = entries

@@ -63,7 +63,7 @@ impl Transcript {
 
     /// Lowercase hex of [`Transcript::root`] (the `transcript_hash`).
     pub fn root_hex(&self) -> String {
-        canonical::hex(&self.root())
+        hex::encode(self.root())
     }
 }
 

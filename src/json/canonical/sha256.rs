@@ -1,5 +1,5 @@
 //! SHA-256 for the contract: a tap on the canonical writer that hashes its
-//! output while it is still being written, and the hex helpers.
+//! output while it is still being written, and the lowercase hex digest.
 
 use sha2::{Digest, Sha256};
 
@@ -102,19 +102,7 @@ fn final_blocks(rest: &[u8], total: usize) -> ([u8; 128], usize) {
 
 /// Lowercase hex SHA-256 of bytes.
 pub fn sha256_hex(data: impl AsRef<[u8]>) -> String {
-    hex(&Sha256::digest(data.as_ref()))
-}
-
-/// Lowercase hex of bytes.
-pub fn hex(bytes: &[u8]) -> String {
-    const HEX: &[u8; 16] = b"0123456789abcdef";
-    let mut out = vec![0u8; bytes.len() * 2];
-    for (pair, b) in out.chunks_exact_mut(2).zip(bytes) {
-        pair[0] = HEX[(b >> 4) as usize];
-        pair[1] = HEX[(b & 15) as usize];
-    }
-    // Only ASCII digits and letters were written.
-    String::from_utf8(out).unwrap_or_default()
+    hex::encode(Sha256::digest(data.as_ref()))
 }
 
 #[cfg(test)]

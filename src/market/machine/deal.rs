@@ -3,7 +3,6 @@
 //! same DealHash; the transaction is DEAL_LOCKED, other offers superseded).
 
 use super::super::db::args;
-use super::super::time::parse_rfc3339_utc;
 use super::super::vocab::{Kind, OfferStatus, State};
 use super::super::{FieldError, MarketError, conflict, forbidden};
 use super::Market;
@@ -11,6 +10,7 @@ use super::rows::{fe, hash_of, load_deal, object, only, only_envelope, string, t
 use super::transition::{Msg, Next, Sender};
 use crate::json::{Map, Value};
 use crate::obj;
+use crate::utc::parse_rfc3339_utc;
 
 /// Records `path.key` as invalid unless it is the string `want`.
 fn want(bad: &mut Vec<FieldError>, m: &Map, path: &str, key: &str, want: &str) {

@@ -2,7 +2,6 @@
 //! escrow (the store's triggers move the GTU and keep it single-use).
 
 use super::super::db::args;
-use super::super::time::parse_rfc3339_utc;
 use super::super::vocab::{CommitmentStatus, Kind, State};
 use super::super::{MarketError, conflict, forbidden};
 use super::Market;
@@ -10,6 +9,7 @@ use super::rows::{fe, int, load_deal, object, only, only_envelope, string};
 use super::transition::{Msg, Next, Sender};
 use crate::json::Value;
 use crate::obj;
+use crate::utc::parse_rfc3339_utc;
 
 impl Market {
     pub(super) fn fund(&self, m: &Msg<'_>) -> Result<Value, MarketError> {

@@ -82,7 +82,7 @@ impl Market {
                     format!("principal {pid} belongs to another identity"),
                 ));
             }
-            let token = format!("gtl_{}", crate::json::canonical::hex(&rand::random::<[u8; 32]>()));
+            let token = format!("gtl_{}", hex::encode(rand::random::<[u8; 32]>()));
             let now = self.now_ms();
             tx.execute(
                 "INSERT INTO gtl_principals (principal_id, public_key, agent_id, token, created_at) VALUES ($1, $2, $3, $4, $5)",

@@ -5,13 +5,13 @@
 use super::super::MarketError;
 use super::super::chain::{ChainReport, verify_chain_value};
 use super::super::db::{Db, Row, args};
-use super::super::time::format_rfc3339_utc;
 use super::super::view::{
     Amount, DealView, EventView, Frozen, FundingView, Listing, OfferView, TransactionView,
 };
 use super::super::vocab::OfferStatus;
 use super::Market;
 use super::rows::{load, parse_map};
+use crate::utc::format_rfc3339_utc;
 
 fn frozen(db: &mut dyn Db, sql: &str, txid: &str) -> Result<Option<Frozen>, MarketError> {
     db.query_opt(sql, args![txid])?

@@ -2,10 +2,10 @@
 
 use super::super::canonical;
 use super::super::db::{Db, Row, args};
-use super::super::time::parse_rfc3339_utc;
 use super::super::vocab::{Kind, State};
 use super::super::{FieldError, MarketError, conflict, invalid};
 use crate::json::{Map, Value};
+use crate::utc::parse_rfc3339_utc;
 
 /// One stored transaction.
 pub(super) struct TxRow {

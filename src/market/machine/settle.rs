@@ -4,13 +4,13 @@
 
 use super::super::MarketError;
 use super::super::db::{Db, args};
-use super::super::time::format_rfc3339_utc;
 use super::super::vocab::{CommitmentStatus, Kind, State};
 use super::Market;
 use super::rows::load;
 use super::transition::{Entry, record};
 use crate::json::Value;
 use crate::obj;
+use crate::utc::format_rfc3339_utc;
 
 /// What [`Market::finish`] did.
 #[derive(Debug, Clone, PartialEq, Eq)]

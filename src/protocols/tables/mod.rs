@@ -131,7 +131,7 @@ fn member_seat(member: &Value) -> Value {
 fn new_seed(options: &Map, round: i64, restarts: i64) -> String {
     match options.get_str("deal_seed") {
         Some(s) if !s.is_empty() => format!("{s}:{round}:{restarts}"),
-        _ => crate::json::canonical::hex(&rand::random::<[u8; 24]>()),
+        _ => hex::encode(rand::random::<[u8; 24]>()),
     }
 }
 

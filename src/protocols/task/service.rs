@@ -987,7 +987,7 @@ impl TaskService {
         std::fs::create_dir_all(root.join("workspace"))?;
         let mut rnd = [0u8; 8];
         rand::fill(&mut rnd);
-        let inv_id = format!("inv-{}", crate::json::canonical::hex(&rnd));
+        let inv_id = format!("inv-{}", hex::encode(rnd));
         let mut inv = Invocation {
             id: inv_id.clone(),
             adapter: "file".into(),
@@ -1087,7 +1087,7 @@ impl TaskService {
     ) -> Result<String, ServiceError> {
         let mut rnd = [0u8; 4];
         rand::fill(&mut rnd);
-        let note_id = format!("wn-{}-{}", now_ms(), crate::json::canonical::hex(&rnd));
+        let note_id = format!("wn-{}-{}", now_ms(), hex::encode(rnd));
         self.store
             .get_task(source, task_id)?
             .ok_or(StoreError::NoTask)?;
@@ -1107,7 +1107,7 @@ impl TaskService {
     ) -> Result<String, ServiceError> {
         let mut rnd = [0u8; 4];
         rand::fill(&mut rnd);
-        let input_id = format!("in-{}-{}", now_ms(), crate::json::canonical::hex(&rnd));
+        let input_id = format!("in-{}-{}", now_ms(), hex::encode(rnd));
         // `input_request` is bounded at 64 KiB on the wire.
         let question = cut_bytes(question, MAX_NOTE_BYTES);
         let question = question.as_str();

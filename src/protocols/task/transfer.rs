@@ -217,7 +217,7 @@ pub fn sha256_file(path: &Path) -> io::Result<String> {
         }
         h.update(&buf[..n]);
     }
-    Ok(crate::json::canonical::hex(&h.finalize()))
+    Ok(hex::encode(h.finalize()))
 }
 
 /// Whether the staged file has the manifest's size and sha256.

@@ -72,7 +72,7 @@ pub async fn admit_member(
         epoch,
         &nonce,
     );
-    let challenge = crate::json::canonical::hex(&rand::random::<[u8; 16]>());
+    let challenge = hex::encode(rand::random::<[u8; 16]>());
     let frame = obj! {
         "_group" => "admission", "group_id" => group_id.as_str(), "protocol_id" => protocol_id.as_str(),
         "leader_public_key" => keys.public_key.as_str(), "leader_epoch" => epoch,
@@ -187,7 +187,7 @@ pub async fn join_leader(
     let (link, mut ch) = net::connect_within(ep, ticket, dial)
         .await
         .map_err(|e| e.to_string())?;
-    let nonce = crate::json::canonical::hex(&rand::random::<[u8; 16]>());
+    let nonce = hex::encode(rand::random::<[u8; 16]>());
     let join = obj! {
         "_group" => "join", "group_id" => group_id, "member_public_key" => keys.public_key.as_str(),
         "join_nonce" => nonce.as_str(), "member_control_mode" => control_mode,

@@ -260,8 +260,8 @@ pub fn lease_seconds(g: &Map) -> u64 {
 fn parse_iso(s: &str) -> Option<i64> {
     let s = s.trim();
     match s.strip_suffix("+00:00") {
-        Some(body) => crate::market::time::parse_rfc3339_utc(&format!("{body}Z")),
-        None => crate::market::time::parse_rfc3339_utc(s),
+        Some(body) => crate::utc::parse_rfc3339_utc(&format!("{body}Z")),
+        None => crate::utc::parse_rfc3339_utc(s),
     }
 }
 

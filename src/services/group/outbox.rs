@@ -64,7 +64,7 @@ pub fn is_action_id(s: &str) -> bool {
 
 /// A fresh action id.
 pub fn new_action_id() -> String {
-    crate::json::canonical::hex(&rand::random::<[u8; 16]>())
+    hex::encode(rand::random::<[u8; 16]>())
 }
 
 pub struct Outbox {
@@ -313,7 +313,7 @@ pub fn append_action(dir: &Path, action: &Value) -> Result<Map, String> {
             "the action is {size} bytes; at most {MAX_ACTION_BYTES} are allowed"
         ));
     }
-    let ts = crate::session::files::iso_now();
+    let ts = crate::utc::iso_now();
     let ts = ts
         .split('.')
         .next()

@@ -198,7 +198,7 @@ pub fn run(
             members - 1
         ));
     }
-    let group_id = crate::json::canonical::hex(&rand::random::<[u8; 16]>());
+    let group_id = hex::encode(rand::random::<[u8; 16]>());
     let name = spec.name().unwrap_or("Group Protocol").to_owned();
     let keys: Vec<KeyPair> = (0..members).map(|_| KeyPair::generate()).collect();
     let member_objs: Vec<Value> = keys

@@ -184,7 +184,7 @@ impl Sigil {
         }
         let seed = match self.options.get_str("deal_seed") {
             Some(s) if !s.is_empty() => format!("{s}:{restart_count}"),
-            _ => crate::json::canonical::hex(&rand::random::<[u8; 24]>()),
+            _ => hex::encode(rand::random::<[u8; 24]>()),
         };
         let life = self.starting_life()?;
         let seated: Vec<Value> = active.iter().map(|m| (*m).clone()).collect();

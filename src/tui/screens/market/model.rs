@@ -2,9 +2,9 @@
 //! listing's rows and the selected transaction (its events, offers, deal
 //! and hashes).
 
-use crate::market::time::parse_rfc3339_utc;
 use crate::market::view::{Listing, TransactionView};
 use crate::market::vocab::{Kind, OfferStatus, State};
+use crate::utc::parse_rfc3339_utc;
 
 /// One row of the listing.
 #[derive(Debug, Clone, PartialEq)]

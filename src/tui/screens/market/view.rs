@@ -3,12 +3,12 @@
 
 use super::model::{short, time_left};
 use super::{Conn, MarketView, Pane};
-use crate::market::time::format_rfc3339_utc;
 use crate::market::vocab::{OfferStatus, State};
 use crate::tui::command::Command;
 use crate::tui::keymap::Context;
 use crate::tui::screen::Paint;
 use crate::tui::theme::{Slot, Theme};
+use crate::utc::format_rfc3339_utc;
 use ratatui::Frame;
 use ratatui::layout::{Constraint, Direction, Layout, Rect};
 use ratatui::style::{Modifier, Style};
