@@ -1,7 +1,7 @@
 //! The server's metrics, one set per process: what `GET /metrics` shows in
 //! the Prometheus/OpenMetrics text format ([`render`]). Layers above record
 //! into it through the functions here — a request answered
-//! ([`request_done`]), a slow store call ([`slow_store_call`]), a market
+//! ([`request_done`]), a slow store call ([`timed`]), a market
 //! transition ([`market_transition`]), a pool checkout ([`pool_checkout`]) —
 //! and the `/metrics` route sets the gauges it reads at scrape time
 //! ([`set_community`], [`set_pool`]) before it renders. Every name and label
@@ -18,7 +18,8 @@ use prometheus_client::metrics::gauge::Gauge;
 use prometheus_client::metrics::histogram::{Histogram, exponential_buckets};
 use prometheus_client::registry::Registry;
 use std::sync::LazyLock;
-use std::time::Duration;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::{Duration, Instant};
 
 /// The `route` label of a request no route matched (a 404).
 pub const UNMATCHED: &str = "unmatched";
@@ -115,7 +116,11 @@ static METRICS: LazyLock<Metrics> = LazyLock::new(|| {
             version: env!("CARGO_PKG_VERSION"),
         })
         .set(1);
-    r.register("build_info", "The running palaver's version (always 1)", build);
+    r.register(
+        "build_info",
+        "The running palaver's version (always 1)",
+        build,
+    );
     r.register(
         "http_requests",
         "HTTP requests answered, by method, route template and status",
@@ -210,10 +215,32 @@ impl Drop for InFlight {
     }
 }
 
-/// Counts a store call (`op`: the store's method, or `market.*`) that was
-/// slower than the threshold.
-pub fn slow_store_call(op: &'static str) {
-    METRICS.slow_store.get_or_create(&OpLabels { op }).inc();
+/// How slow a store call is before [`timed`] counts and logs it, by
+/// default (`palaver serve --slow-query-ms`).
+pub const DEFAULT_SLOW_CALL: Duration = Duration::from_millis(250);
+
+/// The threshold in microseconds, set once by `palaver serve`.
+static SLOW_CALL_US: AtomicU64 = AtomicU64::new(DEFAULT_SLOW_CALL.as_micros() as u64);
+
+/// Sets the threshold of a slow store call for this process.
+pub fn set_slow_call(d: Duration) {
+    let us = u64::try_from(d.as_micros()).unwrap_or(u64::MAX);
+    SLOW_CALL_US.store(us, Ordering::Relaxed);
+}
+
+/// Runs a store call (`op`: the community store's method, or `market.*`);
+/// one that took the threshold or longer is counted in
+/// `store_slow_calls_total{op}` and logged as a warning (in the request's
+/// span, when there is one).
+pub fn timed<T>(op: &'static str, f: impl FnOnce() -> T) -> T {
+    let start = Instant::now();
+    let r = f();
+    let took = start.elapsed();
+    if took.as_micros() >= u128::from(SLOW_CALL_US.load(Ordering::Relaxed)) {
+        METRICS.slow_store.get_or_create(&OpLabels { op }).inc();
+        tracing::warn!(op, ms = took.as_secs_f64() * 1000.0, "slow store call");
+    }
+    r
 }
 
 /// Counts a market transition: the message or server event `kind` and the
@@ -293,13 +320,10 @@ mod tests {
 
     #[test]
     fn a_recorded_request_shows_in_the_text() {
-        request_done(
-            "GET",
-            "/api/v1/t/{id}",
-            404,
-            Duration::from_millis(3),
-        );
-        slow_store_call("agent");
+        request_done("GET", "/api/v1/t/{id}", 404, Duration::from_millis(3));
+        set_slow_call(Duration::ZERO);
+        timed("agent", || ());
+        set_slow_call(DEFAULT_SLOW_CALL);
         let text = render();
         assert!(
             text.contains(
