@@ -7,9 +7,9 @@
 
 use crate::community::Store;
 use crate::market::Market;
-use crate::web::metrics::{self, CONTENT_TYPE};
+use crate::web::metrics::{self, OPENMETRICS, PROMETHEUS_TEXT};
 use axum::Router;
-use axum::http::StatusCode;
+use axum::http::{HeaderMap, StatusCode};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{MethodRouter, get};
 use std::sync::Arc;
@@ -26,7 +26,7 @@ struct Sources {
 /// for the main router ([`super::server::router_with`]).
 pub fn get_metrics(store: Arc<dyn Store>, market: Option<Arc<Market>>) -> MethodRouter {
     let src = Arc::new(Sources { store, market });
-    get(move || scrape(src.clone()))
+    get(move |h: HeaderMap| scrape(src.clone(), h))
 }
 
 /// A router of `GET /metrics` alone, for a listener of its own
@@ -36,17 +36,33 @@ pub fn own_router(store: Arc<dyn Store>, market: Option<Arc<Market>>) -> Router 
         .layer(axum::middleware::from_fn(crate::web::observe::observe))
 }
 
-async fn scrape(src: Arc<Sources>) -> Response {
+/// The scrape: OpenMetrics when the client asks for it (Prometheus does),
+/// else the Prometheus text format 0.0.4.
+async fn scrape(src: Arc<Sources>, h: HeaderMap) -> Response {
+    let openmetrics = h
+        .get_all(axum::http::header::ACCEPT)
+        .iter()
+        .filter_map(|v| v.to_str().ok())
+        .any(|v| v.contains("application/openmetrics-text"));
     let span = tracing::Span::current();
     let text = tokio::task::spawn_blocking(move || {
         span.in_scope(|| {
             read_gauges(&src);
-            metrics::render()
+            if openmetrics {
+                metrics::render()
+            } else {
+                metrics::render_text()
+            }
         })
     })
     .await;
+    let kind = if openmetrics {
+        OPENMETRICS
+    } else {
+        PROMETHEUS_TEXT
+    };
     match text {
-        Ok(text) => (StatusCode::OK, [("content-type", CONTENT_TYPE)], text).into_response(),
+        Ok(text) => (StatusCode::OK, [("content-type", kind)], text).into_response(),
         Err(e) => {
             crate::web::observe::internal("rendering the metrics", &e);
             StatusCode::INTERNAL_SERVER_ERROR.into_response()

@@ -252,3 +252,54 @@ pub async fn start_embedded(db: &Path) -> std::io::Result<(String, tokio::task::
 pub async fn ensure_registered(client: &Client, nickname: &str) -> Result<(), ClientError> {
     client.register(nickname, "").await.map(|_| ())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::identity::KeyPair;
+
+    /// A store failure (a table gone under the server) is logged and
+    /// answered 500 `internal` with the request's own id, and nothing of
+    /// the failure reaches the client.
+    #[tokio::test]
+    async fn an_internal_failure_is_answered_without_its_detail() {
+        let dir = tempfile::tempdir().unwrap();
+        let db = dir.path().join("c.sqlite");
+        let store = SqliteStore::open(&db).unwrap();
+        rusqlite::Connection::open(&db)
+            .unwrap()
+            .execute_batch("DROP TABLE challenges")
+            .unwrap();
+        let app = router(Box::new(store), Config::default(), None);
+        let path = "/api/v1/auth/challenge";
+        let now = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .unwrap()
+            .as_secs() as i64;
+        let mut req = axum::http::Request::builder().method("GET").uri(path);
+        let mut rid = String::new();
+        for (k, v) in crate::web::auth::headers(&KeyPair::generate(), "GET", path, b"", now) {
+            if k == "X-Request-Id" {
+                rid = v.clone();
+            }
+            req = req.header(k, v);
+        }
+        let resp = crate::web::call(&app, req.body(axum::body::Body::empty()).unwrap()).await;
+        assert_eq!(resp.status(), StatusCode::INTERNAL_SERVER_ERROR);
+        assert_eq!(resp.headers()["x-request-id"], rid.as_str());
+        let body = axum::body::to_bytes(resp.into_body(), usize::MAX)
+            .await
+            .unwrap();
+        let v = crate::json::parse_bytes(&body).unwrap();
+        assert_eq!(v.get("error").and_then(Value::as_str), Some("internal"));
+        assert_eq!(
+            v.get("request_id").and_then(Value::as_str),
+            Some(rid.as_str())
+        );
+        let text = String::from_utf8_lossy(&body);
+        assert!(text.contains(&rid), "{text}");
+        for secret in ["challenges", "no such table", "sqlite", "store"] {
+            assert!(!text.contains(secret), "{secret:?} leaked: {text}");
+        }
+    }
+}

@@ -24,8 +24,11 @@ use std::time::{Duration, Instant};
 /// The `route` label of a request no route matched (a 404).
 pub const UNMATCHED: &str = "unmatched";
 
-/// The content type of [`render`]'s text.
-pub const CONTENT_TYPE: &str = "application/openmetrics-text; version=1.0.0; charset=utf-8";
+/// The content type of [`render`]'s text (OpenMetrics).
+pub const OPENMETRICS: &str = "application/openmetrics-text; version=1.0.0; charset=utf-8";
+
+/// The content type of [`render_text`]'s text (Prometheus 0.0.4).
+pub const PROMETHEUS_TEXT: &str = "text/plain; version=0.0.4; charset=utf-8";
 
 #[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
 struct RequestLabels {
@@ -306,11 +309,39 @@ pub fn pool_timeout(pool: &'static str) {
         .inc();
 }
 
-/// Every metric in the OpenMetrics text format (ends with `# EOF`).
+/// Every metric in the OpenMetrics text format (ends with `# EOF`): what
+/// Prometheus asks for.
 pub fn render() -> String {
     let mut out = String::with_capacity(8 * 1024);
     // Writing into a String cannot fail.
     let _ = prometheus_client::encoding::text::encode(&mut out, &METRICS.registry);
+    out
+}
+
+/// Every metric in the Prometheus text format 0.0.4, for a client that
+/// does not ask for OpenMetrics (curl, older scrapers): [`render`]'s text
+/// with a counter's HELP and TYPE naming its `_total` samples, and no
+/// `# EOF` or `# UNIT` lines.
+pub fn render_text() -> String {
+    let om = render();
+    let counters: std::collections::HashSet<&str> = om
+        .lines()
+        .filter_map(|l| l.strip_prefix("# TYPE ")?.strip_suffix(" counter"))
+        .collect();
+    let mut out = String::with_capacity(om.len() + 256);
+    for line in om.lines() {
+        if line == "# EOF" || line.starts_with("# UNIT ") {
+            continue;
+        }
+        let renamed = ["# HELP ", "# TYPE "].iter().find_map(|p| {
+            let (name, tail) = line.strip_prefix(p)?.split_once(' ')?;
+            counters
+                .contains(name)
+                .then(|| format!("{p}{name}_total {tail}"))
+        });
+        out.push_str(renamed.as_deref().unwrap_or(line));
+        out.push('\n');
+    }
     out
 }
 
@@ -337,5 +368,15 @@ mod tests {
         );
         assert!(text.contains("palaver_build_info{version="), "{text}");
         assert!(text.ends_with("# EOF\n"), "{text}");
+        let plain = render_text();
+        assert!(
+            plain.contains("# TYPE palaver_http_requests_total counter\n"),
+            "{plain}"
+        );
+        assert!(
+            plain.contains("# TYPE palaver_http_request_duration_seconds histogram\n"),
+            "{plain}"
+        );
+        assert!(!plain.contains("# EOF"), "{plain}");
     }
 }
