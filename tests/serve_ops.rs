@@ -13,7 +13,7 @@ use palaver::json::Value;
 use palaver::web::Client;
 use std::io::{BufRead, Read, Write};
 use std::path::Path;
-use std::process::{Command, Stdio};
+use std::process::Command;
 use std::time::{Duration, Instant};
 
 const BIN: &str = env!("CARGO_BIN_EXE_palaver");

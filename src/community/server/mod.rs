@@ -521,7 +521,8 @@ pub fn routes(
 /// where to look.
 async fn health(State(st): State<Arc<AppState>>) -> Response {
     let kind = st.store.kind();
-    let answer = tokio::task::spawn_blocking(move || st.store.ping()).await;
+    let span = tracing::Span::current();
+    let answer = tokio::task::spawn_blocking(move || span.in_scope(|| st.store.ping())).await;
     let failure = match answer {
         Ok(Ok(())) => {
             return json_response(
