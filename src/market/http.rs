@@ -240,38 +240,3 @@ pub fn routes(market: Arc<Market>, read_timeout: std::time::Duration) -> Router 
             guard_body,
         ))
 }
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    /// The market's store failure keeps the market's envelope but says
-    /// `internal` and the request id, never the failure's text.
-    #[tokio::test]
-    async fn a_store_failure_is_answered_without_its_detail() {
-        let app = Router::new()
-            .route(
-                "/x",
-                get(|| async { MarketError::Store("relation gtl_secret is gone".into()) }),
-            )
-            .layer(axum::middleware::from_fn(observe::observe));
-        let req = axum::http::Request::builder()
-            .uri("/x")
-            .header("x-request-id", "rid-market-1")
-            .body(axum::body::Body::empty())
-            .unwrap();
-        let resp = crate::web::call(&app, req).await;
-        assert_eq!(resp.status(), StatusCode::INTERNAL_SERVER_ERROR);
-        let body = axum::body::to_bytes(resp.into_body(), usize::MAX)
-            .await
-            .unwrap();
-        let v = crate::json::parse_bytes(&body).unwrap();
-        assert_eq!(v.get("ok").and_then(Value::as_bool), Some(false));
-        assert_eq!(v.get("error").and_then(Value::as_str), Some("internal"));
-        assert_eq!(
-            v.get("request_id").and_then(Value::as_str),
-            Some("rid-market-1")
-        );
-        assert!(!String::from_utf8_lossy(&body).contains("gtl_secret"));
-    }
-}
