@@ -277,3 +277,51 @@ fn metrics_bind_serves_the_metrics_on_their_own_listener_only() {
     let (status, _, body) = get(&url, "/metrics", &[]);
     assert_eq!(status, 404, "{body}");
 }
+
+/// On PostgreSQL the scrape also shows both pools (community and market):
+/// their connections, their limit, and the checkouts the requests made; and
+/// the gauges come from PostgreSQL's own SQL.
+#[ignore = "needs PostgreSQL (PALAVER_TEST_PG): run scripts/test"]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn postgres_pools_and_gauges_show_in_the_scrape() {
+    let Some(db) = common::pg::fresh_database("serve_ops") else {
+        return;
+    };
+    let (_k, url) = palaver_serve(Path::new(&db), &["--metrics", "--db-pool", "4"]);
+    let host = Client::new(&url, KeyPair::generate()).unwrap();
+    assert_eq!(host.register("host", "").await.unwrap().0, 201);
+    common::post_invitation(
+        &host,
+        common::invitation_body(host.keys(), "ticket", PID, "play"),
+    )
+    .await;
+    assert_eq!(get(&url, "/api/market", &[]).0, 200);
+    let (s, text) = scrape(&url);
+    assert_eq!(
+        value(&s, "palaver_community_open_invitations", &[]),
+        1.0,
+        "{text}"
+    );
+    assert_eq!(
+        value(&s, "palaver_community_live_groups", &[]),
+        0.0,
+        "{text}"
+    );
+    for pool in ["community", "market"] {
+        assert_eq!(
+            value(&s, "palaver_db_pool_max_connections", &[("pool", pool)]),
+            4.0,
+            "{text}"
+        );
+        let open = value(&s, "palaver_db_pool_connections", &[("pool", pool)]);
+        assert!((1.0..=4.0).contains(&open), "{pool}: {open}\n{text}");
+        assert!(
+            value(
+                &s,
+                "palaver_db_pool_checkout_duration_seconds",
+                &[("pool", pool)]
+            ) >= 1.0,
+            "{pool}\n{text}"
+        );
+    }
+}
