@@ -1,7 +1,9 @@
 //! `palaver serve` run like a service, end to end against the real binary:
 //! `GET /metrics` parsed as Prometheus parses it, its request counters
-//! moving with real requests (by route template, never the raw path), the
-//! scrape-time gauges, `--metrics-bind` on a listener of its own; and
+//! moving with real requests (by route template, never the raw path), a
+//! market transition, the scrape-time gauges (and PostgreSQL's pools, when
+//! `PALAVER_TEST_PG` names a cluster), `--metrics-bind` on a listener of
+//! its own; and
 //! `--log-format json` writing one JSON line per request that carries the
 //! request's id.
 
@@ -10,6 +12,9 @@ mod common;
 use common::{Kill, palaver_serve};
 use palaver::identity::KeyPair;
 use palaver::json::Value;
+use palaver::market::MarketClient;
+use palaver::market::time::system_ms;
+use palaver::market::workflow::JobAsk;
 use palaver::web::Client;
 use std::io::{BufRead, Read, Write};
 use std::path::Path;
@@ -114,6 +119,18 @@ async fn metrics_count_real_requests_by_route_template() {
         common::invitation_body(host.keys(), "ticket", PID, "play"),
     )
     .await;
+    // A market job opened: one transition.
+    let buyer = MarketClient::connect(&url, host.keys().clone(), Some("host"))
+        .await
+        .unwrap();
+    let ask = JobAsk {
+        transaction_id: Some("job_ops_1"),
+        prefix: None,
+        target: "0",
+        budget: 15,
+        deadline_ms: system_ms() + 3_600_000,
+    };
+    buyer.open_job(&ask).await.unwrap();
 
     let (after, text) = scrape(&url);
     assert_eq!(
@@ -149,6 +166,15 @@ async fn metrics_count_real_requests_by_route_template() {
     assert_eq!(
         value(&after, "palaver_community_live_groups", &[]),
         0.0,
+        "{text}"
+    );
+    assert_eq!(
+        value(
+            &after,
+            "palaver_market_transitions_total",
+            &[("type", "JOB_OPEN"), ("state", "JOB_OPEN")]
+        ),
+        1.0,
         "{text}"
     );
     // Prometheus itself asks for OpenMetrics, and gets it.
