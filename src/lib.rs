@@ -11,8 +11,8 @@
 //!    forms of the files and the wire.
 //! 1. [`spec`]: the protocol contract (protocol_id, validators, lint).
 //!    [`library`]: bundled and installed protocols. [`identity`]: the
-//!    Ed25519 key pair. [`web`]: the signed-request scheme, its client and
-//!    the HTTP serving pieces.
+//!    Ed25519 key pair. [`web`]: the signed-request scheme, its client,
+//!    the HTTP serving pieces, request ids, logs and metrics.
 //! 2. [`engine`]: channels, hooks, flow runners, commit-reveal, decisions.
 //! 3. [`session`]: state dirs, the decision bus, strategy files.
 //!    [`protocols`]: the native hooks of the bundled games.

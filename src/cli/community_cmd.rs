@@ -1,6 +1,7 @@
 //! `palaver init`, `register`, `serve`, `browse`, `cancel`, `feedback`,
 //! `rating`, `protocol register` and the server-side `session` commands.
 
+use super::logging::LogFormat;
 use super::{Ctx, Outcome};
 use crate::community::{Config, Database};
 use crate::identity::KeyPair;
@@ -49,6 +50,26 @@ pub struct ServeArgs {
     /// that stops renewing keeps the room before a member may take over.
     #[arg(long, default_value_t = 15, value_parser = clap::value_parser!(u16).range(3..=300))]
     pub group_lease: u16,
+    /// Log lines on stderr as text (for people) or json (one object per
+    /// line, for a log shipper).
+    #[arg(long, value_enum, default_value_t = LogFormat::Text)]
+    pub log_format: LogFormat,
+    /// What to log: a level (error, warn, info, debug, trace) or directives
+    /// like palaver=debug,info. Default: RUST_LOG, else info.
+    #[arg(long, value_name = "LEVEL", value_parser = super::logging::parse_level)]
+    pub log_level: Option<String>,
+    /// Serve GET /metrics (Prometheus text) on the --bind address too:
+    /// anyone who reaches it can read it, so prefer --metrics-bind.
+    #[arg(long, conflicts_with = "metrics_bind")]
+    pub metrics: bool,
+    /// Serve GET /metrics on this address only (e.g. 127.0.0.1:9700, or a
+    /// private interface), not on --bind.
+    #[arg(long, value_name = "ADDR")]
+    pub metrics_bind: Option<String>,
+    /// A store call taking this many milliseconds or more is counted
+    /// (palaver_store_slow_calls_total) and logged as a warning.
+    #[arg(long, value_name = "MS", default_value_t = 250, value_parser = clap::value_parser!(u32).range(1..=600_000))]
+    pub slow_query_ms: u32,
 }
 
 /// `--rate-limit`: a finite number of requests per second, 0 to 1,000,000.
@@ -212,8 +233,9 @@ pub fn serve(ctx: &Ctx, a: ServeArgs) -> Result<Outcome> {
                 .with_context(|| format!("opening the market tables in {}", path.display()))?
         }
         Database::Postgres(url) => {
-            let pool = crate::community::pg::pool(url, pool, std::time::Duration::from_secs(10))
-                .context("the market's connections")?;
+            let pool =
+                crate::community::pg::pool(url, pool, std::time::Duration::from_secs(10), "market")
+                    .context("the market's connections")?;
             crate::market::Market::postgres(pool, crate::market::MarketConfig::default())
                 .with_context(|| format!("opening the market tables in {}", database.shown()))?
         }
@@ -269,42 +291,65 @@ pub fn serve(ctx: &Ctx, a: ServeArgs) -> Result<Outcome> {
     // off the runtime: a PostgreSQL client must not close on an async
     // worker thread.
     let keep = (store.clone(), market.clone());
+    crate::web::metrics::set_slow_call(std::time::Duration::from_millis(u64::from(
+        a.slow_query_ms,
+    )));
     let rt = runtime()?;
     let served = rt.block_on(async move {
+        use crate::services::server::{MetricsAt, Shutdown, serve_until};
         let listener = tokio::net::TcpListener::bind(&a.bind)
             .await
             .with_context(|| format!("binding {}", a.bind))?;
-        // One line: whoever started the server may stop reading stderr
-        // after it (the later lines ignore a closed stderr).
-        eprintln!(
-            "palaver community server on http://{} (database {})",
-            listener.local_addr()?,
-            database.shown()
-        );
-        let shutdown = crate::services::server::Shutdown::on_signals(grace)?;
-        let drained =
-            crate::services::server::serve_until(listener, store, cfg, Some(market), shutdown)
-                .await?;
+        let metrics = match &a.metrics_bind {
+            Some(addr) => MetricsAt::Own(
+                tokio::net::TcpListener::bind(addr)
+                    .await
+                    .with_context(|| format!("binding --metrics-bind {addr}"))?,
+            ),
+            None if a.metrics => MetricsAt::Main,
+            None => MetricsAt::Off,
+        };
+        let url = format!("http://{}", listener.local_addr()?);
+        banner(a.log_format, &url, &database.shown());
+        match &metrics {
+            MetricsAt::Own(l) => tracing::info!("metrics on http://{}/metrics", l.local_addr()?),
+            MetricsAt::Main => tracing::info!("metrics on {url}/metrics"),
+            MetricsAt::Off => {}
+        }
+        if let Some(w) = super::logging::deferred_warning() {
+            tracing::warn!("{w}");
+        }
+        let shutdown = Shutdown::on_signals(grace)?;
+        let drained = serve_until(listener, store, cfg, Some(market), shutdown, metrics).await?;
         Ok::<_, anyhow::Error>(drained)
     })?;
     // Work still queued on the blocking pool after the grace period is cut
     // off here rather than waited for.
     rt.shutdown_timeout(std::time::Duration::from_secs(1));
     drop(keep);
-    let mut err = std::io::stderr().lock();
-    let _ = if served.cut_off > 0 {
-        writeln!(
-            err,
+    if served.cut_off > 0 {
+        tracing::warn!(
+            cut_off = served.cut_off,
             "palaver serve stopped; {} connection(s) still busy after {grace:?} were cut off",
             served.cut_off
-        )
+        );
     } else {
-        writeln!(
-            err,
-            "palaver serve stopped; every request in flight was answered"
-        )
-    };
+        tracing::info!("palaver serve stopped; every request in flight was answered");
+    }
     Ok(Outcome::Ok)
+}
+
+/// The line that says the server is up: plain text, whatever the log
+/// level (scripts wait for it), or with `--log-format json` a JSON line
+/// like the rest (an info event with `url` and `database`). Nothing may
+/// come before it: whoever started the server may read this one line and
+/// stop reading stderr (the later lines ignore a closed stderr).
+fn banner(format: LogFormat, url: &str, database: &str) {
+    let text = format!("palaver community server on {url} (database {database})");
+    match format {
+        LogFormat::Text => eprintln!("{text}"),
+        LogFormat::Json => tracing::info!(url, database, "{text}"),
+    }
 }
 
 pub fn protocol_register(ctx: &Ctx, text: &str, label: &str) -> Result<Outcome> {

@@ -6,6 +6,7 @@
 //! run (unreadable file, invalid JSON, unknown protocol, bad arguments).
 
 mod community_cmd;
+pub mod logging;
 mod market_cmd;
 mod p2p_cmd;
 mod protocol;
@@ -216,6 +217,10 @@ pub enum Outcome {
 /// Runs the command line and maps the result to an exit code.
 pub fn main() -> ExitCode {
     let cli = Cli::parse();
+    match &cli.command {
+        Some(Command::Serve(a)) => logging::to_stderr(a.log_format, a.log_level.as_deref()),
+        _ => logging::to_file(crate::paths::data_dir(cli.data_dir.clone()).ok()),
+    }
     match run(cli) {
         Ok(Outcome::Ok) => ExitCode::SUCCESS,
         Ok(Outcome::Rejected) => ExitCode::from(1),

@@ -7,9 +7,11 @@
 pub mod db;
 pub mod groups;
 pub mod pg;
+pub mod pool_metrics;
 pub mod recent;
 pub mod server;
 pub mod store;
+pub mod timed;
 
 pub use db::Database;
 pub use pg::PgStore;

@@ -17,8 +17,8 @@
 use super::groups::Group;
 use super::recent::{Admission, Refusal, keep_until};
 use super::store::{
-    Agent, InvitationRow, Migrated, NewProtocol, NewSession, Renewal, Res, SessionRow, Store,
-    StoreError, invitation_view, tagged,
+    Agent, CommunityGauges, InvitationRow, Migrated, NewProtocol, NewSession, PoolState, Renewal,
+    Res, SessionRow, Store, StoreError, invitation_view, tagged,
 };
 use crate::json::{Map, Value};
 use postgres::error::SqlState;
@@ -161,8 +161,14 @@ fn url_problem(url: &str) -> Option<String> {
 }
 
 /// A pool of at most `size` connections to `url` (one is made at once, so
-/// an unreachable database is an error here, within `connect_timeout`).
-pub fn pool(url: &str, size: u32, connect_timeout: Duration) -> Result<Pool, PgError> {
+/// an unreachable database is an error here, within `connect_timeout`);
+/// its checkouts are metrics under the `pool` label `name`.
+pub fn pool(
+    url: &str,
+    size: u32,
+    connect_timeout: Duration,
+    name: &'static str,
+) -> Result<Pool, PgError> {
     let mut cfg = parse_url(url)?;
     if cfg.get_connect_timeout().is_none() {
         cfg.connect_timeout(connect_timeout);
@@ -174,6 +180,7 @@ pub fn pool(url: &str, size: u32, connect_timeout: Duration) -> Result<Pool, PgE
         .max_size(size.max(1))
         .min_idle(Some(1))
         .connection_timeout(connect_timeout)
+        .event_handler(Box::new(super::pool_metrics::PoolEvents(name)))
         .build(PostgresConnectionManager::new(cfg, NoTls))
         .map_err(|e| PgError::Connect {
             url: redact(url),
@@ -393,7 +400,7 @@ impl PgStore {
     /// Connects a pool of at most `pool_size` connections to `url` and
     /// migrates the community schema.
     pub fn connect(url: &str, pool_size: u32) -> Result<(PgStore, Migrated), PgError> {
-        let pool = pool(url, pool_size, Duration::from_secs(10))?;
+        let pool = pool(url, pool_size, Duration::from_secs(10), "community")?;
         let migrated = migrate_pool(&pool, url)?;
         Ok((PgStore::from_pool(pool), migrated))
     }
@@ -410,7 +417,7 @@ impl PgStore {
     /// Migrates the community schema at `url` and returns what it did (one
     /// connection, no pool kept).
     pub fn migrate_only(url: &str) -> Result<Migrated, PgError> {
-        let pool = pool(url, 1, Duration::from_secs(10))?;
+        let pool = pool(url, 1, Duration::from_secs(10), "migrate")?;
         migrate_pool(&pool, url)
     }
 
@@ -464,6 +471,15 @@ impl Store for PgStore {
         let mut c = self.pool()?.get_timeout(Duration::from_secs(3))?;
         c.simple_query("SELECT 1")?;
         Ok(())
+    }
+
+    fn gauges(&self, now: f64) -> Res<CommunityGauges> {
+        let mut c = self.conn()?;
+        super::pool_metrics::gauges(&mut c, now)
+    }
+
+    fn pool_state(&self) -> Option<PoolState> {
+        self.pool.as_ref().map(super::pool_metrics::state)
     }
 
     fn note_request(&self, key: &str, request_id: &str, t: i64, now: i64) -> Res<Admission> {

@@ -11,6 +11,7 @@
 use super::groups::Group;
 use super::recent::{Admission, Buckets, RequestIds};
 use crate::json::{self, Map, Value};
+pub use crate::web::metrics::{CommunityGauges, PoolState};
 use rusqlite::{Connection, OptionalExtension, TransactionBehavior, params};
 use std::path::Path;
 use std::sync::Mutex;
@@ -27,6 +28,10 @@ impl From<rusqlite::Error> for StoreError {
 }
 
 pub type Res<T> = Result<T, StoreError>;
+
+/// Open invitations at `?1`/`$1` (both stores' SQL).
+pub(super) const LIVE_INVITATIONS: &str =
+    "SELECT COUNT(*) FROM invitations WHERE status = 'open' AND expires_at > $1";
 
 /// What recording a session did.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -124,6 +129,13 @@ pub trait Store: Send + Sync {
     fn kind(&self) -> &'static str;
     /// Answers when the database does (the health endpoint).
     fn ping(&self) -> Res<()>;
+    /// What `GET /metrics` shows of the community at `now`: open invitations
+    /// and live group rooms (lobby or active, the leader's lease not lapsed).
+    fn gauges(&self, now: f64) -> Res<CommunityGauges>;
+    /// The connection pool's state, for a store that keeps one.
+    fn pool_state(&self) -> Option<PoolState> {
+        None
+    }
     /// Records request id `request_id` of `key`, stamped `t`, unless it was
     /// used while a request stamped like it could still be accepted
     /// (`Refusal::Replayed`); expired ids are forgotten. Atomic: of two
@@ -512,6 +524,19 @@ impl Store for SqliteStore {
         Ok(())
     }
 
+    fn gauges(&self, now: f64) -> Res<CommunityGauges> {
+        let db = self.db();
+        Ok(CommunityGauges {
+            open_invitations: db.query_row(LIVE_INVITATIONS, [now], |r| r.get(0))?,
+            live_groups: db.query_row(
+                "SELECT COUNT(*) FROM groups WHERE json_extract(body, '$.status') IN ('lobby', 'active')
+                 AND json_extract(body, '$.leader_lease_expires_at') > ?1",
+                [now],
+                |r| r.get(0),
+            )?,
+        })
+    }
+
     fn note_request(&self, key: &str, request_id: &str, t: i64, now: i64) -> Res<Admission> {
         Ok(self
             .ids
@@ -861,34 +886,5 @@ impl Store for SqliteStore {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::{Reputation, SqliteStore, Store};
-
-    #[test]
-    fn migrating_twice_is_a_no_op() {
-        let dir = tempfile::tempdir().unwrap();
-        let path = dir.path().join("c.sqlite");
-        let (_, first) = SqliteStore::open_migrated(&path).unwrap();
-        assert_eq!((first.from, first.to), (0, super::MIGRATIONS.len() as i64));
-        let (store, again) = SqliteStore::open_migrated(&path).unwrap();
-        assert_eq!((again.from, again.to), (first.to, first.to));
-        assert_eq!(store.kind(), "sqlite");
-        store.ping().unwrap();
-    }
-
-    #[test]
-    fn reputation_shrinks_few_ratings_towards_the_middle() {
-        let none = Reputation::of(0, 0, 0, 0);
-        assert_eq!(none.success_rate, None);
-        assert_eq!(none.weighted_score, 3.0);
-        assert_eq!(none.confidence, "none");
-        let one_five = Reputation::of(4, 3, 1, 5);
-        assert_eq!(one_five.success_rate, Some(0.75));
-        assert!((one_five.weighted_score - 11.0 / 3.0).abs() < 1e-9);
-        assert_eq!(one_five.confidence, "low");
-        let many_fours = Reputation::of(30, 30, 20, 80);
-        assert!(many_fours.weighted_score > one_five.weighted_score);
-        assert_eq!(many_fours.confidence, "high");
-        assert_eq!(Reputation::of(9, 9, 5, 25).confidence, "medium");
-    }
-}
+#[path = "store_tests.rs"]
+mod tests;

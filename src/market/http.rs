@@ -19,8 +19,10 @@
 //! the server's read timeout (408 `timeout`); a path id that does not decode
 //! is a 400. Every error is the market's JSON envelope.
 //!
-//! Every handler that touches the market runs it on tokio's blocking pool
-//! (`spawn_blocking`): the store's calls block (SQLite's group commit waits
+//! A store failure answers 500 `internal` with the request id, never its
+//! detail (that is logged). Every handler that touches the market runs it
+//! on tokio's blocking pool (`spawn_blocking`, timed as a store call): the
+//! store's calls block (SQLite's group commit waits
 //! for its batch; the PostgreSQL client runs its own runtime and must never
 //! run on an async worker thread).
 
@@ -28,7 +30,7 @@ use super::view::Jobs;
 use super::{Market, MarketError, policy};
 use crate::json::Value;
 use crate::obj;
-use crate::web::{buffer_body, closing, json_response};
+use crate::web::{buffer_body, closing, json_response, metrics, observe};
 use axum::Router;
 use axum::extract::{FromRequestParts, Path, State};
 use axum::http::{HeaderMap, StatusCode, Uri, request::Parts};
@@ -51,10 +53,39 @@ fn view(v: &impl serde::Serialize) -> Response {
     }
 }
 
+/// A refusal as the market's envelope. A store failure is internal: its
+/// detail is logged (with the request id) and the client gets
+/// `{"ok": false, "error": "internal", "message": …, "request_id": …}`.
 impl IntoResponse for MarketError {
     fn into_response(self) -> Response {
+        if let MarketError::Store(detail) = &self {
+            let id = observe::internal("the market's store", detail);
+            let mut m = obj! {
+                "ok" => false, "error" => "internal", "message" => observe::internal_message(id.as_deref()),
+            };
+            if let Some(id) = id {
+                m.insert("request_id", Value::from(&*id));
+            }
+            return json(self.status(), &Value::Object(m));
+        }
         json(self.status(), &self.to_json())
     }
+}
+
+/// Runs market work on tokio's blocking pool, in the request's span, timed
+/// as the store call `op` ([`metrics::timed`]).
+async fn work<T: Send + 'static>(
+    op: &'static str,
+    f: impl FnOnce() -> Result<T, MarketError> + Send + 'static,
+) -> Result<T, MarketError> {
+    let span = tracing::Span::current();
+    tokio::task::spawn_blocking(move || span.in_scope(|| metrics::timed(op, f)))
+        .await
+        .unwrap_or_else(|e| {
+            Err(MarketError::Store(format!(
+                "the work ended abnormally: {e}"
+            )))
+        })
 }
 
 /// The discovery document.
@@ -126,13 +157,12 @@ async fn list_market(State(m): State<Arc<Market>>, u: Uri) -> Response {
     let all = u
         .query()
         .is_some_and(|q| q.split('&').any(|kv| kv == "all=1" || kv == "all=true"));
-    match tokio::task::spawn_blocking(move || m.listing(all)).await {
-        Ok(Ok(jobs)) => view(&Jobs {
+    match work("market.listing", move || m.listing(all)).await {
+        Ok(jobs) => view(&Jobs {
             jobs,
             policy_hash: policy::policy_hash(),
         }),
-        Ok(Err(e)) => e.into_response(),
-        Err(e) => MarketError::Store(e.to_string()).into_response(),
+        Err(e) => e.into_response(),
     }
 }
 
@@ -165,31 +195,28 @@ fn bearer(h: &HeaderMap) -> Option<String> {
 
 async fn post_gtl(State(m): State<Arc<Market>>, h: HeaderMap, body: axum::body::Bytes) -> Response {
     let token = bearer(&h);
-    match tokio::task::spawn_blocking(move || m.submit(token.as_deref(), &body)).await {
-        Ok(Ok(v)) => json(200, &v),
-        Ok(Err(e)) => e.into_response(),
-        Err(e) => MarketError::Store(e.to_string()).into_response(),
+    match work("market.submit", move || m.submit(token.as_deref(), &body)).await {
+        Ok(v) => json(200, &v),
+        Err(e) => e.into_response(),
     }
 }
 
 async fn get_transaction(State(m): State<Arc<Market>>, Id(id): Id) -> Response {
-    match tokio::task::spawn_blocking(move || m.transaction(&id)).await {
-        Ok(Ok(v)) => view(&v),
-        Ok(Err(e)) => e.into_response(),
-        Err(e) => MarketError::Store(e.to_string()).into_response(),
+    match work("market.transaction", move || m.transaction(&id)).await {
+        Ok(v) => view(&v),
+        Err(e) => e.into_response(),
     }
 }
 
 async fn get_account(State(m): State<Arc<Market>>, Id(id): Id) -> Response {
     let who = id.clone();
-    match tokio::task::spawn_blocking(move || m.balance(&who)).await {
-        Ok(Ok(Some(b))) => json(
+    match work("market.balance", move || m.balance(&who)).await {
+        Ok(Some(b)) => json(
             200,
             &Value::Object(obj! { "principal_id" => id, "balance" => b, "asset" => "GTU" }),
         ),
-        Ok(Ok(None)) => MarketError::NotFound(format!("no principal {id}")).into_response(),
-        Ok(Err(e)) => e.into_response(),
-        Err(e) => MarketError::Store(e.to_string()).into_response(),
+        Ok(None) => MarketError::NotFound(format!("no principal {id}")).into_response(),
+        Err(e) => e.into_response(),
     }
 }
 

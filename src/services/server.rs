@@ -9,6 +9,7 @@ use crate::community::{SqliteStore, Store};
 use crate::json::Value;
 use crate::market::{Market, MarketConfig};
 use crate::obj;
+use crate::web::observe::observe;
 use crate::web::{Client, ClientError, json_response, serve_router};
 use axum::Router;
 use axum::http::StatusCode;
@@ -30,17 +31,34 @@ pub fn router(store: Box<dyn Store>, cfg: Config, market: Option<Arc<Market>>) -
 
 /// [`router`] over a shared store (`palaver serve`: SQLite or PostgreSQL).
 pub fn router_on(store: Arc<dyn Store>, cfg: Config, market: Option<Arc<Market>>) -> Router {
+    router_with(store, cfg, market, false)
+}
+
+/// [`router_on`], with `GET /metrics` when `metrics`. Every request runs in
+/// [`observe`]: a request id, a span, a log line and its metrics.
+pub fn router_with(
+    store: Arc<dyn Store>,
+    cfg: Config,
+    market: Option<Arc<Market>>,
+    metrics: bool,
+) -> Router {
     let read_timeout = cfg.read_timeout;
+    let scrape = metrics.then(|| super::metrics::get_metrics(store.clone(), market.clone()));
     let token: SignedHandler = {
         let market = market.clone();
         Arc::new(move |who| Box::pin(market_token(market.clone(), who)))
     };
     let community = server::routes(store, cfg, &[("/api/gtl/token", token)]);
-    let all = match market {
+    let mut all = match market {
         Some(m) => community.merge(crate::market::http::routes(m, read_timeout)),
         None => community,
     };
-    server::with_fallbacks(all)
+    if let Some(scrape) = scrape {
+        // Off by default, so tests/community_hostile.rs (which reads the
+        // community's and the market's routes) does not list it.
+        all = all.route(super::metrics::PATH, scrape);
+    }
+    server::with_fallbacks(all).layer(axum::middleware::from_fn(observe))
 }
 
 /// Issues the GTL bearer token of a registered identity: a signed request
@@ -62,8 +80,8 @@ async fn market_token(market: Option<Arc<Market>>, who: Signed) -> Result<Respon
     .await
     .map_err(|e| ApiError {
         status: StatusCode::INTERNAL_SERVER_ERROR,
-        code: "store_error",
-        message: e.to_string(),
+        code: "the token's work",
+        message: format!("ended abnormally: {e}"),
     })?;
     Ok(match grant {
         Ok(g) => json_response(
@@ -141,35 +159,65 @@ impl Shutdown {
     }
 }
 
+/// Where `GET /metrics` is served.
+pub enum MetricsAt {
+    /// Nowhere (the default: a 404 like any unknown path).
+    Off,
+    /// On the main listener, beside the API (`palaver serve --metrics`).
+    Main,
+    /// On a listener of its own (`--metrics-bind ADDR`), e.g. on loopback
+    /// or a private interface, and not on the main one.
+    Own(tokio::net::TcpListener),
+}
+
+/// Applies the market's deadlines every second (any request applies them
+/// too); a failure is logged, and the next second tries again.
+fn sweeper(m: Arc<Market>) -> tokio::task::JoinHandle<()> {
+    tokio::spawn(async move {
+        loop {
+            tokio::time::sleep(std::time::Duration::from_secs(1)).await;
+            let m = m.clone();
+            if let Ok(Err(e)) = tokio::task::spawn_blocking(move || m.sweep()).await {
+                tracing::warn!(error = %e, "the market's deadline sweep failed");
+            }
+        }
+    })
+}
+
 /// Serves the community over `store` (with the market when given, and
 /// its deadline sweeper) until `shutdown` says stop; then drains as
-/// [`crate::web::serve_router_until`] does.
+/// [`crate::web::serve_router_until`] does. `metrics` says where
+/// `GET /metrics` is served.
 pub async fn serve_until(
     listener: tokio::net::TcpListener,
     store: Arc<dyn Store>,
     cfg: Config,
     market: Option<Arc<Market>>,
     shutdown: Shutdown,
+    metrics: MetricsAt,
 ) -> std::io::Result<crate::web::Drained> {
-    let sweeper = market.clone().map(|m| {
-        tokio::spawn(async move {
-            loop {
-                tokio::time::sleep(std::time::Duration::from_secs(1)).await;
-                let m = m.clone();
-                let _ = tokio::task::spawn_blocking(move || m.sweep()).await;
-            }
-        })
-    });
+    let sweeper = market.clone().map(sweeper);
     let t = cfg.read_timeout;
+    let main = matches!(metrics, MetricsAt::Main);
+    let own = match metrics {
+        MetricsAt::Own(l) => {
+            let app = super::metrics::own_router(store.clone(), market.clone());
+            Some(tokio::spawn(serve_router(l, app, t)))
+        }
+        _ => None,
+    };
     let r = crate::web::serve_router_until(
         listener,
-        router_on(store, cfg, market),
+        router_with(store, cfg, market, main),
         t,
         shutdown.signal,
         shutdown.grace,
     )
     .await;
     if let Some(s) = sweeper {
+        s.abort();
+    }
+    if let Some(s) = own {
         s.abort();
     }
     r
@@ -203,4 +251,87 @@ pub async fn start_embedded(db: &Path) -> std::io::Result<(String, tokio::task::
 /// already knows (it answers 409 `already_registered`) is fine too.
 pub async fn ensure_registered(client: &Client, nickname: &str) -> Result<(), ClientError> {
     client.register(nickname, "").await.map(|_| ())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::identity::KeyPair;
+
+    /// A store failure (a table gone under the server) is logged and
+    /// answered 500 `internal` with the request's own id, and nothing of
+    /// the failure reaches the client.
+    #[tokio::test]
+    async fn an_internal_failure_is_answered_without_its_detail() {
+        let dir = tempfile::tempdir().unwrap();
+        let db = dir.path().join("c.sqlite");
+        let store = SqliteStore::open(&db).unwrap();
+        rusqlite::Connection::open(&db)
+            .unwrap()
+            .execute_batch("DROP TABLE challenges")
+            .unwrap();
+        let app = router(Box::new(store), Config::default(), None);
+        let path = "/api/v1/auth/challenge";
+        let now = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .unwrap()
+            .as_secs() as i64;
+        let mut req = axum::http::Request::builder().method("GET").uri(path);
+        let mut rid = String::new();
+        for (k, v) in crate::web::auth::headers(&KeyPair::generate(), "GET", path, b"", now) {
+            if k == "X-Request-Id" {
+                rid = v.clone();
+            }
+            req = req.header(k, v);
+        }
+        let resp = crate::web::call(&app, req.body(axum::body::Body::empty()).unwrap()).await;
+        assert_eq!(resp.status(), StatusCode::INTERNAL_SERVER_ERROR);
+        assert_eq!(resp.headers()["x-request-id"], rid.as_str());
+        let body = axum::body::to_bytes(resp.into_body(), usize::MAX)
+            .await
+            .unwrap();
+        let v = crate::json::parse_bytes(&body).unwrap();
+        assert_eq!(v.get("error").and_then(Value::as_str), Some("internal"));
+        assert_eq!(
+            v.get("request_id").and_then(Value::as_str),
+            Some(rid.as_str())
+        );
+        let text = String::from_utf8_lossy(&body);
+        assert!(text.contains(&rid), "{text}");
+        for secret in ["challenges", "no such table", "sqlite", "store"] {
+            assert!(!text.contains(secret), "{secret:?} leaked: {text}");
+        }
+    }
+
+    /// The market's store failure keeps the market's envelope but says
+    /// `internal` and the request id, never the failure's text.
+    #[tokio::test]
+    async fn a_market_store_failure_is_answered_without_its_detail() {
+        let app = Router::new()
+            .route(
+                "/x",
+                axum::routing::get(|| async {
+                    crate::market::MarketError::Store("relation gtl_secret is gone".into())
+                }),
+            )
+            .layer(axum::middleware::from_fn(observe));
+        let req = axum::http::Request::builder()
+            .uri("/x")
+            .header("x-request-id", "rid-market-1")
+            .body(axum::body::Body::empty())
+            .unwrap();
+        let resp = crate::web::call(&app, req).await;
+        assert_eq!(resp.status(), StatusCode::INTERNAL_SERVER_ERROR);
+        let body = axum::body::to_bytes(resp.into_body(), usize::MAX)
+            .await
+            .unwrap();
+        let v = crate::json::parse_bytes(&body).unwrap();
+        assert_eq!(v.get("ok").and_then(Value::as_bool), Some(false));
+        assert_eq!(v.get("error").and_then(Value::as_str), Some("internal"));
+        assert_eq!(
+            v.get("request_id").and_then(Value::as_str),
+            Some("rid-market-1")
+        );
+        assert!(!String::from_utf8_lossy(&body).contains("gtl_secret"));
+    }
 }

@@ -18,11 +18,12 @@ mod protocols;
 mod sessions;
 
 use super::store::{Agent, Store};
+use super::timed::Timed;
 use crate::identity::{is_key_hex, verify};
 use crate::json::{self, Map, Value};
 use crate::obj;
 use crate::web::auth::{self, MAX_SKEW};
-use crate::web::{buffer_body, closing, json_response};
+use crate::web::{buffer_body, closing, json_response, observe};
 use agents::{agent_ratings, agent_stats, challenge, register};
 use axum::Router;
 use axum::extract::{FromRequestParts, Path, State};
@@ -98,25 +99,32 @@ struct AppState {
 
 /// Runs `f` (a route's work: store calls, signature checks) on tokio's
 /// blocking pool, where a synchronous store may block.
+/// The request's span goes along, so what the work logs (a slow store
+/// call) carries the request id.
 async fn blocking<T: Send + 'static>(
     st: Arc<AppState>,
     f: impl FnOnce(&AppState) -> Result<T, ApiError> + Send + 'static,
 ) -> Result<T, ApiError> {
-    tokio::task::spawn_blocking(move || f(&st))
+    let span = tracing::Span::current();
+    tokio::task::spawn_blocking(move || span.in_scope(|| f(&st)))
         .await
         .map_err(|e| {
             err(
                 StatusCode::INTERNAL_SERVER_ERROR,
-                "internal",
-                format!("the request's work ended abnormally: {e}"),
+                "the request's work",
+                format!("ended abnormally: {e}"),
             )
         })?
 }
 
-/// An error with a status and a message a person can act on.
+/// An error with a status and a message a person can act on. A 500 is an
+/// internal failure: its message is logged (with the request id) and the
+/// client gets `{"error": "internal", "message": …, "request_id": …}`
+/// instead, with nothing of the failure's detail.
 #[derive(Debug)]
 pub struct ApiError {
     pub status: StatusCode,
+    /// The client's error code; for a 500, what failed (logged only).
     pub code: &'static str,
     pub message: String,
 }
@@ -131,14 +139,27 @@ fn err(status: StatusCode, code: &'static str, message: impl Into<String>) -> Ap
 
 impl IntoResponse for ApiError {
     fn into_response(self) -> Response {
+        if self.status == StatusCode::INTERNAL_SERVER_ERROR {
+            let id = observe::internal(self.code, &self.message);
+            let mut body = obj! {
+                "error" => INTERNAL, "message" => observe::internal_message(id.as_deref()),
+            };
+            if let Some(id) = id {
+                body.insert("request_id", Value::from(&*id));
+            }
+            return json_response(self.status, &Value::Object(body));
+        }
         let body = obj! { "error" => self.code, "message" => self.message };
         json_response(self.status, &Value::Object(body))
     }
 }
 
+/// The code of every internal failure a client sees.
+pub const INTERNAL: &str = "internal";
+
 impl From<super::store::StoreError> for ApiError {
     fn from(e: super::store::StoreError) -> Self {
-        err(StatusCode::INTERNAL_SERVER_ERROR, "store_error", e.0)
+        err(StatusCode::INTERNAL_SERVER_ERROR, "store", e.0)
     }
 }
 
@@ -408,6 +429,7 @@ pub fn routes(
     signed: &[(&'static str, SignedHandler)],
 ) -> Router {
     let read_timeout = cfg.read_timeout;
+    let store: Arc<dyn Store> = Arc::new(Timed::new(store));
     let st = Arc::new(AppState {
         store,
         cfg,
@@ -490,26 +512,30 @@ pub fn routes(
 
 /// `GET /healthz`, unsigned: 200 `{"status": "ok", "store": KIND}` when the
 /// store answers, 503 `{"status": "unavailable", "store": KIND, "error": …}`
-/// when it does not (a load balancer's check).
+/// when it does not (a load balancer's check). Why it does not answer is
+/// logged with the request id; the unauthenticated client is told only
+/// where to look.
 async fn health(State(st): State<Arc<AppState>>) -> Response {
     let kind = st.store.kind();
-    let answer = tokio::task::spawn_blocking(move || st.store.ping()).await;
-    match answer {
-        Ok(Ok(())) => json_response(
-            StatusCode::OK,
-            &Value::Object(obj! { "status" => "ok", "store" => kind }),
+    let span = tracing::Span::current();
+    let answer = tokio::task::spawn_blocking(move || span.in_scope(|| st.store.ping())).await;
+    let failure = match answer {
+        Ok(Ok(())) => {
+            return json_response(
+                StatusCode::OK,
+                &Value::Object(obj! { "status" => "ok", "store" => kind }),
+            );
+        }
+        Ok(Err(e)) => e.0,
+        Err(e) => e.to_string(),
+    };
+    let id = observe::internal("the health check's store ping", &failure);
+    json_response(
+        StatusCode::SERVICE_UNAVAILABLE,
+        &Value::Object(
+            obj! { "status" => "unavailable", "store" => kind, "error" => observe::internal_message(id.as_deref()) },
         ),
-        Ok(Err(e)) => json_response(
-            StatusCode::SERVICE_UNAVAILABLE,
-            &Value::Object(obj! { "status" => "unavailable", "store" => kind, "error" => e.0 }),
-        ),
-        Err(e) => json_response(
-            StatusCode::SERVICE_UNAVAILABLE,
-            &Value::Object(
-                obj! { "status" => "unavailable", "store" => kind, "error" => e.to_string() },
-            ),
-        ),
-    }
+    )
 }
 
 /// `app` with the community's JSON answers for an unknown route (404) and

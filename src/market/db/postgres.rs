@@ -243,6 +243,18 @@ impl Pg {
         self.commits.load(Ordering::Relaxed)
     }
 
+    /// The pool's connections now, and its limit (`GET /metrics`).
+    pub fn pool_state(&self) -> Option<crate::web::metrics::PoolState> {
+        self.pool.as_ref().map(|p| {
+            let s = p.state();
+            crate::web::metrics::PoolState {
+                max: p.max_size(),
+                open: s.connections,
+                idle: s.idle_connections,
+            }
+        })
+    }
+
     fn connection(
         &self,
     ) -> Result<r2d2::PooledConnection<PostgresConnectionManager<postgres::NoTls>>, MarketError>

@@ -153,6 +153,14 @@ impl Market {
         self.clock.now_ms()
     }
 
+    /// The PostgreSQL pool's state (`GET /metrics`); none on SQLite.
+    pub fn pool_state(&self) -> Option<crate::web::metrics::PoolState> {
+        match &self.store {
+            Store::Sqlite(_) => None,
+            Store::Postgres(p) => p.pool_state(),
+        }
+    }
+
     /// Commits made so far: SQLite's group commit shares them among
     /// writers; on PostgreSQL each write commits its own transaction (and
     /// PostgreSQL shares the WAL flushes of concurrent ones).
@@ -246,7 +254,7 @@ impl Market {
             sig,
             now,
         };
-        match kind {
+        let answer = match kind {
             Kind::JobOpen => self.job_open(&m),
             Kind::Offer => self.offer(&m),
             Kind::OfferDecline => self.offer_decline(&m),
@@ -254,7 +262,14 @@ impl Market {
             Kind::DealConfirm => self.deal_confirm(&m),
             Kind::Fund => self.fund(&m),
             _ => self.deliver(&m),
+        };
+        // Committed: count it by the state it reached.
+        if let Ok(v) = &answer
+            && let Some(state) = v.get("state").and_then(Value::as_str)
+        {
+            crate::web::metrics::market_transition(kind.as_str(), state);
         }
+        answer
     }
 }
 

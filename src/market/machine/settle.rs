@@ -11,6 +11,7 @@ use super::transition::{Entry, record};
 use crate::json::Value;
 use crate::obj;
 use crate::utc::format_rfc3339_utc;
+use crate::web::metrics;
 
 /// What [`Market::finish`] did.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -104,7 +105,17 @@ impl Market {
     }
 
     fn finish_at(&self, txid: &str, now: i64) -> Result<Finish, MarketError> {
-        self.write(|tx| finish_tx(tx, txid, now).map(|(f, _)| f))
+        let f = self.write(|tx| finish_tx(tx, txid, now).map(|(f, _)| f))?;
+        match f {
+            Finish::Settled => {
+                metrics::market_transition(Kind::Settlement.as_str(), State::Settled.as_str())
+            }
+            Finish::Refunded => {
+                metrics::market_transition(Kind::Refund.as_str(), State::Refunded.as_str())
+            }
+            _ => {}
+        }
+        Ok(f)
     }
 
     /// Applies deadlines at the market's clock: a transaction never funded
@@ -166,6 +177,7 @@ impl Market {
             if !expired {
                 continue;
             }
+            metrics::market_transition(Kind::Expiry.as_str(), to.as_str());
             if to == State::Rejected {
                 self.finish_at(&txid, now)?;
             }

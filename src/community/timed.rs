@@ -1,0 +1,209 @@
+//! A [`Store`] that times every call of the store it wraps
+//! ([`metrics::timed`]): a call slower than the threshold (`palaver serve
+//! --slow-query-ms`) is counted in `palaver_store_slow_calls_total{op}` and
+//! logged as a warning in the request's span. The community's routes run
+//! over one ([`super::server::routes`]).
+
+use super::groups::Group;
+use super::recent::Admission;
+use super::store::{
+    Agent, CommunityGauges, NewProtocol, NewSession, PoolState, Renewal, Res, SessionRow, Store,
+};
+use crate::json::Map;
+use crate::web::metrics;
+use std::sync::Arc;
+
+pub struct Timed {
+    inner: Arc<dyn Store>,
+}
+
+impl Timed {
+    pub fn new(inner: Arc<dyn Store>) -> Timed {
+        Timed { inner }
+    }
+
+    fn t<T>(&self, op: &'static str, f: impl FnOnce(&dyn Store) -> Res<T>) -> Res<T> {
+        metrics::timed(op, || f(&*self.inner))
+    }
+}
+
+impl Store for Timed {
+    fn add_challenge(&self, nonce: &str, difficulty: u32, now: f64) -> Res<()> {
+        self.t("add_challenge", |s| s.add_challenge(nonce, difficulty, now))
+    }
+    fn challenge(&self, nonce: &str, now: f64, max_age: f64) -> Res<Option<u32>> {
+        self.t("challenge", |s| s.challenge(nonce, now, max_age))
+    }
+    fn take_challenge(&self, nonce: &str, now: f64, max_age: f64) -> Res<Option<u32>> {
+        self.t("take_challenge", |s| s.take_challenge(nonce, now, max_age))
+    }
+    fn agent(&self, public_key: &str) -> Res<Option<Agent>> {
+        self.t("agent", |s| s.agent(public_key))
+    }
+    fn add_agent(&self, a: &Agent) -> Res<bool> {
+        self.t("add_agent", |s| s.add_agent(a))
+    }
+    fn add_protocol(&self, p: &NewProtocol<'_>, now: f64) -> Res<bool> {
+        self.t("add_protocol", |s| s.add_protocol(p, now))
+    }
+    fn protocol(&self, protocol_id: &str) -> Res<Option<(String, String, String, String)>> {
+        self.t("protocol", |s| s.protocol(protocol_id))
+    }
+    fn protocols(&self, cursor: Option<&str>, limit: usize) -> Res<Vec<(String, String, String)>> {
+        self.t("protocols", |s| s.protocols(cursor, limit))
+    }
+    fn kind(&self) -> &'static str {
+        self.inner.kind()
+    }
+    fn ping(&self) -> Res<()> {
+        self.t("ping", |s| s.ping())
+    }
+    fn gauges(&self, now: f64) -> Res<CommunityGauges> {
+        self.t("gauges", |s| s.gauges(now))
+    }
+    fn pool_state(&self) -> Option<PoolState> {
+        self.inner.pool_state()
+    }
+    fn note_request(&self, key: &str, request_id: &str, t: i64, now: i64) -> Res<Admission> {
+        self.t("note_request", |s| s.note_request(key, request_id, t, now))
+    }
+    fn take_token(&self, key: &str, rate: f64, now: f64) -> Res<Admission> {
+        self.t("take_token", |s| s.take_token(key, rate, now))
+    }
+    fn active_invitations(&self, public_key: &str, now: f64) -> Res<usize> {
+        self.t("active_invitations", |s| {
+            s.active_invitations(public_key, now)
+        })
+    }
+    fn add_invitation(
+        &self,
+        inv: &Map,
+        public_key: &str,
+        now: f64,
+        expires_at: f64,
+        max_active: usize,
+    ) -> Res<bool> {
+        self.t("add_invitation", |s| {
+            s.add_invitation(inv, public_key, now, expires_at, max_active)
+        })
+    }
+    fn invitation(&self, post_id: &str) -> Res<Option<Map>> {
+        self.t("invitation", |s| s.invitation(post_id))
+    }
+    fn invitations(
+        &self,
+        protocol_id: Option<&str>,
+        kind: Option<&str>,
+        tag: Option<&str>,
+        limit: usize,
+        now: f64,
+    ) -> Res<Vec<Map>> {
+        self.t("invitations", |s| {
+            s.invitations(protocol_id, kind, tag, limit, now)
+        })
+    }
+    fn cancel_invitation(&self, post_id: &str) -> Res<bool> {
+        self.t("cancel_invitation", |s| s.cancel_invitation(post_id))
+    }
+    fn renew_invitation(
+        &self,
+        post_id: &str,
+        now: f64,
+        expires_at: f64,
+        max_active: usize,
+    ) -> Res<Renewal> {
+        self.t("renew_invitation", |s| {
+            s.renew_invitation(post_id, now, expires_at, max_active)
+        })
+    }
+    fn add_session(
+        &self,
+        row: &SessionRow,
+        session_nonce: &str,
+        host_sig: &str,
+        guest_sig: &str,
+    ) -> Res<NewSession> {
+        self.t("add_session", |s| {
+            s.add_session(row, session_nonce, host_sig, guest_sig)
+        })
+    }
+    fn session(&self, session_id: &str) -> Res<Option<SessionRow>> {
+        self.t("session", |s| s.session(session_id))
+    }
+    fn close_session(&self, session_id: &str, status: &str, now: f64) -> Res<bool> {
+        self.t("close_session", |s| {
+            s.close_session(session_id, status, now)
+        })
+    }
+    fn report_result(
+        &self,
+        session_id: &str,
+        reporter: &str,
+        winner: &str,
+    ) -> Res<(Option<String>, bool)> {
+        self.t("report_result", |s| {
+            s.report_result(session_id, reporter, winner)
+        })
+    }
+    fn set_transport(&self, session_id: &str, ticket: &str, signature: &str) -> Res<()> {
+        self.t("set_transport", |s| {
+            s.set_transport(session_id, ticket, signature)
+        })
+    }
+    fn add_feedback(&self, session_id: &str, by: &str, body: &Map, now: f64) -> Res<()> {
+        self.t("add_feedback", |s| {
+            s.add_feedback(session_id, by, body, now)
+        })
+    }
+    fn add_rating(
+        &self,
+        session_id: &str,
+        rater: &str,
+        rated: &str,
+        score: i64,
+        comment: &str,
+        now: f64,
+    ) -> Res<bool> {
+        self.t("add_rating", |s| {
+            s.add_rating(session_id, rater, rated, score, comment, now)
+        })
+    }
+    fn agent_stats(&self, public_key: &str) -> Res<Map> {
+        self.t("agent_stats", |s| s.agent_stats(public_key))
+    }
+    fn agent_ratings(&self, public_key: &str, limit: usize) -> Res<Vec<Map>> {
+        self.t("agent_ratings", |s| s.agent_ratings(public_key, limit))
+    }
+    fn add_group(&self, g: &Group) -> Res<bool> {
+        self.t("add_group", |s| s.add_group(g))
+    }
+    fn group(&self, id: &str, by_post: bool) -> Res<Option<(Group, i64)>> {
+        self.t("group", |s| s.group(id, by_post))
+    }
+    fn save_group(&self, g: &Group, version: i64) -> Res<bool> {
+        self.t("save_group", |s| s.save_group(g, version))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::community::SqliteStore;
+
+    #[test]
+    fn the_wrapper_answers_as_the_store_does() {
+        let inner: Arc<dyn Store> = Arc::new(SqliteStore::memory().unwrap());
+        let t = Timed::new(inner);
+        t.ping().unwrap();
+        assert!(t.agent("00").unwrap().is_none());
+        assert_eq!(t.kind(), "sqlite");
+        assert_eq!(t.pool_state(), None);
+        assert_eq!(
+            t.gauges(0.0).unwrap(),
+            CommunityGauges {
+                open_invitations: 0,
+                live_groups: 0
+            }
+        );
+    }
+}
