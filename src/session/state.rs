@@ -224,6 +224,31 @@ impl StateSink {
         )
     }
 
+    /// Sets each top-level key of `patch` in the snapshot whole, where
+    /// [`EventSink::snapshot`] merges objects into what was there (as the
+    /// reference's `SnapshotBus.update` does). For values that are complete
+    /// every time, such as a group frame's verified view: a key the view
+    /// lost (a seat's declaration when a hand is redealt) leaves the file
+    /// too, instead of staying there under the new frame's seq.
+    pub fn snapshot_replacing(&self, patch: Map) {
+        self.write_snapshot(|snap| {
+            for (k, v) in patch.into_entries() {
+                snap.insert(k, v);
+            }
+        });
+    }
+
+    fn write_snapshot(&self, change: impl FnOnce(&mut Map)) {
+        let whole = self.snapshot.update(|snap| {
+            change(&mut snap.0);
+            snap.0.insert("updated_at", Value::from(iso_now()));
+            (self.tx.receiver_count() > 0).then(|| snap.0.clone())
+        });
+        if let Some(m) = whole {
+            let _ = self.tx.send(Update::Snapshot(m));
+        }
+    }
+
     /// Appends one line to a .jsonl file: queued behind the work at hand
     /// (see `appender`), at once when the session has ended.
     fn append(&self, path: &Path, v: &Value) {
@@ -278,14 +303,7 @@ impl EventSink for StateSink {
     }
 
     fn snapshot(&self, patch: Map) {
-        let whole = self.snapshot.update(|snap| {
-            deep_merge(&mut snap.0, patch);
-            snap.0.insert("updated_at", Value::from(iso_now()));
-            (self.tx.receiver_count() > 0).then(|| snap.0.clone())
-        });
-        if let Some(m) = whole {
-            let _ = self.tx.send(Update::Snapshot(m));
-        }
+        self.write_snapshot(|snap| deep_merge(snap, patch));
     }
 
     fn flush(&self) {
@@ -347,4 +365,38 @@ fn rmw(path: &Path, cond: impl FnOnce(&Map) -> bool, patch: Map) -> io::Result<O
     }
     files::write_json_atomic(path, &Value::Object(meta.clone()), true)?;
     Ok(Some(meta))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::json::{canonical, parse_str};
+
+    /// A hand redealt after a leader change: the new view has fewer
+    /// declarations than the old one. Merged, the file would keep the old
+    /// seat's pass (and the old declaration's cards under the new pass);
+    /// replaced, it holds the new view.
+    #[test]
+    fn replacing_keeps_no_key_the_new_value_lost() {
+        let data = tempfile::tempdir().unwrap();
+        let dir = StateDir::create(data.path(), Role::Guest).unwrap();
+        let sink = StateSink::new(dir.clone());
+        let object = |t: &str| parse_str(t).unwrap().as_object().unwrap().clone();
+        sink.snapshot(object(
+            r#"{"timing":{"a":1},"group_view":{"declarations":{"a":{"kind":"declare_trump","cards":[1]},"b":{"kind":"pass_declare"}}}}"#,
+        ));
+        sink.snapshot_replacing(object(
+            r#"{"group_view":{"declarations":{"a":{"kind":"pass_declare"}}}}"#,
+        ));
+        sink.flush();
+        let file = files::read_json_object(&dir.child.join("snapshot.json")).unwrap();
+        for snap in [sink.snapshot_now(), file] {
+            assert_eq!(
+                canonical::to_string_ordered(snap.get("group_view").unwrap()),
+                r#"{"declarations":{"a":{"kind":"pass_declare"}}}"#
+            );
+            // Keys the patch does not name stay.
+            assert!(snap.contains_key("timing"));
+        }
+    }
 }

@@ -122,7 +122,9 @@ pub mod files {
     use super::*;
 
     /// Writes one frame's files: group-checkpoint.json (replaced), its
-    /// details lines, the snapshot patch and the event.
+    /// details lines, the snapshot's group keys (each replaced whole: the
+    /// view is the verified one, not a merge of every view so far) and
+    /// the event.
     pub fn write_record(room: &Room, rec: FrameRecord) {
         let _ = crate::fsutil::write_atomic_fast(
             &room.dir.join("group-checkpoint.json"),
@@ -133,7 +135,7 @@ pub mod files {
                 room.sink.detail(m);
             }
         }
-        room.sink.snapshot(rec.snapshot);
+        room.sink.snapshot_replacing(rec.snapshot);
         let (kind, data) = rec.event;
         room.sink
             .event(kind, data.as_object().cloned().unwrap_or_default(), None);
