@@ -216,8 +216,8 @@ impl RsaKey {
     pub fn private_op_split(&self, z: &BigUint) -> BigUint {
         self.blinded(z, |blinded| {
             let (m1, m2) = std::thread::scope(|s| {
-                let half = s.spawn(|| self.mq.pow(blinded, &self.dq));
-                let m1 = self.mp.pow(blinded, &self.dp);
+                let half = s.spawn(|| self.mq.pow_secret(blinded, &self.dq));
+                let m1 = self.mp.pow_secret(blinded, &self.dp);
                 // A panic in the other half is a bug in pow; re-raise it.
                 let m2 = half
                     .join()
@@ -249,8 +249,8 @@ impl RsaKey {
     }
 
     fn crt(&self, z: &BigUint) -> BigUint {
-        let m1 = self.mp.pow(z, &self.dp);
-        let m2 = self.mq.pow(z, &self.dq);
+        let m1 = self.mp.pow_secret(z, &self.dp);
+        let m2 = self.mq.pow_secret(z, &self.dq);
         self.recombine(&m1, m2)
     }
 
