@@ -76,7 +76,10 @@ fn main() {
             "palaver: one match, keys made before",
             ours.iter().map(|r| r.0),
         );
-        line("palaver: 2 keys claimed from spares", ours.iter().map(|r| r.1));
+        line(
+            "palaver: 2 keys claimed from spares",
+            ours.iter().map(|r| r.1),
+        );
         line("palaver: the whole command", ours.iter().map(|r| r.2));
         match &py {
             Some(py) => {
