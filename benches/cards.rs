@@ -10,8 +10,9 @@
 //!   sealed tables (one RSA private operation per card per side), every
 //!   oblivious transfer, every play check, both openings, both audits and
 //!   the receipts; excludes process start and key generation.
-//! - **key generation**: the same run's `keygen_ms` (two RSA-2048 keys made
-//!   at once on two threads), stated on its own.
+//! - **the keys**: the same run's `keygen_ms` (two RSA-2048 keys claimed
+//!   from the spare pool, or made at once on two threads when cold), stated
+//!   on its own.
 //! - **the whole command**: the wall time of the same `protocol test`
 //!   process, start to exit (keys, match, printing), twice: *cold*, with the
 //!   spare-key pool off (`PALAVER_KEY_SPARES=0`: both keys made inline, as

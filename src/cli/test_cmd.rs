@@ -396,7 +396,8 @@ pub fn run(ctx: &Ctx, args: TestArgs) -> Result<Outcome> {
             host: &'a SessionOutcome,
             guest: &'a SessionOutcome,
             elapsed_ms: f64,
-            /// mental_poker: both session keys, made before the match.
+            /// mental_poker: both session keys, claimed from the spare pool or
+            /// made before the match.
             #[serde(skip_serializing_if = "Option::is_none")]
             keygen_ms: Option<f64>,
             frames: &'a [Frame],
