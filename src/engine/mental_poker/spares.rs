@@ -102,12 +102,19 @@ pub fn claim(dir: &Path) -> Option<RsaKey> {
     None
 }
 
+/// Creates the pool dir (0700) inside an existing data dir, never the data
+/// dir itself: a refiller that outlives its data dir (a removed temporary
+/// one) must not bring it back.
+fn make_pool_dir(dir: &Path) -> io::Result<()> {
+    match fs::DirBuilder::new().mode(0o700).create(dir) {
+        Err(e) if e.kind() == io::ErrorKind::AlreadyExists => Ok(()),
+        r => r,
+    }
+}
+
 /// Writes a key as a new spare: 0600, synced, renamed into place whole.
 pub fn store(dir: &Path, key: &RsaKey) -> io::Result<()> {
-    fs::DirBuilder::new()
-        .recursive(true)
-        .mode(0o700)
-        .create(dir)?;
+    make_pool_dir(dir)?;
     let tmp = dir.join(random_name("tmp-", ""));
     let write = || -> io::Result<()> {
         let mut f = OpenOptions::new()
@@ -187,10 +194,7 @@ fn refill_with(
     dir: &Path,
     mut make: impl FnMut() -> Result<RsaKey, CryptoError>,
 ) -> io::Result<usize> {
-    fs::DirBuilder::new()
-        .recursive(true)
-        .mode(0o700)
-        .create(dir)?;
+    make_pool_dir(dir)?;
     let lock = OpenOptions::new()
         .write(true)
         .create(true)
@@ -236,6 +240,8 @@ pub fn request_refill(data_dir: &Path) {
     if let Some(f) = REFILLER.get()
         && enabled()
         && count(&dir) < POOL_SIZE
+        && fs::create_dir_all(data_dir).is_ok()
+        && make_pool_dir(&dir).is_ok()
     {
         f(&dir);
     }

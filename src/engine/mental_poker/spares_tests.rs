@@ -142,3 +142,13 @@ fn take_uses_spares_first_then_generates_the_rest() {
     assert_ne!(keys[1].public(), KEY.public());
     assert_eq!(count(&dir), 0);
 }
+
+#[test]
+fn a_refill_never_brings_back_a_removed_data_dir() {
+    let (t, dir) = pool();
+    let data = t.path().to_path_buf();
+    drop(t);
+    assert!(refill_with(&dir, || Ok(KEY.clone())).is_err());
+    assert!(store(&dir, &KEY).is_err());
+    assert!(!data.exists());
+}
