@@ -10,16 +10,23 @@
 //!   sealed tables (one RSA private operation per card per side), every
 //!   oblivious transfer, every play check, both openings, both audits and
 //!   the receipts; excludes process start and key generation.
-//! - **key generation**: the same run's `keygen_ms` (two RSA-2048 keys made
-//!   at once on two threads), stated on its own.
+//! - **the keys**: the same run's `keygen_ms` (two RSA-2048 keys claimed
+//!   from the spare pool, or made at once on two threads when cold), stated
+//!   on its own.
 //! - **the whole command**: the wall time of the same `protocol test`
-//!   process, start to exit (keys, match, printing).
+//!   process, start to exit (keys, match, printing), twice: *cold*, with the
+//!   spare-key pool off (`PALAVER_KEY_SPARES=0`: both keys made inline, as
+//!   before the pool), and *with spares*: both keys claimed from the data
+//!   dir's pool (`mental_poker::spares`). Between spare runs the bench waits
+//!   until the detached refiller has filled the pool again (a user's pause
+//!   between two matches; the refill takes no time from the measured run).
 //! - **the reference**: `python -m aigenora protocol test <its protocol dir>`
 //!   (aigenora 0.1.4, its default hybrid mode), wall time of the process:
 //!   interpreter start, its key generation and the match, as a user waits
 //!   for it. When its venv is there (`PALAVER_REFERENCE_PYTHON`, else
 //!   target/reference-venv; `USER_FIGURES_REFERENCE=1` makes a missing one an
-//!   error). The ratio compares its command with palaver's match.
+//!   error). The ratios compare its command with palaver's match and with
+//!   palaver's whole command (cold and with spares).
 //! - in-process, the RSA pieces: one key generation, one private operation
 //!   (CRT, blinded) and one public operation (e = 65537).
 //!
@@ -32,6 +39,7 @@
 mod support;
 
 use palaver::engine::mental_poker::keys::RsaKey;
+use palaver::engine::mental_poker::spares;
 use palaver::json::{self, Value};
 use std::path::Path;
 use std::process::Command;
@@ -52,14 +60,27 @@ fn main() {
         ("briscola-v1", "{}"),
     ] {
         println!("\n{game} (ms: median [min … max], {runs} runs)");
+        let data = tempfile::tempdir().expect("tempdir");
+        let cold: Vec<(f64, f64, f64)> = (0..runs)
+            .map(|_| palaver_match(&bin, data.path(), false, game, options))
+            .collect();
+        line("palaver cold: the whole command", cold.iter().map(|r| r.2));
+        // One run to start the pool, then each run with two spares.
+        palaver_match(&bin, data.path(), true, game, options);
         let ours: Vec<(f64, f64, f64)> = (0..runs)
-            .map(|_| palaver_match(&bin, game, options))
+            .map(|_| {
+                pool_full(data.path());
+                palaver_match(&bin, data.path(), true, game, options)
+            })
             .collect();
         line(
             "palaver: one match, keys made before",
             ours.iter().map(|r| r.0),
         );
-        line("palaver: keygen (2 keys at once)", ours.iter().map(|r| r.1));
+        line(
+            "palaver: 2 keys claimed from spares",
+            ours.iter().map(|r| r.1),
+        );
         line("palaver: the whole command", ours.iter().map(|r| r.2));
         match &py {
             Some(py) => {
@@ -69,11 +90,13 @@ fn main() {
                 line("reference: the whole command", theirs.iter().copied());
                 let m = median(ours.iter().map(|r| r.0));
                 let c = median(ours.iter().map(|r| r.2));
+                let k = median(cold.iter().map(|r| r.2));
                 let r = median(theirs.iter().copied());
                 println!(
-                    "  palaver's match is {:.1}× faster than the reference's command; its whole command {:.1}×",
+                    "  palaver's match is {:.1}× faster than the reference's command; its whole command {:.1}× (cold {:.1}×)",
                     r / m,
-                    r / c
+                    r / c,
+                    r / k
                 );
             }
             None => println!(
@@ -113,12 +136,33 @@ fn rsa_pieces() {
     line("public operation (e = 65537)", public.into_iter());
 }
 
-/// (match ms, keygen ms, command ms) of one `protocol test` run.
-fn palaver_match(bin: &Path, game: &str, options: &str) -> (f64, f64, f64) {
+/// Waits (up to 30 s) until the refiller has filled the pool of `data`.
+fn pool_full(data: &Path) {
+    let dir = spares::pool_dir(data);
+    let t = Instant::now();
+    while spares::count(&dir) < spares::POOL_SIZE && t.elapsed().as_secs() < 30 {
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    assert_eq!(spares::count(&dir), spares::POOL_SIZE, "the pool refills");
+    // Let the refiller exit before the next run.
+    std::thread::sleep(std::time::Duration::from_millis(50));
+}
+
+/// (match ms, keygen ms, command ms) of one `protocol test` run with the
+/// data dir `data`, its spare-key pool on or off.
+fn palaver_match(
+    bin: &Path,
+    data: &Path,
+    spares_on: bool,
+    game: &str,
+    options: &str,
+) -> (f64, f64, f64) {
     let t = Instant::now();
     let out = Command::new(bin)
         .args(["--json", "protocol", "test", game, "--options", options])
         .env("RUST_BACKTRACE", "0")
+        .env("PALAVER_DATA_DIR", data)
+        .env(spares::ENV, if spares_on { "1" } else { "0" })
         .output()
         .expect("run palaver");
     let wall = t.elapsed().as_secs_f64() * 1e3;

@@ -184,6 +184,10 @@ pub enum Command {
     /// Runs a background session (started by `protocol test --daemon`).
     #[command(name = "__daemon-run", hide = true)]
     DaemonRun { job: String },
+    /// Fills a pool of spare session RSA keys (started in the background
+    /// after a card game claimed one; see `engine::mental_poker::spares`).
+    #[command(name = "__refill-keys", hide = true)]
+    RefillKeys { pool: PathBuf },
 }
 
 #[derive(Debug, Args)]
@@ -221,6 +225,7 @@ pub fn main() -> ExitCode {
         Some(Command::Serve(a)) => logging::to_stderr(a.log_format, a.log_level.as_deref()),
         _ => logging::to_file(crate::paths::data_dir(cli.data_dir.clone()).ok()),
     }
+    crate::engine::mental_poker::spares::set_refiller(spawn_refiller);
     match run(cli) {
         Ok(Outcome::Ok) => ExitCode::SUCCESS,
         Ok(Outcome::Rejected) => ExitCode::from(1),
@@ -254,6 +259,11 @@ pub fn run(cli: Cli) -> Result<Outcome> {
         Some(Command::Protocol(p)) => protocol::run(&ctx, p),
         Some(Command::Validate(v)) => protocol::validate(&ctx, v),
         Some(Command::DaemonRun { job }) => test_cmd::daemon_run(&ctx, &job),
+        Some(Command::RefillKeys { pool }) => {
+            crate::engine::mental_poker::spares::refill(&pool)
+                .with_context(|| format!("refilling {}", pool.display()))?;
+            Ok(Outcome::Ok)
+        }
         Some(Command::Session(cmd)) => session_cmd::run(&ctx, cmd),
         Some(Command::Init { force }) => community_cmd::init(&ctx, force),
         Some(Command::Register { nickname, bio }) => community_cmd::register(&ctx, &nickname, &bio),
@@ -408,6 +418,37 @@ impl Ctx {
         serde_json::to_writer_pretty(&mut out, v).context("writing JSON")?;
         writeln!(out)?;
         Ok(())
+    }
+}
+
+/// Starts `palaver __refill-keys <pool>` detached (no stdio, its own
+/// process group, lowest CPU priority through `nice` when there is one), so
+/// that it outlives a short command; a thread reaps it in a long-lived one.
+fn spawn_refiller(pool: &std::path::Path) {
+    let Ok(exe) = std::env::current_exe() else {
+        return;
+    };
+    let nice = ["/usr/bin/nice", "/bin/nice"]
+        .into_iter()
+        .find(|p| std::path::Path::new(p).is_file());
+    let mut cmd = match nice {
+        Some(nice) => {
+            let mut c = std::process::Command::new(nice);
+            c.args(["-n", "19"]).arg(exe);
+            c
+        }
+        None => std::process::Command::new(exe),
+    };
+    cmd.arg("__refill-keys")
+        .arg(pool)
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null());
+    std::os::unix::process::CommandExt::process_group(&mut cmd, 0);
+    if let Ok(mut child) = cmd.spawn() {
+        let _ = std::thread::Builder::new()
+            .name("refill-reaper".into())
+            .spawn(move || child.wait());
     }
 }
 

@@ -3,6 +3,7 @@
 
 use super::{Ctx, Outcome};
 use crate::engine::mental_poker::keys::PendingKey;
+use crate::engine::mental_poker::spares;
 use crate::engine::{
     ControlMode, Dir, EngineConfig, Hooks, MemorySink, Role, ScriptedChat, SessionOutcome,
 };
@@ -355,15 +356,19 @@ pub fn run(ctx: &Ctx, args: TestArgs) -> Result<Outcome> {
         peer_timeout: Some(crate::limits::PEER_TIMEOUT.check(args.peer_timeout)?),
         ..Default::default()
     };
-    // A card game's session keys are made before the match, as a real
-    // session makes them while the invitation waits: timed on their own.
+    // A card game's two session keys (host and guest) are ready before the
+    // match: two spares from the data dir's pool, else made here side by
+    // side (as a real session makes one while the invitation waits); timed
+    // on their own. Claiming asks for a background refill of the pool.
     let keygen = if subject.spec.flow_mode() == "mental_poker" {
         let t = Instant::now();
-        let (hk, gk) = rt.block_on(async {
-            tokio::join!(PendingKey::start().wait(), PendingKey::start().wait())
-        });
-        host.binding.rsa = std::sync::Mutex::new(Some(PendingKey::ready(hk?)));
-        guest.binding.rsa = std::sync::Mutex::new(Some(PendingKey::ready(gk?)));
+        let dir = ctx.data_dir().ok();
+        let mut keys = spares::take(dir.as_deref(), 2)?.into_iter();
+        let (Some(hk), Some(gk)) = (keys.next(), keys.next()) else {
+            anyhow::bail!("two session keys were asked for");
+        };
+        host.binding.rsa = std::sync::Mutex::new(Some(PendingKey::ready(hk)));
+        guest.binding.rsa = std::sync::Mutex::new(Some(PendingKey::ready(gk)));
         Some(t.elapsed())
     } else {
         None
@@ -371,6 +376,12 @@ pub fn run(ctx: &Ctx, args: TestArgs) -> Result<Outcome> {
     let started = Instant::now();
     let (h, g) = rt.block_on(play(&subject.spec, &options, &cfg, host, guest));
     let elapsed = started.elapsed();
+    if keygen.is_some()
+        && let Ok(dir) = ctx.data_dir()
+    {
+        // The match is over: the pool's refill takes no CPU from it.
+        spares::request_refill(&dir);
+    }
     let frames = transcript(&host_sink);
     let ok = h.completed && g.completed;
     if ctx.json {
@@ -385,7 +396,8 @@ pub fn run(ctx: &Ctx, args: TestArgs) -> Result<Outcome> {
             host: &'a SessionOutcome,
             guest: &'a SessionOutcome,
             elapsed_ms: f64,
-            /// mental_poker: both session keys, made before the match.
+            /// mental_poker: both session keys, claimed from the spare pool or
+            /// made before the match.
             #[serde(skip_serializing_if = "Option::is_none")]
             keygen_ms: Option<f64>,
             frames: &'a [Frame],

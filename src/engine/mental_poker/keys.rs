@@ -196,6 +196,11 @@ impl RsaKey {
         &self.public
     }
 
+    /// The primes (p, q), for storing a spare key.
+    pub(super) fn primes(&self) -> (&BigUint, &BigUint) {
+        (&self.p, &self.q)
+    }
+
     /// `z^d mod n` by CRT, with multiplicative blinding (the result is the
     /// same; only the timing is decoupled from z). The blinding factor is
     /// squared after each use, as common RSA implementations do, rather
@@ -211,8 +216,8 @@ impl RsaKey {
     pub fn private_op_split(&self, z: &BigUint) -> BigUint {
         self.blinded(z, |blinded| {
             let (m1, m2) = std::thread::scope(|s| {
-                let half = s.spawn(|| self.mq.pow(blinded, &self.dq));
-                let m1 = self.mp.pow(blinded, &self.dp);
+                let half = s.spawn(|| self.mq.pow_secret(blinded, &self.dq));
+                let m1 = self.mp.pow_secret(blinded, &self.dp);
                 // A panic in the other half is a bug in pow; re-raise it.
                 let m2 = half
                     .join()
@@ -244,8 +249,8 @@ impl RsaKey {
     }
 
     fn crt(&self, z: &BigUint) -> BigUint {
-        let m1 = self.mp.pow(z, &self.dp);
-        let m2 = self.mq.pow(z, &self.dq);
+        let m1 = self.mp.pow_secret(z, &self.dp);
+        let m2 = self.mq.pow_secret(z, &self.dq);
         self.recombine(&m1, m2)
     }
 
@@ -268,11 +273,24 @@ pub struct PendingKey {
 impl PendingKey {
     /// Starts generating a key now.
     pub fn start() -> PendingKey {
+        PendingKey::start_in(None)
+    }
+
+    /// Takes a spare key from the pool of `data_dir` (see
+    /// [`super::spares`]), else starts generating one; either way a refill
+    /// of the pool is requested. Never waits for the pool.
+    pub fn start_in(data_dir: Option<&std::path::Path>) -> PendingKey {
         let (tx, rx) = tokio::sync::oneshot::channel();
+        let data_dir = data_dir.map(std::path::Path::to_path_buf);
         let spawned = std::thread::Builder::new()
             .name("rsa-keygen".into())
             .spawn(move || {
-                let _ = tx.send(RsaKey::generate());
+                let key =
+                    super::spares::take(data_dir.as_deref(), 1).map(|mut keys| keys.remove(0));
+                let _ = tx.send(key);
+                if let Some(dir) = &data_dir {
+                    super::spares::request_refill(dir);
+                }
             });
         if let Err(e) = spawned {
             // No thread: the receiver sees the error instead of waiting.

@@ -19,6 +19,7 @@ pub mod num;
 pub mod ot;
 pub mod receipt;
 pub mod side;
+pub mod spares;
 pub mod transcript;
 
 /// What can go wrong in the crypto core. Every malformed input ends here;

@@ -6,6 +6,7 @@
 //! `BigUint`s, checked against `modpow` in the tests.
 
 use num_bigint::BigUint;
+use subtle::{Choice, ConditionallySelectable, ConstantTimeEq};
 
 const WINDOW: usize = 5;
 
@@ -35,14 +36,20 @@ fn from_limbs(v: &[u64]) -> BigUint {
     BigUint::from_slice(&halves)
 }
 
-/// a >= b over equal-length little-endian limbs.
-fn geq(a: &[u64], b: &[u64]) -> bool {
-    for (x, y) in a.iter().rev().zip(b.iter().rev()) {
-        if x != y {
-            return x > y;
-        }
+/// The last step of a Montgomery product: `t` (with `hi`, the word above
+/// it) is below 2m; it becomes t − m when t ≥ m, else stays. No branch and
+/// no early exit on the values: the subtraction is always done and the
+/// result picked with a constant-time select.
+#[inline(always)]
+fn reduce_once(t: &mut [u64], hi: u64, m: &[u64], scratch: &mut [u64]) {
+    scratch.copy_from_slice(t);
+    let borrow = sub_in_place(scratch, m);
+    // Keep t only when it is below m: no carry word and the subtraction
+    // borrowed.
+    let keep = hi.ct_eq(&0) & Choice::from(u8::from(borrow));
+    for (x, d) in t.iter_mut().zip(scratch.iter()) {
+        *x = u64::conditional_select(d, x, keep);
     }
-    true
 }
 
 /// a -= b, returning the borrow.
@@ -112,9 +119,9 @@ impl Monty {
             t[n] = t[n + 1] + ((s >> 64) as u64);
             t[n + 1] = 0;
         }
-        if t[n] != 0 || geq(&t[..n], &self.m) {
-            sub_in_place(&mut t[..n], &self.m);
-        }
+        let hi = t[n];
+        let mut scratch = vec![0u64; n];
+        reduce_once(&mut t[..n], hi, &self.m, &mut scratch);
         out.copy_from_slice(&t[..n]);
     }
 
@@ -138,6 +145,36 @@ impl Monty {
             n => {
                 let t = std::cell::RefCell::new(vec![0u64; n + 2]);
                 self.pow_with(
+                    base,
+                    exp,
+                    |a, b, out| self.mul(a, b, out, &mut t.borrow_mut()),
+                    |a, out| self.mul(a, a, out, &mut t.borrow_mut()),
+                )
+            }
+        }
+    }
+
+    /// base^exp mod m for a secret exponent (the CRT private exponents):
+    /// the sequence of operations and the memory touched depend only on
+    /// the modulus's size, never on exp's bits or length — see
+    /// [`Monty::pow_ct_with`].
+    pub fn pow_secret(&self, base: &BigUint, exp: &BigUint) -> BigUint {
+        match self.m.len() {
+            16 => self.pow_ct_with(
+                base,
+                exp,
+                |a, b, out| self.mul_fixed::<16>(a, b, out),
+                |a, out| self.sqr_fixed::<16>(a, out),
+            ),
+            32 => self.pow_ct_with(
+                base,
+                exp,
+                |a, b, out| self.mul_fixed::<32>(a, b, out),
+                |a, out| self.sqr_fixed::<32>(a, out),
+            ),
+            n => {
+                let t = std::cell::RefCell::new(vec![0u64; n + 2]);
+                self.pow_ct_with(
                     base,
                     exp,
                     |a, b, out| self.mul(a, b, out, &mut t.borrow_mut()),
@@ -179,9 +216,7 @@ impl Monty {
             t[N - 1] = s as u64;
             hi = (s >> 64) as u64;
         }
-        if hi != 0 || geq(&t, m) {
-            sub_in_place(&mut t, m);
-        }
+        reduce_once(&mut t, hi, m, &mut [0u64; N]);
         *out = t;
     }
 
@@ -240,9 +275,7 @@ impl Monty {
         }
         let mut r = [0u64; N];
         r.copy_from_slice(&t[N..]);
-        if top != 0 || geq(&r, m) {
-            sub_in_place(&mut r, m);
-        }
+        reduce_once(&mut r, top, m, &mut [0u64; N]);
         *out = r;
     }
 
@@ -306,6 +339,79 @@ impl Monty {
         from_limbs(&acc)
     }
 
+    /// [`Monty::pow_with`] in constant time with respect to `exp`: the
+    /// exponent is read as 64·limbs bits (its own length is not used), every
+    /// 5-bit window costs five squarings and one multiplication (by base⁰,
+    /// the Montgomery one, for a zero window), and the window's table entry
+    /// is picked by reading all 32 entries and keeping one with
+    /// `subtle`'s constant-time select. The Montgomery kernels end with a
+    /// branch-free conditional subtraction ([`reduce_once`]).
+    #[inline(always)]
+    fn pow_ct_with(
+        &self,
+        base: &BigUint,
+        exp: &BigUint,
+        mut mul: impl FnMut(&[u64], &[u64], &mut [u64]),
+        mut sqr: impl FnMut(&[u64], &mut [u64]),
+    ) -> BigUint {
+        let n = self.m.len();
+        let reduced = if base >= &self.modulus {
+            base % &self.modulus
+        } else {
+            base.clone()
+        };
+        let b = limbs(&reduced, n);
+        // The exponent's width is public: the modulus's (a longer exponent,
+        // never a CRT one, is read at its own limb count).
+        let mut digits = exp.to_u64_digits();
+        digits.resize(digits.len().max(n), 0);
+        let bits = digits.len() * 64;
+        let mut table = vec![vec![0u64; n]; 1 << WINDOW];
+        let mut one = vec![0u64; n];
+        one[0] = 1;
+        let mut tmp = vec![0u64; n];
+        mul(&one, &self.r2, &mut tmp);
+        table[0].copy_from_slice(&tmp);
+        mul(&b, &self.r2, &mut tmp);
+        table[1].copy_from_slice(&tmp);
+        for i in 2..table.len() {
+            let (lo, hi) = table.split_at_mut(i);
+            mul(&lo[i - 1], &lo[1], &mut hi[0]);
+        }
+        let mut acc = table[0].clone();
+        let mut entry = vec![0u64; n];
+        let mut i = bits.div_ceil(WINDOW) * WINDOW;
+        while i > 0 {
+            i -= WINDOW;
+            for _ in 0..WINDOW {
+                tmp.copy_from_slice(&acc);
+                sqr(&tmp, &mut acc);
+            }
+            // The window's value, from bit positions alone (public).
+            let mut w = 0u64;
+            for k in (0..WINDOW).rev() {
+                let idx = i + k;
+                let bit = if idx < bits {
+                    (digits[idx / 64] >> (idx % 64)) & 1
+                } else {
+                    0
+                };
+                w = (w << 1) | bit;
+            }
+            for (k, row) in table.iter().enumerate() {
+                let hit = (k as u64).ct_eq(&w);
+                for (e, r) in entry.iter_mut().zip(row) {
+                    e.conditional_assign(r, hit);
+                }
+            }
+            tmp.copy_from_slice(&acc);
+            mul(&tmp, &entry, &mut acc);
+        }
+        tmp.copy_from_slice(&acc);
+        mul(&tmp, &one, &mut acc);
+        from_limbs(&acc)
+    }
+
     /// a·b mod m (plain multiplication and reduction).
     pub fn mul_mod(&self, a: &BigUint, b: &BigUint) -> BigUint {
         (a * b) % &self.modulus
@@ -341,6 +447,11 @@ mod tests {
                         base.modpow(&exp, &m),
                         "{bits}-bit modulus"
                     );
+                    assert_eq!(
+                        monty.pow_secret(&base, &exp),
+                        base.modpow(&exp, &m),
+                        "{bits}-bit modulus, constant time"
+                    );
                 }
             }
         }
@@ -362,6 +473,12 @@ mod tests {
             for base in [BigUint::ZERO, BigUint::one(), &m - 1u8, m.clone(), &m + 1u8] {
                 for e in [BigUint::from(65537u32), &m - 2u8] {
                     assert_eq!(monty.pow(&base, &e), base.modpow(&e, &m), "{bits}");
+                    assert_eq!(monty.pow_secret(&base, &e), base.modpow(&e, &m));
+                }
+                // Exponents with zero windows everywhere but the top, and a
+                // long one past the modulus's width.
+                for e in [BigUint::one() << (bits - 1), &m * &m + 7u8] {
+                    assert_eq!(monty.pow_secret(&base, &e), base.modpow(&e, &m));
                 }
             }
         }

@@ -283,9 +283,10 @@ async fn host_on<C: Future<Output = ()>>(
         chat,
         observer,
     } = plan;
-    // RSA-2048 key generation takes a while: it runs while the invitation
-    // waits for a guest.
-    let rsa = (spec.flow_mode() == "mental_poker").then(PendingKey::start);
+    // RSA-2048 key generation takes a while: a spare from the data dir's
+    // pool, else one made while the invitation waits for a guest.
+    let rsa =
+        (spec.flow_mode() == "mental_poker").then(|| PendingKey::start_in(data_dir.as_deref()));
     let ticket = net::ticket(ep).await;
     let pid = spec.protocol_id().to_owned();
     let keys = client.keys();
@@ -697,8 +698,10 @@ async fn join_on<C: Future<Output = ()>>(
         chat,
         observer,
     } = plan;
-    // The session RSA key is made while dialling and handshaking.
-    let rsa = (d.spec.flow_mode() == "mental_poker").then(PendingKey::start);
+    // The session RSA key: a spare from the pool, else made while dialling
+    // and handshaking.
+    let rsa =
+        (d.spec.flow_mode() == "mental_poker").then(|| PendingKey::start_in(data_dir.as_deref()));
     progress(Progress::Connecting {
         host_public_key: d.host_pk.to_owned(),
     });
