@@ -31,7 +31,9 @@ pub enum LogFormat {
 }
 
 /// What `palaver serve` logs without `--log-level` or `RUST_LOG`.
-pub const SERVE_DEFAULT: &str = "info";
+/// PostgreSQL's notices (a schema statement that had nothing to do) are
+/// not news to an operator: only its warnings show.
+pub const SERVE_DEFAULT: &str = "info,postgres=warn,tokio_postgres=warn";
 
 /// What the other commands log without `RUST_LOG`.
 pub const FILE_DEFAULT: &str = "warn";
