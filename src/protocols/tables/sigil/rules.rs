@@ -276,7 +276,11 @@ impl Live {
         let Some(unit_id) = action
             .get("unit_id")
             .and_then(Value::as_str)
-            .filter(|id| self.zone("units", pk).iter().any(|u| u.as_str() == Some(id)))
+            .filter(|id| {
+                self.zone("units", pk)
+                    .iter()
+                    .any(|u| u.as_str() == Some(id))
+            })
             .map(str::to_owned)
         else {
             return Err("unit_id is not controlled by this Member".into());
@@ -296,7 +300,10 @@ impl Live {
                 }
                 let (counter_power, defender_falls) = self.update_unit(&defender_id, |u| {
                     u.damage = u.damage.saturating_add(attack_power);
-                    (defender.power.saturating_add(u.power_bonus), u.damage >= defender.guard)
+                    (
+                        defender.power.saturating_add(u.power_bonus),
+                        u.damage >= defender.guard,
+                    )
                 })?;
                 let attacker_falls = self.update_unit(&unit_id, |u| {
                     u.damage = u.damage.saturating_add(counter_power);
