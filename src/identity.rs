@@ -3,7 +3,7 @@
 //! hex seed>}`, mode 0600). Signatures are 128 lowercase hex characters
 //! over the raw message bytes.
 
-use ed25519_dalek::{Signature, Signer, SigningKey, Verifier, VerifyingKey};
+use ed25519_dalek::{Signature, Signer, SigningKey, Verifier};
 use std::path::{Path, PathBuf};
 
 /// Why a key could not be loaded or made.
@@ -141,14 +141,91 @@ impl KeyPair {
 }
 
 /// Verifies a hex signature by a hex public key over `msg`.
+///
+/// Each thread remembers the last few keys it read (a key is a point to
+/// decompress) and the last few short messages it accepted with their key
+/// and signature: the same signature checked again (every replica of a room
+/// run in one process checks the same checkpoint certificate) is answered
+/// from memory. Only exact repeats are: any other byte verifies afresh.
 pub fn verify(public_key_hex: &str, msg: &[u8], signature_hex: &str) -> bool {
     let (Some(pk), Some(sig)) = (unhex::<32>(public_key_hex), unhex::<64>(signature_hex)) else {
         return false;
     };
-    let Ok(vk) = VerifyingKey::from_bytes(&pk) else {
+    let remember = msg.len() <= MAX_REMEMBERED_MESSAGE;
+    if remember && seen::accepted(&pk, &sig, msg) {
+        return true;
+    }
+    let Some(vk) = seen::key(&pk) else {
         return false;
     };
-    vk.verify(msg, &Signature::from_bytes(&sig)).is_ok()
+    let ok = vk.verify(msg, &Signature::from_bytes(&sig)).is_ok();
+    if ok && remember {
+        seen::accept(pk, sig, msg);
+    }
+    ok
+}
+
+/// The longest message whose accepted signature [`verify`] remembers.
+const MAX_REMEMBERED_MESSAGE: usize = 1024;
+
+/// What [`verify`] remembers, per thread.
+mod seen {
+    use ed25519_dalek::VerifyingKey;
+    use std::cell::RefCell;
+
+    /// Keys and accepted signatures remembered (the oldest goes first).
+    const SLOTS: usize = 8;
+
+    struct Accepted {
+        key: [u8; 32],
+        sig: [u8; 64],
+        msg: Box<[u8]>,
+    }
+
+    thread_local! {
+        static KEYS: RefCell<Vec<([u8; 32], VerifyingKey)>> = const { RefCell::new(Vec::new()) };
+        static ACCEPTED: RefCell<Vec<Accepted>> = const { RefCell::new(Vec::new()) };
+    }
+
+    /// Keeps `item` among the last [`SLOTS`].
+    fn push<T>(list: &mut Vec<T>, item: T) {
+        if list.len() >= SLOTS {
+            list.remove(0);
+        }
+        list.push(item);
+    }
+
+    /// The key, decompressed (`None`: no point on the curve).
+    pub(super) fn key(pk: &[u8; 32]) -> Option<VerifyingKey> {
+        KEYS.with_borrow_mut(|keys| {
+            if let Some((_, vk)) = keys.iter().find(|(k, _)| k == pk) {
+                return Some(*vk);
+            }
+            let vk = VerifyingKey::from_bytes(pk).ok()?;
+            push(keys, (*pk, vk));
+            Some(vk)
+        })
+    }
+
+    pub(super) fn accepted(key: &[u8; 32], sig: &[u8; 64], msg: &[u8]) -> bool {
+        ACCEPTED.with_borrow(|list| {
+            list.iter()
+                .any(|a| &a.sig == sig && &a.key == key && *a.msg == *msg)
+        })
+    }
+
+    pub(super) fn accept(key: [u8; 32], sig: [u8; 64], msg: &[u8]) {
+        ACCEPTED.with_borrow_mut(|list| {
+            push(
+                list,
+                Accepted {
+                    key,
+                    sig,
+                    msg: msg.into(),
+                },
+            )
+        });
+    }
 }
 
 /// Is this 64 lowercase hex characters?
@@ -177,6 +254,32 @@ mod tests {
         );
         assert!(verify(&kp.public_key, b"", &kp.sign(b"")));
         assert!(!verify(&kp.public_key, b"x", &kp.sign(b"")));
+    }
+
+    #[test]
+    fn a_remembered_signature_answers_only_its_exact_repeat() {
+        let kp = KeyPair::generate();
+        let other = KeyPair::generate();
+        let sig = kp.sign(b"certificate");
+        for _ in 0..3 {
+            assert!(verify(&kp.public_key, b"certificate", &sig));
+        }
+        assert!(!verify(&kp.public_key, b"certificatE", &sig));
+        assert!(!verify(&other.public_key, b"certificate", &sig));
+        let mut bad = sig.clone().into_bytes();
+        bad[0] = if bad[0] == b'0' { b'1' } else { b'0' };
+        assert!(!verify(
+            &kp.public_key,
+            b"certificate",
+            std::str::from_utf8(&bad).unwrap()
+        ));
+        // Pushed out by newer ones, it verifies afresh, the same way.
+        for i in 0..20 {
+            let m = format!("m{i}");
+            assert!(verify(&kp.public_key, m.as_bytes(), &kp.sign(m.as_bytes())));
+        }
+        assert!(verify(&kp.public_key, b"certificate", &sig));
+        assert!(!verify(&"00".repeat(32), b"certificate", &sig));
     }
 
     #[test]

@@ -184,7 +184,36 @@ fn put_any<const PLAIN: bool, T: Tap>(
 
 /// An object with sorted keys, leaving out `skip` if given (used to drop
 /// `default` from parameter entries without copying them).
+///
+/// A whole object written a second time unchanged (a state's catalog, a
+/// card face, a finished trick: what every frame's state and views carry
+/// again) is remembered in canonical form, and copied from there after
+/// that.
 pub(crate) fn put_object<T: Tap>(
+    buf: &mut Vec<u8>,
+    pos: usize,
+    m: &Map,
+    skip: Option<&str>,
+    tap: &mut T,
+) -> usize {
+    if skip.is_some() {
+        return put_object_fresh(buf, pos, m, skip, tap);
+    }
+    if let Some(bytes) = m.cached_canonical() {
+        return put(buf, pos, bytes);
+    }
+    let end = put_object_fresh(buf, pos, m, None, tap);
+    if m.len() > 1 && end - pos <= MAX_REMEMBERED && m.written_again() {
+        m.remember_canonical(&buf[pos..end]);
+    }
+    end
+}
+
+/// The largest canonical form [`put_object`] remembers.
+const MAX_REMEMBERED: usize = 1 << 20;
+
+/// [`put_object`], written member by member.
+fn put_object_fresh<T: Tap>(
     buf: &mut Vec<u8>,
     pos: usize,
     m: &Map,
@@ -445,6 +474,39 @@ mod tests {
         let mut v = parse_str(r#"{"b":1}"#).unwrap();
         v.as_object_mut().unwrap().insert("a\t", Value::Null);
         assert_eq!(to_string(&v), r#"{"a\t":null,"b":1}"#);
+    }
+
+    #[test]
+    fn a_shared_object_written_once_follows_every_later_change() {
+        let mut v = parse_str(r#"{"s":{"b":{"x":1},"a":[2]},"t":3}"#).unwrap();
+        let copy = v.clone();
+        let first = to_string(&v);
+        assert_eq!(first, r#"{"s":{"a":[2],"b":{"x":1}},"t":3}"#);
+        // Remembered once written again: the same bytes after that.
+        let inner = v.get("s").unwrap().as_object().unwrap();
+        assert!(inner.cached_canonical().is_none());
+        assert_eq!(to_string(&v), first);
+        let inner = v.get("s").unwrap().as_object().unwrap();
+        assert!(inner.cached_canonical().is_some());
+        assert_eq!(to_string(&v), first);
+        // A change two levels below a remembered object is written.
+        let s = v.as_object_mut().unwrap().get_mut("s").unwrap();
+        let b = s.as_object_mut().unwrap().get_mut("b").unwrap();
+        b.as_object_mut().unwrap().insert("x", Value::from(5));
+        assert_eq!(to_string(&v), r#"{"s":{"a":[2],"b":{"x":5}},"t":3}"#);
+        if let Some(Value::Array(a)) = v
+            .as_object_mut()
+            .unwrap()
+            .get_mut("s")
+            .and_then(Value::as_object_mut)
+            .unwrap()
+            .get_mut("a")
+        {
+            a.push(Value::Null);
+        }
+        assert_eq!(to_string(&v), r#"{"s":{"a":[2,null],"b":{"x":5}},"t":3}"#);
+        // The copy it was shared with is unchanged.
+        assert_eq!(to_string(&copy), first);
     }
 
     #[test]

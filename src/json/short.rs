@@ -6,7 +6,8 @@
 pub(crate) const SHORT: usize = 32;
 
 /// `a == b`, tuned for the short keys that fill objects: up to 16 bytes
-/// compare as two overlapping words (or three bytes).
+/// compare as two overlapping words (or three bytes); longer ones compare
+/// their first word before the rest.
 #[inline]
 pub(crate) fn str_eq(a: &str, b: &str) -> bool {
     eq(a.as_bytes(), b.as_bytes())
@@ -21,7 +22,9 @@ pub(crate) fn eq(a: &[u8], b: &[u8]) -> bool {
     }
     if n >= 8 {
         if n > 16 {
-            return a == b;
+            // Long keys (card ids, public keys) almost always differ in
+            // their first word: compare it before calling `memcmp`.
+            return w64(a) == w64(b) && a == b;
         }
         return w64(a) == w64(b) && w64(&a[n - 8..]) == w64(&b[n - 8..]);
     }

@@ -6,7 +6,8 @@
 //! canonical serialisation would otherwise find out on every call.
 
 use super::short;
-use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
+use std::sync::{Arc, OnceLock};
 
 /// An object key: up to 24 bytes are stored inline in the entry, so reading
 /// a key costs no pointer chase.
@@ -53,7 +54,7 @@ pub struct Map {
     inner: Arc<Members>,
 }
 
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Default)]
 struct Members {
     entries: Vec<(Key, Value)>,
     /// What the parser learned: `[flags]` when insertion order is key
@@ -61,6 +62,28 @@ struct Members {
     /// (built or changed maps) knows nothing: the writer checks the order
     /// and scans every string.
     meta: Option<Box<[u32]>>,
+    /// The canonical bytes of this object, once written twice unchanged
+    /// (see [`Map::cached_canonical`]). Every change goes through
+    /// [`Map::members_mut`], which clears it; a copy starts without it.
+    canonical: OnceLock<Box<[u8]>>,
+    /// Written in canonical form once since the last change.
+    written: AtomicBool,
+    /// A caller's number about this object's contents, kept until the next
+    /// change (0: none): the group engine's limit check keeps the nesting
+    /// it found below an object that passed (see [`Map::nest_memo`]).
+    nest: AtomicU32,
+}
+
+impl Clone for Members {
+    fn clone(&self) -> Self {
+        Members {
+            entries: self.entries.clone(),
+            meta: self.meta.clone(),
+            canonical: OnceLock::new(),
+            written: AtomicBool::new(false),
+            nest: AtomicU32::new(0),
+        }
+    }
 }
 
 /// `meta[0]`: no key or string anywhere in this object (nested objects and
@@ -79,13 +102,61 @@ impl Map {
             inner: Arc::new(Members {
                 entries: Vec::with_capacity(n),
                 meta: None,
+                canonical: OnceLock::new(),
+                written: AtomicBool::new(false),
+                nest: AtomicU32::new(0),
             }),
         }
     }
 
     /// The members, to change: copied first when another map shares them.
+    /// A change anywhere below this object passes through here too (a
+    /// nested value is reached by `get_mut`), so the canonical bytes
+    /// remembered are dropped.
     fn members_mut(&mut self) -> &mut Members {
-        Arc::make_mut(&mut self.inner)
+        let members = Arc::make_mut(&mut self.inner);
+        members.canonical.take();
+        *members.written.get_mut() = false;
+        *members.nest.get_mut() = 0;
+        members
+    }
+
+    /// What [`Map::set_nest_memo`] kept since the last change.
+    pub(crate) fn nest_memo(&self) -> Option<u32> {
+        match self.inner.nest.load(Ordering::Relaxed) {
+            0 => None,
+            n => Some(n - 1),
+        }
+    }
+
+    /// Keeps `nest` (below `u32::MAX`) with this object until it changes.
+    pub(crate) fn set_nest_memo(&self, nest: u32) {
+        if let Some(n) = nest.checked_add(1) {
+            self.inner.nest.store(n, Ordering::Relaxed);
+        }
+    }
+
+    /// The canonical bytes of this object, when a writer remembered them.
+    pub(crate) fn cached_canonical(&self) -> Option<&[u8]> {
+        self.inner.canonical.get().map(|b| &b[..])
+    }
+
+    /// Notes that this object was written in canonical form; true when it
+    /// had been before, unchanged (then it is likely to be written again:
+    /// what every frame's state and views carry over from the last one).
+    pub(crate) fn written_again(&self) -> bool {
+        self.inner.written.swap(true, Ordering::Relaxed)
+    }
+
+    /// Remembers `bytes` as this object's canonical form (the caller just
+    /// wrote them from it).
+    pub(crate) fn remember_canonical(&self, bytes: &[u8]) {
+        let _ = self.inner.canonical.set(bytes.into());
+    }
+
+    /// Do the two maps share their members (so are equal without looking)?
+    pub(crate) fn same_members(&self, other: &Map) -> bool {
+        Arc::ptr_eq(&self.inner, &other.inner)
     }
 
     /// A map from a parser's members (no key twice), with what the parser
@@ -105,7 +176,13 @@ impl Map {
             Some(idx.into_boxed_slice())
         };
         Self {
-            inner: Arc::new(Members { entries, meta }),
+            inner: Arc::new(Members {
+                entries,
+                meta,
+                canonical: OnceLock::new(),
+                written: AtomicBool::new(false),
+                nest: AtomicU32::new(0),
+            }),
         }
     }
 
@@ -259,7 +336,8 @@ impl PartialEq for Value {
 
 impl PartialEq for Map {
     fn eq(&self, other: &Map) -> bool {
-        self.len() == other.len() && self.iter().all(|(k, v)| other.get(k) == Some(v))
+        self.same_members(other)
+            || (self.len() == other.len() && self.iter().all(|(k, v)| other.get(k) == Some(v)))
     }
 }
 

@@ -361,26 +361,8 @@ fn zone_cards<'a>(
 /// What `viewer` may see of the deck: its own hand, every hand's size, the
 /// discard pile, the zones not in `hidden` and every zone's counts.
 pub fn private_view(deck: &Map, viewer: &str, hidden: &[&str]) -> Result<Map, DeckError> {
-    validate(deck)?;
-    let faces = |ids: &[String]| -> Value {
-        Value::Array(
-            ids.iter()
-                .map(|id| Value::Object(card(deck, id).unwrap_or_default()))
-                .collect(),
-        )
-    };
-    let hands = deck
-        .get("hands")
-        .and_then(Value::as_object)
-        .cloned()
-        .unwrap_or_default();
-    if !hands.contains_key(viewer) {
-        return Err("viewer does not own a hand".into());
-    }
-    let mut counts = Map::with_capacity(hands.len());
-    for (pk, ids) in hands.iter() {
-        counts.insert(pk, Value::from(ids.as_array().map_or(0, Vec::len)));
-    }
+    let (my_hand, counts) = hand_view(deck, viewer)?;
+    let faces = |ids: &[Value]| faces_of(deck, ids);
     let zones = deck
         .get("zones")
         .and_then(Value::as_object)
@@ -390,27 +372,86 @@ pub fn private_view(deck: &Map, viewer: &str, hidden: &[&str]) -> Result<Map, De
     let mut zone_counts = Map::new();
     for (zone, owners) in zones.iter() {
         let owners = owners.as_object().cloned().unwrap_or_default();
+        let show = !hidden.contains(&zone);
         let mut cards = Map::new();
         let mut n = Map::new();
         for (owner, ids) in owners.iter() {
-            let ids = ids_of(Some(ids));
-            n.insert(owner, Value::from(ids.len()));
-            cards.insert(owner, faces(&ids));
+            let ids = ids.as_array().map_or(&[][..], Vec::as_slice);
+            let count = ids.iter().filter(|i| i.as_str().is_some()).count();
+            n.insert(owner, Value::from(count));
+            if show {
+                cards.insert(owner, faces(ids));
+            }
         }
-        if !hidden.contains(&zone) {
+        if show {
             shown.insert(zone, Value::Object(cards));
         }
         zone_counts.insert(zone, Value::Object(n));
     }
+    let discard = deck
+        .get("discard_pile")
+        .and_then(Value::as_array)
+        .map_or(&[][..], Vec::as_slice);
     Ok(obj! {
         "draw_count" => ids_of(deck.get("draw_pile")).len(),
-        "discard" => faces(&ids_of(deck.get("discard_pile"))),
-        "my_hand" => faces(&hand(deck, viewer)),
-        "hand_counts" => Value::Object(counts),
+        "discard" => faces(discard),
+        "my_hand" => my_hand,
+        "hand_counts" => counts,
         "zones" => Value::Object(shown),
         "zone_counts" => Value::Object(zone_counts),
         "total_cards" => deck.get("total_cards").cloned().unwrap_or(Value::Null),
     })
+}
+
+/// The part of [`private_view`] a table that shows no pile or zone needs,
+/// with the same checks: `viewer`'s own hand (the cards' faces) and every
+/// hand's size.
+pub fn hand_view(deck: &Map, viewer: &str) -> Result<(Value, Value), DeckError> {
+    validate_shown(deck)?;
+    let empty = Map::new();
+    let hands = deck
+        .get("hands")
+        .and_then(Value::as_object)
+        .unwrap_or(&empty);
+    let Some(mine) = hands.get(viewer) else {
+        return Err("viewer does not own a hand".into());
+    };
+    let mut counts = Map::with_capacity(hands.len());
+    for (pk, ids) in hands.iter() {
+        counts.push_new(pk, Value::from(ids.as_array().map_or(0, Vec::len)));
+    }
+    let mine = mine.as_array().map_or(&[][..], Vec::as_slice);
+    Ok((faces_of(deck, mine), Value::Object(counts)))
+}
+
+/// The catalog entries of the string ids among `ids` (an id the catalog
+/// lacks shows as an empty object).
+fn faces_of(deck: &Map, ids: &[Value]) -> Value {
+    let catalog = deck.get("catalog").and_then(Value::as_object);
+    Value::Array(
+        ids.iter()
+            .filter_map(Value::as_str)
+            .map(|id| {
+                let face = catalog.and_then(|c| c.get(id)).and_then(Value::as_object);
+                Value::Object(face.cloned().unwrap_or_default())
+            })
+            .collect(),
+    )
+}
+
+/// [`validate`] for a deck only looked at: the four views of one state
+/// check the same deck, so the last deck that passed is kept (a copy,
+/// which keeps its members from being reused) and passes again at once.
+fn validate_shown(deck: &Map) -> Result<(), DeckError> {
+    thread_local! {
+        static PASSED: std::cell::RefCell<Option<Map>> = const { std::cell::RefCell::new(None) };
+    }
+    if PASSED.with_borrow(|p| p.as_ref().is_some_and(|p| p.same_members(deck))) {
+        return Ok(());
+    }
+    validate(deck)?;
+    PASSED.set(Some(deck.clone()));
+    Ok(())
 }
 
 /// Every card of the catalog is in exactly one place, and nowhere else.

@@ -20,8 +20,10 @@
 //! turn without the turn number moving, and a leader change only rewrites
 //! the recovery notice (the fresh deal comes from `restore`).
 //!
-//! The state is read into a [`Game`], changed by the rules in `rules`, and
-//! written back; a seat's choices (legal actions and the bot) are in `bot`.
+//! A new match is built as a [`Game`] and written as the state; an action
+//! is checked and applied by the rules in `rules` on the state's own map,
+//! in place (only the members it changes are copied); a seat's choices
+//! (legal actions and the bot) are in `bot`.
 
 mod bot;
 mod rules;
@@ -249,15 +251,16 @@ impl GroupHooks for Sigil {
         let Value::Object(state) = state else {
             return Err("the table state is not an object".into());
         };
-        let mut game = Game::from_state(&state)?;
-        if game.phase != "playing" {
+        rules::check(&state)?;
+        if state.get_str("phase") != Some("playing") {
             return Err("the match is complete".into());
         }
         let pk = field(actor, "public_key")?;
-        if pk.as_str() != Some(game.current_player.as_str()) {
+        let current = state.get_str("current_player").unwrap_or_default();
+        if pk.as_str() != Some(current) {
             return Err("it is not this Member's turn".into());
         }
-        let pk = game.current_player.clone();
+        let pk = current.to_owned();
         let Value::Object(action) = action else {
             return Err(format!(
                 "'{}' object has no attribute 'get'",
@@ -265,14 +268,15 @@ impl GroupHooks for Sigil {
             ));
         };
         let cap = self.heal_cap();
+        let mut live = rules::Live { state };
         let events = match action.get("kind").and_then(Value::as_str) {
-            Some("play_card") => game.play_card(&pk, action, &cap)?,
-            Some("attack") => game.attack(&pk, action)?,
-            Some("end_turn") => game.end_turn(&pk, &cap)?,
-            Some("concede") => game.concede(&pk)?,
+            Some("play_card") => live.play_card(&pk, action, &cap)?,
+            Some("attack") => live.attack(&pk, action)?,
+            Some("end_turn") => live.end_turn(&pk, &cap)?,
+            Some("concede") => live.concede(&pk)?,
             _ => return Err("unsupported Aether Sigil action".into()),
         };
-        Ok(game.result(events))
+        Ok(live.result(events))
     }
 
     fn view(&mut self, state: &Value, viewer: &Value) -> Hooked<Value> {
@@ -363,7 +367,9 @@ impl GroupHooks for Sigil {
 }
 
 impl Game {
-    /// Reads a state this module wrote (a malformed one is refused).
+    /// Reads a state this module wrote (a malformed one is refused; the
+    /// hooks [`rules::check`] it the same way without reading it).
+    #[cfg(test)]
     fn from_state(state: &Map) -> Hooked<Game> {
         let bad = |key: &str| format!("the table state has no valid {key}");
         let text = |key: &str| {
@@ -457,22 +463,6 @@ impl Game {
             "deck" => self.deck.clone(),
             "unit_state" => units,
             "winner" => self.winner.as_str(),
-        }
-    }
-
-    /// The hook result after an accepted action: completed, with the
-    /// winner as outcome, once one channeler is left.
-    fn result(self, events: Vec<Value>) -> Value {
-        let done = self.phase == "completed";
-        let winner = self.winner.clone();
-        let out = hook_result(self.to_state(), events);
-        match out {
-            Value::Object(mut m) if done => {
-                m.insert("completed", Value::Bool(true));
-                m.insert("outcome", Value::from(winner));
-                Value::Object(m)
-            }
-            other => other,
         }
     }
 }

@@ -46,6 +46,23 @@ impl Seat {
         })
     }
 
+    /// The viewer's seat, when it may act now (looked at before its hand
+    /// is read: most views are of seats waiting for another).
+    fn acting(view: &Value) -> Option<Seat> {
+        let me = view.get("you")?.get_str("public_key")?;
+        let waiting = match view.get_str("phase") {
+            Some("declaration") => view
+                .get("declarations")
+                .is_some_and(|d| d.get(me).is_some()),
+            Some("bury" | "playing") => view.get_str("current_player") != Some(me),
+            _ => true,
+        };
+        if waiting {
+            return None;
+        }
+        Seat::of(view).filter(Seat::to_act)
+    }
+
     /// May the viewer act now: declare (once) during the declaration, or
     /// bury and play on its turn.
     fn to_act(&self) -> bool {
@@ -538,7 +555,7 @@ fn build(
 
 impl Table for Tractor {
     fn legal_actions(&self, view: &Value) -> Vec<Value> {
-        let Some(seat) = Seat::of(view).filter(Seat::to_act) else {
+        let Some(seat) = Seat::acting(view) else {
             return Vec::new();
         };
         match seat.phase.as_str() {
@@ -573,7 +590,7 @@ impl Table for Tractor {
     }
 
     fn bot_action(&self, view: &Value) -> Option<Value> {
-        let seat = Seat::of(view).filter(Seat::to_act)?;
+        let seat = Seat::acting(view)?;
         match seat.phase.as_str() {
             "declaration" => Some(
                 seat.declaration()
@@ -586,7 +603,7 @@ impl Table for Tractor {
     }
 
     fn is_legal_selection(&self, view: &Value, card_ids: &[String]) -> bool {
-        let Some(seat) = Seat::of(view).filter(Seat::to_act) else {
+        let Some(seat) = Seat::acting(view) else {
             return false;
         };
         let unique: std::collections::HashSet<&String> = card_ids.iter().collect();

@@ -726,7 +726,7 @@ impl GroupHooks for Tractor {
             .as_object()
             .ok_or("the table state is not an object")?;
         let pk = member_pk(viewer)?;
-        let dv = deck::private_view(deck_of(state)?, &pk, &["kitty"])?;
+        let (my_hand, hand_counts) = deck::hand_view(deck_of(state)?, &pk)?;
         let mut v = Map::with_capacity(28);
         for k in [
             "phase",
@@ -754,9 +754,8 @@ impl GroupHooks for Tractor {
         ] {
             v.insert(k, state.get(k).cloned().ok_or_else(|| format!("'{k}'"))?);
         }
-        for k in ["my_hand", "hand_counts"] {
-            v.insert(k, dv.get(k).cloned().unwrap_or(Value::Null));
-        }
+        v.insert("my_hand", my_hand);
+        v.insert("hand_counts", hand_counts);
         v.insert(
             "last_result",
             state.get("last_result").cloned().unwrap_or(Value::Null),
