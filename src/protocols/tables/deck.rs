@@ -16,7 +16,7 @@
 //! order, `hand_size` times. Every change checks conservation: each card is
 //! in exactly one place.
 
-use crate::json::canonical::{sha256_hex, to_string};
+use crate::json::canonical::{hex, to_string};
 use crate::json::{Map, Value};
 use crate::obj;
 use sha2::{Digest, Sha256};
@@ -25,10 +25,46 @@ use std::collections::HashSet;
 /// Why the deck refused (the reference's `SharedDeckError` texts).
 pub type DeckError = String;
 
+/// A deck's faces with the canonical JSON of each (what a card's id
+/// hashes): made once by a table that deals the same faces hand after
+/// hand, so a new deck does not serialise them again.
+#[derive(Debug, Clone)]
+pub struct Faces {
+    maps: Vec<Map>,
+    texts: Vec<String>,
+}
+
+impl Faces {
+    pub fn new(maps: Vec<Map>) -> Faces {
+        let texts = maps
+            .iter()
+            .map(|m| to_string(&Value::Object(m.clone())))
+            .collect();
+        Faces { maps, texts }
+    }
+}
+
 /// A new deck from `faces` (each `copies` times) with a hand of
 /// `hand_size` for every active member, in seat order.
 pub fn create(
     faces: &[Map],
+    members: &[Value],
+    hand_size: usize,
+    seed: &str,
+    copies: usize,
+) -> Result<Map, DeckError> {
+    create_from(
+        &Faces::new(faces.to_vec()),
+        members,
+        hand_size,
+        seed,
+        copies,
+    )
+}
+
+/// [`create`] from faces made ready beforehand.
+pub fn create_from(
+    faces: &Faces,
     members: &[Value],
     hand_size: usize,
     seed: &str,
@@ -40,24 +76,45 @@ pub fn create(
     if !(1..=8).contains(&copies) {
         return Err("copies must be between 1 and 8".into());
     }
-    if faces.is_empty() {
+    if faces.maps.is_empty() {
         return Err("card_faces must not be empty".into());
     }
-    let mut catalog = Map::with_capacity(faces.len() * copies);
-    let mut ids = Vec::with_capacity(faces.len() * copies);
+    let size = faces.maps.len() * copies;
+    let mut catalog = Map::with_capacity(size);
+    let mut ids = Vec::with_capacity(size);
+    let mut taken: HashSet<[u8; 12], foldhash::fast::RandomState> =
+        HashSet::with_capacity_and_hasher(size, Default::default());
+    let seed_text = to_string(&Value::from(seed));
+    let mut identity = Vec::with_capacity(256);
     for copy in 0..copies {
-        for (index, face) in faces.iter().enumerate() {
-            let identity = obj! {
-                "seed" => seed, "copy" => copy, "face_index" => index, "face" => Value::Object(face.clone()),
-            };
-            let id = sha256_hex(to_string(&Value::Object(identity)).as_bytes())[..24].to_owned();
-            if catalog.contains_key(&id) {
+        for (index, (face, text)) in faces.maps.iter().zip(&faces.texts).enumerate() {
+            // The canonical JSON of {seed, copy, face_index, face}, its
+            // keys in code point order, written directly.
+            identity.clear();
+            identity.extend_from_slice(b"{\"copy\":");
+            identity.extend_from_slice(copy.to_string().as_bytes());
+            identity.extend_from_slice(b",\"face\":");
+            identity.extend_from_slice(text.as_bytes());
+            identity.extend_from_slice(b",\"face_index\":");
+            identity.extend_from_slice(index.to_string().as_bytes());
+            identity.extend_from_slice(b",\"seed\":");
+            identity.extend_from_slice(seed_text.as_bytes());
+            identity.push(b'}');
+            let digest = Sha256::digest(&identity);
+            let mut prefix = [0u8; 12];
+            prefix.copy_from_slice(&digest[..12]);
+            // The id is the first 24 hex digits: the first 12 bytes.
+            if !taken.insert(prefix) {
                 return Err("card identity collision".into());
             }
-            let mut card = face.clone();
+            let id = hex(&prefix);
+            let mut card = Map::with_capacity(face.len() + 2);
+            for (k, v) in face.iter() {
+                card.push_new(k, v.clone());
+            }
             card.insert("card_id", Value::from(id.as_str()));
             card.insert("copy", Value::from(copy));
-            catalog.insert(id.as_str(), Value::Object(card));
+            catalog.push_new(id.as_str(), Value::Object(card));
             ids.push(id);
         }
     }
@@ -104,8 +161,14 @@ pub fn create(
 
 /// The reference's deterministic Fisher-Yates shuffle.
 pub fn shuffle(mut values: Vec<String>, seed: &str) -> Vec<String> {
+    // Every swap hashes `aigenora-shared-deck-v1:{seed}:{k}`: the prefix
+    // is hashed once.
+    let prefix = Sha256::new_with_prefix(format!("aigenora-shared-deck-v1:{seed}:").as_bytes());
     for (counter, index) in (1..values.len()).rev().enumerate() {
-        let digest = Sha256::digest(format!("aigenora-shared-deck-v1:{seed}:{counter}").as_bytes());
+        let digest = prefix
+            .clone()
+            .chain_update(counter.to_string().as_bytes())
+            .finalize();
         let target = mod_be(&digest, index as u64 + 1) as usize;
         values.swap(index, target);
     }
@@ -114,6 +177,16 @@ pub fn shuffle(mut values: Vec<String>, seed: &str) -> Vec<String> {
 
 /// A big-endian unsigned integer modulo `m` (m > 0).
 fn mod_be(bytes: &[u8], m: u64) -> u64 {
+    if m <= u64::from(u32::MAX) && bytes.len() % 4 == 0 {
+        // Four bytes at a time: the remainder stays below 2^32, so
+        // `r << 32 | chunk` fits in a u64.
+        let mut r: u64 = 0;
+        for chunk in bytes.chunks_exact(4) {
+            let word = u32::from_be_bytes([chunk[0], chunk[1], chunk[2], chunk[3]]);
+            r = ((r << 32) | u64::from(word)) % m;
+        }
+        return r;
+    }
     let m = u128::from(m);
     let mut r: u128 = 0;
     for &b in bytes {
@@ -177,6 +250,21 @@ pub fn draw(deck: &mut Map, pk: &str, count: usize) -> Result<Vec<Value>, DeckEr
     }
     validate(deck)?;
     Ok(drawn)
+}
+
+/// One card from the end of the pile into the hand of each of `owners`,
+/// in order (a round of the deal): [`draw`] of one card for each, with the
+/// conservation check once at the end (a card moved from the pile into a
+/// hand is still in one place).
+pub fn draw_each(deck: &mut Map, owners: &[&str]) -> Result<(), DeckError> {
+    for pk in owners {
+        hand_mut(deck, pk)?;
+        let Some(id) = list_mut(deck, "draw_pile")?.pop() else {
+            return Err("shared draw pile does not have enough cards".into());
+        };
+        hand_mut(deck, pk)?.push(id);
+    }
+    validate(deck)
 }
 
 /// Takes `ids` out of `pk`'s hand (they go nowhere yet: the caller puts
@@ -547,6 +635,115 @@ mod tests {
         assert_eq!(
             create(&faces(2), &members, 1, "", 1).unwrap_err(),
             "seed must be 1-256 UTF-8 bytes"
+        );
+    }
+
+    /// A card's id as the reference writes it: the canonical JSON of its
+    /// identity, hashed.
+    fn reference_id(seed: &str, copy: usize, index: usize, face: &Map) -> String {
+        let identity = obj! {
+            "seed" => seed, "copy" => copy, "face_index" => index, "face" => Value::Object(face.clone()),
+        };
+        crate::json::canonical::sha256_hex(to_string(&Value::Object(identity)))[..24].to_owned()
+    }
+
+    /// The shuffle as the reference writes it: a digest per swap, reduced
+    /// byte by byte.
+    fn reference_shuffle(mut values: Vec<String>, seed: &str) -> Vec<String> {
+        for (counter, index) in (1..values.len()).rev().enumerate() {
+            let digest = Sha256::digest(format!("aigenora-shared-deck-v1:{seed}:{counter}"));
+            let m = index as u128 + 1;
+            let target = digest
+                .iter()
+                .fold(0u128, |r, &b| (r * 256 + u128::from(b)) % m);
+            values.swap(index, target as usize);
+        }
+        values
+    }
+
+    #[test]
+    fn ids_and_shuffle_are_the_references() {
+        let mut odd = faces(12);
+        odd.push(obj! { "z" => "quote \" back \\ tab \t é", "a" => Value::Null, "m" => 1.5 });
+        odd.push(obj! { "nested" => Value::Object(obj! { "b" => 1, "a" => Value::Array(vec![Value::from("x")]) }) });
+        let members = [member(0, "a"), member(1, "b")];
+        for seed in [
+            "seed",
+            "with \"quote\" and \\ and \u{1}",
+            "ünï 🃏",
+            "bench-3:2:0",
+        ] {
+            let deck = create(&odd, &members, 2, seed, 3).unwrap();
+            let catalog = deck.get("catalog").unwrap().as_object().unwrap();
+            let mut want = Vec::new();
+            for copy in 0..3 {
+                for (index, face) in odd.iter().enumerate() {
+                    let id = reference_id(seed, copy, index, face);
+                    let card = catalog.get(&id).unwrap().as_object().unwrap();
+                    let mut expected = face.clone();
+                    expected.insert("card_id", Value::from(id.as_str()));
+                    expected.insert("copy", Value::from(copy));
+                    assert_eq!(
+                        crate::json::canonical::to_string_ordered(&Value::Object(card.clone())),
+                        crate::json::canonical::to_string_ordered(&Value::Object(expected))
+                    );
+                    want.push(id);
+                }
+            }
+            assert_eq!(catalog.keys().collect::<Vec<_>>(), want);
+            let mut pile = reference_shuffle(want, seed);
+            let mut dealt = [Vec::new(), Vec::new()];
+            for _ in 0..2 {
+                for hand in dealt.iter_mut() {
+                    hand.push(pile.pop().unwrap());
+                }
+            }
+            assert_eq!(ids_of(deck.get("draw_pile")), pile);
+            assert_eq!(hand(&deck, "a"), dealt[0]);
+            assert_eq!(hand(&deck, "b"), dealt[1]);
+        }
+        for n in [0, 1, 2, 52, 108, 300, 1000] {
+            let v: Vec<String> = (0..n).map(|i| i.to_string()).collect();
+            assert_eq!(shuffle(v.clone(), "s:1:0"), reference_shuffle(v, "s:1:0"));
+        }
+        let digest = Sha256::digest(b"mod");
+        for m in [
+            1,
+            2,
+            3,
+            52,
+            255,
+            256,
+            65_537,
+            u64::from(u32::MAX),
+            1 << 32,
+            u64::MAX,
+        ] {
+            let want = digest
+                .iter()
+                .fold(0u128, |r, &b| (r * 256 + u128::from(b)) % u128::from(m));
+            assert_eq!(u128::from(mod_be(&digest, m)), want, "m = {m}");
+        }
+    }
+
+    #[test]
+    fn a_round_of_the_deal_draws_as_one_card_each() {
+        let members = [member(0, "a"), member(1, "b"), member(2, "c")];
+        let mut one = create(&faces(20), &members, 0, "deal", 1).unwrap();
+        let mut each = one.clone();
+        for pk in ["a", "c", "a"] {
+            draw(&mut one, pk, 1).unwrap();
+        }
+        draw_each(&mut each, &["a", "c", "a"]).unwrap();
+        assert_eq!(one, each);
+        assert_eq!(
+            draw_each(&mut each, &["a", "x"]).unwrap_err(),
+            "unknown hand owner"
+        );
+        let mut small = create(&faces(2), &members, 0, "deal", 1).unwrap();
+        assert_eq!(
+            draw_each(&mut small, &["a", "b", "c"]).unwrap_err(),
+            "shared draw pile does not have enough cards"
         );
     }
 

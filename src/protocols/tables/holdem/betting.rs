@@ -10,6 +10,10 @@ use super::{Holdem, Hooked, next_key, py_int_of};
 use crate::json::{Map, Number, Value};
 use crate::obj;
 use crate::protocols::tables::{deck, new_seed};
+use std::sync::LazyLock;
+
+/// The 52 faces, serialised once for every hand's deck.
+static FACES: LazyLock<deck::Faces> = LazyLock::new(|| deck::Faces::new(standard_faces()));
 
 const RANGE: &str = "raise target must exceed the wager and fit the stack";
 
@@ -76,13 +80,15 @@ impl Holdem {
                 )
             })
             .collect();
-        let mut deck = deck::create(&standard_faces(), &deck_members, 0, &seed, 1)?;
+        let mut deck = deck::create_from(&FACES, &deck_members, 0, &seed, 1)?;
+        // Two rounds of one card to every seat with chips.
+        let round: Vec<&str> = order
+            .iter()
+            .filter(|k| is_live(k))
+            .map(String::as_str)
+            .collect();
         for _ in 0..2 {
-            for pk in &order {
-                if is_live(pk) {
-                    deck::draw(&mut deck, pk, 1)?;
-                }
-            }
+            deck::draw_each(&mut deck, &round)?;
         }
         let players = members
             .iter()

@@ -23,8 +23,10 @@
 //! is played out at once with its events unseen, and when that ends the
 //! match the result does not say `completed` (the state's phase does).
 //!
-//! By job: `hand` is the typed table state; `betting` deals a hand and
-//! takes its bets; `streets` reveals the board and ends the hand
+//! By job: `hand` is the typed table state (a hand's start and end);
+//! `round` is the part of it an action reads and changes, written back
+//! into the state in place; `betting` deals a hand and takes its bets
+//! (on the state in place); `streets` reveals the board and ends the hand
 //! (showdown, pots, the next hand or the match's end); `poker` ranks
 //! hands and builds the side pots; `bot` is what a seat may send and a
 //! bot's choice. The rules as [`GroupHooks`] are here.
