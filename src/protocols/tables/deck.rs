@@ -25,22 +25,49 @@ use std::collections::HashSet;
 /// Why the deck refused (the reference's `SharedDeckError` texts).
 pub type DeckError = String;
 
-/// A deck's faces with the canonical JSON of each (what a card's id
-/// hashes): made once by a table that deals the same faces hand after
-/// hand, so a new deck does not serialise them again.
+/// A deck's faces made ready for dealing them hand after hand: each
+/// face's card with room for its id and copy, and its identity (what the
+/// card's id hashes) but for the seed, serialised once, and for the first
+/// copy already hashed up to the seed.
 #[derive(Debug, Clone)]
 pub struct Faces {
-    maps: Vec<Map>,
-    texts: Vec<String>,
+    /// A face's card: the face, then `card_id` and `copy` (null here).
+    cards: Vec<Map>,
+    /// `,"face":{face},"face_index":{i},"seed":` (canonical JSON, keys in
+    /// code point order: copy, face, face_index, seed).
+    middles: Vec<Vec<u8>>,
+    /// SHA-256 of `{"copy":0` and the middle.
+    first_copy: Vec<Sha256>,
 }
 
 impl Faces {
     pub fn new(maps: Vec<Map>) -> Faces {
-        let texts = maps
-            .iter()
-            .map(|m| to_string(&Value::Object(m.clone())))
-            .collect();
-        Faces { maps, texts }
+        let n = maps.len();
+        let (mut cards, mut middles, mut first_copy) = (
+            Vec::with_capacity(n),
+            Vec::with_capacity(n),
+            Vec::with_capacity(n),
+        );
+        for (index, face) in maps.into_iter().enumerate() {
+            let mut middle = b",\"face\":".to_vec();
+            middle.extend_from_slice(to_string(&Value::Object(face.clone())).as_bytes());
+            middle.extend_from_slice(format!(",\"face_index\":{index},\"seed\":").as_bytes());
+            first_copy.push(
+                Sha256::new()
+                    .chain_update(b"{\"copy\":0")
+                    .chain_update(&middle),
+            );
+            middles.push(middle);
+            let mut card = face;
+            card.insert("card_id", Value::Null);
+            card.insert("copy", Value::Null);
+            cards.push(card);
+        }
+        Faces {
+            cards,
+            middles,
+            first_copy,
+        }
     }
 }
 
@@ -76,44 +103,43 @@ pub fn create_from(
     if !(1..=8).contains(&copies) {
         return Err("copies must be between 1 and 8".into());
     }
-    if faces.maps.is_empty() {
+    if faces.cards.is_empty() {
         return Err("card_faces must not be empty".into());
     }
-    let size = faces.maps.len() * copies;
+    let size = faces.cards.len() * copies;
     let mut catalog = Map::with_capacity(size);
     let mut ids = Vec::with_capacity(size);
     let mut taken: HashSet<[u8; 12], foldhash::fast::RandomState> =
         HashSet::with_capacity_and_hasher(size, Default::default());
     let seed_text = to_string(&Value::from(seed));
-    let mut identity = Vec::with_capacity(256);
     for copy in 0..copies {
-        for (index, (face, text)) in faces.maps.iter().zip(&faces.texts).enumerate() {
-            // The canonical JSON of {seed, copy, face_index, face}, its
-            // keys in code point order, written directly.
-            identity.clear();
-            identity.extend_from_slice(b"{\"copy\":");
-            identity.extend_from_slice(copy.to_string().as_bytes());
-            identity.extend_from_slice(b",\"face\":");
-            identity.extend_from_slice(text.as_bytes());
-            identity.extend_from_slice(b",\"face_index\":");
-            identity.extend_from_slice(index.to_string().as_bytes());
-            identity.extend_from_slice(b",\"seed\":");
-            identity.extend_from_slice(seed_text.as_bytes());
-            identity.push(b'}');
-            let digest = Sha256::digest(&identity);
+        for (index, template) in faces.cards.iter().enumerate() {
+            // SHA-256 of the canonical JSON of {seed, copy, face_index,
+            // face}: `{"copy":{copy}` + middle + seed + `}`.
+            let hasher = match faces.first_copy.get(index) {
+                Some(first) if copy == 0 => first.clone(),
+                _ => Sha256::new()
+                    .chain_update(format!("{{\"copy\":{copy}").as_bytes())
+                    .chain_update(&faces.middles[index]),
+            };
+            let digest = hasher
+                .chain_update(seed_text.as_bytes())
+                .chain_update(b"}")
+                .finalize();
+            // The id is the first 24 hex digits: the first 12 bytes.
             let mut prefix = [0u8; 12];
             prefix.copy_from_slice(&digest[..12]);
-            // The id is the first 24 hex digits: the first 12 bytes.
             if !taken.insert(prefix) {
                 return Err("card identity collision".into());
             }
             let id = hex(&prefix);
-            let mut card = Map::with_capacity(face.len() + 2);
-            for (k, v) in face.iter() {
-                card.push_new(k, v.clone());
+            let mut card = template.clone();
+            if let Some(v) = card.get_mut("card_id") {
+                *v = Value::from(id.as_str());
             }
-            card.insert("card_id", Value::from(id.as_str()));
-            card.insert("copy", Value::from(copy));
+            if let Some(v) = card.get_mut("copy") {
+                *v = Value::from(copy);
+            }
             catalog.push_new(id.as_str(), Value::Object(card));
             ids.push(id);
         }
@@ -164,15 +190,29 @@ pub fn shuffle(mut values: Vec<String>, seed: &str) -> Vec<String> {
     // Every swap hashes `aigenora-shared-deck-v1:{seed}:{k}`: the prefix
     // is hashed once.
     let prefix = Sha256::new_with_prefix(format!("aigenora-shared-deck-v1:{seed}:").as_bytes());
+    let mut digits = [0u8; 20];
     for (counter, index) in (1..values.len()).rev().enumerate() {
         let digest = prefix
             .clone()
-            .chain_update(counter.to_string().as_bytes())
+            .chain_update(decimal(counter, &mut digits))
             .finalize();
         let target = mod_be(&digest, index as u64 + 1) as usize;
         values.swap(index, target);
     }
     values
+}
+
+/// `n` in decimal, written at the end of `buf`.
+fn decimal(mut n: usize, buf: &mut [u8; 20]) -> &[u8] {
+    let mut at = buf.len();
+    loop {
+        at -= 1;
+        buf[at] = b'0' + (n % 10) as u8;
+        n /= 10;
+        if n == 0 {
+            return &buf[at..];
+        }
+    }
 }
 
 /// A big-endian unsigned integer modulo `m` (m > 0).
@@ -665,6 +705,8 @@ mod tests {
     fn ids_and_shuffle_are_the_references() {
         let mut odd = faces(12);
         odd.push(obj! { "z" => "quote \" back \\ tab \t é", "a" => Value::Null, "m" => 1.5 });
+        odd.push(obj! { "copy" => 9, "x" => 1 });
+        odd.push(obj! { "card_id" => "mine", "copy" => Value::Null });
         odd.push(obj! { "nested" => Value::Object(obj! { "b" => 1, "a" => Value::Array(vec![Value::from("x")]) }) });
         let members = [member(0, "a"), member(1, "b")];
         for seed in [
