@@ -370,6 +370,34 @@ pub fn draw_to_zone(
     owner: &str,
     count: usize,
 ) -> Result<Vec<Value>, DeckError> {
+    let ids = move_to_zone(deck, zone, owner, count)?;
+    validate(deck)?;
+    Ok(faces_of(deck, &ids))
+}
+
+/// [`draw_to_zone`] for each of `moves` (zone, count) in turn, all under
+/// `owner`, with the conservation check once at the end (cards moved from
+/// the pile into zones are each still in one place): each move's cards.
+pub fn draw_to_zones(
+    deck: &mut Map,
+    owner: &str,
+    moves: &[(&str, usize)],
+) -> Result<Vec<Vec<Value>>, DeckError> {
+    let mut moved = Vec::with_capacity(moves.len());
+    for (zone, count) in moves {
+        moved.push(move_to_zone(deck, zone, owner, *count)?);
+    }
+    validate(deck)?;
+    Ok(moved.iter().map(|ids| faces_of(deck, ids)).collect())
+}
+
+/// [`draw_to_zone`] but for the conservation check: the ids moved.
+fn move_to_zone(
+    deck: &mut Map,
+    zone: &str,
+    owner: &str,
+    count: usize,
+) -> Result<Vec<Value>, DeckError> {
     if !(1..=64).contains(&count) {
         return Err("zone draw count must be between 1 and 64".into());
     }
@@ -382,11 +410,14 @@ pub fn draw_to_zone(
         ids.push(list_mut(deck, "draw_pile")?.pop().unwrap_or(Value::Null));
     }
     zone_cards(deck, zone, owner)?.extend(ids.iter().cloned());
-    validate(deck)?;
-    Ok(ids
-        .iter()
+    Ok(ids)
+}
+
+/// The catalog's cards of `ids`.
+fn faces_of(deck: &Map, ids: &[Value]) -> Vec<Value> {
+    ids.iter()
         .map(|id| Value::Object(card(deck, id.as_str().unwrap_or_default()).unwrap_or_default()))
-        .collect())
+        .collect()
 }
 
 /// Moves `ids` from `pk`'s hand into `zone` under `owner`.
@@ -547,10 +578,10 @@ pub fn validate(deck: &Map) -> Result<(), DeckError> {
         Some(Value::Object(c)) if !c.is_empty() => c,
         _ => return Err("catalog must be a non-empty object".into()),
     };
-    let mut ids: Vec<&Value> = Vec::with_capacity(catalog.len());
+    let mut lists: Vec<&Vec<Value>> = Vec::with_capacity(8);
     for key in ["draw_pile", "discard_pile"] {
         match deck.get(key) {
-            Some(Value::Array(a)) => ids.extend(a),
+            Some(Value::Array(a)) => lists.push(a),
             _ => return Err(format!("{key} must be an array")),
         }
     }
@@ -558,7 +589,7 @@ pub fn validate(deck: &Map) -> Result<(), DeckError> {
         Some(Value::Object(h)) => {
             for (_, cards) in h.iter() {
                 match cards {
-                    Value::Array(a) => ids.extend(a),
+                    Value::Array(a) => lists.push(a),
                     _ => return Err("hand must be an array".into()),
                 }
             }
@@ -573,7 +604,7 @@ pub fn validate(deck: &Map) -> Result<(), DeckError> {
                 };
                 for (_, cards) in owners.iter() {
                     match cards {
-                        Value::Array(a) => ids.extend(a),
+                        Value::Array(a) => lists.push(a),
                         _ => return Err("zone cards must be an array".into()),
                     }
                 }
@@ -581,6 +612,63 @@ pub fn validate(deck: &Map) -> Result<(), DeckError> {
         }
         _ => return Err("zones must be an object".into()),
     }
+    if !conserved_small(&lists, catalog) {
+        conservation(&lists, catalog)?;
+    }
+    if deck.get("total_cards").and_then(Value::as_i64) != Some(catalog.len() as i64) {
+        return Err("total_cards does not match catalog size".into());
+    }
+    Ok(())
+}
+
+/// Every catalog card once among `lists` and nothing else, for a deck of
+/// up to 128 cards, in a table on the stack: `true` when so (`false` may
+/// also mean a larger deck; [`conservation`] then says which).
+fn conserved_small(lists: &[&Vec<Value>], catalog: &Map) -> bool {
+    use std::hash::BuildHasher;
+    const CARDS: usize = 128;
+    const SLOTS: usize = 2 * CARDS;
+    let observed: usize = lists.iter().map(|l| l.len()).sum();
+    if observed != catalog.len() || observed > CARDS {
+        return false;
+    }
+    // Open addressing with linear probing: a slot holds 1 + the index of
+    // its id. The ids are digests, so a fixed hasher spreads them (and ids
+    // picked to collide cost at most 128 probes each).
+    let hasher = foldhash::fast::FixedState::with_seed(0x9e37_79b9_7f4a_7c15);
+    let mut slots = [0u8; SLOTS];
+    let mut ids = [""; CARDS];
+    let find = |slots: &[u8; SLOTS], ids: &[&str; CARDS], id: &str| -> (usize, bool) {
+        let mut at = hasher.hash_one(id) as usize % SLOTS;
+        while slots[at] != 0 {
+            if ids[usize::from(slots[at]) - 1] == id {
+                return (at, true);
+            }
+            at = (at + 1) % SLOTS;
+        }
+        (at, false)
+    };
+    let mut n = 0;
+    for v in lists.iter().flat_map(|l| l.iter()) {
+        let Some(id) = v.as_str() else {
+            return false;
+        };
+        let (at, found) = find(&slots, &ids, id);
+        if found {
+            return false;
+        }
+        ids[n] = id;
+        n += 1;
+        slots[at] = n as u8;
+    }
+    // As many distinct ids as catalog cards: the same cards when every
+    // catalog card is among them.
+    catalog.keys().all(|k| find(&slots, &ids, k).1)
+}
+
+/// The conservation check, with the reference's refusal when it fails.
+fn conservation(lists: &[&Vec<Value>], catalog: &Map) -> Result<(), DeckError> {
+    let ids: Vec<&Value> = lists.iter().flat_map(|l| l.iter()).collect();
     let observed = ids.len();
     // Checked after every change of the deck: a fast hasher (the ids are
     // digests, so no one picks them to collide), not SipHash.
@@ -614,9 +702,6 @@ pub fn validate(deck: &Map) -> Result<(), DeckError> {
             py_list(&missing[..missing.len().min(3)]),
             py_list(&unknown[..unknown.len().min(3)])
         ));
-    }
-    if deck.get("total_cards").and_then(Value::as_i64) != Some(catalog.len() as i64) {
-        return Err("total_cards does not match catalog size".into());
     }
     Ok(())
 }
@@ -787,6 +872,66 @@ mod tests {
             draw_each(&mut small, &["a", "b", "c"]).unwrap_err(),
             "shared draw pile does not have enough cards"
         );
+    }
+
+    #[test]
+    fn moves_to_zones_are_draws_to_zone_in_turn() {
+        let members = [member(0, "a")];
+        let mut one = create(&faces(20), &members, 2, "zones", 1).unwrap();
+        let mut all = one.clone();
+        let burnt = draw_to_zone(&mut one, "burn", "table", 1).unwrap();
+        let shown = draw_to_zone(&mut one, "board", "table", 3).unwrap();
+        let moved = draw_to_zones(&mut all, "table", &[("burn", 1), ("board", 3)]).unwrap();
+        assert_eq!(moved, [burnt, shown]);
+        assert_eq!(one, all);
+        assert_eq!(
+            draw_to_zones(&mut all, "table", &[("burn", 1), ("board", 99)]).unwrap_err(),
+            "zone draw count must be between 1 and 64"
+        );
+    }
+
+    #[test]
+    fn conservation_is_checked_on_small_and_large_decks() {
+        let members = [member(0, "a"), member(1, "b")];
+        for (faces_n, copies) in [(10, 1), (64, 2), (70, 2)] {
+            let deck = create(&faces(faces_n), &members, 3, "check", copies).unwrap();
+            assert_eq!(validate(&deck), Ok(()));
+            let ids = ids_of(deck.get("draw_pile"));
+            let with_pile = |pile: Vec<Value>| {
+                let mut d = deck.clone();
+                *d.get_mut("draw_pile").unwrap() = Value::Array(pile);
+                validate(&d).unwrap_err()
+            };
+            let mut twice: Vec<Value> = ids.iter().map(|i| Value::from(i.as_str())).collect();
+            twice[1] = twice[0].clone();
+            assert_eq!(
+                with_pile(twice),
+                "a card appears in more than one deck zone"
+            );
+            let mut stranger: Vec<Value> = ids.iter().map(|i| Value::from(i.as_str())).collect();
+            stranger[0] = Value::from("zz");
+            assert_eq!(
+                with_pile(stranger),
+                format!(
+                    "deck conservation failed (missing=['{}'], unknown=['zz'])",
+                    ids[0]
+                )
+            );
+            let mut number: Vec<Value> = ids.iter().map(|i| Value::from(i.as_str())).collect();
+            number[0] = Value::from(7);
+            assert_eq!(
+                with_pile(number),
+                "a card appears in more than one deck zone"
+            );
+            let short: Vec<Value> = ids[1..].iter().map(|i| Value::from(i.as_str())).collect();
+            assert!(with_pile(short).starts_with("deck conservation failed (missing=['"));
+            let mut wrong_total = deck.clone();
+            wrong_total.insert("total_cards", Value::from(1));
+            assert_eq!(
+                validate(&wrong_total).unwrap_err(),
+                "total_cards does not match catalog size"
+            );
+        }
     }
 
     #[test]

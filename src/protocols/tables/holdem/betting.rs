@@ -3,9 +3,9 @@
 //! raise or all-in checked and applied, with the full-raise rule that
 //! decides who may raise again.
 
-use super::hand::{Hand, Outcome, Player, set};
+use super::hand::{Hand, Outcome, Player};
 use super::poker::standard_faces;
-use super::round::Round;
+use super::round::{Patch, Round, SEATS, Seats};
 use super::{Holdem, Hooked, next_key, py_int_of};
 use crate::json::{Map, Number, Value};
 use crate::obj;
@@ -82,14 +82,9 @@ impl Holdem {
             .collect();
         let mut deck = deck::create_from(&FACES, &deck_members, 0, &seed, 1)?;
         // Two rounds of one card to every seat with chips.
-        let round: Vec<&str> = order
-            .iter()
-            .filter(|k| is_live(k))
-            .map(String::as_str)
-            .collect();
-        for _ in 0..2 {
-            deck::draw_each(&mut deck, &round)?;
-        }
+        let live_keys = order.iter().filter(|k| is_live(k)).map(String::as_str);
+        let rounds: Vec<&str> = live_keys.clone().chain(live_keys).collect();
+        deck::draw_each(&mut deck, &rounds)?;
         let players = members
             .iter()
             .map(|(pk, seat)| {
@@ -150,7 +145,7 @@ impl Holdem {
     /// A betting action on the state, changed in place: only the seats,
     /// the wager and the log the action touches are written (the whole
     /// state is rebuilt only when the hand ends).
-    pub(super) fn handle_bet(&self, mut s: Map, actor: &Value, action: &Value) -> Hooked<Outcome> {
+    pub(super) fn handle_bet(&self, s: Map, actor: &Value, action: &Value) -> Hooked<Outcome> {
         let Value::Object(action) = action else {
             return Err(format!(
                 "'{}' object has no attribute 'get'",
@@ -216,7 +211,7 @@ impl Holdem {
         }
         let seat = py_int_of(actor.get("seat").ok_or("'seat'")?)?;
         let (amount, stack) = (r.seats[me].street_contribution, r.seats[me].stack);
-        let (pk, street) = (r.order[me].as_str(), text(&s, "street")?);
+        let (pk, street) = (r.order[me], text(&s, "street")?);
         let log = obj! {
             "street" => street, "public_key" => pk, "seat" => seat,
             "kind" => kind, "amount" => amount, "stack" => stack,
@@ -226,54 +221,43 @@ impl Holdem {
             "kind" => kind, "street" => street, "public_key" => pk,
             "seat" => seat, "amount" => amount, "stack" => stack,
         })];
-        s.get_mut("action_log")
-            .and_then(|l| match l {
-                Value::Array(l) => Some(l),
-                _ => None,
-            })
-            .ok_or("the Hold'em state's action_log is not a list")?
-            .push(Value::Object(log));
+        let mut patch = Patch::default();
+        patch.list(&s, "action_log", 1)?.push(Value::Object(log));
 
-        let mut remaining = (0..r.order.len()).filter(|&k| !r.seats[k].folded);
+        let mut remaining = (0..SEATS).filter(|&k| !r.seats[k].folded);
         if let (Some(winner), None) = (remaining.next(), remaining.next()) {
-            r.write(&mut s)?;
-            let winner = r.order[winner].clone();
-            return self.award_uncontested(Hand::from_value(Value::Object(s))?, &winner, events);
+            r.write(&s, &mut patch)?;
+            let winner = r.order[winner].to_owned();
+            let h = Hand::from_value(Value::Object(patch.apply(&s)))?;
+            return self.award_uncontested(h, &winner, events);
         }
         let start = r.next(me);
         if full_raise {
-            r.acted = vec![me];
-            r.pending = r.ordered_eligible(start);
-            r.pending.retain(|&k| k != me);
+            r.acted = Seats::one(me);
+            r.pending = r.ordered_eligible(start).filter(|k| k != me);
         } else if increased {
-            if !r.acted.contains(&me) {
+            if !r.acted.contains(me) {
                 r.acted.push(me);
             }
-            let mut pending = r.ordered_eligible(start);
-            pending.retain(|&k| r.seats[k].street_contribution < r.current_bet);
-            r.pending = pending;
+            r.pending = r
+                .ordered_eligible(start)
+                .filter(|k| r.seats[k].street_contribution < r.current_bet);
         } else {
-            if !r.acted.contains(&me) {
+            if !r.acted.contains(me) {
                 r.acted.push(me);
             }
-            let mut pending = std::mem::take(&mut r.pending);
-            pending.retain(|&k| k != me && r.can_act(k));
-            r.pending = pending;
+            r.pending = r.pending.filter(|k| k != me && r.can_act(k));
         }
-        if let Some(&first) = r.pending.first() {
-            r.write(&mut s)?;
-            set(
-                &mut s,
-                "current_player",
-                Value::from(r.order[first].as_str()),
-            );
+        if let Some(first) = r.pending.first() {
+            r.write(&s, &mut patch)?;
+            patch.set("current_player", Value::from(r.order[first]));
             return Ok(Outcome {
-                state: s,
+                state: patch.apply(&s),
                 events,
                 winner: None,
             });
         }
-        self.advance_street(s, r, events)
+        self.advance_street(&s, patch, r, events)
     }
 
     /// `_raise_to`: (a full raise?, the wager increased?).
@@ -283,7 +267,7 @@ impl Holdem {
         if target <= r.current_bet || target > maximum {
             return Err(RANGE.into());
         }
-        if r.acted.contains(&me) {
+        if r.acted.contains(me) {
             return Err("a short all-in did not reopen this Member's raise".into());
         }
         let raise_size = target - r.current_bet;

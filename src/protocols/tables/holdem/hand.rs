@@ -8,7 +8,7 @@ use crate::json::{Map, Value};
 use crate::obj;
 
 /// One seat's chips in the current hand.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub(super) struct Player {
     pub(super) seat: i64,
     pub(super) stack: i64,

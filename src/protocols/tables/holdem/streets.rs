@@ -4,9 +4,9 @@
 //! match's end.
 
 use super::betting::text;
-use super::hand::{Hand, Outcome, set};
+use super::hand::{Hand, Outcome};
 use super::poker::{HandRank, best_poker_hand, build_side_pots, normalize_uncalled_contributions};
-use super::round::{Round, object_mut};
+use super::round::{Patch, Round, SEATS};
 use super::{Holdem, Hooked, Ledger, pairs, strings};
 use crate::json::{Map, Value};
 use crate::obj;
@@ -19,9 +19,10 @@ const STREETS: [&str; 4] = ["preflop", "flop", "turn", "river"];
 fn deal_street(deck: &mut Map, street: &str, events: &mut Vec<Value>) -> Hooked<&'static str> {
     let index = STREETS.iter().position(|s| *s == street).unwrap_or(0);
     let next = STREETS.get(index + 1).copied().unwrap_or("river");
-    deck::draw_to_zone(deck, "burn", "table", 1)?;
     let count = if next == "flop" { 3 } else { 1 };
-    let revealed = deck::draw_to_zone(deck, "board", "table", count)?;
+    let revealed = deck::draw_to_zones(deck, "table", &[("burn", 1), ("board", count)])?
+        .pop()
+        .unwrap_or_default();
     events.push(Value::Object(obj! {
         "kind" => "holdem_street", "street" => next, "cards" => Value::Array(revealed),
     }));
@@ -33,20 +34,21 @@ impl Holdem {
     /// state in place, or the hand's end.
     pub(super) fn advance_street(
         &self,
-        mut s: Map,
-        mut r: Round,
+        s: &Map,
+        mut patch: Patch,
+        mut r: Round<'_>,
         mut events: Vec<Value>,
     ) -> Hooked<Outcome> {
-        let eligible = (0..r.order.len()).filter(|&k| r.can_act(k)).count();
-        let street = text(&s, "street")?;
+        let eligible = (0..SEATS).filter(|&k| r.can_act(k)).count();
+        let street = text(s, "street")?;
         // Unknown streets deal as the preflop does.
         let street = STREETS.iter().copied().find(|k| *k == street).unwrap_or("");
         if street == "river" {
-            r.write(&mut s)?;
-            return self.showdown(Hand::from_value(Value::Object(s))?, events);
+            r.write(s, &mut patch)?;
+            return self.showdown(Hand::from_value(Value::Object(patch.apply(s)))?, events);
         }
-        let next = deal_street(object_mut(&mut s, "deck")?, street, &mut events)?;
-        set(&mut s, "street", Value::from(next));
+        let next = deal_street(patch.object(s, "deck")?, street, &mut events)?;
+        patch.set("street", Value::from(next));
         r.current_bet = 0;
         r.last_full_raise = self.big_blind()?;
         r.acted.clear();
@@ -54,17 +56,18 @@ impl Holdem {
             p.street_contribution = 0;
         }
         if eligible <= 1 {
-            r.write(&mut s)?;
-            return self.run_remaining_board(Hand::from_value(Value::Object(s))?, events);
+            r.write(s, &mut patch)?;
+            let h = Hand::from_value(Value::Object(patch.apply(s)))?;
+            return self.run_remaining_board(h, events);
         }
-        let button = text(&s, "button")?;
-        let start = r.next(r.order.iter().position(|k| k == button).unwrap_or(0));
+        let button = text(s, "button")?;
+        let start = r.next(r.order.iter().position(|k| *k == button).unwrap_or(0));
         r.pending = r.ordered_eligible(start);
-        let current = r.pending.first().map_or("", |&k| r.order[k].as_str());
-        set(&mut s, "current_player", Value::from(current));
-        r.write(&mut s)?;
+        let current = r.pending.first().map_or("", |k| r.order[k]);
+        patch.set("current_player", Value::from(current));
+        r.write(s, &mut patch)?;
         Ok(Outcome {
-            state: s,
+            state: patch.apply(s),
             events,
             winner: None,
         })
