@@ -16,7 +16,7 @@
 //! order, `hand_size` times. Every change checks conservation: each card is
 //! in exactly one place.
 
-use crate::json::canonical::{sha256_hex, to_string};
+use crate::json::canonical::{hex, to_string};
 use crate::json::{Map, Value};
 use crate::obj;
 use sha2::{Digest, Sha256};
@@ -25,10 +25,73 @@ use std::collections::HashSet;
 /// Why the deck refused (the reference's `SharedDeckError` texts).
 pub type DeckError = String;
 
+/// A deck's faces made ready for dealing them hand after hand: each
+/// face's card with room for its id and copy, and its identity (what the
+/// card's id hashes) but for the seed, serialised once, and for the first
+/// copy already hashed up to the seed.
+#[derive(Debug, Clone)]
+pub struct Faces {
+    /// A face's card: the face, then `card_id` and `copy` (null here).
+    cards: Vec<Map>,
+    /// `,"face":{face},"face_index":{i},"seed":` (canonical JSON, keys in
+    /// code point order: copy, face, face_index, seed).
+    middles: Vec<Vec<u8>>,
+    /// SHA-256 of `{"copy":0` and the middle.
+    first_copy: Vec<Sha256>,
+}
+
+impl Faces {
+    pub fn new(maps: Vec<Map>) -> Faces {
+        let n = maps.len();
+        let (mut cards, mut middles, mut first_copy) = (
+            Vec::with_capacity(n),
+            Vec::with_capacity(n),
+            Vec::with_capacity(n),
+        );
+        for (index, face) in maps.into_iter().enumerate() {
+            let mut middle = b",\"face\":".to_vec();
+            middle.extend_from_slice(to_string(&Value::Object(face.clone())).as_bytes());
+            middle.extend_from_slice(format!(",\"face_index\":{index},\"seed\":").as_bytes());
+            first_copy.push(
+                Sha256::new()
+                    .chain_update(b"{\"copy\":0")
+                    .chain_update(&middle),
+            );
+            middles.push(middle);
+            let mut card = face;
+            card.insert("card_id", Value::Null);
+            card.insert("copy", Value::Null);
+            cards.push(card);
+        }
+        Faces {
+            cards,
+            middles,
+            first_copy,
+        }
+    }
+}
+
 /// A new deck from `faces` (each `copies` times) with a hand of
 /// `hand_size` for every active member, in seat order.
 pub fn create(
     faces: &[Map],
+    members: &[Value],
+    hand_size: usize,
+    seed: &str,
+    copies: usize,
+) -> Result<Map, DeckError> {
+    create_from(
+        &Faces::new(faces.to_vec()),
+        members,
+        hand_size,
+        seed,
+        copies,
+    )
+}
+
+/// [`create`] from faces made ready beforehand.
+pub fn create_from(
+    faces: &Faces,
     members: &[Value],
     hand_size: usize,
     seed: &str,
@@ -40,24 +103,44 @@ pub fn create(
     if !(1..=8).contains(&copies) {
         return Err("copies must be between 1 and 8".into());
     }
-    if faces.is_empty() {
+    if faces.cards.is_empty() {
         return Err("card_faces must not be empty".into());
     }
-    let mut catalog = Map::with_capacity(faces.len() * copies);
-    let mut ids = Vec::with_capacity(faces.len() * copies);
+    let size = faces.cards.len() * copies;
+    let mut catalog = Map::with_capacity(size);
+    let mut ids = Vec::with_capacity(size);
+    let mut taken: HashSet<[u8; 12], foldhash::fast::RandomState> =
+        HashSet::with_capacity_and_hasher(size, Default::default());
+    let seed_text = to_string(&Value::from(seed));
     for copy in 0..copies {
-        for (index, face) in faces.iter().enumerate() {
-            let identity = obj! {
-                "seed" => seed, "copy" => copy, "face_index" => index, "face" => Value::Object(face.clone()),
+        for (index, template) in faces.cards.iter().enumerate() {
+            // SHA-256 of the canonical JSON of {seed, copy, face_index,
+            // face}: `{"copy":{copy}` + middle + seed + `}`.
+            let hasher = match faces.first_copy.get(index) {
+                Some(first) if copy == 0 => first.clone(),
+                _ => Sha256::new()
+                    .chain_update(format!("{{\"copy\":{copy}").as_bytes())
+                    .chain_update(&faces.middles[index]),
             };
-            let id = sha256_hex(to_string(&Value::Object(identity)).as_bytes())[..24].to_owned();
-            if catalog.contains_key(&id) {
+            let digest = hasher
+                .chain_update(seed_text.as_bytes())
+                .chain_update(b"}")
+                .finalize();
+            // The id is the first 24 hex digits: the first 12 bytes.
+            let mut prefix = [0u8; 12];
+            prefix.copy_from_slice(&digest[..12]);
+            if !taken.insert(prefix) {
                 return Err("card identity collision".into());
             }
-            let mut card = face.clone();
-            card.insert("card_id", Value::from(id.as_str()));
-            card.insert("copy", Value::from(copy));
-            catalog.insert(id.as_str(), Value::Object(card));
+            let id = hex(&prefix);
+            let mut card = template.clone();
+            if let Some(v) = card.get_mut("card_id") {
+                *v = Value::from(id.as_str());
+            }
+            if let Some(v) = card.get_mut("copy") {
+                *v = Value::from(copy);
+            }
+            catalog.push_new(id.as_str(), Value::Object(card));
             ids.push(id);
         }
     }
@@ -104,16 +187,46 @@ pub fn create(
 
 /// The reference's deterministic Fisher-Yates shuffle.
 pub fn shuffle(mut values: Vec<String>, seed: &str) -> Vec<String> {
+    // Every swap hashes `aigenora-shared-deck-v1:{seed}:{k}`: the prefix
+    // is hashed once.
+    let prefix = Sha256::new_with_prefix(format!("aigenora-shared-deck-v1:{seed}:").as_bytes());
+    let mut digits = [0u8; 20];
     for (counter, index) in (1..values.len()).rev().enumerate() {
-        let digest = Sha256::digest(format!("aigenora-shared-deck-v1:{seed}:{counter}").as_bytes());
+        let digest = prefix
+            .clone()
+            .chain_update(decimal(counter, &mut digits))
+            .finalize();
         let target = mod_be(&digest, index as u64 + 1) as usize;
         values.swap(index, target);
     }
     values
 }
 
+/// `n` in decimal, written at the end of `buf`.
+fn decimal(mut n: usize, buf: &mut [u8; 20]) -> &[u8] {
+    let mut at = buf.len();
+    loop {
+        at -= 1;
+        buf[at] = b'0' + (n % 10) as u8;
+        n /= 10;
+        if n == 0 {
+            return &buf[at..];
+        }
+    }
+}
+
 /// A big-endian unsigned integer modulo `m` (m > 0).
 fn mod_be(bytes: &[u8], m: u64) -> u64 {
+    if m <= u64::from(u32::MAX) && bytes.len() % 4 == 0 {
+        // Four bytes at a time: the remainder stays below 2^32, so
+        // `r << 32 | chunk` fits in a u64.
+        let mut r: u64 = 0;
+        for chunk in bytes.chunks_exact(4) {
+            let word = u32::from_be_bytes([chunk[0], chunk[1], chunk[2], chunk[3]]);
+            r = ((r << 32) | u64::from(word)) % m;
+        }
+        return r;
+    }
     let m = u128::from(m);
     let mut r: u128 = 0;
     for &b in bytes {
@@ -179,6 +292,21 @@ pub fn draw(deck: &mut Map, pk: &str, count: usize) -> Result<Vec<Value>, DeckEr
     Ok(drawn)
 }
 
+/// One card from the end of the pile into the hand of each of `owners`,
+/// in order (a round of the deal): [`draw`] of one card for each, with the
+/// conservation check once at the end (a card moved from the pile into a
+/// hand is still in one place).
+pub fn draw_each(deck: &mut Map, owners: &[&str]) -> Result<(), DeckError> {
+    for pk in owners {
+        hand_mut(deck, pk)?;
+        let Some(id) = list_mut(deck, "draw_pile")?.pop() else {
+            return Err("shared draw pile does not have enough cards".into());
+        };
+        hand_mut(deck, pk)?.push(id);
+    }
+    validate(deck)
+}
+
 /// Takes `ids` out of `pk`'s hand (they go nowhere yet: the caller puts
 /// them somewhere, as the reference's `take_from_hand`).
 pub fn take_from_hand(deck: &mut Map, pk: &str, ids: &[String]) -> Result<Vec<Value>, DeckError> {
@@ -242,6 +370,34 @@ pub fn draw_to_zone(
     owner: &str,
     count: usize,
 ) -> Result<Vec<Value>, DeckError> {
+    let ids = move_to_zone(deck, zone, owner, count)?;
+    validate(deck)?;
+    Ok(faces_of(deck, &ids))
+}
+
+/// [`draw_to_zone`] for each of `moves` (zone, count) in turn, all under
+/// `owner`, with the conservation check once at the end (cards moved from
+/// the pile into zones are each still in one place): each move's cards.
+pub fn draw_to_zones(
+    deck: &mut Map,
+    owner: &str,
+    moves: &[(&str, usize)],
+) -> Result<Vec<Vec<Value>>, DeckError> {
+    let mut moved = Vec::with_capacity(moves.len());
+    for (zone, count) in moves {
+        moved.push(move_to_zone(deck, zone, owner, *count)?);
+    }
+    validate(deck)?;
+    Ok(moved.iter().map(|ids| faces_of(deck, ids)).collect())
+}
+
+/// [`draw_to_zone`] but for the conservation check: the ids moved.
+fn move_to_zone(
+    deck: &mut Map,
+    zone: &str,
+    owner: &str,
+    count: usize,
+) -> Result<Vec<Value>, DeckError> {
     if !(1..=64).contains(&count) {
         return Err("zone draw count must be between 1 and 64".into());
     }
@@ -254,11 +410,14 @@ pub fn draw_to_zone(
         ids.push(list_mut(deck, "draw_pile")?.pop().unwrap_or(Value::Null));
     }
     zone_cards(deck, zone, owner)?.extend(ids.iter().cloned());
-    validate(deck)?;
-    Ok(ids
-        .iter()
+    Ok(ids)
+}
+
+/// The catalog's cards of `ids`.
+fn faces_of(deck: &Map, ids: &[Value]) -> Vec<Value> {
+    ids.iter()
         .map(|id| Value::Object(card(deck, id.as_str().unwrap_or_default()).unwrap_or_default()))
-        .collect())
+        .collect()
 }
 
 /// Moves `ids` from `pk`'s hand into `zone` under `owner`.
@@ -460,10 +619,10 @@ pub fn validate(deck: &Map) -> Result<(), DeckError> {
         Some(Value::Object(c)) if !c.is_empty() => c,
         _ => return Err("catalog must be a non-empty object".into()),
     };
-    let mut ids: Vec<&Value> = Vec::with_capacity(catalog.len());
+    let mut lists: Vec<&Vec<Value>> = Vec::with_capacity(8);
     for key in ["draw_pile", "discard_pile"] {
         match deck.get(key) {
-            Some(Value::Array(a)) => ids.extend(a),
+            Some(Value::Array(a)) => lists.push(a),
             _ => return Err(format!("{key} must be an array")),
         }
     }
@@ -471,7 +630,7 @@ pub fn validate(deck: &Map) -> Result<(), DeckError> {
         Some(Value::Object(h)) => {
             for (_, cards) in h.iter() {
                 match cards {
-                    Value::Array(a) => ids.extend(a),
+                    Value::Array(a) => lists.push(a),
                     _ => return Err("hand must be an array".into()),
                 }
             }
@@ -486,7 +645,7 @@ pub fn validate(deck: &Map) -> Result<(), DeckError> {
                 };
                 for (_, cards) in owners.iter() {
                     match cards {
-                        Value::Array(a) => ids.extend(a),
+                        Value::Array(a) => lists.push(a),
                         _ => return Err("zone cards must be an array".into()),
                     }
                 }
@@ -494,6 +653,63 @@ pub fn validate(deck: &Map) -> Result<(), DeckError> {
         }
         _ => return Err("zones must be an object".into()),
     }
+    if !conserved_small(&lists, catalog) {
+        conservation(&lists, catalog)?;
+    }
+    if deck.get("total_cards").and_then(Value::as_i64) != Some(catalog.len() as i64) {
+        return Err("total_cards does not match catalog size".into());
+    }
+    Ok(())
+}
+
+/// Every catalog card once among `lists` and nothing else, for a deck of
+/// up to 128 cards, in a table on the stack: `true` when so (`false` may
+/// also mean a larger deck; [`conservation`] then says which).
+fn conserved_small(lists: &[&Vec<Value>], catalog: &Map) -> bool {
+    use std::hash::BuildHasher;
+    const CARDS: usize = 128;
+    const SLOTS: usize = 2 * CARDS;
+    let observed: usize = lists.iter().map(|l| l.len()).sum();
+    if observed != catalog.len() || observed > CARDS {
+        return false;
+    }
+    // Open addressing with linear probing: a slot holds 1 + the index of
+    // its id. The ids are digests, so a fixed hasher spreads them (and ids
+    // picked to collide cost at most 128 probes each).
+    let hasher = foldhash::fast::FixedState::with_seed(0x9e37_79b9_7f4a_7c15);
+    let mut slots = [0u8; SLOTS];
+    let mut ids = [""; CARDS];
+    let find = |slots: &[u8; SLOTS], ids: &[&str; CARDS], id: &str| -> (usize, bool) {
+        let mut at = hasher.hash_one(id) as usize % SLOTS;
+        while slots[at] != 0 {
+            if ids[usize::from(slots[at]) - 1] == id {
+                return (at, true);
+            }
+            at = (at + 1) % SLOTS;
+        }
+        (at, false)
+    };
+    let mut n = 0;
+    for v in lists.iter().flat_map(|l| l.iter()) {
+        let Some(id) = v.as_str() else {
+            return false;
+        };
+        let (at, found) = find(&slots, &ids, id);
+        if found {
+            return false;
+        }
+        ids[n] = id;
+        n += 1;
+        slots[at] = n as u8;
+    }
+    // As many distinct ids as catalog cards: the same cards when every
+    // catalog card is among them.
+    catalog.keys().all(|k| find(&slots, &ids, k).1)
+}
+
+/// The conservation check, with the reference's refusal when it fails.
+fn conservation(lists: &[&Vec<Value>], catalog: &Map) -> Result<(), DeckError> {
+    let ids: Vec<&Value> = lists.iter().flat_map(|l| l.iter()).collect();
     let observed = ids.len();
     // Checked after every change of the deck: a fast hasher (the ids are
     // digests, so no one picks them to collide), not SipHash.
@@ -527,9 +743,6 @@ pub fn validate(deck: &Map) -> Result<(), DeckError> {
             py_list(&missing[..missing.len().min(3)]),
             py_list(&unknown[..unknown.len().min(3)])
         ));
-    }
-    if deck.get("total_cards").and_then(Value::as_i64) != Some(catalog.len() as i64) {
-        return Err("total_cards does not match catalog size".into());
     }
     Ok(())
 }
@@ -589,6 +802,177 @@ mod tests {
             create(&faces(2), &members, 1, "", 1).unwrap_err(),
             "seed must be 1-256 UTF-8 bytes"
         );
+    }
+
+    /// A card's id as the reference writes it: the canonical JSON of its
+    /// identity, hashed.
+    fn reference_id(seed: &str, copy: usize, index: usize, face: &Map) -> String {
+        let identity = obj! {
+            "seed" => seed, "copy" => copy, "face_index" => index, "face" => Value::Object(face.clone()),
+        };
+        crate::json::canonical::sha256_hex(to_string(&Value::Object(identity)))[..24].to_owned()
+    }
+
+    /// The shuffle as the reference writes it: a digest per swap, reduced
+    /// byte by byte.
+    fn reference_shuffle(mut values: Vec<String>, seed: &str) -> Vec<String> {
+        for (counter, index) in (1..values.len()).rev().enumerate() {
+            let digest = Sha256::digest(format!("aigenora-shared-deck-v1:{seed}:{counter}"));
+            let m = index as u128 + 1;
+            let target = digest
+                .iter()
+                .fold(0u128, |r, &b| (r * 256 + u128::from(b)) % m);
+            values.swap(index, target as usize);
+        }
+        values
+    }
+
+    #[test]
+    fn ids_and_shuffle_are_the_references() {
+        let mut odd = faces(12);
+        odd.push(obj! { "z" => "quote \" back \\ tab \t é", "a" => Value::Null, "m" => 1.5 });
+        odd.push(obj! { "copy" => 9, "x" => 1 });
+        odd.push(obj! { "card_id" => "mine", "copy" => Value::Null });
+        odd.push(obj! { "nested" => Value::Object(obj! { "b" => 1, "a" => Value::Array(vec![Value::from("x")]) }) });
+        let members = [member(0, "a"), member(1, "b")];
+        for seed in [
+            "seed",
+            "with \"quote\" and \\ and \u{1}",
+            "ünï 🃏",
+            "bench-3:2:0",
+        ] {
+            let deck = create(&odd, &members, 2, seed, 3).unwrap();
+            let catalog = deck.get("catalog").unwrap().as_object().unwrap();
+            let mut want = Vec::new();
+            for copy in 0..3 {
+                for (index, face) in odd.iter().enumerate() {
+                    let id = reference_id(seed, copy, index, face);
+                    let card = catalog.get(&id).unwrap().as_object().unwrap();
+                    let mut expected = face.clone();
+                    expected.insert("card_id", Value::from(id.as_str()));
+                    expected.insert("copy", Value::from(copy));
+                    assert_eq!(
+                        crate::json::canonical::to_string_ordered(&Value::Object(card.clone())),
+                        crate::json::canonical::to_string_ordered(&Value::Object(expected))
+                    );
+                    want.push(id);
+                }
+            }
+            assert_eq!(catalog.keys().collect::<Vec<_>>(), want);
+            let mut pile = reference_shuffle(want, seed);
+            let mut dealt = [Vec::new(), Vec::new()];
+            for _ in 0..2 {
+                for hand in dealt.iter_mut() {
+                    hand.push(pile.pop().unwrap());
+                }
+            }
+            assert_eq!(ids_of(deck.get("draw_pile")), pile);
+            assert_eq!(hand(&deck, "a"), dealt[0]);
+            assert_eq!(hand(&deck, "b"), dealt[1]);
+        }
+        for n in [0, 1, 2, 52, 108, 300, 1000] {
+            let v: Vec<String> = (0..n).map(|i| i.to_string()).collect();
+            assert_eq!(shuffle(v.clone(), "s:1:0"), reference_shuffle(v, "s:1:0"));
+        }
+        let digest = Sha256::digest(b"mod");
+        for m in [
+            1,
+            2,
+            3,
+            52,
+            255,
+            256,
+            65_537,
+            u64::from(u32::MAX),
+            1 << 32,
+            u64::MAX,
+        ] {
+            let want = digest
+                .iter()
+                .fold(0u128, |r, &b| (r * 256 + u128::from(b)) % u128::from(m));
+            assert_eq!(u128::from(mod_be(&digest, m)), want, "m = {m}");
+        }
+    }
+
+    #[test]
+    fn a_round_of_the_deal_draws_as_one_card_each() {
+        let members = [member(0, "a"), member(1, "b"), member(2, "c")];
+        let mut one = create(&faces(20), &members, 0, "deal", 1).unwrap();
+        let mut each = one.clone();
+        for pk in ["a", "c", "a"] {
+            draw(&mut one, pk, 1).unwrap();
+        }
+        draw_each(&mut each, &["a", "c", "a"]).unwrap();
+        assert_eq!(one, each);
+        assert_eq!(
+            draw_each(&mut each, &["a", "x"]).unwrap_err(),
+            "unknown hand owner"
+        );
+        let mut small = create(&faces(2), &members, 0, "deal", 1).unwrap();
+        assert_eq!(
+            draw_each(&mut small, &["a", "b", "c"]).unwrap_err(),
+            "shared draw pile does not have enough cards"
+        );
+    }
+
+    #[test]
+    fn moves_to_zones_are_draws_to_zone_in_turn() {
+        let members = [member(0, "a")];
+        let mut one = create(&faces(20), &members, 2, "zones", 1).unwrap();
+        let mut all = one.clone();
+        let burnt = draw_to_zone(&mut one, "burn", "table", 1).unwrap();
+        let shown = draw_to_zone(&mut one, "board", "table", 3).unwrap();
+        let moved = draw_to_zones(&mut all, "table", &[("burn", 1), ("board", 3)]).unwrap();
+        assert_eq!(moved, [burnt, shown]);
+        assert_eq!(one, all);
+        assert_eq!(
+            draw_to_zones(&mut all, "table", &[("burn", 1), ("board", 99)]).unwrap_err(),
+            "zone draw count must be between 1 and 64"
+        );
+    }
+
+    #[test]
+    fn conservation_is_checked_on_small_and_large_decks() {
+        let members = [member(0, "a"), member(1, "b")];
+        for (faces_n, copies) in [(10, 1), (64, 2), (70, 2)] {
+            let deck = create(&faces(faces_n), &members, 3, "check", copies).unwrap();
+            assert_eq!(validate(&deck), Ok(()));
+            let ids = ids_of(deck.get("draw_pile"));
+            let with_pile = |pile: Vec<Value>| {
+                let mut d = deck.clone();
+                *d.get_mut("draw_pile").unwrap() = Value::Array(pile);
+                validate(&d).unwrap_err()
+            };
+            let mut twice: Vec<Value> = ids.iter().map(|i| Value::from(i.as_str())).collect();
+            twice[1] = twice[0].clone();
+            assert_eq!(
+                with_pile(twice),
+                "a card appears in more than one deck zone"
+            );
+            let mut stranger: Vec<Value> = ids.iter().map(|i| Value::from(i.as_str())).collect();
+            stranger[0] = Value::from("zz");
+            assert_eq!(
+                with_pile(stranger),
+                format!(
+                    "deck conservation failed (missing=['{}'], unknown=['zz'])",
+                    ids[0]
+                )
+            );
+            let mut number: Vec<Value> = ids.iter().map(|i| Value::from(i.as_str())).collect();
+            number[0] = Value::from(7);
+            assert_eq!(
+                with_pile(number),
+                "a card appears in more than one deck zone"
+            );
+            let short: Vec<Value> = ids[1..].iter().map(|i| Value::from(i.as_str())).collect();
+            assert!(with_pile(short).starts_with("deck conservation failed (missing=['"));
+            let mut wrong_total = deck.clone();
+            wrong_total.insert("total_cards", Value::from(1));
+            assert_eq!(
+                validate(&wrong_total).unwrap_err(),
+                "total_cards does not match catalog size"
+            );
+        }
     }
 
     #[test]

@@ -5,10 +5,15 @@
 
 use super::hand::{Hand, Outcome, Player};
 use super::poker::standard_faces;
+use super::round::{Patch, Round, SEATS, Seats};
 use super::{Holdem, Hooked, next_key, py_int_of};
 use crate::json::{Map, Number, Value};
 use crate::obj;
 use crate::protocols::tables::{deck, new_seed};
+use std::sync::LazyLock;
+
+/// The 52 faces, serialised once for every hand's deck.
+static FACES: LazyLock<deck::Faces> = LazyLock::new(|| deck::Faces::new(standard_faces()));
 
 const RANGE: &str = "raise target must exceed the wager and fit the stack";
 
@@ -27,7 +32,7 @@ impl Holdem {
         button_index: i64,
         restart_count: i64,
         notice: &str,
-    ) -> Hooked<Hand> {
+    ) -> Hooked<Map> {
         if members.len() != 4 {
             return Err("Texas Hold'em requires exactly four active Members".into());
         }
@@ -75,14 +80,11 @@ impl Holdem {
                 )
             })
             .collect();
-        let mut deck = deck::create(&standard_faces(), &deck_members, 0, &seed, 1)?;
-        for _ in 0..2 {
-            for pk in &order {
-                if is_live(pk) {
-                    deck::draw(&mut deck, pk, 1)?;
-                }
-            }
-        }
+        let mut deck = deck::create_from(&FACES, &deck_members, 0, &seed, 1)?;
+        // Two rounds of one card to every seat with chips.
+        let live_keys = order.iter().filter(|k| is_live(k)).map(String::as_str);
+        let rounds: Vec<&str> = live_keys.clone().chain(live_keys).collect();
+        deck::draw_each(&mut deck, &rounds)?;
         let players = members
             .iter()
             .map(|(pk, seat)| {
@@ -134,36 +136,40 @@ impl Holdem {
         if h.pending.is_empty() {
             // Nobody can act: the board runs out and the hand ends here
             // (its events are not reported, as in the reference).
-            return Ok(self.run_remaining_board(h, Vec::new())?.hand);
+            return self.run_remaining_board(h, Vec::new()).map(|o| o.state);
         }
         h.current_player = h.pending[0].clone();
-        Ok(h)
+        Ok(h.into_map())
     }
 
-    pub(super) fn handle_bet(&self, mut h: Hand, actor: &Value, action: &Value) -> Hooked<Outcome> {
+    /// A betting action on the state, changed in place: only the seats,
+    /// the wager and the log the action touches are written (the whole
+    /// state is rebuilt only when the hand ends).
+    pub(super) fn handle_bet(&self, s: Map, actor: &Value, action: &Value) -> Hooked<Outcome> {
         let Value::Object(action) = action else {
             return Err(format!(
                 "'{}' object has no attribute 'get'",
                 action.py_type_name()
             ));
         };
-        let pk = h.current_player.clone();
         let kind = match action.get("kind") {
-            Some(Value::String(s)) => s.clone(),
+            Some(Value::String(s)) => s.as_str(),
             Some(v @ (Value::Array(_) | Value::Object(_))) => {
                 return Err(format!("unhashable type: '{}'", v.py_type_name()));
             }
             // Anything else matches no kind.
-            _ => String::from("\u{0}"),
+            _ => "\u{0}",
         };
+        let mut r = Round::read(&s)?;
+        let me = r.seat_of(text(&s, "current_player")?)?;
         let (street_before, stack_before) = {
-            let p = h.player(&pk)?;
+            let p = &r.seats[me];
             (p.street_contribution, p.stack)
         };
-        let to_call = (h.current_bet - street_before).max(0);
+        let to_call = (r.current_bet - street_before).max(0);
         let (mut full_raise, mut increased) = (false, false);
-        match kind.as_str() {
-            "fold" => h.player_mut(&pk)?.folded = true,
+        match kind {
+            "fold" => r.seats[me].folded = true,
             "check" => {
                 if to_call != 0 {
                     return Err("check is illegal while facing a wager".into());
@@ -173,7 +179,7 @@ impl Holdem {
                 if to_call <= 0 {
                     return Err("there is no wager to call".into());
                 }
-                h.commit(&pk, to_call.min(stack_before))?;
+                r.commit(me, to_call.min(stack_before))?;
             }
             "bet" | "raise" => {
                 let target = action.get("amount");
@@ -184,121 +190,112 @@ impl Holdem {
                     Some(Value::Number(Number::BigInt(_))) => None,
                     _ => return Err("bet or raise amount must be an integer target".into()),
                 };
-                if kind == "bet" && h.current_bet != 0 {
+                if kind == "bet" && r.current_bet != 0 {
                     return Err("bet is legal only when no wager exists".into());
                 }
-                if kind == "raise" && h.current_bet == 0 {
+                if kind == "raise" && r.current_bet == 0 {
                     return Err("use bet when no wager exists".into());
                 }
                 let target = target.ok_or(RANGE)?;
-                (full_raise, increased) = self.raise_to(&mut h, &pk, target, false)?;
+                (full_raise, increased) = self.raise_to(&mut r, me, target, false)?;
             }
             "all_in" => {
                 let target = street_before + stack_before;
-                if target <= h.current_bet {
-                    h.commit(&pk, stack_before)?;
+                if target <= r.current_bet {
+                    r.commit(me, stack_before)?;
                 } else {
-                    (full_raise, increased) = self.raise_to(&mut h, &pk, target, true)?;
+                    (full_raise, increased) = self.raise_to(&mut r, me, target, true)?;
                 }
             }
             _ => return Err("betting accepts fold, check, call, bet, raise, or all_in".into()),
         }
         let seat = py_int_of(actor.get("seat").ok_or("'seat'")?)?;
-        let (amount, stack) = {
-            let p = h.player(&pk)?;
-            (p.street_contribution, p.stack)
-        };
+        let (amount, stack) = (r.seats[me].street_contribution, r.seats[me].stack);
+        let (pk, street) = (r.order[me], text(&s, "street")?);
         let log = obj! {
-            "street" => h.street.as_str(), "public_key" => pk.as_str(), "seat" => seat,
-            "kind" => kind.as_str(), "amount" => amount, "stack" => stack,
+            "street" => street, "public_key" => pk, "seat" => seat,
+            "kind" => kind, "amount" => amount, "stack" => stack,
         };
-        h.action_log.push(Value::Object(log));
         // `{"kind": "holdem_action", **log}`: the log's kind wins.
         let events = vec![Value::Object(obj! {
-            "kind" => kind.as_str(), "street" => h.street.as_str(), "public_key" => pk.as_str(),
+            "kind" => kind, "street" => street, "public_key" => pk,
             "seat" => seat, "amount" => amount, "stack" => stack,
         })];
+        let mut patch = Patch::default();
+        patch.list(&s, "action_log", 1)?.push(Value::Object(log));
 
-        let remaining: Vec<String> = h
-            .turn_order
-            .iter()
-            .filter(|k| h.player(k).is_ok_and(|p| !p.folded))
-            .cloned()
-            .collect();
-        if remaining.len() == 1 {
-            return self.award_uncontested(h, &remaining[0], events);
+        let mut remaining = (0..SEATS).filter(|&k| !r.seats[k].folded);
+        if let (Some(winner), None) = (remaining.next(), remaining.next()) {
+            r.write(&s, &mut patch)?;
+            let winner = r.order[winner].to_owned();
+            let h = Hand::from_value(Value::Object(patch.apply(&s)))?;
+            return self.award_uncontested(h, &winner, events);
         }
+        let start = r.next(me);
         if full_raise {
-            h.acted_since_full_raise = vec![pk.clone()];
-            let start = next_key(&h.turn_order, &pk);
-            h.pending = h
-                .ordered_eligible(&start)
-                .into_iter()
-                .filter(|k| *k != pk)
-                .collect();
+            r.acted = Seats::one(me);
+            r.pending = r.ordered_eligible(start).filter(|k| k != me);
         } else if increased {
-            if !h.acted_since_full_raise.contains(&pk) {
-                h.acted_since_full_raise.push(pk.clone());
+            if !r.acted.contains(me) {
+                r.acted.push(me);
             }
-            let start = next_key(&h.turn_order, &pk);
-            let bet = h.current_bet;
-            h.pending = h
-                .ordered_eligible(&start)
-                .into_iter()
-                .filter(|k| h.player(k).is_ok_and(|p| p.street_contribution < bet))
-                .collect();
+            r.pending = r
+                .ordered_eligible(start)
+                .filter(|k| r.seats[k].street_contribution < r.current_bet);
         } else {
-            if !h.acted_since_full_raise.contains(&pk) {
-                h.acted_since_full_raise.push(pk.clone());
+            if !r.acted.contains(me) {
+                r.acted.push(me);
             }
-            let pending = std::mem::take(&mut h.pending);
-            h.pending = pending
-                .into_iter()
-                .filter(|k| *k != pk && h.player(k).is_ok_and(|p| !p.folded && !p.all_in))
-                .collect();
+            r.pending = r.pending.filter(|k| k != me && r.can_act(k));
         }
-        if let Some(first) = h.pending.first() {
-            h.current_player = first.clone();
+        if let Some(first) = r.pending.first() {
+            r.write(&s, &mut patch)?;
+            patch.set("current_player", Value::from(r.order[first]));
             return Ok(Outcome {
-                hand: h,
+                state: patch.apply(&s),
                 events,
                 winner: None,
             });
         }
-        self.advance_street(h, events)
+        self.advance_street(&s, patch, r, events)
     }
 
     /// `_raise_to`: (a full raise?, the wager increased?).
-    fn raise_to(&self, h: &mut Hand, pk: &str, target: i64, force: bool) -> Hooked<(bool, bool)> {
-        let (street, stack) = {
-            let p = h.player(pk)?;
-            (p.street_contribution, p.stack)
-        };
+    fn raise_to(&self, r: &mut Round, me: usize, target: i64, force: bool) -> Hooked<(bool, bool)> {
+        let (street, stack) = (r.seats[me].street_contribution, r.seats[me].stack);
         let maximum = street + stack;
-        if target <= h.current_bet || target > maximum {
+        if target <= r.current_bet || target > maximum {
             return Err(RANGE.into());
         }
-        if h.acted_since_full_raise.iter().any(|k| k == pk) {
+        if r.acted.contains(me) {
             return Err("a short all-in did not reopen this Member's raise".into());
         }
-        let raise_size = target - h.current_bet;
-        let minimum = if h.current_bet == 0 {
+        let raise_size = target - r.current_bet;
+        let minimum = if r.current_bet == 0 {
             self.big_blind()?
         } else {
-            h.last_full_raise
+            r.last_full_raise
         };
         let is_all_in = target == maximum;
         if raise_size < minimum && !(is_all_in || force) {
             return Err("raise target is below the minimum full raise".into());
         }
-        h.commit(pk, target - street)?;
-        h.current_bet = target;
+        r.commit(me, target - street)?;
+        r.current_bet = target;
         if raise_size >= minimum {
-            h.last_full_raise = raise_size;
+            r.last_full_raise = raise_size;
             return Ok((true, true));
         }
         Ok((false, true))
     }
+}
+
+/// The state's string at `k`.
+pub(super) fn text<'a>(s: &'a Map, k: &str) -> Hooked<&'a str> {
+    s.get(k)
+        .ok_or_else(|| format!("'{k}'"))?
+        .as_str()
+        .ok_or_else(|| format!("the Hold'em state's {k} is not a string"))
 }
 
 #[cfg(test)]

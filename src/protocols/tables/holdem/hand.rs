@@ -8,7 +8,7 @@ use crate::json::{Map, Value};
 use crate::obj;
 
 /// One seat's chips in the current hand.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub(super) struct Player {
     pub(super) seat: i64,
     pub(super) stack: i64,
@@ -49,7 +49,7 @@ pub(super) struct Hand {
 /// A hook's result: the state, its events, and the winner when the match
 /// completed.
 pub(super) struct Outcome {
-    pub(super) hand: Hand,
+    pub(super) state: Map,
     pub(super) events: Vec<Value>,
     pub(super) winner: Option<String>,
 }
@@ -57,7 +57,7 @@ pub(super) struct Outcome {
 impl Outcome {
     pub(super) fn into_value(self) -> Value {
         let mut out = obj! {
-            "state" => Value::Object(self.hand.into_map()),
+            "state" => Value::Object(self.state),
             "events" => Value::Array(self.events),
         };
         if let Some(w) = self.winner {
@@ -65,6 +65,64 @@ impl Outcome {
             out.insert("outcome", Value::from(w));
         }
         Value::Object(out)
+    }
+}
+
+impl Player {
+    /// The seat `pk`'s object in the state's `players`.
+    pub(super) fn read(pk: &str, p: &Value) -> Hooked<Player> {
+        let n = |k: &str| p.get(k).and_then(Value::as_i64);
+        let b = |k: &str| p.get(k).and_then(Value::as_bool);
+        let bad = || format!("the Hold'em state's player {pk} is malformed");
+        Ok(Player {
+            seat: n("seat").ok_or_else(bad)?,
+            stack: n("stack").ok_or_else(bad)?,
+            folded: b("folded").ok_or_else(bad)?,
+            all_in: b("all_in").ok_or_else(bad)?,
+            street_contribution: n("street_contribution").ok_or_else(bad)?,
+            total_contribution: n("total_contribution").ok_or_else(bad)?,
+        })
+    }
+
+    /// Writes into the seat's object the fields that differ from `before`
+    /// (the seat never changes during a hand).
+    pub(super) fn write_changes(&self, before: &Player, p: &mut Map) {
+        if self.stack != before.stack {
+            set(p, "stack", Value::from(self.stack));
+        }
+        if self.folded != before.folded {
+            set(p, "folded", Value::Bool(self.folded));
+        }
+        if self.all_in != before.all_in {
+            set(p, "all_in", Value::Bool(self.all_in));
+        }
+        if self.street_contribution != before.street_contribution {
+            set(
+                p,
+                "street_contribution",
+                Value::from(self.street_contribution),
+            );
+        }
+        if self.total_contribution != before.total_contribution {
+            set(
+                p,
+                "total_contribution",
+                Value::from(self.total_contribution),
+            );
+        }
+    }
+
+    /// Up to `amount` (not negative) chips from the stack into the pot:
+    /// the chips moved.
+    pub(super) fn commit(&mut self, amount: i64) -> i64 {
+        let committed = amount.min(self.stack);
+        self.stack -= committed;
+        self.street_contribution += committed;
+        self.total_contribution += committed;
+        if self.stack == 0 {
+            self.all_in = true;
+        }
+        committed
     }
 }
 
@@ -90,14 +148,7 @@ impl Hand {
         if amount < 0 {
             return Err("chip commitment cannot be negative".into());
         }
-        let p = self.player_mut(pk)?;
-        let committed = amount.min(p.stack);
-        p.stack -= committed;
-        p.street_contribution += committed;
-        p.total_contribution += committed;
-        if p.stack == 0 {
-            p.all_in = true;
-        }
+        let committed = self.player_mut(pk)?.commit(amount);
         match self.contributions.iter_mut().find(|(k, _)| k == pk) {
             Some((_, c)) => *c += committed,
             None => return Err(format!("'{pk}'")),
@@ -236,20 +287,7 @@ impl Hand {
         };
         let mut players = Vec::with_capacity(4);
         for (pk, p) in map("players")?.iter() {
-            let n = |k: &str| p.get(k).and_then(Value::as_i64);
-            let b = |k: &str| p.get(k).and_then(Value::as_bool);
-            let bad = || format!("the Hold'em state's player {pk} is malformed");
-            players.push((
-                pk.to_owned(),
-                Player {
-                    seat: n("seat").ok_or_else(bad)?,
-                    stack: n("stack").ok_or_else(bad)?,
-                    folded: b("folded").ok_or_else(bad)?,
-                    all_in: b("all_in").ok_or_else(bad)?,
-                    street_contribution: n("street_contribution").ok_or_else(bad)?,
-                    total_contribution: n("total_contribution").ok_or_else(bad)?,
-                },
-            ));
+            players.push((pk.to_owned(), Player::read(pk, p)?));
         }
         Ok(Hand {
             phase: text("phase")?,
@@ -276,5 +314,16 @@ impl Hand {
             uncalled_refunds: amounts("uncalled_refunds")?,
             deck: Map::new(),
         })
+    }
+}
+
+/// `m[k] = v`: a member replaced in place (its key not copied), or added
+/// last.
+pub(super) fn set(m: &mut Map, k: &str, v: Value) {
+    match m.get_mut(k) {
+        Some(slot) => *slot = v,
+        None => {
+            m.insert(k, v);
+        }
     }
 }

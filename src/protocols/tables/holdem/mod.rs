@@ -23,8 +23,10 @@
 //! is played out at once with its events unseen, and when that ends the
 //! match the result does not say `completed` (the state's phase does).
 //!
-//! By job: `hand` is the typed table state; `betting` deals a hand and
-//! takes its bets; `streets` reveals the board and ends the hand
+//! By job: `hand` is the typed table state (a hand's start and end);
+//! `round` is the part of it an action reads and changes, written back
+//! into the state in place; `betting` deals a hand and takes its bets
+//! (on the state in place); `streets` reveals the board and ends the hand
 //! (showdown, pots, the next hand or the match's end); `poker` ranks
 //! hands and builds the side pots; `bot` is what a seat may send and a
 //! bot's choice. The rules as [`GroupHooks`] are here.
@@ -33,6 +35,7 @@ mod betting;
 mod bot;
 mod hand;
 mod poker;
+mod round;
 mod streets;
 
 pub use poker::{
@@ -109,8 +112,8 @@ impl GroupHooks for Holdem {
         self.max_hands()?;
         let ordered = active_members(members)?;
         let stacks: Ledger = ordered.iter().map(|(k, _)| (k.clone(), stack)).collect();
-        let h = self.new_hand(&ordered, &stacks, 1, 0, 0, "")?;
-        Ok(Value::Object(h.into_map()))
+        self.new_hand(&ordered, &stacks, 1, 0, 0, "")
+            .map(Value::Object)
     }
 
     fn member_joined(&mut self, state: Value, member: &Value) -> Hooked<Value> {
@@ -132,17 +135,20 @@ impl GroupHooks for Holdem {
     }
 
     fn handle(&mut self, state: Value, actor: &Value, action: &Value) -> Hooked<Value> {
-        let h = Hand::from_value(state)?;
-        if h.phase == "completed" {
+        let Value::Object(s) = state else {
+            return Err("the Hold'em state is not an object".into());
+        };
+        let phase = betting::text(&s, "phase")?;
+        if phase == "completed" {
             return Err("the Hold'em match is complete".into());
         }
-        if key(actor, "public_key")?.as_str() != Some(h.current_player.as_str()) {
+        if key(actor, "public_key")?.as_str() != Some(betting::text(&s, "current_player")?) {
             return Err("it is not this Member's turn to act".into());
         }
-        if h.phase != "betting" {
+        if phase != "betting" {
             return Err("the table is not accepting betting actions".into());
         }
-        self.handle_bet(h, actor, action).map(Outcome::into_value)
+        self.handle_bet(s, actor, action).map(Outcome::into_value)
     }
 
     fn view(&mut self, state: &Value, viewer: &Value) -> Hooked<Value> {
@@ -260,15 +266,15 @@ impl GroupHooks for Holdem {
         let hand_number = int_or("hand_number", 1)?;
         let button_index = int_or("button_index", 0)?;
         let restart_count = int_or("restart_count", 0)?.saturating_add(1);
-        let h = self.new_hand(
+        self.new_hand(
             &ordered,
             &stacks,
             hand_number,
             button_index,
             restart_count,
             "The interrupted hand was refunded and redealt after a Leader change.",
-        )?;
-        Ok(Value::Object(h.into_map()))
+        )
+        .map(Value::Object)
     }
 
     fn on_leader_changed(&mut self, state: Value, old: &str, new: &str) -> Hooked<Value> {

@@ -3,56 +3,71 @@
 //! pots and odd chips, the uncontested pot, and then the next hand or the
 //! match's end.
 
+use super::betting::text;
 use super::hand::{Hand, Outcome};
 use super::poker::{HandRank, best_poker_hand, build_side_pots, normalize_uncalled_contributions};
-use super::{Holdem, Hooked, Ledger, next_key, pairs, strings};
+use super::round::{Patch, Round, SEATS};
+use super::{Holdem, Hooked, Ledger, pairs, strings};
 use crate::json::{Map, Value};
 use crate::obj;
 use crate::protocols::tables::deck;
 
 const STREETS: [&str; 4] = ["preflop", "flop", "turn", "river"];
 
-impl Holdem {
-    /// Burns one card and reveals the next street's cards on the board.
-    fn deal_street(h: &mut Hand, events: &mut Vec<Value>) -> Hooked<()> {
-        let index = STREETS.iter().position(|s| *s == h.street).unwrap_or(0);
-        let next = STREETS.get(index + 1).copied().unwrap_or("river");
-        deck::draw_to_zone(&mut h.deck, "burn", "table", 1)?;
-        let count = if next == "flop" { 3 } else { 1 };
-        let revealed = deck::draw_to_zone(&mut h.deck, "board", "table", count)?;
-        h.street = next.to_owned();
-        events.push(Value::Object(obj! {
-            "kind" => "holdem_street", "street" => next, "cards" => Value::Array(revealed),
-        }));
-        Ok(())
-    }
+/// Burns one card and reveals the cards of the street after `street` on
+/// the board: the street dealt.
+fn deal_street(deck: &mut Map, street: &str, events: &mut Vec<Value>) -> Hooked<&'static str> {
+    let index = STREETS.iter().position(|s| *s == street).unwrap_or(0);
+    let next = STREETS.get(index + 1).copied().unwrap_or("river");
+    let count = if next == "flop" { 3 } else { 1 };
+    let revealed = deck::draw_to_zones(deck, "table", &[("burn", 1), ("board", count)])?
+        .pop()
+        .unwrap_or_default();
+    events.push(Value::Object(obj! {
+        "kind" => "holdem_street", "street" => next, "cards" => Value::Array(revealed),
+    }));
+    Ok(next)
+}
 
-    pub(super) fn advance_street(&self, mut h: Hand, mut events: Vec<Value>) -> Hooked<Outcome> {
-        let eligible = h
-            .turn_order
-            .iter()
-            .filter(|k| h.player(k).is_ok_and(|p| !p.folded && !p.all_in))
-            .count();
-        if h.street == "river" {
-            return self.showdown(h, events);
+impl Holdem {
+    /// Nobody is left to act on this street: the next street, on the
+    /// state in place, or the hand's end.
+    pub(super) fn advance_street(
+        &self,
+        s: &Map,
+        mut patch: Patch,
+        mut r: Round<'_>,
+        mut events: Vec<Value>,
+    ) -> Hooked<Outcome> {
+        let eligible = (0..SEATS).filter(|&k| r.can_act(k)).count();
+        let street = text(s, "street")?;
+        // Unknown streets deal as the preflop does.
+        let street = STREETS.iter().copied().find(|k| *k == street).unwrap_or("");
+        if street == "river" {
+            r.write(s, &mut patch)?;
+            return self.showdown(Hand::from_value(Value::Object(patch.apply(s)))?, events);
         }
-        let mut street_events = Vec::new();
-        Self::deal_street(&mut h, &mut street_events)?;
-        h.current_bet = 0;
-        h.last_full_raise = self.big_blind()?;
-        h.acted_since_full_raise.clear();
-        for (_, p) in h.players.iter_mut() {
+        let next = deal_street(patch.object(s, "deck")?, street, &mut events)?;
+        patch.set("street", Value::from(next));
+        r.current_bet = 0;
+        r.last_full_raise = self.big_blind()?;
+        r.acted.clear();
+        for p in r.seats.iter_mut() {
             p.street_contribution = 0;
         }
-        events.extend(street_events);
         if eligible <= 1 {
+            r.write(s, &mut patch)?;
+            let h = Hand::from_value(Value::Object(patch.apply(s)))?;
             return self.run_remaining_board(h, events);
         }
-        let start = next_key(&h.turn_order, &h.button);
-        h.pending = h.ordered_eligible(&start);
-        h.current_player = h.pending.first().cloned().unwrap_or_default();
+        let button = text(s, "button")?;
+        let start = r.next(r.order.iter().position(|k| *k == button).unwrap_or(0));
+        r.pending = r.ordered_eligible(start);
+        let current = r.pending.first().map_or("", |k| r.order[k]);
+        patch.set("current_player", Value::from(current));
+        r.write(s, &mut patch)?;
         Ok(Outcome {
-            hand: h,
+            state: patch.apply(s),
             events,
             winner: None,
         })
@@ -67,7 +82,7 @@ impl Holdem {
             if !STREETS.contains(&h.street.as_str()) {
                 return Err(format!("'{}' is not in tuple", h.street));
             }
-            Self::deal_street(&mut h, &mut events)?;
+            h.street = deal_street(&mut h.deck, &h.street, &mut events)?.to_owned();
         }
         self.showdown(h, events)
     }
@@ -219,7 +234,7 @@ impl Holdem {
                 "stacks" => Value::Object(pairs(&stacks)),
             }));
             return Ok(Outcome {
-                hand: h,
+                state: h.into_map(),
                 events,
                 winner: Some(winner),
             });
@@ -239,11 +254,11 @@ impl Holdem {
         )?;
         events.push(Value::Object(obj! {
             "kind" => "holdem_hand_started",
-            "hand_number" => replacement.hand_number,
-            "button" => replacement.button.as_str(),
+            "hand_number" => replacement.get("hand_number").cloned().unwrap_or_default(),
+            "button" => replacement.get("button").cloned().unwrap_or_default(),
         }));
         Ok(Outcome {
-            hand: replacement,
+            state: replacement,
             events,
             winner: None,
         })
