@@ -153,9 +153,24 @@ impl<T: Render> Coalesced<T> {
         r
     }
 
-    /// Writes a pending change now (after a write in flight).
+    /// Puts the latest state on disk before returning. A write in flight
+    /// holds the disk lock, so it is waited for; one that has taken the
+    /// state but not reached the disk yet is overtaken (it then finds a
+    /// version as new as its own there and writes nothing). Without this, a
+    /// process that ends right after its last change could leave the file
+    /// one change behind (a finished table's snapshot still saying
+    /// `completed: false`).
     pub fn flush(&self) {
-        write_now(&self.inner, &self.io);
+        let latest = lock(&self.inner).version;
+        if lock(&self.io).version >= latest {
+            return;
+        }
+        let (path, bytes, version) = {
+            let mut g = lock(&self.inner);
+            g.dirty = false;
+            (g.path.clone(), g.value.render().into_owned(), g.version)
+        };
+        replace(&self.io, &path, &bytes, version);
     }
 
     /// Writes so far.
@@ -316,6 +331,37 @@ mod tests {
     /// The whole map as the reference writes it.
     fn whole(map: &Map) -> String {
         super::super::files::pretty(&Value::Object(map.clone())) + "\n"
+    }
+
+    #[test]
+    fn flush_writes_the_latest_state_even_when_a_writer_took_it_first() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("snapshot.json");
+        let c = Coalesced::new(path.clone(), PrettyObject(Map::new()));
+        c.update(|s| s.0.insert("completed", Value::Bool(false)));
+        assert!(std::fs::read_to_string(&path).unwrap().contains("false"));
+        // The last change, as `update` makes it under a runtime (whose
+        // writer task runs later) ...
+        {
+            let mut g = lock(&c.inner);
+            g.value.0.insert("completed", Value::Bool(true));
+            g.version += 1;
+            g.dirty = true;
+        }
+        // ... and that writer takes it and has not written it yet (as the
+        // process ends): flush must not count on it.
+        let taken = take(&c.inner);
+        assert!(taken.is_some());
+        c.flush();
+        assert!(std::fs::read_to_string(&path).unwrap().contains("true"));
+        // The late writer then finds the disk as new as its copy.
+        let (p, bytes, version) = taken.unwrap();
+        replace(&c.io, &p, b"stale", version);
+        assert!(std::fs::read_to_string(&path).unwrap().contains("true"));
+        assert_eq!(c.writes(), 2);
+        // Nothing changed since: flush writes nothing more.
+        c.flush();
+        assert_eq!(c.writes(), 2);
     }
 
     #[test]
