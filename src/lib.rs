@@ -24,6 +24,10 @@
 //! 6. [`tui`]: the console. [`cli`]: the commands.
 
 #![forbid(unsafe_code)]
+// A panic on data from outside is a bug: `?` or a typed error instead.
+// Exceptions say why at the site (`#[allow(..., reason = ...)]`); tests
+// may unwrap (clippy.toml).
+#![deny(clippy::unwrap_used, clippy::expect_used)]
 
 pub mod cli;
 pub mod community;

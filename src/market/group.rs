@@ -128,6 +128,10 @@ pub struct Writer<'a> {
 
 impl Deref for Writer<'_> {
     type Target = Connection;
+    #[allow(
+        clippy::expect_used,
+        reason = "the guard is taken only in `leave`, which consumes the writer's use: no deref follows it"
+    )]
     fn deref(&self) -> &Connection {
         &self.g.as_ref().expect("a writer holds the connection").conn
     }
@@ -140,7 +144,9 @@ impl<'a> Writer<'a> {
         &mut self,
         _b: TransactionBehavior,
     ) -> rusqlite::Result<WriteTx<'_, 'a>> {
-        let g = self.g.as_mut().expect("a writer holds the connection");
+        let Some(g) = self.g.as_mut() else {
+            return Err(rusqlite::Error::InvalidQuery);
+        };
         if !g.in_tx {
             g.conn.execute_batch("BEGIN IMMEDIATE")?;
             g.in_tx = true;

@@ -355,7 +355,7 @@ mod tests {
         c.flush();
         assert!(std::fs::read_to_string(&path).unwrap().contains("true"));
         // The late writer then finds the disk as new as its copy.
-        let (p, bytes, version) = taken.unwrap();
+        let (p, _bytes, version) = taken.unwrap();
         replace(&c.io, &p, b"stale", version);
         assert!(std::fs::read_to_string(&path).unwrap().contains("true"));
         assert_eq!(c.writes(), 2);

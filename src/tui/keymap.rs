@@ -233,6 +233,10 @@ type Raw = BTreeMap<String, BTreeMap<String, String>>;
 
 impl Keymap {
     /// The built-in keymap.
+    #[allow(
+        clippy::expect_used,
+        reason = "the built-in keymap is a constant, parsed by the keymap tests"
+    )]
     pub fn builtin() -> Keymap {
         Keymap::parse(DEFAULT, "built-in keymap").expect("the built-in keymap parses")
     }

@@ -291,7 +291,10 @@ impl Headless {
             app,
             tx,
             rx,
-            terminal: Terminal::new(TestBackend::new(width, height)).expect("a test backend"),
+            terminal: match Terminal::new(TestBackend::new(width, height)) {
+                Ok(t) => t,
+                Err(never) => match never {},
+            },
             community: None,
         }
     }
@@ -340,7 +343,11 @@ impl Headless {
     /// Draws a frame and returns it as text (one line per row).
     pub fn screen(&mut self) -> String {
         let app = &self.app;
-        self.terminal.draw(|f| app.render(f)).expect("drawing");
+        // Drawing into the test backend cannot fail (its error type is
+        // `Infallible`).
+        if let Err(never) = self.terminal.draw(|f| app.render(f)) {
+            match never {}
+        }
         let buf = self.terminal.backend().buffer();
         let mut out = String::new();
         for y in 0..buf.area.height {

@@ -111,8 +111,9 @@ pub fn token_key(token: &BigUint, ctx: &[u8]) -> Result<[u8; 32], CryptoError> {
     extract.input_ikm(ctx);
     let (_, hkdf) = extract.finalize();
     let mut key = [0u8; 32];
+    // HKDF-SHA256 refuses only outputs over 255 × 32 bytes.
     hkdf.expand(TOKEN_KEY_INFO, &mut key)
-        .expect("32 bytes is within HKDF-SHA256's 8160");
+        .map_err(|_| CryptoError::TooLarge(key.len()))?;
     Ok(key)
 }
 
