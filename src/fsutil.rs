@@ -45,6 +45,8 @@ fn replace(path: &Path, bytes: &[u8], durable: bool) -> io::Result<()> {
         Ok(())
     })();
     if result.is_err() {
+        // The write's error is the one returned; the temp file is only
+        // litter (a unique name, never read).
         let _ = fs::remove_file(&tmp);
     }
     result

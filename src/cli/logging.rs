@@ -164,6 +164,7 @@ fn open_log(path: &Path) -> io::Result<File> {
         std::fs::create_dir_all(dir)?;
     }
     if std::fs::metadata(path).is_ok_and(|m| m.len() > MAX_LOG_FILE) {
+        // Rotation is best effort: if it fails the log grows on.
         let _ = std::fs::rename(path, path.with_extension("log.1"));
     }
     std::fs::OpenOptions::new()

@@ -492,7 +492,9 @@ async fn answer_room(
                 let mut action = Map::new();
                 action.insert("kind", Value::from("send"));
                 action.insert("text", Value::from(reply(text, answered)));
-                let _ = super::group::outbox::append_action(&dir, &Value::Object(action));
+                if let Err(e) = super::group::outbox::append_action(&dir, &Value::Object(action)) {
+                    tracing::warn!(dir = %dir.display(), error = %e, "the house bot's reply could not be queued");
+                }
             }
         }
         tokio::time::sleep(Duration::from_millis(50)).await;

@@ -233,6 +233,7 @@ impl DecisionBus {
         spec: &crate::spec::Spec,
     ) -> DecisionBus {
         let dir = sink.dir.decision_dir();
+        // A dir that cannot be made shows as the first failed write.
         let _ = std::fs::create_dir_all(&dir);
         let consumed = files::read_jsonl(&dir.join("consumed.jsonl"))
             .iter()
@@ -339,7 +340,11 @@ impl DecisionBus {
             "decision_id" => id.as_str(), "match_key" => key, "match_value" => value.clone(),
             "consumer_id" => format!("hybrid:{}", self.role), "reason" => reason, "ts" => iso_now(),
         };
-        let _ = files::append_line(&self.dir.join("consumed.jsonl"), &Value::Object(line));
+        // Kept in memory whatever happens on disk: a decision is never used
+        // twice in this process; a failed line is said in the log.
+        if let Err(e) = files::append_line(&self.dir.join("consumed.jsonl"), &Value::Object(line)) {
+            tracing::warn!(dir = %self.dir.display(), error = %e, "consumed.jsonl could not be appended");
+        }
         r.consumed.insert(id);
     }
 

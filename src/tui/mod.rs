@@ -124,6 +124,7 @@ pub struct Log(Option<std::fs::File>);
 
 impl Log {
     pub fn open(data_dir: &Path) -> Log {
+        // Without the dir, the open below fails and the diary is off.
         let _ = std::fs::create_dir_all(data_dir);
         Log(std::fs::OpenOptions::new()
             .create(true)
@@ -133,6 +134,8 @@ impl Log {
     }
     pub fn line(&mut self, msg: &str) {
         if let Some(f) = &mut self.0 {
+            // The console's own diary: a line it cannot write is not worth
+            // interrupting the person for.
             let _ = writeln!(f, "{} {msg}", crate::utc::iso_now());
         }
     }

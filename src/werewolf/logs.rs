@@ -74,10 +74,7 @@ impl GameLog {
 
     fn flush(&self) {
         if let Some(p) = &self.path {
-            if let Some(dir) = p.parent() {
-                let _ = std::fs::create_dir_all(dir);
-            }
-            let _ = std::fs::write(p, self.text());
+            kept(p, crate::fsutil::write_atomic_fast(p, self.text().as_bytes()));
         }
     }
 }
@@ -219,12 +216,11 @@ impl JsonLog {
         }
     }
 
+    /// Replaces `path` with the log (atomically: a reader sees the old
+    /// log or the new one, never half of it).
     pub fn write(&self, path: &Path) -> std::io::Result<()> {
-        if let Some(dir) = path.parent() {
-            std::fs::create_dir_all(dir)?;
-        }
         let text = serde_json::to_string(self).map_err(std::io::Error::other)?;
-        std::fs::write(path, text)
+        crate::fsutil::write_atomic_fast(path, text.as_bytes())
     }
 }
 
@@ -309,11 +305,18 @@ impl RealtimeFeed {
         let Some((dir, filename)) = &self.dir else {
             return;
         };
-        let _ = std::fs::create_dir_all(dir);
-        let _ = std::fs::write(dir.join(format!("{filename}.jsonl")), self.jsonl());
+        let log = dir.join(format!("{filename}.jsonl"));
+        kept(
+            &log,
+            crate::fsutil::write_atomic_fast(&log, self.jsonl().as_bytes()),
+        );
         let games =
             json!([{"id": self.game_id, "filename": filename, "updated_at": rfc3339_now()}]);
-        let _ = std::fs::write(dir.join("games.json"), games.to_string());
+        let index = dir.join("games.json");
+        kept(
+            &index,
+            crate::fsutil::write_atomic_fast(&index, games.to_string().as_bytes()),
+        );
     }
 }
 
@@ -397,6 +400,15 @@ impl Observer for RealtimeFeed {
             }
             _ => {}
         }
+    }
+}
+
+
+/// A game log is a record beside the game, which goes on when its file
+/// cannot be written: the failure is said in the log instead.
+fn kept(path: &Path, r: std::io::Result<()>) {
+    if let Err(e) = r {
+        tracing::warn!(file = %path.display(), error = %e, "a werewolf log file could not be written");
     }
 }
 

@@ -334,7 +334,10 @@ impl Server {
         }
         io.log.win_side = Some(outcome.winner);
         if let Some(d) = dir(&logc.json_dir) {
-            let _ = io.log.write(&d.join(format!("{filename}.json")));
+            let path = d.join(format!("{filename}.json"));
+            if let Err(e) = io.log.write(&path) {
+                tracing::warn!(file = %path.display(), error = %e, "the game's JSON log could not be written");
+            }
         }
         feed.finished.store(true, Ordering::SeqCst);
         let _ = feed.tx.send((None, None));

@@ -92,6 +92,8 @@ pub fn claim(dir: &Path) -> Option<RsaKey> {
         }
         let mut text = String::new();
         let read = f.read_to_string(&mut text);
+        // Claimed by the rename: no one else takes it, and a leftover
+        // `claimed-` file is swept by the next refill.
         let _ = fs::remove_file(&claimed);
         if read.is_ok()
             && let Ok(key) = decode(&text)
@@ -127,6 +129,8 @@ pub fn store(dir: &Path, key: &RsaKey) -> io::Result<()> {
     };
     let done = write().and_then(|()| fs::rename(&tmp, dir.join(random_name("spare-", ".key"))));
     if done.is_err() {
+        // The error returned is the one that matters; a leftover `tmp-`
+        // file is swept by the next refill.
         let _ = fs::remove_file(&tmp);
     }
     done
@@ -211,6 +215,7 @@ fn refill_with(
             let name = e.file_name();
             let name = name.to_string_lossy();
             if name.starts_with("tmp-") || name.starts_with("claimed-") {
+                // Sweeping leftovers: one that stays is tried next time.
                 let _ = fs::remove_file(e.path());
             }
         }

@@ -156,6 +156,7 @@ impl Coach {
     }
 
     fn clear_session(&self) {
+        // Absent already is the state wanted.
         let _ = std::fs::remove_file(self.session_path());
     }
 

@@ -49,6 +49,7 @@ impl Coach {
             None => String::new(),
         };
         let output_file = self.dir.join("last-message.md");
+        // A stale reply must not be read as this turn's; absent is fine.
         let _ = std::fs::remove_file(&output_file);
         let skill_file = self.instructions_path().to_string_lossy().into_owned();
         let skill_text = self.instructions();
@@ -243,6 +244,7 @@ impl Coach {
                 .trim()
                 .to_owned();
         }
+        // Read already; the next turn removes it before it runs anyway.
         let _ = std::fs::remove_file(&output_file);
         if reply.is_empty() {
             reply = collected.join("\n").trim().to_owned();

@@ -50,9 +50,23 @@ impl Room {
         self.sink.event(kind, data, None);
     }
 
-    /// Merges `patch` into session.json.
+    /// Merges `patch` into session.json. A failed write is recorded (see
+    /// [`Room::write_failed`]); the room goes on with its memory.
     pub fn meta(&self, patch: Map) {
-        let _ = update_session_file(&self.dir.join("session.json"), patch);
+        if let Err(e) = update_session_file(&self.dir.join("session.json"), patch) {
+            self.write_failed("session.json", &e);
+        }
+    }
+
+    /// Records that a state file could not be written: an event in
+    /// events.jsonl (when that file can still be written) and a warning in
+    /// the log, so a record that lags says why.
+    pub fn write_failed(&self, file: &str, e: &std::io::Error) {
+        tracing::warn!(room = %self.group_id, file, error = %e, "a room's state file could not be written");
+        self.event(
+            "state_write_failed",
+            obj! { "file" => file, "error" => e.to_string() },
+        );
     }
 }
 
@@ -126,10 +140,12 @@ pub mod files {
     /// view is the verified one, not a merge of every view so far) and
     /// the event.
     pub fn write_record(room: &Room, rec: FrameRecord) {
-        let _ = crate::fsutil::write_atomic_fast(
+        if let Err(e) = crate::fsutil::write_atomic_fast(
             &room.dir.join("group-checkpoint.json"),
             &rec.checkpoint_json,
-        );
+        ) {
+            room.write_failed("group-checkpoint.json", &e);
+        }
         for d in rec.details {
             if let Value::Object(m) = d {
                 room.sink.detail(m);

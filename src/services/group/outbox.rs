@@ -132,6 +132,8 @@ impl Outbox {
         self.committed_offset = offset;
         self.pending = pending;
         if version == Some(1) {
+            // Upgrading the file's format in place is a courtesy: a version
+            // 1 file that stays reads the same way next time.
             let _ = self.persist();
         }
         true
