@@ -76,14 +76,6 @@ impl StateDir {
         fresh_dir(&data_dir.join("sessions"), role)
     }
 
-    /// A bare engine dir under `root` (no parent).
-    pub fn create_bare(root: &Path, role: Role) -> io::Result<StateDir> {
-        Ok(StateDir {
-            parent: None,
-            child: fresh_dir(root, role)?,
-        })
-    }
-
     /// Resolves a directory a user named: an engine dir (it has a snapshot
     /// or details), or a parent (it has session.json) whose newest
     /// `host-*`/`guest-*` child is the engine dir.

@@ -56,10 +56,6 @@ impl Ledger {
         self.played.contains(id_b)
     }
 
-    pub fn in_stock(&self, id_b: &str) -> bool {
-        self.stock.contains(&(numeric(id_b), id_b.to_owned()))
-    }
-
     /// The card the next draw takes: the lowest numeric id-B in the stock.
     pub fn next_stock_id(&self) -> Option<&str> {
         self.stock.first().map(|(_, s)| s.as_str())

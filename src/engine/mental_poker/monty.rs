@@ -411,11 +411,6 @@ impl Monty {
         mul(&tmp, &one, &mut acc);
         from_limbs(&acc)
     }
-
-    /// a·b mod m (plain multiplication and reduction).
-    pub fn mul_mod(&self, a: &BigUint, b: &BigUint) -> BigUint {
-        (a * b) % &self.modulus
-    }
 }
 
 #[cfg(test)]

@@ -21,17 +21,6 @@ use crate::json::{Map, Value, canonical};
 use num_bigint::BigUint;
 use std::collections::{BTreeMap, HashMap};
 
-/// A label's table: `h-…` is the Host's, `g-…` the Guest's.
-pub fn table_of_label(label: &str) -> Option<Table> {
-    if label.starts_with("h-") {
-        Some(Table::Host)
-    } else if label.starts_with("g-") {
-        Some(Table::Guest)
-    } else {
-        None
-    }
-}
-
 /// The table a role publishes.
 pub fn table_of(role: Role) -> Table {
     match role {
@@ -845,11 +834,4 @@ impl Side {
         Ok(())
     }
 
-    /// Our own keys of our layer (for the audit).
-    pub fn own_keys(&self) -> &[[u8; KEY_LEN]] {
-        match self.role {
-            Role::Host => &self.k_inner,
-            Role::Guest => &self.k_outer,
-        }
-    }
 }

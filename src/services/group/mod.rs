@@ -696,11 +696,20 @@ fn finish(room: &Room, post_id: &str, end: RunEnd, led: bool) -> RoomFinished {
         RunEnd::Cancelled => (false, None, Some("cancelled".to_owned())),
         RunEnd::Failed(e) => (false, None, Some(e)),
     };
-    room.meta(obj! {
+    room.sink.flush();
+    let mut end = obj! {
         "status" => if completed { "closed" } else { "aborted" }, "completed" => completed,
         "ended_at" => crate::session::files::epoch_now(),
         "end_reason" => reason.clone().map_or(Value::Null, Value::from),
-    });
+    };
+    // A record that lags says so where it is read first.
+    let (failed, last) = room.sink.write_errors();
+    if failed > 0 {
+        end.insert("state_write_errors", Value::from(failed));
+        end.insert("last_state_write_error", last.map_or(Value::Null, Value::from));
+    }
+    room.meta(end);
+    // A failure to write session.json is an event: on disk before returning.
     room.sink.flush();
     RoomFinished {
         group_id: room.group_id.clone(),

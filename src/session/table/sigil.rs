@@ -43,10 +43,6 @@ impl SigilCard {
         })
     }
 
-    pub fn is_unit(&self) -> bool {
-        self.card_type == "unit"
-    }
-
     /// The name, or `a card` when the catalog gave none.
     pub fn title(&self) -> &str {
         if self.name.is_empty() {

@@ -283,10 +283,6 @@ impl Tractor {
             .collect()
     }
 
-    pub fn level_of(&self, team: &str) -> Option<i64> {
-        Tractor::team_index(team).map(|i| self.levels[i])
-    }
-
     /// Has `pk` still to declare or pass?
     pub fn to_declare(&self, pk: &str) -> bool {
         !pk.is_empty()
