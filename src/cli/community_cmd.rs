@@ -104,10 +104,11 @@ pub fn runtime() -> Result<tokio::runtime::Runtime> {
 /// The server URL: --server, PALAVER_SERVER, `server` in config.toml, or an
 /// error that says how to get one.
 pub fn server_url(ctx: &Ctx) -> Result<String> {
-    if let Some(s) = ctx.server.clone().filter(|s| !s.is_empty()) {
-        return Ok(s);
-    }
-    crate::config::Config::load()?.server.ok_or_else(|| {
+    let settings = crate::config::Settings::load(&crate::config::Flags {
+        server: ctx.server.clone(),
+        ..Default::default()
+    })?;
+    settings.server.map(|(url, _)| url).ok_or_else(|| {
         anyhow!("no community server: pass --server http://HOST:PORT, set PALAVER_SERVER, or put server = \"…\" in config.toml (to run one here: palaver serve)")
     })
 }
@@ -189,13 +190,14 @@ pub fn register(ctx: &Ctx, nickname: &str, bio: &str) -> Result<Outcome> {
 /// The database `serve` uses: `--db` / `PALAVER_DB`, `db` in config.toml,
 /// or community.sqlite in the data dir.
 fn serve_database(ctx: &Ctx, flag: Option<&str>) -> Result<Database> {
-    if let Some(t) = flag.filter(|t| !t.trim().is_empty()) {
-        return Database::parse(t).context("--db (or PALAVER_DB)");
+    let settings = crate::config::Settings::load(&crate::config::Flags {
+        db: flag.map(str::to_owned),
+        ..Default::default()
+    })?;
+    match settings.db {
+        Some((db, _)) => Ok(db),
+        None => Ok(Database::sqlite(&ctx.data_dir()?.join("community.sqlite"))),
     }
-    if let Some(t) = crate::config::Config::load()?.db {
-        return Database::parse(&t).context("`db` in config.toml");
-    }
-    Ok(Database::sqlite(&ctx.data_dir()?.join("community.sqlite")))
 }
 
 /// What `serve --migrate-only` did to one part of the schema.

@@ -365,35 +365,24 @@ fn console(ctx: &Ctx, a: ConsoleArgs) -> Result<Outcome> {
 /// What `palaver console` (and `wolf join` in a person's control mode)
 /// starts the console with.
 pub(crate) fn console_options(ctx: &Ctx, a: ConsoleArgs) -> Result<crate::tui::ConsoleOptions> {
-    let cfg = crate::config::Config::load()?;
-    let data_dir = ctx.data_dir()?;
-    let server = ctx
-        .server
-        .clone()
-        .filter(|s| !s.is_empty())
-        .or(cfg.server.clone());
-    let nickname = a
-        .nickname
-        .or(cfg.nickname.clone())
-        .or_else(|| std::env::var("USER").ok().filter(|u| !u.is_empty()))
-        .unwrap_or_else(|| "player".to_owned());
+    let s = crate::config::Settings::load(&crate::config::Flags {
+        server: ctx.server.clone(),
+        nickname: a.nickname,
+        theme: a.theme,
+        ..Default::default()
+    })?;
     Ok(crate::tui::ConsoleOptions {
-        data_dir,
-        server,
+        data_dir: ctx.data_dir()?,
+        server: s.server.map(|(url, _)| url),
         house: !a.no_house,
-        house_round_delay: cfg
+        house_round_delay: s
+            .config
             .house_round_delay
             .unwrap_or(crate::services::house::ROUND_DELAY_SECONDS),
-        theme: a.theme.or(cfg.theme),
-        nickname,
+        theme: s.theme,
+        nickname: s.nickname,
         // As host/join: PALAVER_RELAY_URL (comma-separated) over config.toml.
-        relays: match std::env::var("PALAVER_RELAY_URL") {
-            Ok(v) if !v.trim().is_empty() => v
-                .split(',')
-                .map(|u| crate::net::parse_relay_url(u).context("PALAVER_RELAY_URL"))
-                .collect::<Result<Vec<_>>>()?,
-            _ => cfg.relay_url,
-        },
+        relays: s.relays,
         attach: a.attach,
         wolf_join: None,
     })

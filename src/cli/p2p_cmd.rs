@@ -124,10 +124,12 @@ fn peer_opts(p: &PeerArgs) -> Result<PeerOpts> {
         },
         relays: if p.direct {
             Vec::new()
-        } else if p.relay.is_empty() {
-            crate::config::Config::load()?.relay_url
         } else {
-            p.relay.clone()
+            crate::config::Settings::load(&crate::config::Flags {
+                relay: p.relay.clone(),
+                ..Default::default()
+            })?
+            .relays
         },
         bind: p.bind,
         peer_timeout: limits::PEER_TIMEOUT.check(p.peer_timeout)?,

@@ -79,16 +79,15 @@ pub struct Fetched {
 
 /// The Python for reference-SDK hooks.py files: `PALAVER_HOOKS_PYTHON`,
 /// else config.toml's `hooks_python`, else `PALAVER_PYTHON`, else python3.
+/// (A config.toml that does not load counts as empty here: the command
+/// that needs the Python reports its own errors.)
 pub fn hooks_python() -> String {
-    let env = |k: &str| std::env::var(k).ok().filter(|v| !v.trim().is_empty());
-    env("PALAVER_HOOKS_PYTHON")
-        .or_else(|| {
-            crate::config::Config::load()
-                .ok()
-                .and_then(|c| c.hooks_python)
-        })
-        .or_else(|| env("PALAVER_PYTHON"))
-        .unwrap_or_else(|| "python3".into())
+    let flags = crate::config::Flags::default();
+    let env = |k: &str| std::env::var(k).ok();
+    crate::config::Settings::load(&flags)
+        .or_else(|_| crate::config::Settings::resolve(&flags, env, Default::default()))
+        .map(|s| s.hooks_python)
+        .unwrap_or_else(|_| "python3".into())
 }
 
 /// The hooks program file of a protocol dir, when it has one.

@@ -74,7 +74,10 @@ impl GameLog {
 
     fn flush(&self) {
         if let Some(p) = &self.path {
-            kept(p, crate::fsutil::write_atomic_fast(p, self.text().as_bytes()));
+            kept(
+                p,
+                crate::fsutil::write_atomic_fast(p, self.text().as_bytes()),
+            );
         }
     }
 }
@@ -402,7 +405,6 @@ impl Observer for RealtimeFeed {
         }
     }
 }
-
 
 /// A game log is a record beside the game, which goes on when its file
 /// cannot be written: the failure is said in the log instead.

@@ -706,7 +706,10 @@ fn finish(room: &Room, post_id: &str, end: RunEnd, led: bool) -> RoomFinished {
     let (failed, last) = room.sink.write_errors();
     if failed > 0 {
         end.insert("state_write_errors", Value::from(failed));
-        end.insert("last_state_write_error", last.map_or(Value::Null, Value::from));
+        end.insert(
+            "last_state_write_error",
+            last.map_or(Value::Null, Value::from),
+        );
     }
     room.meta(end);
     // A failure to write session.json is an event: on disk before returning.

@@ -2,11 +2,15 @@
 //! Flags and environment variables win over it; a missing file is the
 //! embedded defaults (`assets/config.toml`).
 
+pub mod settings;
+
+pub use settings::{Flags, Settings, SettingsError, Source};
+
 use serde::de::{Deserialize, Deserializer, Error as _};
 use std::path::{Path, PathBuf};
 
 /// The documented defaults, shipped in the binary.
-pub const DEFAULT: &str = include_str!("../assets/config.toml");
+pub const DEFAULT: &str = include_str!("../../assets/config.toml");
 
 #[derive(Debug, thiserror::Error)]
 pub enum ConfigError {
