@@ -16,7 +16,7 @@
 //! order, `hand_size` times. Every change checks conservation: each card is
 //! in exactly one place.
 
-use crate::json::canonical::{hex, to_string};
+use crate::json::canonical::to_string;
 use crate::json::{Map, Value};
 use crate::obj;
 use sha2::{Digest, Sha256};
@@ -132,7 +132,7 @@ pub fn create_from(
             if !taken.insert(prefix) {
                 return Err("card identity collision".into());
             }
-            let id = hex(&prefix);
+            let id = hex::encode(prefix);
             let mut card = template.clone();
             if let Some(v) = card.get_mut("card_id") {
                 *v = Value::from(id.as_str());
@@ -413,10 +413,16 @@ fn move_to_zone(
     Ok(ids)
 }
 
-/// The catalog's cards of `ids`.
+/// The catalog entries of the string ids among `ids` (an id the catalog
+/// lacks shows as an empty object).
 fn faces_of(deck: &Map, ids: &[Value]) -> Vec<Value> {
+    let catalog = deck.get("catalog").and_then(Value::as_object);
     ids.iter()
-        .map(|id| Value::Object(card(deck, id.as_str().unwrap_or_default()).unwrap_or_default()))
+        .filter_map(Value::as_str)
+        .map(|id| {
+            let face = catalog.and_then(|c| c.get(id)).and_then(Value::as_object);
+            Value::Object(face.cloned().unwrap_or_default())
+        })
         .collect()
 }
 
@@ -521,7 +527,7 @@ fn zone_cards<'a>(
 /// discard pile, the zones not in `hidden` and every zone's counts.
 pub fn private_view(deck: &Map, viewer: &str, hidden: &[&str]) -> Result<Map, DeckError> {
     let (my_hand, counts) = hand_view(deck, viewer)?;
-    let faces = |ids: &[Value]| faces_of(deck, ids);
+    let faces = |ids: &[Value]| Value::Array(faces_of(deck, ids));
     let zones = deck
         .get("zones")
         .and_then(Value::as_object)
@@ -580,22 +586,7 @@ pub fn hand_view(deck: &Map, viewer: &str) -> Result<(Value, Value), DeckError> 
         counts.push_new(pk, Value::from(ids.as_array().map_or(0, Vec::len)));
     }
     let mine = mine.as_array().map_or(&[][..], Vec::as_slice);
-    Ok((faces_of(deck, mine), Value::Object(counts)))
-}
-
-/// The catalog entries of the string ids among `ids` (an id the catalog
-/// lacks shows as an empty object).
-fn faces_of(deck: &Map, ids: &[Value]) -> Value {
-    let catalog = deck.get("catalog").and_then(Value::as_object);
-    Value::Array(
-        ids.iter()
-            .filter_map(Value::as_str)
-            .map(|id| {
-                let face = catalog.and_then(|c| c.get(id)).and_then(Value::as_object);
-                Value::Object(face.cloned().unwrap_or_default())
-            })
-            .collect(),
-    )
+    Ok((Value::Array(faces_of(deck, mine)), Value::Object(counts)))
 }
 
 /// [`validate`] for a deck only looked at: the four views of one state
