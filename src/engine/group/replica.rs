@@ -6,13 +6,13 @@
 //! and refuses with its texts. Nothing changes unless every check passes;
 //! an accepted frame leaves a [`FrameRecord`] for the state dir.
 
-use super::authority::FrameRecord;
 use super::core::{
     self, CHECKPOINT_STATE_FIELDS, CORE_FIELDS, GroupError, PRIVATE_PAYLOAD_FIELDS, Result,
     canonical_fields, canonical_members, compose, compose_members, is_hash, object, quoted,
     validate_checkpoint_state, walk,
 };
 use super::delta::{apply_delta, apply_delta_owned};
+use super::frame::FrameRecord;
 use crate::json::canonical::{self, sha256_hex};
 use crate::json::{Map, Number, Value};
 use std::collections::VecDeque;
@@ -576,7 +576,7 @@ impl Replica {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::engine::group::authority::tests::{key, room};
+    use crate::engine::group::testkit::{key, room};
     use crate::json::parse_str;
 
     /// A replica of member 1 after the bootstrap and two frames, and the
