@@ -11,6 +11,19 @@
 //! re-exports from a child (`pub use child::Name`) counts as that child.
 //! A `mod.rs` is its module's front door: uses to and from it take no part
 //! in the cycle check inside that module.
+//!
+//! Files, too, use each other in no cycle. There a node is one file's module
+//! (a file a `#[path = "…"] mod m;` brings in counts as `m` inside the
+//! declaring module, e.g. a `core_tests.rs` as `core::tests`) or a
+//! `#[cfg(test)]` module written inline (a child of its file, as if it were in
+//! its own file), and an edge is a use from one node to another that is
+//! neither its ancestor nor its descendant: a module and its own submodules
+//! reaching each other (`super::` up, `child::` down) is how Rust modules are
+//! built, so parent↔child edges do not count; a use of a name a parent
+//! re-exports from a child counts as a use of that child, so siblings cannot
+//! hide a cycle behind their parent. Tests are their own nodes because a test
+//! of one file may drive its neighbours (a bidding test playing the bot's
+//! calls) without the file's own code depending on them.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
@@ -226,6 +239,8 @@ struct Scan {
     macros: Vec<String>,
     /// Modules declared in this file (`mod x;`, `mod x { … }`).
     declared: BTreeSet<Vec<String>>,
+    /// Inline modules under `#[cfg(test)]` (`#[cfg(test)] mod tests { … }`).
+    test_modules: BTreeSet<Vec<String>>,
 }
 
 fn ident(t: Option<&(Tok, usize)>) -> Option<&str> {
@@ -296,6 +311,38 @@ fn use_tree(
     }
 }
 
+/// Whether the item ending `toks` (an item's keyword is next) carries
+/// `#[cfg(test)]` among its attributes (`pub` and other attributes may
+/// stand between).
+fn under_cfg_test(toks: &[(Tok, usize)]) -> bool {
+    let mut i = toks.len();
+    while i > 0 && matches!(&toks[i - 1].0, Tok::Ident(w) if w == "pub") {
+        i -= 1;
+    }
+    // Each attribute ends `]`: walk back over `#[…]` groups.
+    while i > 0 && toks[i - 1].0 == Tok::Other(']') {
+        let end = i - 1;
+        let Some(start) = (0..end)
+            .rev()
+            .find(|&k| toks[k].0 == Tok::Other('[') && k > 0 && toks[k - 1].0 == Tok::Other('#'))
+        else {
+            return false;
+        };
+        let words: Vec<&str> = toks[start + 1..end]
+            .iter()
+            .filter_map(|t| match &t.0 {
+                Tok::Ident(w) => Some(w.as_str()),
+                _ => None,
+            })
+            .collect();
+        if words == ["cfg", "test"] {
+            return true;
+        }
+        i = start - 1;
+    }
+    false
+}
+
 fn scan(file_module: &[String], src: &str) -> Scan {
     let toks = lex(src);
     let mut s = Scan::default();
@@ -321,8 +368,11 @@ fn scan(file_module: &[String], src: &str) -> Scan {
                 if let Some(name) = ident(toks.get(i + 1)) {
                     let mut m = module_at(&inline);
                     m.push(name.to_owned());
-                    s.declared.insert(m);
+                    s.declared.insert(m.clone());
                     if let Some((Tok::Open, _)) = toks.get(i + 2) {
+                        if under_cfg_test(&toks[..i]) {
+                            s.test_modules.insert(m);
+                        }
                         inline.push((name.to_owned(), depth + 1));
                     }
                     i += 2;
@@ -420,6 +470,33 @@ fn module_of(file: &str) -> Vec<String> {
     m
 }
 
+/// Files brought in by `#[path = "…"] mod m;` (relative to the declaring
+/// file's directory) → the module they are: the declaring module's `m`.
+fn path_modules(files: &[(String, String)]) -> BTreeMap<String, Vec<String>> {
+    let mut out = BTreeMap::new();
+    for (file, src) in files {
+        let dir = file.rfind('/').map_or("", |i| &file[..=i]);
+        let mut rest = src.as_str();
+        while let Some(at) = rest.find("#[path = \"") {
+            rest = &rest[at + 10..];
+            let Some(end) = rest.find('"') else { break };
+            let target = format!("{dir}{}", &rest[..end]);
+            rest = &rest[end..];
+            // The next `mod name` after the attribute (other attributes and
+            // `pub` may stand between).
+            let Some(m) = rest.find("mod ") else { break };
+            let name: String = rest[m + 4..]
+                .chars()
+                .take_while(|c| c.is_alphanumeric() || *c == '_')
+                .collect();
+            let mut module = module_of(file);
+            module.push(name);
+            out.insert(target, module);
+        }
+    }
+    out
+}
+
 /// The node a module counts as at `depth` (1: top level, 2: one inside).
 fn node(m: &[String], depth: usize) -> String {
     m[..m.len().min(depth)].join("::")
@@ -433,11 +510,12 @@ fn check(files: &[(String, String)], layers: &[&[&str]]) -> Vec<String> {
         .enumerate()
         .flat_map(|(n, l)| l.iter().map(move |m| (*m, n)))
         .collect();
+    let by_path = path_modules(files);
     let scans: Vec<(String, Vec<String>, Scan)> = files
         .iter()
         .filter(|(f, _)| f != "main.rs")
         .map(|(f, src)| {
-            let m = module_of(f);
+            let m = by_path.get(f).cloned().unwrap_or_else(|| module_of(f));
             let s = scan(&m, src);
             (f.clone(), m, s)
         })
@@ -467,7 +545,22 @@ fn check(files: &[(String, String)], layers: &[&[&str]]) -> Vec<String> {
             problems.push(format!("the layer table names `{t}`, which is no module"));
         }
     }
-    // (depth, from, to) → first place seen.
+    // The file graph's nodes: the modules that are files (the crate root
+    // excluded) and the inline test modules.
+    let file_nodes: BTreeSet<&[String]> = scans
+        .iter()
+        .flat_map(|(_, m, s)| {
+            std::iter::once(m.as_slice()).chain(s.test_modules.iter().map(Vec::as_slice))
+        })
+        .filter(|m| !m.is_empty())
+        .collect();
+    let file_node = |m: &[String]| {
+        (1..=m.len())
+            .rev()
+            .map(|n| m[..n].to_vec())
+            .find(|p| file_nodes.contains(p.as_slice()))
+    };
+    // (depth, from, to) → first place seen; depth 0 is the file graph.
     let mut edges: BTreeMap<(usize, String, String), String> = BTreeMap::new();
     for (file, file_module, s) in &scans {
         if file_module.is_empty() {
@@ -485,6 +578,16 @@ fn check(files: &[(String, String)], layers: &[&[&str]]) -> Vec<String> {
                 continue;
             };
             let place = format!("src/{file}:{}", u.line);
+            // The nodes holding the use and the target (an inline module that
+            // is not a test is part of its file).
+            if let (Some(from), Some(to)) = (file_node(&u.module), file_node(&target))
+                && !to.starts_with(&from)
+                && !from.starts_with(&to)
+            {
+                edges
+                    .entry((0, from.join("::"), to.join("::")))
+                    .or_insert_with(|| place.clone());
+            }
             let (from, to) = (node(file_module, 1), node(&target, 1));
             if from != to {
                 if let (Some(a), Some(b)) = (layer_of.get(from.as_str()), layer_of.get(to.as_str()))
@@ -504,7 +607,7 @@ fn check(files: &[(String, String)], layers: &[&[&str]]) -> Vec<String> {
             }
         }
     }
-    for depth in [1, 2] {
+    for depth in [1, 2, 0] {
         let graph: BTreeMap<String, BTreeSet<String>> = edges
             .keys()
             .filter(|(d, _, _)| *d == depth)
@@ -519,8 +622,9 @@ fn check(files: &[(String, String)], layers: &[&[&str]]) -> Vec<String> {
                 .filter(|((d, a, b), _)| *d == depth && members.contains(a) && members.contains(b))
                 .map(|((_, a, b), place)| format!("{a} -> {b} ({place})"))
                 .collect();
+            let what = if depth == 0 { "files" } else { "modules" };
             problems.push(format!(
-                "cycle among {}: {}",
+                "cycle among {what} {}: {}",
                 cycle.join(", "),
                 inside.join("; ")
             ));
@@ -694,10 +798,16 @@ fn a_cycle_between_top_level_modules_is_reported() {
         ("c.rs", "pub fn z() { crate::a::x::f() }"),
     ]);
     let p = check(&t, same);
-    assert_eq!(p.len(), 1, "{p:?}");
+    assert_eq!(p.len(), 2, "{p:?}");
     assert!(
-        p[0].starts_with("cycle among a, b, c: a -> b (src/a/x.rs:1)"),
+        p[0].starts_with("cycle among modules a, b, c: a -> b (src/a/x.rs:1)"),
         "{p:?}"
+    );
+    // The same cycle between the files.
+    assert_eq!(
+        p[1],
+        "cycle among files a::x, b, c: a::x -> b (src/a/x.rs:1); b -> c (src/b.rs:1); \
+         c -> a::x (src/c.rs:1)"
     );
 }
 
@@ -720,14 +830,72 @@ fn a_cycle_inside_a_module_is_reported_through_super_and_reexports() {
     let p = check(&t, one);
     assert_eq!(
         p,
-        ["cycle among t::x, t::y: t::x -> t::y (src/t/x.rs:1); t::y -> t::x (src/t/y.rs:4)"]
+        [
+            "cycle among modules t::x, t::y: t::x -> t::y (src/t/x.rs:1); t::y -> t::x (src/t/y.rs:4)"
+        ]
     );
+    // (The file graph takes y's tests module for a node of its own, so it
+    // sees no cycle here.)
     // The front door itself is no part of a cycle.
     let t = tree(&[
         ("t/mod.rs", "mod x;\npub struct Root;\nuse x::X;"),
         ("t/x.rs", "use super::Root;\npub struct X;"),
     ]);
     assert_eq!(check(&t, one), Vec::<String>::new());
+}
+
+#[test]
+fn a_cycle_between_files_deep_inside_a_module_is_reported() {
+    let one: &[&[&str]] = &[&["t"]];
+    // t::g::a and t::g::b are one node at depth 2 (t::g): only the file
+    // graph sees them use each other, here one way through the parent's
+    // re-export.
+    let planted = |a_uses_b: &str| {
+        tree(&[
+            ("t/mod.rs", "pub mod g;"),
+            (
+                "t/g/mod.rs",
+                "pub mod a;\npub mod b;\npub use a::A;\npub use b::B;\nfn f() { a::g(); b::h(); }",
+            ),
+            (
+                "t/g/a.rs",
+                &format!(
+                    "{a_uses_b}\npub struct A;\nfn g() {{ super::f() }}\n\
+                     #[cfg(test)]\n#[path = \"a_tests.rs\"]\nmod tests;"
+                ),
+            ),
+            ("t/g/a_tests.rs", "use super::A;\nuse super::super::b::B;"),
+            (
+                "t/g/b.rs",
+                "pub struct B;\nfn h() { let _ = crate::t::g::a::A; }",
+            ),
+        ])
+    };
+    assert_eq!(
+        check(&planted("use super::B;"), one),
+        [
+            "cycle among files t::g::a, t::g::b: t::g::a -> t::g::b (src/t/g/a.rs:1); \
+          t::g::b -> t::g::a (src/t/g/b.rs:2)"
+        ]
+    );
+    // An inline module that is no test is part of its file.
+    assert_eq!(
+        check(&planted("pub mod m {\n    use super::super::B;\n}"), one),
+        [
+            "cycle among files t::g::a, t::g::b: t::g::a -> t::g::b (src/t/g/a.rs:2); \
+          t::g::b -> t::g::a (src/t/g/b.rs:2)"
+        ]
+    );
+    // Without it: a parent and its children reaching each other, and a's
+    // tests (brought in by `#[path]`, or inline under `#[cfg(test)]`) using
+    // b, are no cycle.
+    let fine =
+        planted("#[cfg(test)]\n#[allow(unused)]\nmod more {\n    use super::super::b::B;\n}");
+    assert_eq!(check(&fine, one), Vec::<String>::new());
+    assert_eq!(
+        path_modules(&fine).get("t/g/a_tests.rs"),
+        Some(&vec!["t".into(), "g".into(), "a".into(), "tests".into()])
+    );
 }
 
 #[test]

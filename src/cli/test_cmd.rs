@@ -2,7 +2,7 @@
 //! or the adversarial catalogue against each side.
 
 use super::{Ctx, Outcome};
-use crate::engine::mental_poker::keys::PendingKey;
+use crate::engine::mental_poker::pending::PendingKey;
 use crate::engine::mental_poker::spares;
 use crate::engine::{
     ControlMode, Dir, EngineConfig, Hooks, MemorySink, Role, ScriptedChat, SessionOutcome,

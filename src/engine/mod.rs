@@ -266,7 +266,7 @@ pub struct MatchBinding {
     /// The peer's identity key from the handshake; its receipt must be
     /// signed by it.
     pub peer_public_key: Option<String>,
-    pub rsa: Mutex<Option<mental_poker::keys::PendingKey>>,
+    pub rsa: Mutex<Option<mental_poker::pending::PendingKey>>,
     /// A deliberate misbehaviour (the adversarial catalogue only).
     pub fault: Option<mental_poker::fault::Fault>,
 }

@@ -22,7 +22,7 @@
 //! - trusted-agent-task-v1: none (a service: the options `collab_task_id`
 //!   and `collab_data_dir` shape it, see `task`).
 
-mod board;
+pub mod board;
 pub mod cards;
 mod chat;
 mod choice;

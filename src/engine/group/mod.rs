@@ -6,8 +6,11 @@
 pub mod authority;
 pub mod core;
 pub mod delta;
+pub mod frame;
 pub mod hooks;
 pub mod replica;
+#[cfg(test)]
+pub(crate) mod testkit;
 
 pub use authority::{Authority, AuthorityInit, Envelopes, FrameRecord};
 pub use core::{GroupConfig, GroupError};

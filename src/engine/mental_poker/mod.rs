@@ -17,6 +17,7 @@ pub mod ledger;
 pub mod monty;
 pub mod num;
 pub mod ot;
+pub mod pending;
 pub mod receipt;
 pub mod side;
 pub mod spares;

@@ -20,6 +20,7 @@
 //! balances, `read` the listing and the transaction view, `rows` the stored
 //! rows and the field readers.
 
+mod append;
 mod bid;
 mod deal;
 mod deliver;

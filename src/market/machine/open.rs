@@ -4,8 +4,9 @@ use super::super::db::args;
 use super::super::vocab::{Kind, State};
 use super::super::{MarketError, conflict, gate};
 use super::Market;
+use super::append::{Entry, record};
 use super::rows::{hash_of, object, text};
-use super::transition::{Entry, Msg, record, reply};
+use super::transition::{Msg, reply};
 use crate::json::Value;
 use crate::obj;
 

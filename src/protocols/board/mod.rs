@@ -19,7 +19,7 @@ use crate::engine::{Ctx, Dir, HookError, HookResult, Hooks, HostMetadata};
 use crate::json::{Map, Value};
 use crate::obj;
 use async_trait::async_trait;
-use rules::Cell;
+pub use rules::Cell;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Kind {
@@ -67,7 +67,9 @@ impl BoardGame {
 
     fn reset(&mut self) {
         self.board = vec![vec![Cell::Empty; self.cols.max(0) as usize]; self.rows.max(0) as usize];
-        if self.kind == Kind::Reversi && self.rows >= 2 {
+        // The four middle stones of reversi's square board (a board read
+        // back from a file may be of any shape: no stones, no panic).
+        if self.kind == Kind::Reversi && self.rows >= 2 && self.cols == self.rows {
             let m = (self.rows / 2) as usize;
             self.board[m - 1][m - 1] = Cell::Host;
             self.board[m - 1][m] = Cell::Guest;

@@ -8,15 +8,17 @@ use crate::json::Value;
 use crate::obj;
 use crate::protocols::{as_int, str_field};
 
+/// A cell of the grid: empty or one side's stone.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(super) enum Cell {
+pub enum Cell {
     Empty,
     Guest,
     Host,
 }
 
 impl Cell {
-    fn other(self) -> Cell {
+    /// The other side's stone (empty stays empty).
+    pub fn other(self) -> Cell {
         match self {
             Cell::Guest => Cell::Host,
             Cell::Host => Cell::Guest,
@@ -24,7 +26,7 @@ impl Cell {
         }
     }
 
-    pub(super) fn player(self) -> &'static str {
+    pub fn player(self) -> &'static str {
         if self == Cell::Guest { "guest" } else { "host" }
     }
 }
@@ -40,6 +42,60 @@ const AROUND: [(i64, i64); 8] = [
     (1, 0),
     (1, 1),
 ];
+
+/// The grid read back from a game's frames (`session::replay`), by the
+/// same rules the game plays by.
+impl BoardGame {
+    /// A `rows`×`cols` board of `kind` in its opening position.
+    pub fn sized(kind: Kind, rows: i64, cols: i64) -> BoardGame {
+        let mut b = BoardGame::new(kind);
+        b.rows = rows;
+        b.cols = cols;
+        b.reset();
+        b
+    }
+
+    pub fn kind(&self) -> Kind {
+        self.kind
+    }
+
+    pub fn rows(&self) -> i64 {
+        self.rows
+    }
+
+    pub fn cols(&self) -> i64 {
+        self.cols
+    }
+
+    /// The cell at (r, c); empty outside the board.
+    pub fn cell(&self, r: i64, c: i64) -> Cell {
+        self.at(r, c)
+    }
+
+    /// Places `v`'s stone at (r, c) as a move does (reversi flips the lines
+    /// it closes); false when the cell is taken or outside the board.
+    pub fn place(&mut self, r: i64, c: i64, v: Cell) -> bool {
+        if !self.inside(r, c) || self.at(r, c) != Cell::Empty {
+            return false;
+        }
+        if self.kind == Kind::Reversi {
+            self.reversi_apply(r, c, v);
+        } else {
+            self.set(r, c, v);
+        }
+        true
+    }
+
+    /// How many of `v`'s stones are on the board.
+    pub fn stones(&self, v: Cell) -> i64 {
+        self.count(v)
+    }
+
+    /// The board as the snapshot's `board` shows it.
+    pub fn grid(&self) -> Value {
+        self.board_value()
+    }
+}
 
 impl BoardGame {
     pub(super) fn inside(&self, r: i64, c: i64) -> bool {
@@ -99,7 +155,7 @@ impl BoardGame {
     }
 
     /// Connect 4: the row a stone dropped in `col` lands on.
-    pub(super) fn drop_row(&self, col: i64) -> Option<i64> {
+    pub fn drop_row(&self, col: i64) -> Option<i64> {
         if !(0..self.cols).contains(&col) {
             return None;
         }

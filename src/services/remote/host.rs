@@ -7,7 +7,7 @@ use super::session::Session;
 use super::{
     CANCELLED_REASON, Finished, HostPlan, Progress, RemoteError, Report, cancelled, handshake_step,
 };
-use crate::engine::mental_poker::keys::PendingKey;
+use crate::engine::mental_poker::pending::PendingKey;
 use crate::engine::{self, ControlMode, Role};
 use crate::json::{Map, Value};
 use crate::net::handshake::{self};

@@ -5,7 +5,7 @@ use super::lobby::{self};
 use super::session::Session;
 use super::settle::close_on_server;
 use super::{Finished, JoinPlan, Progress, RemoteError, Report, cancelled, handshake_step};
-use crate::engine::mental_poker::keys::PendingKey;
+use crate::engine::mental_poker::pending::PendingKey;
 use crate::engine::{Hooks, Role};
 use crate::json::{Map, Value};
 use crate::net::handshake::{self};

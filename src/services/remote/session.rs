@@ -6,7 +6,7 @@ use super::{
     CANCEL_SETTLE, CANCELLED_REASON, FINISH_GRACE, Finished, PeerOpts, Progress, RemoteError,
     Report,
 };
-use crate::engine::mental_poker::keys::PendingKey;
+use crate::engine::mental_poker::pending::PendingKey;
 use crate::engine::{
     self, Channel, ChatSource, ControlMode, CountingSink, Event, EventSink, Hooks, Role,
     SessionOutcome, Strategy,

@@ -1,7 +1,8 @@
 //! The attached session: following its files, its feed and its decision
 //! prompt.
 
-use super::room::{RoomNews, RoomState};
+use super::room_state::{RoomNews, RoomState};
+use super::table_state::{TableNews, TableState};
 use super::{Focus, SessionsView, page, say};
 use crate::json::{Map, Value};
 use crate::session::StateDir;
@@ -37,7 +38,7 @@ pub struct Attached {
     /// The room, when the session is one.
     pub room: Option<RoomState>,
     /// The card table, when the room is one.
-    pub table: Option<super::table::TableState>,
+    pub table: Option<TableState>,
     /// The whisper mark, the peer banner, details and history.
     pub aside: super::Aside,
 }
@@ -129,7 +130,7 @@ impl SessionsView {
             torn: u.snapshot_unreadable,
             events: std::mem::take(&mut u.room_events),
         };
-        let table_news = super::table::TableNews {
+        let table_news = TableNews {
             snapshot: u.snapshot.is_some(),
             session: u.session.is_some(),
             details: u

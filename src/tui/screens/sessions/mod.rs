@@ -10,14 +10,16 @@ mod coach;
 mod modal;
 pub mod replay;
 mod room;
+mod room_state;
 mod table;
+mod table_state;
 mod view;
 
 pub use aside::{Aside, WhisperMark};
 pub use attached::Attached;
 pub use modal::Modal;
-pub use room::RoomState;
-pub use table::{CHOICE_PAGE, TableState, table_alias};
+pub use room_state::RoomState;
+pub use table_state::{CHOICE_PAGE, TableState, table_alias};
 
 use crate::engine::ControlMode;
 use crate::tui::command::Command;

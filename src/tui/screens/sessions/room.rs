@@ -5,6 +5,7 @@
 //! loop never writes files itself). `t` sets the topic, `X` closes the room
 //! (seat 0; the facilitator ends a meeting) after a confirmation.
 
+use super::room_state::{RoomNews, RoomState};
 use super::{Attached, Focus, Modal, SessionsView, say};
 use crate::json::{Map, Value};
 use crate::obj;
@@ -13,63 +14,7 @@ use crate::tui::command::Command;
 use crate::tui::effect::{Effects, SessionTask};
 use crate::tui::msg::Msg;
 use crate::tui::panes::dialogs;
-use crate::tui::panes::room;
 use crate::tui::screen::Env;
-use std::collections::BTreeMap;
-
-/// What the console keeps of an attached room besides its files.
-#[derive(Debug, Clone)]
-pub struct RoomState {
-    /// The room as its snapshot and session.json tell it (`Err`: the
-    /// snapshot is unreadable, and why).
-    pub model: Result<RoomModel, String>,
-    /// Lines of the stream from events.jsonl, oldest first.
-    pub notices: Vec<Notice>,
-    /// Who is connected to this side, as its events tell (leader side).
-    pub links: BTreeMap<String, bool>,
-    /// The compose line.
-    pub input: String,
-    /// Entries of the stream hidden below the bottom (0: following).
-    pub scroll: usize,
-    /// The last send's result.
-    pub note: Option<(bool, String)>,
-    /// The text whose action is being queued (back in the line if that
-    /// fails).
-    pub sending: Option<String>,
-    /// Was the snapshot unreadable when last read?
-    torn: bool,
-}
-
-impl RoomState {
-    fn new() -> RoomState {
-        RoomState {
-            model: RoomModel::parse(&Map::new(), &Map::new()),
-            notices: Vec::new(),
-            links: BTreeMap::new(),
-            input: String::new(),
-            scroll: 0,
-            note: None,
-            sending: None,
-            torn: false,
-        }
-    }
-
-    fn len(&self) -> usize {
-        room::stream_len(&self.model, &self.notices)
-    }
-
-    fn kind(&self) -> RoomKind {
-        self.model.as_ref().map_or(RoomKind::Other, |m| m.kind)
-    }
-}
-
-/// What a watch update says that a room needs.
-pub(super) struct RoomNews {
-    pub snapshot: bool,
-    pub session: bool,
-    pub torn: bool,
-    pub events: Vec<Map>,
-}
 
 /// Statuses of a room session that nothing sends from any more.
 const ENDED: &[&str] = &[
