@@ -583,11 +583,6 @@ impl Authority {
         self.outcome.as_deref()
     }
 
-    /// The highest `client_seq` taken from each actor.
-    pub fn last_client_seqs(&self) -> &Map {
-        &self.last_client_seq
-    }
-
     /// The highest `client_seq` taken from `public_key` (0 before any).
     pub fn last_client_seq(&self, public_key: &str) -> u64 {
         match number(self.last_client_seq.get(public_key)) {
