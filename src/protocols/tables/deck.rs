@@ -217,7 +217,7 @@ fn decimal(mut n: usize, buf: &mut [u8; 20]) -> &[u8] {
 
 /// A big-endian unsigned integer modulo `m` (m > 0).
 fn mod_be(bytes: &[u8], m: u64) -> u64 {
-    if m <= u64::from(u32::MAX) && bytes.len() % 4 == 0 {
+    if m <= u64::from(u32::MAX) && bytes.len().is_multiple_of(4) {
         // Four bytes at a time: the remainder stays below 2^32, so
         // `r << 32 | chunk` fits in a u64.
         let mut r: u64 = 0;
