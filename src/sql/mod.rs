@@ -24,10 +24,11 @@ use std::borrow::Cow;
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum SqlError {
     /// The database refused to break a constraint (SQLite's constraint
-    /// failures, PostgreSQL's class 23 and the triggers that raise it); the
-    /// database's own message.
-    #[error("{0}")]
-    Constraint(String),
+    /// failures, PostgreSQL's class 23 and the triggers that raise it):
+    /// the database's own `message`, and as logs `shown` it (with the
+    /// database and the code where there is one).
+    #[error("{shown}")]
+    Constraint { message: String, shown: String },
     /// Anything else: the connection, the statement, a column of an
     /// unexpected type.
     #[error("{0}")]

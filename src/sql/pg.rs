@@ -278,24 +278,12 @@ pub fn close(pool: Pool) {
 /// raise class 23 codes) is the database refusing to break an invariant.
 pub fn pg_error(e: &postgres::Error) -> SqlError {
     match e.as_db_error() {
-        Some(d) if d.code().code().starts_with("23") => {
-            SqlError::Constraint(format!("postgres: {} ({})", d.message(), d.code().code()))
-        }
+        Some(d) if d.code().code().starts_with("23") => SqlError::Constraint {
+            message: d.message().to_owned(),
+            shown: format!("postgres: {} ({})", d.message(), d.code().code()),
+        },
         Some(d) => SqlError::Db(format!("postgres: {} ({})", d.message(), d.code().code())),
         None => SqlError::Db(format!("postgres: {e}")),
-    }
-}
-
-/// The server's own message of a constraint failure (without the prefix and
-/// code [`pg_error`] adds), for callers that show it to a client.
-pub fn constraint_message(e: &SqlError) -> Option<&str> {
-    match e {
-        SqlError::Constraint(s) => Some(
-            s.strip_prefix("postgres: ")
-                .and_then(|m| m.rsplit_once(" (").map(|(m, _)| m))
-                .unwrap_or(s),
-        ),
-        SqlError::Db(_) => None,
     }
 }
 
@@ -523,17 +511,5 @@ mod tests {
         let e = parse_url("postgres://h/db").unwrap_err();
         assert!(e.to_string().contains("names no user"), "{e}");
         assert!(parse_url("postgres://u@127.0.0.1:5432/db").is_ok());
-    }
-
-    #[test]
-    fn constraint_messages_lose_their_prefix_and_code() {
-        let e = SqlError::Constraint("postgres: no overdraft (23514)".into());
-        assert_eq!(constraint_message(&e), Some("no overdraft"));
-        let e = SqlError::Constraint("UNIQUE constraint failed: t.a".into());
-        assert_eq!(
-            constraint_message(&e),
-            Some("UNIQUE constraint failed: t.a")
-        );
-        assert_eq!(constraint_message(&SqlError::Db("x".into())), None);
     }
 }

@@ -13,7 +13,11 @@ pub fn sql_err(e: rusqlite::Error) -> SqlError {
         rusqlite::Error::SqliteFailure(f, msg)
             if f.code == rusqlite::ErrorCode::ConstraintViolation =>
         {
-            SqlError::Constraint(msg.clone().unwrap_or_else(|| e.to_string()))
+            let message = msg.clone().unwrap_or_else(|| e.to_string());
+            SqlError::Constraint {
+                shown: message.clone(),
+                message,
+            }
         }
         _ => SqlError::Db(e.to_string()),
     }
@@ -133,7 +137,10 @@ mod tests {
             .unwrap();
         db.execute("INSERT INTO t VALUES (1)", &[]).unwrap();
         let e = db.execute("INSERT INTO t VALUES (1)", &[]).unwrap_err();
-        assert!(matches!(e, SqlError::Constraint(_)), "{e}");
+        assert!(
+            matches!(&e, SqlError::Constraint { message, .. } if message.contains("UNIQUE")),
+            "{e}"
+        );
         let e = db
             .execute("INSERT INTO nowhere VALUES (1)", &[])
             .unwrap_err();

@@ -16,9 +16,31 @@ pub use crate::sql::{Arg, Cell, Db, FromText, NO_ROWS, Row, SqlError};
 /// refusing to break an invariant.
 impl From<SqlError> for MarketError {
     fn from(e: SqlError) -> Self {
-        match crate::sql::pg::constraint_message(&e) {
-            Some(m) => conflict("invariant_violation", m.to_owned()),
-            None => MarketError::Store(e.to_string()),
+        match e {
+            SqlError::Constraint { message, .. } => conflict("invariant_violation", message),
+            SqlError::Db(shown) => MarketError::Store(shown),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_constraint_failure_is_a_conflict_with_the_databases_own_message() {
+        let e = MarketError::from(SqlError::Constraint {
+            message: "no overdraft".into(),
+            shown: "postgres: no overdraft (23514)".into(),
+        });
+        assert!(
+            matches!(&e, MarketError::Conflict { code: "invariant_violation", message } if message == "no overdraft"),
+            "{e:?}"
+        );
+        let e = MarketError::from(SqlError::Db("postgres: gone".into()));
+        assert!(
+            matches!(&e, MarketError::Store(m) if m == "postgres: gone"),
+            "{e:?}"
+        );
     }
 }
