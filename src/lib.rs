@@ -45,6 +45,7 @@ pub mod protocols;
 pub mod services;
 pub mod session;
 pub mod spec;
+pub mod sql;
 pub mod tui;
 pub mod utc;
 pub mod web;

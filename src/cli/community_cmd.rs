@@ -236,8 +236,7 @@ pub fn serve(ctx: &Ctx, a: ServeArgs) -> Result<Outcome> {
         }
         Database::Postgres(url) => {
             let pool =
-                crate::community::pg::pool(url, pool, std::time::Duration::from_secs(10), "market")
-                    .context("the market's connections")?;
+                crate::sql::pg::pool(url, pool, "market").context("the market's connections")?;
             crate::market::Market::postgres(pool, crate::market::MarketConfig::default())
                 .with_context(|| format!("opening the market tables in {}", database.shown()))?
         }

@@ -7,9 +7,10 @@
 pub mod db;
 pub mod groups;
 pub mod pg;
-pub mod pool_metrics;
+pub mod queries;
 pub mod recent;
 pub mod server;
+pub mod sqlite;
 pub mod store;
 pub mod timed;
 

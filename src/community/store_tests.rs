@@ -1,6 +1,46 @@
-//! The SQLite store's own tests (the routes' are in tests/community.rs).
+//! The store's own tests (the routes' are in tests/community.rs), on SQLite
+//! and, when `PALAVER_TEST_PG` names a cluster, on PostgreSQL too: the
+//! queries are the same, so every answer must be.
 
-use super::{Reputation, SqliteStore, Store};
+use super::{Agent, NewProtocol, NewSession, Reputation, SessionRow, SqliteStore, Store};
+use crate::community::groups::{Group, NewGroup};
+use crate::community::pg::PgStore;
+use crate::community::recent::Refusal;
+use crate::obj;
+
+/// A fresh database on the cluster `PALAVER_TEST_PG` names, if it names one
+/// (required when `CI` or `PALAVER_REQUIRE_PG` is set).
+fn fresh_pg(tag: &str) -> Option<String> {
+    let base = match std::env::var("PALAVER_TEST_PG") {
+        Ok(u) if !u.trim().is_empty() => u.trim().to_owned(),
+        _ => {
+            let required = ["CI", "PALAVER_REQUIRE_PG"]
+                .iter()
+                .any(|v| std::env::var(v).is_ok_and(|x| !x.is_empty()));
+            assert!(!required, "PALAVER_TEST_PG is not set but CI is");
+            return None;
+        }
+    };
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.subsec_nanos())
+        .unwrap_or(0);
+    let name = format!("t_store_{tag}_{}_{nanos}", std::process::id());
+    let mut c = postgres::Client::connect(&base, postgres::NoTls).unwrap();
+    c.batch_execute(&format!("CREATE DATABASE {name}")).unwrap();
+    let (head, _) = base.split_once('?').unwrap_or((&base, ""));
+    let cut = head.rfind('/').unwrap();
+    Some(format!("{}/{name}", &head[..cut]))
+}
+
+/// The stores the test runs on.
+fn stores(tag: &str) -> Vec<Box<dyn Store>> {
+    let mut v: Vec<Box<dyn Store>> = vec![Box::new(SqliteStore::memory().unwrap())];
+    if let Some(url) = fresh_pg(tag) {
+        v.push(Box::new(PgStore::connect(&url, 2).unwrap().0));
+    }
+    v
+}
 
 #[test]
 fn migrating_twice_is_a_no_op() {
@@ -30,23 +70,12 @@ fn reputation_shrinks_few_ratings_towards_the_middle() {
     assert_eq!(Reputation::of(9, 9, 5, 25).confidence, "medium");
 }
 
-#[test]
-fn the_gauges_count_open_invitations_and_live_groups() {
-    use crate::community::groups::{Group, NewGroup};
-    use crate::obj;
-    let store = SqliteStore::memory().unwrap();
-    let now = 1_000_000.0;
-    let inv = obj! { "post_id" => "p1", "protocol_id" => "x", "type" => "supply" };
-    assert!(
-        store
-            .add_invitation(&inv, "k", now, now + 300.0, 3)
-            .unwrap()
-    );
+fn group(now: f64) -> Group {
     let body = obj! {
         "min_participants" => 2, "max_participants" => 4, "allow_late_join" => true,
         "recovery_mode" => "exact",
     };
-    let g = Group::create(
+    Group::create(
         NewGroup {
             group_id: "g1".into(),
             member_id: "m1".into(),
@@ -60,16 +89,213 @@ fn the_gauges_count_open_invitations_and_live_groups() {
         },
         now,
     )
-    .unwrap();
-    assert!(store.add_group(&g).unwrap());
-    let live = |at: f64| {
-        let c = store.gauges(at).unwrap();
-        (c.open_invitations, c.live_groups)
-    };
-    assert_eq!(live(now + 1.0), (1, 1));
-    // The leader's lease lapses after 15 s, the invitation after 300 s.
-    assert_eq!(live(now + 20.0), (1, 0));
-    assert_eq!(live(now + 400.0), (0, 0));
-    store.cancel_invitation("p1").unwrap();
-    assert_eq!(live(now + 1.0), (0, 1));
+    .unwrap()
+}
+
+#[test]
+fn the_gauges_count_open_invitations_and_live_groups() {
+    for store in stores("gauges") {
+        let now = 1_000_000.0;
+        let inv = obj! { "post_id" => "p1", "protocol_id" => "x", "type" => "supply" };
+        assert!(
+            store
+                .add_invitation(&inv, "k", now, now + 300.0, 3)
+                .unwrap()
+        );
+        assert!(store.add_group(&group(now)).unwrap());
+        let live = |at: f64| {
+            let c = store.gauges(at).unwrap();
+            (c.open_invitations, c.live_groups)
+        };
+        assert_eq!(live(now + 1.0), (1, 1), "{}", store.kind());
+        // The leader's lease lapses after 15 s, the invitation after 300 s.
+        assert_eq!(live(now + 20.0), (1, 0));
+        assert_eq!(live(now + 400.0), (0, 0));
+        store.cancel_invitation("p1").unwrap();
+        assert_eq!(live(now + 1.0), (0, 1));
+    }
+}
+
+#[test]
+fn both_databases_answer_every_call_alike() {
+    let mut answers = Vec::new();
+    for s in stores("alike") {
+        let now = 2_000_000.0;
+        let mut seen: Vec<String> = Vec::new();
+        let mut note = |what: String| seen.push(what);
+        // Challenges: kept until taken, single use, too old is none.
+        s.add_challenge("n1", 7, now).unwrap();
+        note(format!("{:?}", s.challenge("n1", now + 1.0, 60.0).unwrap()));
+        note(format!(
+            "{:?}",
+            s.challenge("n1", now + 100.0, 60.0).unwrap()
+        ));
+        note(format!("{:?}", s.take_challenge("n1", now, 60.0).unwrap()));
+        note(format!("{:?}", s.take_challenge("n1", now, 60.0).unwrap()));
+        // Agents, found by key or id; a second registration is refused.
+        let a = Agent {
+            public_key: "kh".into(),
+            nickname: "host".into(),
+            bio: "".into(),
+            agent_id: "ah".into(),
+            registered_at: now,
+        };
+        note(format!("{:?}", s.add_agent(&a).unwrap()));
+        note(format!("{:?}", s.add_agent(&a).unwrap()));
+        note(format!(
+            "{:?}",
+            s.agent("ah").unwrap().map(|a| a.public_key)
+        ));
+        // Protocols page in byte order.
+        for id in ["b", "B", "a"] {
+            let p = NewProtocol {
+                protocol_id: id,
+                name: "n",
+                description: "d",
+                kind: "game",
+                spec_json: "{}",
+                registered_by: "kh",
+            };
+            note(format!("{:?}", s.add_protocol(&p, now).unwrap()));
+        }
+        note(format!("{:?}", s.protocols(None, 2).unwrap()));
+        note(format!("{:?}", s.protocols(Some("B"), 5).unwrap()));
+        note(format!("{:?}", s.protocol("a").unwrap()));
+        // Invitations: the limit, the filters, renewal.
+        for (i, tag) in ["x", "y", "x"].iter().enumerate() {
+            let inv = obj! { "post_id" => format!("p{i}"), "protocol_id" => "a", "tags" => vec![crate::json::Value::from(*tag)] };
+            note(format!(
+                "{:?}",
+                s.add_invitation(&inv, "kh", now + i as f64, now + 10.0, 2)
+                    .unwrap()
+            ));
+        }
+        note(format!("{:?}", s.active_invitations("kh", now).unwrap()));
+        let listed = |p: Option<&str>, t: Option<&str>| {
+            s.invitations(p, None, t, 10, now)
+                .unwrap()
+                .iter()
+                .map(|m| m.get("post_id").and_then(|v| v.as_str()).map(str::to_owned))
+                .collect::<Vec<_>>()
+        };
+        note(format!("{:?}", listed(None, None)));
+        note(format!("{:?}", listed(Some("a"), Some("y"))));
+        note(format!("{:?}", listed(Some("zz"), None)));
+        note(format!(
+            "{:?}",
+            s.renew_invitation("p0", now + 20.0, now + 30.0, 1)
+        ));
+        note(format!(
+            "{:?}",
+            s.renew_invitation("p0", now + 5.0, now + 30.0, 2)
+        ));
+        note(format!("{:?}", s.renew_invitation("nope", now, now, 2)));
+        note(format!("{:?}", s.cancel_invitation("p1").unwrap()));
+        note(format!(
+            "{:?}",
+            s.renew_invitation("p1", now, now + 30.0, 2)
+        ));
+        // Sessions: one per invitation, results agreed or disputed.
+        let row = |id: &str, post: &str| SessionRow {
+            session_id: id.into(),
+            post_id: post.into(),
+            protocol_id: "a".into(),
+            host_public_key: "kh".into(),
+            guest_public_key: "kg".into(),
+            status: "matched".into(),
+            winner: None,
+            disputed: false,
+            iroh_ticket: None,
+            created_at: now,
+        };
+        let add = |id: &str, post: &str| -> NewSession {
+            s.add_session(&row(id, post), "nonce", "hs", "gs").unwrap()
+        };
+        note(format!("{:?}", add("s1", "p0")));
+        note(format!("{:?}", add("s1", "p0")));
+        note(format!("{:?}", add("s2", "p0")));
+        note(format!("{:?}", add("s3", "nope")));
+        note(format!(
+            "{:?}",
+            s.report_result("s1", "kh", "host").unwrap()
+        ));
+        note(format!(
+            "{:?}",
+            s.report_result("s1", "kg", "host").unwrap()
+        ));
+        note(format!(
+            "{:?}",
+            s.report_result("s1", "kg", "guest").unwrap()
+        ));
+        s.set_transport("s1", "ticket", "sig").unwrap();
+        note(format!(
+            "{:?}",
+            s.close_session("s1", "closed", now).unwrap()
+        ));
+        note(format!(
+            "{:?}",
+            s.close_session("s1", "closed", now).unwrap()
+        ));
+        let got = s.session("s1").unwrap().unwrap();
+        note(format!(
+            "{} {:?} {} {:?}",
+            got.status, got.winner, got.disputed, got.iroh_ticket
+        ));
+        s.add_feedback("s1", "kg", &obj! { "ok" => true }, now)
+            .unwrap();
+        note(format!(
+            "{:?}",
+            s.add_rating("s1", "kg", "kh", 4, "good", now).unwrap()
+        ));
+        note(format!(
+            "{:?}",
+            s.add_rating("s1", "kg", "kh", 5, "again", now).unwrap()
+        ));
+        note(crate::json::canonical::to_string_ordered(
+            &crate::json::Value::Object(s.agent_stats("kh").unwrap()),
+        ));
+        note(format!("{:?}", s.agent_ratings("kh", 5).unwrap().len()));
+        // Groups: compare-and-set on the version.
+        let g = group(now);
+        note(format!("{:?}", s.add_group(&g).unwrap()));
+        note(format!("{:?}", s.add_group(&g).unwrap()));
+        let (_, v) = s.group("p1", true).unwrap().unwrap();
+        note(format!("{:?}", s.save_group(&g, v).unwrap()));
+        note(format!("{:?}", s.save_group(&g, v).unwrap()));
+        note(format!(
+            "{:?}",
+            s.group("g1", false).unwrap().map(|(_, v)| v)
+        ));
+        // The replay window and the rate limit.
+        note(format!(
+            "{:?}",
+            s.note_request("kh", "r1", 100, 100).unwrap()
+        ));
+        note(format!(
+            "{:?}",
+            s.note_request("kh", "r1", 100, 101).unwrap()
+        ));
+        let taken: Vec<_> = (0..3)
+            .map(|_| s.take_token("kh", 1.0, 100.0).unwrap())
+            .collect();
+        note(format!("{taken:?}"));
+        answers.push((s.kind(), seen));
+    }
+    let (_, sqlite) = &answers[0];
+    assert_eq!(
+        sqlite[sqlite.len() - 2..],
+        [
+            format!("{:?}", Err::<(), _>(Refusal::Replayed)),
+            format!(
+                "{:?}",
+                vec![Ok(()), Ok(()), Err::<(), _>(Refusal::RateLimited)]
+            )
+        ]
+    );
+    for (kind, other) in &answers[1..] {
+        for (i, (a, b)) in sqlite.iter().zip(other).enumerate() {
+            assert_eq!(a, b, "answer {i} differs on {kind}");
+        }
+        assert_eq!(sqlite.len(), other.len());
+    }
 }

@@ -135,7 +135,7 @@ impl Market {
                 "SELECT balance FROM gtl_accounts WHERE account = $1",
                 args![principal_id],
             )?
-            .map(|r| r.int(0))
+            .map(|r| Ok(r.int(0)?))
             .transpose()
         })
     }
@@ -143,7 +143,7 @@ impl Market {
     /// The ledger totals every invariant test checks.
     pub fn audit(&self) -> Result<Audit, MarketError> {
         self.read(true, |db| {
-            let mut q = |sql: &str| -> Result<i64, MarketError> { db.query_one(sql, &[])?.int(0) };
+            let mut q = |sql: &str| -> Result<i64, MarketError> { Ok(db.query_one(sql, &[])?.int(0)?) };
             Ok(Audit {
                 sum_of_balances: q("SELECT CAST(COALESCE(SUM(balance), 0) AS BIGINT) FROM gtl_accounts")?,
                 escrow: q("SELECT balance FROM gtl_accounts WHERE account = 'escrow'")?,

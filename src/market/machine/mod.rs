@@ -90,7 +90,7 @@ impl Market {
     }
 
     /// The market on PostgreSQL: `source` is a `postgres://` URL (a pool of
-    /// [`pg::POOL_SIZE`] connections is built for it) or an r2d2 pool the
+    /// [`crate::sql::pg::DEFAULT_POOL_SIZE`] connections is built for it) or an r2d2 pool the
     /// caller built ([`pg::PgPool`], e.g. shared with the community store).
     /// Applies the market's pending schema migrations first (versioned, in
     /// one transaction under an advisory lock, so instances starting at
@@ -108,14 +108,14 @@ impl Market {
     /// worker thread.
     pub fn postgres(source: impl Into<PgSource>, cfg: MarketConfig) -> Result<Market, MarketError> {
         let pool = match source.into() {
-            PgSource::Url(url) => pg::pool(&url, pg::POOL_SIZE)?,
+            PgSource::Url(url) => pg::pool(&url)?,
             PgSource::Pool(p) => p,
         };
         let migrated = {
             let mut c = pool
                 .get()
                 .map_err(|e| MarketError::Store(format!("no PostgreSQL connection: {e}")))?;
-            store_pg::migrate(&mut c)?
+            store_pg::migrate(&mut c.client)?
         };
         Ok(Market {
             store: Store::Postgres(Pg::new(pool, cfg.durable)),

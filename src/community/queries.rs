@@ -1,0 +1,654 @@
+//! The community store's queries, written once for both databases over
+//! the shared SQL seam ([`crate::sql`]): [`SqlStore`] is the [`Store`] of
+//! any [`Backend`]. Where the dialects differ (row locks, the per-key
+//! advisory lock, byte-order collation, JSON fields, NUL in text) the SQL
+//! asks [`Dialect`]; every write that reads before it writes is one
+//! [`Backend::transaction`] holding the lock that keeps the read true at
+//! the write (SQLite's one write lock; on PostgreSQL a per-key advisory
+//! lock for the invitation limit, the invitation's row for a session, the
+//! session's row for results), and single-use rows are taken by
+//! `DELETE … RETURNING`.
+
+use super::groups::Group;
+use super::recent::Admission;
+use super::store::{
+    Agent, Backend, CommunityGauges, InvitationRow, NewProtocol, NewSession, PoolState, Renewal,
+    Reputation, Res, SessionRow, Store, StoreError, invitation_view, tagged,
+};
+use crate::json::{Map, Value};
+use crate::sql::{Db, Dialect, Row, args};
+
+/// The community's store over a backend (see the module doc).
+pub struct SqlStore<B>(pub(super) B);
+
+/// Open invitations at `$1`.
+const LIVE_INVITATIONS: &str =
+    "SELECT COUNT(*) FROM invitations WHERE status = 'open' AND expires_at > $1";
+
+/// A key's active invitations at `$2`.
+const ACTIVE: &str = "SELECT COUNT(*) FROM invitations WHERE public_key = $1 AND status = 'open' AND expires_at > $2";
+
+/// The lock class of the per-key advisory lock that serialises a key's
+/// invitation changes (the two-key form: class, hash of the key).
+const INVITATION_LOCK: i64 = 0x696e_7601;
+
+fn count(n: i64) -> usize {
+    usize::try_from(n).unwrap_or(0)
+}
+
+fn limit(n: usize) -> i64 {
+    i64::try_from(n).unwrap_or(i64::MAX)
+}
+
+fn active(db: &mut dyn Db, key: &str, now: f64) -> Res<usize> {
+    Ok(count(db.query_one(ACTIVE, args![key, now])?.int(0)?))
+}
+
+/// Serialises `key`'s invitation changes until the transaction ends, on
+/// every instance (a no-op where the transaction holds the database's one
+/// write lock already).
+fn lock_key(db: &mut dyn Db, key: &str) -> Res<()> {
+    if let Some(sql) = db.dialect().advisory_lock() {
+        db.execute(sql, args![INVITATION_LOCK, key])?;
+    }
+    Ok(())
+}
+
+/// A challenge's difficulty if it is younger than `max_age`.
+fn fresh(row: Option<Row>, now: f64, max_age: f64) -> Res<Option<u32>> {
+    let Some(r) = row else {
+        return Ok(None);
+    };
+    let (d, at) = (r.int(0)?, r.float(1)?);
+    Ok((now - at <= max_age)
+        .then(|| u32::try_from(d).ok())
+        .flatten())
+}
+
+fn session_of(r: &Row) -> Res<SessionRow> {
+    Ok(SessionRow {
+        session_id: r.text(0)?,
+        post_id: r.text(1)?,
+        protocol_id: r.text(2)?,
+        host_public_key: r.text(3)?,
+        guest_public_key: r.text(4)?,
+        status: r.text(5)?,
+        winner: r.opt_text(6)?,
+        disputed: r.bool(7)?,
+        iroh_ticket: r.opt_text(8)?,
+        created_at: r.float(9)?,
+    })
+}
+
+fn group_body(g: &Group) -> Res<String> {
+    serde_json::to_string(g).map_err(|e| StoreError(e.to_string()))
+}
+
+impl<B: Backend> SqlStore<B> {
+    /// Whether `s` cannot be stored (a NUL where text cannot hold one): a
+    /// lookup with it matches nothing, answered without asking.
+    fn unstorable(&self, s: &str) -> bool {
+        !self.0.dialect().holds_nul() && s.contains('\0')
+    }
+}
+
+impl<B: Backend> Store for SqlStore<B> {
+    fn kind(&self) -> &'static str {
+        match self.0.dialect() {
+            Dialect::Sqlite => "sqlite",
+            Dialect::Postgres => "postgres",
+        }
+    }
+
+    fn ping(&self) -> Res<()> {
+        self.0.ping()
+    }
+
+    fn gauges(&self, now: f64) -> Res<CommunityGauges> {
+        self.0.run(|db| {
+            let d = db.dialect();
+            let live = format!(
+                "SELECT COUNT(*) FROM groups WHERE {} IN ('lobby', 'active') AND {} > $1",
+                d.json_text("body", "status"),
+                d.json_number("body", "leader_lease_expires_at"),
+            );
+            Ok(CommunityGauges {
+                open_invitations: db.query_one(LIVE_INVITATIONS, args![now])?.int(0)?,
+                live_groups: db.query_one(&live, args![now])?.int(0)?,
+            })
+        })
+    }
+
+    fn pool_state(&self) -> Option<PoolState> {
+        self.0.pool_state()
+    }
+
+    fn note_request(&self, key: &str, request_id: &str, t: i64, now: i64) -> Res<Admission> {
+        self.0.note_request(key, request_id, t, now)
+    }
+
+    fn take_token(&self, key: &str, rate: f64, now: f64) -> Res<Admission> {
+        self.0.take_token(key, rate, now)
+    }
+
+    fn add_challenge(&self, nonce: &str, difficulty: u32, now: f64) -> Res<()> {
+        self.0.run(|db| {
+            db.execute(
+                "DELETE FROM challenges WHERE created_at < $1",
+                args![now - 600.0],
+            )?;
+            db.execute(
+                "INSERT INTO challenges (nonce, difficulty, created_at) VALUES ($1, $2, $3)",
+                args![nonce, i64::from(difficulty), now],
+            )?;
+            Ok(())
+        })
+    }
+
+    fn challenge(&self, nonce: &str, now: f64, max_age: f64) -> Res<Option<u32>> {
+        if self.unstorable(nonce) {
+            return Ok(None);
+        }
+        self.0.run(|db| {
+            let row = db.query_opt(
+                "SELECT difficulty, created_at FROM challenges WHERE nonce = $1",
+                args![nonce],
+            )?;
+            fresh(row, now, max_age)
+        })
+    }
+
+    fn take_challenge(&self, nonce: &str, now: f64, max_age: f64) -> Res<Option<u32>> {
+        if self.unstorable(nonce) {
+            return Ok(None);
+        }
+        // Single use: of two racing registrations one deletes the row.
+        self.0.run(|db| {
+            let row = db.query_opt(
+                "DELETE FROM challenges WHERE nonce = $1 RETURNING difficulty, created_at",
+                args![nonce],
+            )?;
+            fresh(row, now, max_age)
+        })
+    }
+
+    fn agent(&self, public_key: &str) -> Res<Option<Agent>> {
+        if self.unstorable(public_key) {
+            return Ok(None);
+        }
+        self.0.run(|db| {
+            let Some(r) = db.query_opt(
+                "SELECT public_key, nickname, bio, agent_id, registered_at FROM agents WHERE public_key = $1 OR agent_id = $1",
+                args![public_key],
+            )?
+            else {
+                return Ok(None);
+            };
+            Ok(Some(Agent {
+                public_key: r.text(0)?,
+                nickname: r.text(1)?,
+                bio: r.text(2)?,
+                agent_id: r.text(3)?,
+                registered_at: r.float(4)?,
+            }))
+        })
+    }
+
+    fn add_agent(&self, a: &Agent) -> Res<bool> {
+        let n = self.0.run(|db| {
+            Ok(db.execute(
+                "INSERT INTO agents (public_key, nickname, bio, agent_id, registered_at) VALUES ($1, $2, $3, $4, $5) \
+                 ON CONFLICT DO NOTHING",
+                args![&a.public_key, &a.nickname, &a.bio, &a.agent_id, a.registered_at],
+            )?)
+        })?;
+        Ok(n == 1)
+    }
+
+    fn add_protocol(&self, p: &NewProtocol<'_>, now: f64) -> Res<bool> {
+        let n = self.0.run(|db| {
+            Ok(db.execute(
+                "INSERT INTO protocols (protocol_id, name, description, type, spec_json, registered_by, created_at) \
+                 VALUES ($1, $2, $3, $4, $5, $6, $7) ON CONFLICT DO NOTHING",
+                args![p.protocol_id, p.name, p.description, p.kind, p.spec_json, p.registered_by, now],
+            )?)
+        })?;
+        Ok(n == 1)
+    }
+
+    fn protocol(&self, protocol_id: &str) -> Res<Option<(String, String, String, String)>> {
+        if self.unstorable(protocol_id) {
+            return Ok(None);
+        }
+        self.0.run(|db| {
+            db.query_opt(
+                "SELECT name, description, type, spec_json FROM protocols WHERE protocol_id = $1",
+                args![protocol_id],
+            )?
+            .map(|r| Ok((r.text(0)?, r.text(1)?, r.text(2)?, r.text(3)?)))
+            .transpose()
+        })
+    }
+
+    fn protocols(&self, cursor: Option<&str>, n: usize) -> Res<Vec<(String, String, String)>> {
+        let cursor = cursor.unwrap_or("");
+        if self.unstorable(cursor) {
+            return Ok(Vec::new());
+        }
+        self.0.run(|db| {
+            // Byte order on both databases: the same pages on either.
+            let c = db.dialect().bytewise();
+            let sql = format!(
+                "SELECT protocol_id, name, description FROM protocols WHERE protocol_id > $1 {c} \
+                 ORDER BY protocol_id {c} LIMIT $2"
+            );
+            db.query(&sql, args![cursor, limit(n)])?
+                .iter()
+                .map(|r| Ok((r.text(0)?, r.text(1)?, r.text(2)?)))
+                .collect()
+        })
+    }
+
+    fn active_invitations(&self, public_key: &str, now: f64) -> Res<usize> {
+        if self.unstorable(public_key) {
+            return Ok(0);
+        }
+        self.0.run(|db| active(db, public_key, now))
+    }
+
+    fn add_invitation(
+        &self,
+        inv: &Map,
+        public_key: &str,
+        now: f64,
+        expires_at: f64,
+        max_active: usize,
+    ) -> Res<bool> {
+        let row = InvitationRow::of(inv);
+        self.0.transaction(|db| {
+            // The key's invitations change one transaction at a time: the
+            // count below is still true at the insert.
+            lock_key(db, public_key)?;
+            if active(db, public_key, now)? >= max_active {
+                return Ok(false);
+            }
+            db.execute(
+                "INSERT INTO invitations (post_id, public_key, protocol_id, type, tags, body, status, created_at, expires_at) \
+                 VALUES ($1, $2, $3, $4, $5, $6, 'open', $7, $8)",
+                args![&row.post_id, public_key, &row.protocol_id, &row.kind, &row.tags, &row.body, now, expires_at],
+            )?;
+            Ok(true)
+        })
+    }
+
+    fn invitation(&self, post_id: &str) -> Res<Option<Map>> {
+        if self.unstorable(post_id) {
+            return Ok(None);
+        }
+        self.0.run(|db| {
+            db.query_opt(
+                "SELECT body, status, expires_at FROM invitations WHERE post_id = $1",
+                args![post_id],
+            )?
+            .map(|r| Ok(invitation_view(&r.text(0)?, r.text(1)?, r.float(2)?)))
+            .transpose()
+        })
+    }
+
+    fn invitations(
+        &self,
+        protocol_id: Option<&str>,
+        kind: Option<&str>,
+        tag: Option<&str>,
+        n: usize,
+        now: f64,
+    ) -> Res<Vec<Map>> {
+        if [protocol_id, kind, tag]
+            .iter()
+            .flatten()
+            .any(|s| self.unstorable(s))
+        {
+            return Ok(Vec::new());
+        }
+        self.0.run(|db| {
+            let rows = db.query(
+                "SELECT body, status, expires_at, tags FROM invitations WHERE status = 'open' AND expires_at > $1 \
+                 AND ($2 IS NULL OR protocol_id = $2) AND ($3 IS NULL OR type = $3) \
+                 ORDER BY created_at DESC LIMIT 500",
+                args![now, protocol_id, kind],
+            )?;
+            let mut out = Vec::new();
+            for r in rows {
+                if let Some(t) = tag
+                    && !tagged(&r.text(3)?, t)
+                {
+                    continue;
+                }
+                out.push(invitation_view(&r.text(0)?, r.text(1)?, r.float(2)?));
+                if out.len() >= n {
+                    break;
+                }
+            }
+            Ok(out)
+        })
+    }
+
+    fn cancel_invitation(&self, post_id: &str) -> Res<bool> {
+        if self.unstorable(post_id) {
+            return Ok(false);
+        }
+        let n = self.0.run(|db| {
+            Ok(db.execute(
+                "UPDATE invitations SET status = 'cancelled' WHERE post_id = $1 AND status = 'open'",
+                args![post_id],
+            )?)
+        })?;
+        Ok(n == 1)
+    }
+
+    fn renew_invitation(
+        &self,
+        post_id: &str,
+        now: f64,
+        expires_at: f64,
+        max_active: usize,
+    ) -> Res<Renewal> {
+        if self.unstorable(post_id) {
+            return Ok(Renewal::Missing);
+        }
+        self.0.transaction(|db| {
+            let Some(key) = db.query_opt(
+                "SELECT public_key FROM invitations WHERE post_id = $1",
+                args![post_id],
+            )?
+            else {
+                return Ok(Renewal::Missing);
+            };
+            let key = key.text(0)?;
+            // The key's lock first (as posting takes it), then the row.
+            lock_key(db, &key)?;
+            let sql = format!(
+                "SELECT status, expires_at FROM invitations WHERE post_id = $1{}",
+                db.dialect().for_update()
+            );
+            let r = db.query_one(&sql, args![post_id])?;
+            let (status, old) = (r.text(0)?, r.float(1)?);
+            if status != "open" {
+                return Ok(Renewal::NotOpen(status));
+            }
+            if old <= now && active(db, &key, now)? >= max_active {
+                return Ok(Renewal::TooMany);
+            }
+            db.execute(
+                "UPDATE invitations SET expires_at = $2 WHERE post_id = $1",
+                args![post_id, expires_at],
+            )?;
+            Ok(Renewal::Renewed)
+        })
+    }
+
+    fn add_session(
+        &self,
+        s: &SessionRow,
+        session_nonce: &str,
+        host_sig: &str,
+        guest_sig: &str,
+    ) -> Res<NewSession> {
+        if self.unstorable(&s.post_id) {
+            return Ok(NewSession::NoInvitation);
+        }
+        self.0.transaction(|db| {
+            // The invitation's row lock: of two sessions racing for one
+            // invitation, the second sees it matched.
+            let sql = format!(
+                "SELECT status FROM invitations WHERE post_id = $1{}",
+                db.dialect().for_update()
+            );
+            let status = db
+                .query_opt(&sql, args![&s.post_id])?
+                .map(|r| r.text(0))
+                .transpose()?;
+            let exists = db
+                .query_one(
+                    "SELECT EXISTS (SELECT 1 FROM sessions WHERE session_id = $1)",
+                    args![&s.session_id],
+                )?
+                .bool(0)?;
+            if exists {
+                return Ok(NewSession::Exists);
+            }
+            match status {
+                None => return Ok(NewSession::NoInvitation),
+                Some(st) if st != "open" => return Ok(NewSession::NotOpen(st)),
+                Some(_) => {}
+            }
+            let n = db.execute(
+                "INSERT INTO sessions (session_id, post_id, protocol_id, host_public_key, guest_public_key, session_nonce, \
+                 host_signature, guest_signature, status, created_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, 'matched', $9) \
+                 ON CONFLICT DO NOTHING",
+                args![&s.session_id, &s.post_id, &s.protocol_id, &s.host_public_key, &s.guest_public_key, session_nonce, host_sig, guest_sig, s.created_at],
+            )?;
+            if n == 0 {
+                return Ok(NewSession::Exists);
+            }
+            db.execute(
+                "UPDATE invitations SET status = 'matched' WHERE post_id = $1",
+                args![&s.post_id],
+            )?;
+            Ok(NewSession::Added)
+        })
+    }
+
+    fn session(&self, session_id: &str) -> Res<Option<SessionRow>> {
+        if self.unstorable(session_id) {
+            return Ok(None);
+        }
+        self.0.run(|db| {
+            db.query_opt(
+                "SELECT session_id, post_id, protocol_id, host_public_key, guest_public_key, status, winner, disputed, \
+                 iroh_ticket, created_at FROM sessions WHERE session_id = $1",
+                args![session_id],
+            )?
+            .as_ref()
+            .map(session_of)
+            .transpose()
+        })
+    }
+
+    fn close_session(&self, session_id: &str, status: &str, now: f64) -> Res<bool> {
+        if self.unstorable(session_id) {
+            return Ok(false);
+        }
+        // Compare-and-swap: only a matched session moves.
+        let n = self.0.run(|db| {
+            Ok(db.execute(
+                "UPDATE sessions SET status = $2, ended_at = $3 WHERE session_id = $1 AND status = 'matched'",
+                args![session_id, status, now],
+            )?)
+        })?;
+        Ok(n == 1)
+    }
+
+    fn report_result(
+        &self,
+        session_id: &str,
+        reporter: &str,
+        winner: &str,
+    ) -> Res<(Option<String>, bool)> {
+        if self.unstorable(session_id) {
+            return Err(StoreError(format!(
+                "no session {}",
+                session_id.escape_debug()
+            )));
+        }
+        self.0.transaction(|db| {
+            // The session's row lock: two reporters at once each see the
+            // other's report, so a disagreement is never missed.
+            let sql = format!(
+                "SELECT 1 FROM sessions WHERE session_id = $1{}",
+                db.dialect().for_update()
+            );
+            db.query(&sql, args![session_id])?;
+            db.execute(
+                "INSERT INTO results (session_id, reporter, winner) VALUES ($1, $2, $3) \
+                 ON CONFLICT (session_id, reporter) DO UPDATE SET winner = excluded.winner",
+                args![session_id, reporter, winner],
+            )?;
+            let winners = db
+                .query(
+                    "SELECT winner FROM results WHERE session_id = $1",
+                    args![session_id],
+                )?
+                .iter()
+                .map(|r| r.text(0))
+                .collect::<Result<Vec<_>, _>>()?;
+            let first = winners.first().cloned();
+            let disputed = winners.iter().any(|w| Some(w) != first.as_ref());
+            let agreed = if disputed { None } else { first };
+            db.execute(
+                "UPDATE sessions SET winner = $2, disputed = $3 WHERE session_id = $1",
+                args![session_id, &agreed, disputed],
+            )?;
+            Ok((agreed, disputed))
+        })
+    }
+
+    fn set_transport(&self, session_id: &str, ticket: &str, signature: &str) -> Res<()> {
+        if self.unstorable(session_id) {
+            return Ok(());
+        }
+        self.0.run(|db| {
+            db.execute(
+                "UPDATE sessions SET iroh_ticket = $2, transport_signature = $3 WHERE session_id = $1",
+                args![session_id, ticket, signature],
+            )?;
+            Ok(())
+        })
+    }
+
+    fn add_feedback(&self, session_id: &str, by: &str, body: &Map, now: f64) -> Res<()> {
+        let text = crate::json::canonical::to_string_ordered(&Value::Object(body.clone()));
+        self.0.run(|db| {
+            db.execute(
+                "INSERT INTO feedback (session_id, public_key, body, created_at) VALUES ($1, $2, $3, $4)",
+                args![session_id, by, &text, now],
+            )?;
+            Ok(())
+        })
+    }
+
+    fn add_rating(
+        &self,
+        session_id: &str,
+        rater: &str,
+        rated: &str,
+        score: i64,
+        comment: &str,
+        now: f64,
+    ) -> Res<bool> {
+        let n = self.0.run(|db| {
+            Ok(db.execute(
+                "INSERT INTO ratings (session_id, rater, rated, score, comment, created_at) VALUES ($1, $2, $3, $4, $5, $6) \
+                 ON CONFLICT DO NOTHING",
+                args![session_id, rater, rated, score, comment, now],
+            )?)
+        })?;
+        Ok(n == 1)
+    }
+
+    fn agent_stats(&self, public_key: &str) -> Res<Map> {
+        let key = if self.unstorable(public_key) {
+            ""
+        } else {
+            public_key
+        };
+        let r = self.0.run(|db| {
+            Ok(db.query_one(
+                "SELECT \
+                   (SELECT COUNT(*) FROM sessions WHERE host_public_key = $1 OR guest_public_key = $1), \
+                   (SELECT COUNT(*) FROM sessions WHERE (host_public_key = $1 OR guest_public_key = $1) AND status = 'closed'), \
+                   (SELECT COUNT(*) FROM sessions WHERE (host_public_key = $1 AND winner = 'host') OR (guest_public_key = $1 AND winner = 'guest')), \
+                   (SELECT COUNT(*) FROM ratings WHERE rated = $1), \
+                   (SELECT CAST(AVG(score) AS DOUBLE PRECISION) FROM ratings WHERE rated = $1), \
+                   (SELECT CAST(COALESCE(SUM(score), 0) AS BIGINT) FROM ratings WHERE rated = $1)",
+                args![key],
+            )?)
+        })?;
+        let (sessions, closed, wins, ratings) = (r.int(0)?, r.int(1)?, r.int(2)?, r.int(3)?);
+        let avg = r.opt_float(4)?;
+        let rep = Reputation::of(sessions, closed, ratings, r.int(5)?);
+        Ok(crate::obj! {
+            "public_key" => public_key, "sessions" => sessions, "closed" => closed, "wins" => wins,
+            "ratings" => ratings, "rating_average" => avg.map(Value::from).unwrap_or(Value::Null),
+            "total_sessions" => sessions, "successful_sessions" => closed,
+            "success_rate" => rep.success_rate.map(Value::from).unwrap_or(Value::Null),
+            "weighted_score" => rep.weighted_score, "confidence_level" => rep.confidence,
+        })
+    }
+
+    fn agent_ratings(&self, public_key: &str, n: usize) -> Res<Vec<Map>> {
+        if self.unstorable(public_key) {
+            return Ok(Vec::new());
+        }
+        self.0.run(|db| {
+            let sql = format!(
+                "SELECT session_id, rater, score, comment, created_at FROM ratings WHERE rated = $1 \
+                 ORDER BY created_at DESC, session_id {} LIMIT $2",
+                db.dialect().bytewise()
+            );
+            db.query(&sql, args![public_key, limit(n)])?
+                .iter()
+                .map(|r| {
+                    Ok(crate::obj! {
+                        "session_id" => r.text(0)?, "rater_public_key" => r.text(1)?,
+                        "score" => r.int(2)?, "comment" => r.text(3)?,
+                        "created_at" => r.float(4)?,
+                    })
+                })
+                .collect()
+        })
+    }
+
+    fn add_group(&self, g: &Group) -> Res<bool> {
+        let body = group_body(g)?;
+        let n = self.0.run(|db| {
+            Ok(db.execute(
+                "INSERT INTO groups (group_id, post_id, body, version) VALUES ($1, $2, $3, 1) ON CONFLICT DO NOTHING",
+                args![&g.group_id, &g.post_id, &body],
+            )?)
+        })?;
+        Ok(n == 1)
+    }
+
+    fn group(&self, id: &str, by_post: bool) -> Res<Option<(Group, i64)>> {
+        if self.unstorable(id) {
+            return Ok(None);
+        }
+        let sql = if by_post {
+            "SELECT body, version FROM groups WHERE post_id = $1"
+        } else {
+            "SELECT body, version FROM groups WHERE group_id = $1"
+        };
+        let row = self.0.run(|db| Ok(db.query_opt(sql, args![id])?))?;
+        row.map(|r| {
+            let (body, v) = (r.text(0)?, r.int(1)?);
+            serde_json::from_str::<Group>(&body)
+                .map(|g| (g, v))
+                .map_err(|e| StoreError(format!("group {id}: stored body does not parse: {e}")))
+        })
+        .transpose()
+    }
+
+    fn save_group(&self, g: &Group, version: i64) -> Res<bool> {
+        let body = group_body(g)?;
+        // Compare-and-set: an UPDATE racing another re-reads the row after
+        // it, so at most one of two writers of one version succeeds.
+        let n = self.0.run(|db| {
+            Ok(db.execute(
+                "UPDATE groups SET body = $1, version = version + 1 WHERE group_id = $2 AND version = $3",
+                args![&body, &g.group_id, version],
+            )?)
+        })?;
+        Ok(n == 1)
+    }
+}
