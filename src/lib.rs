@@ -14,6 +14,8 @@
 //!    Ed25519 key pair. [`web`]: the signed-request scheme, its client,
 //!    the HTTP serving pieces, request ids, logs and metrics.
 //! 2. [`engine`]: channels, hooks, flow runners, commit-reveal, decisions.
+//!    [`sql`]: the one SQL seam of the community and the market (dialects,
+//!    the PostgreSQL pool and retry policy).
 //! 3. [`session`]: state dirs, the decision bus, strategy files.
 //!    [`protocols`]: the native hooks of the bundled games.
 //! 4. [`net`]: iroh endpoints and the session handshake. [`community`]: the

@@ -32,7 +32,7 @@ use std::path::Path;
 const LAYERS: &[&[&str]] = &[
     &["json", "fsutil", "paths", "limits", "utc"],
     &["spec", "library", "identity", "web"],
-    &["engine"],
+    &["engine", "sql"],
     &["session", "protocols"],
     &["net", "community", "market", "werewolf"],
     &["services", "config"],

@@ -5,7 +5,8 @@
 //! `palaver serve` instances share.
 
 use super::pg::{self, PgError, PgStore};
-use super::store::{Migrated, SqliteStore, Store, StoreError};
+use super::sqlite::SqliteStore;
+use super::store::{Migrated, Store, StoreError};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 

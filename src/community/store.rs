@@ -11,9 +11,6 @@
 
 use super::groups::Group;
 use super::recent::Admission;
-#[cfg(test)]
-use super::sqlite::MIGRATIONS;
-pub use super::sqlite::SqliteStore;
 use crate::json::{self, Map, Value};
 use crate::sql::{Db, Dialect, SqlError};
 pub use crate::web::metrics::{CommunityGauges, PoolState};
@@ -334,7 +331,3 @@ pub trait Backend: Send + Sync {
     /// [`Store::take_token`].
     fn take_token(&self, key: &str, rate: f64, now: f64) -> Res<Admission>;
 }
-
-#[cfg(test)]
-#[path = "store_tests.rs"]
-mod tests;

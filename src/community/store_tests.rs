@@ -2,7 +2,9 @@
 //! and, when `PALAVER_TEST_PG` names a cluster, on PostgreSQL too: the
 //! queries are the same, so every answer must be.
 
-use super::{Agent, NewProtocol, NewSession, Reputation, SessionRow, SqliteStore, Store};
+use super::SqliteStore;
+use super::sqlite::MIGRATIONS;
+use super::store::{Agent, NewProtocol, NewSession, Reputation, SessionRow, Store};
 use crate::community::groups::{Group, NewGroup};
 use crate::community::pg::PgStore;
 use crate::community::recent::Refusal;
@@ -47,7 +49,7 @@ fn migrating_twice_is_a_no_op() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("c.sqlite");
     let (_, first) = SqliteStore::open_migrated(&path).unwrap();
-    assert_eq!((first.from, first.to), (0, super::MIGRATIONS.len() as i64));
+    assert_eq!((first.from, first.to), (0, MIGRATIONS.len() as i64));
     let (store, again) = SqliteStore::open_migrated(&path).unwrap();
     assert_eq!((again.from, again.to), (first.to, first.to));
     assert_eq!(store.kind(), "sqlite");
