@@ -1,7 +1,7 @@
 //! Rooms in one test process: a community server on loopback, registered
 //! identities, a leader and members run by palaver's own `services::group`.
 
-use palaver::community::store::SqliteStore;
+use palaver::community::SqliteStore;
 use palaver::engine::ControlMode;
 use palaver::identity::KeyPair;
 use palaver::json::{Map, Value};
