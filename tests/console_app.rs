@@ -144,7 +144,7 @@ async fn host_rps_in_human_mode_and_decide_three_rounds_in_the_prompt() {
                 .as_ref()
                 .and_then(|x| x.prompt.as_ref())
                 .is_none_or(
-                    |p| p.note.as_ref().is_some_and(|n| n.0) || window_value(a) != Some(round)
+                    |p| p.note.as_ref().is_some_and(|n| n.ok) || window_value(a) != Some(round)
                 ))
             .await
         );
@@ -225,7 +225,7 @@ async fn a_strategy_saved_in_the_editor_plays_the_next_hybrid_rounds() {
     h.key(ctrl('p'));
     h.key(ctrl('s'));
     assert!(
-        h.until(LONG, |a| matches!(&a.sessions.modal, Some(Modal::Strategy(e)) if e.note.as_ref().is_some_and(|n| n.1 == "strategy saved")))
+        h.until(LONG, |a| matches!(&a.sessions.modal, Some(Modal::Strategy(e)) if e.note.as_ref().is_some_and(|n| n.text == "strategy saved")))
             .await,
         "{}",
         h.screen()
@@ -383,7 +383,7 @@ async fn invalid_strategy_json_is_never_saved() {
     assert!(
         e.note
             .as_ref()
-            .is_some_and(|n| !n.0 && n.1.starts_with("not saved"))
+            .is_some_and(|n| !n.ok && n.text.starts_with("not saved"))
     );
     tokio::time::sleep(Duration::from_millis(200)).await;
     h.drain();
@@ -421,7 +421,11 @@ async fn cancelling_your_hosted_invitation_stops_the_host_and_withdraws_it() {
         "the host task did not end:\n{}",
         h.screen()
     );
-    assert!(h.app.status.1.contains("cancelled"), "{:?}", h.app.status);
+    assert!(
+        h.app.status.text.contains("cancelled"),
+        "{:?}",
+        h.app.status
+    );
     let c = &h.app.community.as_ref().unwrap().client;
     let inv = c
         .call(
@@ -465,7 +469,7 @@ async fn a_state_dir_typed_by_path_is_attached() {
         matches!(h.app.sessions.modal, Some(Modal::Open(_))),
         "a bad path keeps the box open"
     );
-    assert!(!h.app.status.0);
+    assert!(!h.app.status.ok);
     h.update(palaver::tui::msg::Msg::Paste(String::new()));
     for _ in 0.."/no/such/dir".len() {
         h.key(key(KeyCode::Backspace));
@@ -542,7 +546,7 @@ async fn join_the_house_rps_and_play_it_to_the_end() {
         h.screen()
     );
     assert!(
-        h.app.status.1.starts_with("session finished"),
+        h.app.status.text.starts_with("session finished"),
         "{:?}",
         h.app.status
     );

@@ -391,7 +391,7 @@ async fn nth_decision(h: &mut Headless, parent: &Path, name: &str, n: usize) -> 
     all[n - 1].clone()
 }
 
-fn note(h: &Headless) -> Option<(bool, String)> {
+fn note(h: &Headless) -> Option<palaver::tui::note::Note> {
     h.app
         .sessions
         .attached
@@ -413,25 +413,25 @@ async fn crazy_eights_keys_write_the_decision_records() {
     // A card that does not play: Enter says why and writes nothing.
     h.key(ch('5'));
     h.key(key(KeyCode::Enter));
-    let (ok, why) = note(&h).expect("a note");
+    let palaver::tui::note::Note { ok, text: why } = note(&h).expect("a note");
     assert!(!ok && why.contains("Q♦ does not play"), "{why}");
     assert!(h.screen().contains("Q♦ does not play"));
     // Draw and pass are not legal with cards that play.
     h.key(ch('d'));
     assert!(
-        note(&h).unwrap().1.contains("only when no card"),
+        note(&h).unwrap().text.contains("only when no card"),
         "{:?}",
         note(&h)
     );
     h.key(ch('p'));
     assert!(
-        note(&h).unwrap().1.contains("pass only when"),
+        note(&h).unwrap().text.contains("pass only when"),
         "{:?}",
         note(&h)
     );
     // Past the hand.
     h.key(ch('9'));
-    assert!(note(&h).unwrap().1.contains("you hold 5 cards"));
+    assert!(note(&h).unwrap().text.contains("you hold 5 cards"));
 
     // Number key then Enter plays a plain card.
     h.key(ch('3'));
@@ -523,9 +523,9 @@ async fn draw_and_pass_keys_when_nothing_plays() {
         "the hint shows the key: {screen}"
     );
     h.key(key(KeyCode::Enter));
-    assert!(note(&h).unwrap().1.contains("draw a card"));
+    assert!(note(&h).unwrap().text.contains("draw a card"));
     h.key(ch('p'));
-    assert!(note(&h).unwrap().1.contains("draw a card instead"));
+    assert!(note(&h).unwrap().text.contains("draw a card instead"));
     h.key(ch('d'));
     assert_eq!(
         nth_decision(&mut h, &parent, "guest-1000", 1).await,
@@ -541,7 +541,7 @@ async fn draw_and_pass_keys_when_nothing_plays() {
     let parent = t.write(tmp.path());
     attach(&mut h, &parent, true).await;
     h.key(ch('d'));
-    assert!(note(&h).unwrap().1.contains("pass instead"));
+    assert!(note(&h).unwrap().text.contains("pass instead"));
     h.key(ch('p'));
     assert_eq!(
         nth_decision(&mut h, &parent, "guest-1001", 1).await,
@@ -556,9 +556,9 @@ async fn briscola_keys_play_the_picked_card_and_never_pass() {
     let parent = briscola().write(tmp.path());
     attach(&mut h, &parent, true).await;
     h.key(ch('p'));
-    assert!(note(&h).unwrap().1.contains("no pass"));
+    assert!(note(&h).unwrap().text.contains("no pass"));
     h.key(ch('d'));
-    assert!(note(&h).unwrap().1.contains("refill"));
+    assert!(note(&h).unwrap().text.contains("refill"));
     h.key(ch('3'));
     h.key(key(KeyCode::Enter));
     assert_eq!(
@@ -579,7 +579,10 @@ async fn a_stale_table_is_never_decided_on() {
     h.key(ch('3'));
     h.key(key(KeyCode::Enter));
     assert!(
-        note(&h).unwrap().1.contains("not up to date for action 4"),
+        note(&h)
+            .unwrap()
+            .text
+            .contains("not up to date for action 4"),
         "{:?}",
         note(&h)
     );

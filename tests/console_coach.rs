@@ -120,7 +120,7 @@ async fn the_coach_pane_asks_streams_adopts_and_resets() {
     h.key(ctrl('a'));
     let ok = h
         .until(Duration::from_secs(10), |a| match &a.sessions.modal {
-            Some(Modal::Coach(p)) => p.note.as_ref().is_some_and(|n| n.1.contains("adopted")),
+            Some(Modal::Coach(p)) => p.note.as_ref().is_some_and(|n| n.text.contains("adopted")),
             _ => false,
         })
         .await;
@@ -147,7 +147,7 @@ async fn the_coach_pane_asks_streams_adopts_and_resets() {
     h.key(ctrl('r'));
     let ok = h
         .until(Duration::from_secs(10), |a| match &a.sessions.modal {
-            Some(Modal::Coach(p)) => p.note.as_ref().is_some_and(|n| n.1.contains("reset")),
+            Some(Modal::Coach(p)) => p.note.as_ref().is_some_and(|n| n.text.contains("reset")),
             _ => false,
         })
         .await;
@@ -242,7 +242,7 @@ async fn pane_coach_error() {
                     "coach: `claude` was not found on PATH. Install the claude-code CLI, or set [coach] agent / command in config.toml.".into(),
                 ),
             ],
-            note: Some((false, "coach: `claude` was not found on PATH.".into())),
+            note: Some(palaver::tui::note::Note::err("coach: `claude` was not found on PATH.")),
             ..CoachPane::default()
         },
     );

@@ -346,7 +346,7 @@ fn check_ended(
     reason: &str,
     detail: &str,
 ) -> Result<String, String> {
-    let (ok, status) = h.app.status.clone();
+    let palaver::tui::note::Note { ok, text: status } = h.app.status.clone();
     // People read the reason with spaces: "session ended: oversized frame (…)".
     let said = reason.replace('_', " ");
     if ok || !status.contains(&said) || !status.contains(detail) {
@@ -553,7 +553,7 @@ async fn console_joins(
             &[200, 204, 404],
         )
         .await;
-    let (ok, status) = h.app.status.clone();
+    let palaver::tui::note::Note { ok, text: status } = h.app.status.clone();
     match case.expect {
         Refused(what) => {
             if ok || !status.contains(what) {
@@ -652,7 +652,7 @@ async fn console_hosts(
         Refused(what) => {
             let said = h
                 .until(BOUND, |a| {
-                    a.status.1.starts_with("turned a guest away") && a.status.1.contains(what)
+                    a.status.text.starts_with("turned a guest away") && a.status.text.contains(what)
                 })
                 .await;
             peer.abort();
@@ -662,7 +662,7 @@ async fn console_hosts(
                     h.app.status
                 ));
             }
-            let status = h.app.status.1.clone();
+            let status = h.app.status.text.clone();
             let screen = h.screen();
             if !screen.contains("turned a guest away") {
                 return Err(format!("the frame does not show it:\n{screen}"));

@@ -224,7 +224,7 @@ async fn refusals_and_missing_connections_are_said_not_hidden() {
     h.update(refreshed(Some(settled_view("job_5e771ed0000a"))));
     h.key(ch('a'));
     let note = h.app.market.note.clone().unwrap();
-    assert!(!note.0 && note.1.contains("not connected"), "{note:?}");
+    assert!(!note.ok && note.text.contains("not connected"), "{note:?}");
     h.update(Report::Market(Box::new(MarketReport::Done(Err(
         "funding job_5e771ed0000a refused: illegal_transition: FUND in SETTLED".into(),
     )))));
@@ -236,7 +236,7 @@ async fn refusals_and_missing_connections_are_said_not_hidden() {
     // The same line reaches the status bar through Report::Progress.
     h.drain();
     assert!(
-        h.app.status.1.contains("illegal_transition"),
+        h.app.status.text.contains("illegal_transition"),
         "{:?}",
         h.app.status
     );

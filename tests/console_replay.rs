@@ -245,7 +245,7 @@ async fn o_opens_a_werewolf_game_log_by_its_content() {
     open(&mut h, &notes);
     let ok = h
         .until(Duration::from_secs(10), |app| {
-            app.status.1.contains("not a werewolf game log")
+            app.status.text.contains("not a werewolf game log")
         })
         .await;
     assert!(ok, "{}", h.screen());

@@ -448,7 +448,7 @@ async fn the_compose_line_queues_the_action_palaver_session_action_would() {
             .sessions
             .room()
             .is_some_and(
-                |r| r.input.is_empty() && r.note.as_ref().is_some_and(|n| n.0)
+                |r| r.input.is_empty() && r.note.as_ref().is_some_and(|n| n.ok)
             ))
         .await
     );
@@ -470,7 +470,7 @@ async fn the_compose_line_queues_the_action_palaver_session_action_would() {
     assert!(
         r.note
             .as_ref()
-            .is_some_and(|n| !n.0 && n.1.starts_with("not JSON"))
+            .is_some_and(|n| !n.ok && n.text.starts_with("not JSON"))
     );
     assert_eq!(actions(&dir).len(), 2);
     for _ in 0..5 {
@@ -496,7 +496,7 @@ async fn the_compose_line_queues_the_action_palaver_session_action_would() {
     h.key(ch('X'));
     assert!(h.app.sessions.modal.is_none());
     assert!(
-        !h.app.status.0 && h.app.status.1.contains("only seat 0"),
+        !h.app.status.ok && h.app.status.text.contains("only seat 0"),
         "{:?}",
         h.app.status
     );
@@ -541,7 +541,7 @@ async fn a_meeting_takes_json_actions_and_says_so_for_plain_text() {
     assert!(
         r.note
             .as_ref()
-            .is_some_and(|n| !n.0 && n.1.contains("add_agenda"))
+            .is_some_and(|n| !n.ok && n.text.contains("add_agenda"))
     );
     assert_eq!(r.input, "hello");
     for _ in 0..5 {
@@ -559,7 +559,11 @@ async fn a_meeting_takes_json_actions_and_says_so_for_plain_text() {
     assert!(h.app.sessions.modal.is_none());
     h.key(ch('X'));
     assert!(h.app.sessions.modal.is_none());
-    assert!(h.app.status.1.contains("facilitator"), "{:?}", h.app.status);
+    assert!(
+        h.app.status.text.contains("facilitator"),
+        "{:?}",
+        h.app.status
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -584,7 +588,7 @@ async fn an_ended_room_sends_nothing_and_the_help_lists_the_room_keys() {
     assert!(
         r.note
             .as_ref()
-            .is_some_and(|n| !n.0 && n.1.contains("ended"))
+            .is_some_and(|n| !n.ok && n.text.contains("ended"))
     );
     assert!(actions(&dir).is_empty());
     // The keys of the room are in the help (generated from the keymap).

@@ -201,11 +201,11 @@ async fn a_picked_legal_play_is_queued_and_an_illegal_pick_is_refused() {
     h.key(key(KeyCode::Enter));
     let note = h.app.sessions.table().unwrap().note.clone().unwrap();
     assert!(
-        !note.0 && note.1.contains("is not a combination"),
+        !note.ok && note.text.contains("is not a combination"),
         "{note:?}"
     );
     assert!(
-        !h.app.status.0 && h.app.status.1.contains("is not a combination"),
+        !h.app.status.ok && h.app.status.text.contains("is not a combination"),
         "{:?}",
         h.app.status
     );
@@ -231,9 +231,9 @@ async fn a_picked_legal_play_is_queued_and_an_illegal_pick_is_refused() {
         pick(&mut h, &c.card_id);
         h.key(key(KeyCode::Enter));
         let note = h.app.sessions.table().unwrap().note.clone().unwrap();
-        assert!(!note.0, "{note:?}");
+        assert!(!note.ok, "{note:?}");
         assert!(
-            note.1.contains("does not beat") || note.1.contains("is not a combination"),
+            note.text.contains("does not beat") || note.text.contains("is not a combination"),
             "{note:?} against {last:?}"
         );
         h.key(key(KeyCode::Esc));
@@ -264,13 +264,13 @@ async fn a_picked_legal_play_is_queued_and_an_illegal_pick_is_refused() {
         h.until(LONG, |app| app.sessions.table().is_some_and(|t| t
             .note
             .as_ref()
-            .is_some_and(|n| n.0 && n.1.starts_with("queued"))))
+            .is_some_and(|n| n.ok && n.text.starts_with("queued"))))
             .await
     );
     pick(&mut h, &t.hand[0].card_id);
     h.key(key(KeyCode::Enter));
     let note = h.app.sessions.table().unwrap().note.clone().unwrap();
-    assert!(!note.0 && note.1.contains("on its way"), "{note:?}");
+    assert!(!note.ok && note.text.contains("on its way"), "{note:?}");
     assert_eq!(actions(&dir).len(), 1);
 
     // The table moves on (the play taken): the next snapshot makes it the
@@ -287,7 +287,10 @@ async fn a_picked_legal_play_is_queued_and_an_illegal_pick_is_refused() {
     );
     h.key(ch('p'));
     let note = h.app.sessions.table().unwrap().note.clone().unwrap();
-    assert!(!note.0 && note.1.contains("turn, not yours"), "{note:?}");
+    assert!(
+        !note.ok && note.text.contains("turn, not yours"),
+        "{note:?}"
+    );
     assert_eq!(actions(&dir).len(), 1);
     // The log says what was played, in words.
     assert!(h.screen().contains("you play "), "{}", h.screen());
@@ -319,7 +322,7 @@ async fn a_bid_is_one_of_the_legal_choices_and_an_ended_table_sends_nothing() {
     );
     h.key(ch('p'));
     let note = h.app.sessions.table().unwrap().note.clone().unwrap();
-    assert!(!note.0 && note.1.contains("ended"), "{note:?}");
+    assert!(!note.ok && note.text.contains("ended"), "{note:?}");
     assert_eq!(actions(&dir).len(), 1);
     // The keys of the table are in the help (generated from the keymap).
     h.key(ch('?'));
@@ -543,7 +546,7 @@ async fn a_holdem_action_is_a_numbered_choice() {
     // Hold'em plays no cards: picking one is refused.
     h.key(ch(' '));
     let note = h.app.sessions.table().unwrap().note.clone().unwrap();
-    assert!(!note.0 && note.1.contains("plays no cards"), "{note:?}");
+    assert!(!note.ok && note.text.contains("plays no cards"), "{note:?}");
     let v0 = p.view(0);
     let legal = p.rules.legal_actions(&v0);
     // The number of the choice sends it at once.
@@ -583,7 +586,10 @@ async fn a_bridge_card_from_the_dummy_is_played_only_when_legal() {
     pick(&mut h, wrong);
     h.key(key(KeyCode::Enter));
     let note = h.app.sessions.table().unwrap().note.clone().unwrap();
-    assert!(!note.0 && note.1.contains("does not follow"), "{note:?}");
+    assert!(
+        !note.ok && note.text.contains("does not follow"),
+        "{note:?}"
+    );
     assert!(actions(&dir).is_empty());
     // A legal card of the dummy's: sent as one card.
     pick(&mut h, &legal[0]);
@@ -693,7 +699,10 @@ async fn a_sigil_attack_is_a_numbered_choice_and_p_ends_the_turn() {
     // Cards are played by their choices, not picked.
     h.key(ch(' '));
     let note = h.app.sessions.table().unwrap().note.clone().unwrap();
-    assert!(!note.0 && note.1.contains("numbered choice"), "{note:?}");
+    assert!(
+        !note.ok && note.text.contains("numbered choice"),
+        "{note:?}"
+    );
     let v0 = p.view(0);
     let legal = p.rules.legal_actions(&v0);
     // The first direct attack: turn to its page, then its number.
@@ -881,9 +890,9 @@ async fn a_tractor_play_is_queued_only_when_legal() {
     h.key(key(KeyCode::Enter));
     let note = h.app.sessions.table().unwrap().note.clone().unwrap();
     assert!(
-        !note.0
+        !note.ok
             && note
-                .1
+                .text
                 .contains(&format!("led {}: play {n} cards", lead.words())),
         "{note:?}"
     );
@@ -901,7 +910,7 @@ async fn a_tractor_play_is_queued_only_when_legal() {
         }
         h.key(key(KeyCode::Enter));
         let note = h.app.sessions.table().unwrap().note.clone().unwrap();
-        assert!(!note.0 && note.1.contains(" led "), "{note:?}");
+        assert!(!note.ok && note.text.contains(" led "), "{note:?}");
         assert!(actions(&dir).is_empty());
         h.key(key(KeyCode::Esc));
     }
@@ -966,7 +975,10 @@ async fn tractor_declarations_are_choices_and_the_burial_is_eight_picked_cards()
     assert!(screen.contains("you took "), "{screen}");
     h.key(key(KeyCode::Enter));
     let note = h.app.sessions.table().unwrap().note.clone().unwrap();
-    assert_eq!(note, (false, "bury exactly 8 cards: 7 picked".to_owned()));
+    assert_eq!(
+        note,
+        palaver::tui::note::Note::err("bury exactly 8 cards: 7 picked")
+    );
     assert_eq!(actions(&dir).len(), 1);
     // The eighth: buried.
     pick(&mut h, &t.hand[7].card_id);
@@ -1121,7 +1133,10 @@ async fn a_mahjong_claim_and_a_discard_are_queued_and_an_illegal_pick_is_refused
     // Tiles are not picked in a claim window.
     h.key(ch(' '));
     let note = h.app.sessions.table().unwrap().note.clone().unwrap();
-    assert!(!note.0 && note.1.contains("sent by its number"), "{note:?}");
+    assert!(
+        !note.ok && note.text.contains("sent by its number"),
+        "{note:?}"
+    );
     assert!(screen_has(&mut h, "win > pung/kong > chow"));
     // The number of a claim sends it at once.
     let k = legal
@@ -1159,9 +1174,12 @@ async fn a_mahjong_claim_and_a_discard_are_queued_and_an_illegal_pick_is_refused
     pick(&mut h, &t.hand[1].card_id);
     h.key(key(KeyCode::Enter));
     let note = h.app.sessions.table().unwrap().note.clone().unwrap();
-    assert!(!note.0 && note.1.contains("discard one tile"), "{note:?}");
     assert!(
-        !h.app.status.0 && h.app.status.1.contains("discard one tile"),
+        !note.ok && note.text.contains("discard one tile"),
+        "{note:?}"
+    );
+    assert!(
+        !h.app.status.ok && h.app.status.text.contains("discard one tile"),
         "{:?}",
         h.app.status
     );
@@ -1169,7 +1187,7 @@ async fn a_mahjong_claim_and_a_discard_are_queued_and_an_illegal_pick_is_refused
     // `p` has no pass to send on a turn.
     h.key(ch('p'));
     let note = h.app.sessions.table().unwrap().note.clone().unwrap();
-    assert!(!note.0 && note.1.contains("no passing"), "{note:?}");
+    assert!(!note.ok && note.text.contains("no passing"), "{note:?}");
     // One picked tile: discarded.
     h.key(key(KeyCode::Esc));
     let id = t.hand[2].card_id.clone();

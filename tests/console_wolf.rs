@@ -381,7 +381,7 @@ async fn play_a_seat_in_human_mode_by_keys_to_the_end() {
         }
         answered += 1;
         let note = h.app.wolf.note.clone().unwrap();
-        assert!(note.0, "the answer was late: {note:?}");
+        assert!(note.ok, "the answer was late: {note:?}");
         assert!(answered < 200, "the game does not end");
     }
     let s = h.screen();
@@ -502,7 +502,7 @@ async fn spectate_a_game_on_a_wolf_server() {
     assert!(b.finish.is_some(), "{s}");
     assert!(s.contains("TEAM WINS") || s.contains("NO WINNER"), "{s}");
     let note = h.app.wolf.note.clone().unwrap();
-    assert!(note.0, "{note:?}");
+    assert!(note.ok, "{note:?}");
     // The same god view as watching: every role shows.
     assert!(b.viewer.is_none() && s.contains("WEREWOLF"), "{s}");
 }
@@ -532,7 +532,7 @@ async fn hybrid_prefills_the_bots_proposal_and_autonomous_never_asks() {
         );
         h.key(key(KeyCode::Enter));
         let note = h.app.wolf.note.clone().unwrap();
-        assert!(note.0 && note.1.ends_with(&proposal), "{note:?}");
+        assert!(note.ok && note.text.ends_with(&proposal), "{note:?}");
     } else {
         // A proposed Skip/Over: answer it, so the keys below are not typed
         // into an open talk line.

@@ -80,7 +80,7 @@ fn note(h: &Headless) -> String {
         .wolf
         .note
         .as_ref()
-        .map(|n| n.1.clone())
+        .map(|n| n.text.clone())
         .unwrap_or_default()
 }
 

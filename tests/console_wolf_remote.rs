@@ -116,11 +116,11 @@ async fn a_remote_seat_in_hybrid_mode_plays_the_bots_proposals_to_the_end() {
         }
         answered += 1;
         let note = h.app.wolf.note.clone().unwrap();
-        assert!(note.0, "the answer was refused or late: {note:?}");
+        assert!(note.ok, "the answer was refused or late: {note:?}");
         assert!(answered < 200, "the game does not end");
     }
     let note = h.app.wolf.note.clone().unwrap();
-    assert!(note.0 && note.1.contains("0 fallbacks"), "{note:?}");
+    assert!(note.ok && note.text.contains("0 fallbacks"), "{note:?}");
     let outcomes = tokio::time::timeout(LONG, srv.wait_finished(1))
         .await
         .expect("the server finished the game");
@@ -152,7 +152,7 @@ async fn a_remote_seat_in_human_mode_answered_by_keys_to_the_end() {
     typed(&mut h, &format!("http://{addr}"));
     h.key(key(KeyCode::Enter));
     assert!(matches!(h.app.wolf.dialog, Some(Dialog::Join { .. })));
-    assert!(!h.app.wolf.note.clone().unwrap().0);
+    assert!(!h.app.wolf.note.clone().unwrap().ok);
     // Name team7, no token, mode human (the first).
     seat_team7(&mut h, addr, 0);
     assert!(h.app.wolf.dialog.is_none(), "{}", h.screen());
@@ -209,13 +209,13 @@ async fn a_remote_seat_in_human_mode_answered_by_keys_to_the_end() {
         }
         answered += 1;
         let note = h.app.wolf.note.clone().unwrap();
-        assert!(note.0, "the answer was late: {note:?}");
+        assert!(note.ok, "the answer was late: {note:?}");
         assert!(answered < 200, "the game does not end");
     }
     let s = h.screen();
     let note = h.app.wolf.note.clone().unwrap();
-    assert!(note.0, "{note:?} {s}");
-    assert!(note.1.contains("0 fallbacks"), "{note:?}");
+    assert!(note.ok, "{note:?} {s}");
+    assert!(note.text.contains("0 fallbacks"), "{note:?}");
     assert!(answered > 0 && said > 0);
 
     // The server's finished game is the one the console showed.

@@ -932,13 +932,13 @@ async fn console_reports_a_hostile_spectated_server_and_goes_on() {
         assert!(matches!(h.app.wolf.source, Source::Spectate { .. }));
         assert!(h.until(WALL, |a| a.wolf.ended).await, "{}", h.screen());
         let note = h.app.wolf.note.clone().unwrap();
-        assert!(!note.0, "{note:?}");
+        assert!(!note.ok, "{note:?}");
         assert!(
-            note.1.contains("stream of game g1 broke")
+            note.text.contains("stream of game g1 broke")
                 && note
-                    .1
+                    .text
                     .contains("a line of the stream is over 4194304 bytes")
-                && note.1.contains(&format!("{base}/api/v1/games/g1/god")),
+                && note.text.contains(&format!("{base}/api/v1/games/g1/god")),
             "{note:?}"
         );
         let s = h.screen();

@@ -18,6 +18,7 @@ use super::screens::wolf::WolfView;
 use super::tasks::Tasks;
 use super::theme::{Slot, Theme};
 use crate::tui::effect::JoinSpec;
+use crate::tui::note::Note;
 use crossterm::event::{KeyCode, KeyEvent};
 use ratatui::Frame;
 use ratatui::layout::{Constraint, Direction, Layout, Rect};
@@ -51,7 +52,7 @@ pub struct App {
     pub tasks: Tasks,
     pub community: Option<Community>,
     pub community_status: String,
-    pub status: (bool, String),
+    pub status: Note,
     pub quit: bool,
     pub size: (u16, u16),
     pub screen: ScreenId,
@@ -82,7 +83,7 @@ impl App {
             tasks: Tasks::new(tx),
             community: None,
             community_status: "starting the community…".into(),
-            status: (true, String::new()),
+            status: Note::ok(String::new()),
             quit: false,
             size: (80, 24),
             screen: ScreenId::Sessions,
@@ -150,7 +151,7 @@ impl App {
     fn perform(&mut self, fx: Effects) {
         for e in fx {
             match e {
-                Effect::Status(ok, text) => self.status = (ok, text),
+                Effect::Status(ok, text) => self.status = Note::new(ok, text),
                 Effect::Task(t) => self.tasks.perform(t),
             }
         }
@@ -222,10 +223,9 @@ impl App {
         let n = self.sessions.running() + self.wolf.running() + self.market.running();
         if n > 0 && !confirmed {
             self.quit_armed = Some(Instant::now());
-            self.status = (
-                false,
-                format!("{n} session(s) run in this console: quit again to end them"),
-            );
+            self.status = Note::err(format!(
+                "{n} session(s) run in this console: quit again to end them"
+            ));
             return;
         }
         self.quit = true;
@@ -256,7 +256,7 @@ impl App {
                 Effects::new()
             }
             Report::Progress(p) => {
-                self.status = (true, p);
+                self.status = Note::ok(p);
                 Effects::new()
             }
             r @ Report::Wolf(_) => self.to(ScreenId::Werewolf, Msg::Report(r)),
@@ -377,10 +377,10 @@ impl App {
             None => self.shown().hints(),
         };
         let mut spans = Vec::new();
-        if !self.status.1.is_empty() {
+        if !self.status.text.is_empty() {
             spans.push(Span::styled(
-                format!(" {} ", self.status.1),
-                if self.status.0 {
+                format!(" {} ", self.status.text),
+                if self.status.ok {
                     theme.fg(Slot::Ok)
                 } else {
                     theme.fg(Slot::Error)

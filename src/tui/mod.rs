@@ -17,6 +17,7 @@ pub mod community;
 pub mod effect;
 pub mod keymap;
 pub mod msg;
+pub mod note;
 pub mod panes;
 pub mod report;
 pub mod screen;

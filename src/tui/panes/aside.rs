@@ -3,6 +3,7 @@
 //! and the protocol's own detail records (details.jsonl).
 
 use crate::json::{Map, Value};
+use crate::tui::note::Note;
 use crate::tui::theme::{Slot, Theme};
 use ratatui::Frame;
 use ratatui::layout::Rect;
@@ -12,14 +13,14 @@ use ratatui::widgets::{Block, Borders, Paragraph};
 use std::collections::VecDeque;
 
 /// A one-line banner over the attached session: (ok?, text).
-pub fn draw_banner(f: &mut Frame, area: Rect, theme: &Theme, banner: &(bool, String)) {
-    let style = if banner.0 {
+pub fn draw_banner(f: &mut Frame, area: Rect, theme: &Theme, banner: &Note) {
+    let style = if banner.ok {
         theme.fg(Slot::Ok)
     } else {
         theme.fg(Slot::Warn).add_modifier(Modifier::BOLD)
     };
     f.render_widget(
-        Paragraph::new(Line::from(Span::styled(banner.1.clone(), style))),
+        Paragraph::new(Line::from(Span::styled(banner.text.clone(), style))),
         area,
     );
 }

@@ -2,6 +2,7 @@
 //! attached session with the user's own agent CLI (`services::coach`). The
 //! conversation with scrollback, the reply streaming in, an input line.
 
+use crate::tui::note::Note;
 use crate::tui::theme::{Slot, Theme};
 use ratatui::Frame;
 use ratatui::layout::Rect;
@@ -19,7 +20,7 @@ pub struct CoachPane {
     /// Lines scrolled back from the end.
     pub scroll: usize,
     /// The last outcome (ok?, text), under the conversation.
-    pub note: Option<(bool, String)>,
+    pub note: Option<Note>,
     /// Stops the running turn.
     pub cancel: Option<tokio::sync::watch::Sender<bool>>,
     /// The session the coach talks about (its engine dir).
@@ -109,7 +110,7 @@ impl CoachPane {
                 "the coach is answering…",
                 theme.fg(Slot::Muted),
             )),
-            (Some((ok, t)), _) => Line::from(Span::styled(
+            (Some(Note { ok, text: t }), _) => Line::from(Span::styled(
                 t.clone(),
                 theme.fg(if *ok { Slot::Ok } else { Slot::Warn }),
             )),

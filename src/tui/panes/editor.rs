@@ -5,6 +5,7 @@
 
 use crate::json::{Map, Value};
 use crate::obj;
+use crate::tui::note::Note;
 use crate::tui::theme::{Slot, Theme};
 use ratatui::Frame;
 use ratatui::layout::Rect;
@@ -20,7 +21,7 @@ pub struct Editor {
     pub preset_ix: Option<usize>,
     /// The parse result of the current text.
     pub parsed: Result<Map, String>,
-    pub note: Option<(bool, String)>,
+    pub note: Option<Note>,
 }
 
 impl std::fmt::Debug for Editor {
@@ -173,7 +174,7 @@ impl Editor {
     /// Replaces the text with the next preset.
     pub fn next_preset(&mut self) {
         if self.presets.is_empty() {
-            self.note = Some((false, "this protocol has no strategy presets".into()));
+            self.note = Some(Note::err("this protocol has no strategy presets"));
             return;
         }
         let i = self
@@ -184,7 +185,7 @@ impl Editor {
         let text = crate::session::files::pretty(&Value::Object(self.presets[i].1.clone()));
         self.area = TextArea::from(text.lines().map(str::to_owned).collect::<Vec<_>>());
         self.reparse();
-        self.note = Some((true, format!("preset: {}", self.presets[i].0)));
+        self.note = Some(Note::ok(format!("preset: {}", self.presets[i].0)));
     }
 
     pub fn draw(&self, f: &mut Frame, area: Rect, theme: &Theme) {
@@ -206,7 +207,7 @@ impl Editor {
         f.render_widget(&self.area, text_area);
         let status = match (&self.parsed, &self.note) {
             (Err(e), _) => Line::from(Span::styled(format!("✗ {e}"), theme.fg(Slot::Error))),
-            (Ok(_), Some((ok, n))) => Line::from(Span::styled(
+            (Ok(_), Some(Note { ok, text: n })) => Line::from(Span::styled(
                 n.clone(),
                 if *ok {
                     theme.fg(Slot::Ok)
@@ -257,6 +258,6 @@ mod tests {
         e.input(KeyEvent::new(KeyCode::Char('x'), KeyModifiers::NONE));
         assert!(e.parsed.is_err());
         e.next_preset();
-        assert!(e.note.as_ref().is_some_and(|n| !n.0));
+        assert!(e.note.as_ref().is_some_and(|n| !n.ok));
     }
 }

@@ -8,6 +8,7 @@ use super::card_pick::Pick;
 use crate::json::{Map, Value};
 use crate::obj;
 use crate::session::decision::mono_now;
+use crate::tui::note::Note;
 use crate::tui::report::feed::OpenWindow;
 use crate::tui::theme::{Slot, Theme};
 use ratatui::Frame;
@@ -48,7 +49,7 @@ pub struct Prompt {
     pub cursor: (usize, usize),
     pub input: String,
     /// Result of the last submission, shown under the choices.
-    pub note: Option<(bool, String)>,
+    pub note: Option<Note>,
     /// The decision on file for this window (from any process): what it
     /// says and who wrote it.
     pub on_file: Option<String>,
@@ -404,7 +405,7 @@ impl Prompt {
         if let Some(f) = &self.on_file {
             lines.push(Line::from(Span::styled(f.clone(), theme.accent())));
         }
-        if let Some((ok, note)) = &self.note {
+        if let Some(Note { ok, text: note }) = &self.note {
             lines.push(Line::from(Span::styled(
                 note.clone(),
                 if *ok {

@@ -5,6 +5,7 @@
 //! compose line, drawn from the typed [`RoomModel`] of `session::room`.
 
 use crate::session::room::{Meeting, Member, Message, Notice, RoomKind, RoomModel, cut, short_key};
+use crate::tui::note::Note;
 use crate::tui::theme::{Slot, Theme};
 use ratatui::Frame;
 use ratatui::layout::{Constraint, Direction, Layout, Rect};
@@ -26,7 +27,7 @@ pub struct RoomPaint<'a> {
     /// Entries of the stream hidden below the bottom (0: following).
     pub scroll: usize,
     pub input: &'a str,
-    pub note: Option<&'a (bool, String)>,
+    pub note: Option<&'a Note>,
     pub stream_focused: bool,
     pub compose_focused: bool,
 }
@@ -545,7 +546,7 @@ impl RoomPaint<'_> {
         let meeting = matches!(self.model, Ok(m) if m.kind == RoomKind::Meeting);
         let title = if meeting { " Action (JSON) " } else { " Say " };
         let note = match self.note {
-            Some((ok, text)) => Span::styled(
+            Some(Note { ok, text }) => Span::styled(
                 format!(" {text} "),
                 if *ok {
                     theme.fg(Slot::Ok)

@@ -28,6 +28,7 @@ use crate::session::room::{RoomKind, short_key};
 use crate::session::table::{Card, Play, Seat, TableView, bid_label};
 use crate::tui::command::Command;
 use crate::tui::keymap::{Context, Keymap};
+use crate::tui::note::Note;
 use crate::tui::theme::{Slot, Theme};
 use ratatui::Frame;
 use ratatui::layout::Rect;
@@ -123,7 +124,7 @@ pub struct TablePaint<'a> {
     pub nicks: &'a BTreeMap<String, String>,
     pub log: &'a [LogEntry],
     pub pick: Pick<'a>,
-    pub note: Option<&'a (bool, String)>,
+    pub note: Option<&'a Note>,
     /// The session's status when nothing sends from it any more.
     pub ended: Option<&'a str>,
     /// The round's outcome (snapshot.json), once completed.

@@ -3,6 +3,7 @@
 //! play and pass).
 
 use super::*;
+use crate::tui::note::Note;
 
 /// Choices the number keys reach at once (1–9): more are paged.
 pub const CHOICE_PAGE: usize = 9;
@@ -275,7 +276,7 @@ impl TablePaint<'_> {
             }
         }
         let mut out = wrap_spans(line, w);
-        if let Some((ok, text)) = self.note {
+        if let Some(Note { ok, text }) = self.note {
             let mut t = text.clone();
             cut(&mut t, (w as usize).max(1));
             out.push(Line::from(Span::styled(

@@ -16,6 +16,7 @@ use crate::tui::command::Command;
 use crate::tui::effect::{Effect, Effects, MarketTask, Task};
 use crate::tui::keymap::Context;
 use crate::tui::msg::Msg;
+use crate::tui::note::Note;
 use crate::tui::report::Report;
 use crate::tui::report::market::{MarketReport, Refresh};
 use crate::tui::screen::{Env, Paint, Screen};
@@ -66,7 +67,7 @@ pub struct MarketView {
     pub focus: Pane,
     pub form: Option<JobForm>,
     /// The last action's outcome (ok?, text).
-    pub note: Option<(bool, String)>,
+    pub note: Option<Note>,
     /// Why the last refresh failed (cleared by the next good one).
     stale: Option<String>,
     /// Transactions where you offered (learned from their views).
@@ -84,7 +85,7 @@ impl MarketView {
     /// Notes `text` here and in the status bar.
     fn say(&mut self, fx: &mut Effects, ok: bool, text: String) {
         fx.push(Effect::Task(Task::Progress(format!("market: {text}"))));
-        self.note = Some((ok, text));
+        self.note = Some(Note::new(ok, text));
     }
 
     fn connect(&mut self, env: &Env<'_>, fx: &mut Effects) {

@@ -6,6 +6,7 @@ use super::{Conn, MarketView, Pane};
 use crate::market::vocab::{OfferStatus, State};
 use crate::tui::command::Command;
 use crate::tui::keymap::Context;
+use crate::tui::note::Note;
 use crate::tui::screen::Paint;
 use crate::tui::theme::{Slot, Theme};
 use crate::utc::format_rfc3339_utc;
@@ -37,7 +38,7 @@ impl MarketView {
         let inner_w = usize::from(cols[1].width.saturating_sub(2)).max(1);
         let note_lines = match (&self.stale, &self.note) {
             (Some(e), _) => wrapped_lines(&format!("cannot read the market: {e}"), inner_w),
-            (None, Some((_, t))) => wrapped_lines(t, inner_w),
+            (None, Some(Note { text: t, .. })) => wrapped_lines(t, inner_w),
             (None, None) => 1,
         }
         .clamp(1, 4);
@@ -173,8 +174,12 @@ impl MarketView {
                 theme.fg(Slot::Error),
             )),
             (None, note) => match note {
-                Some((true, t)) => Line::from(Span::styled(t.clone(), theme.fg(Slot::Ok))),
-                Some((false, t)) => Line::from(Span::styled(t.clone(), theme.fg(Slot::Error))),
+                Some(Note { ok: true, text: t }) => {
+                    Line::from(Span::styled(t.clone(), theme.fg(Slot::Ok)))
+                }
+                Some(Note { ok: false, text: t }) => {
+                    Line::from(Span::styled(t.clone(), theme.fg(Slot::Error)))
+                }
                 None => Line::from(""),
             },
         };

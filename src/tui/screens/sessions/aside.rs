@@ -8,6 +8,7 @@ use crate::json::{Map, Value};
 use crate::tui::command::Command;
 use crate::tui::effect::{Effects, SessionTask};
 use crate::tui::msg::Msg;
+use crate::tui::note::Note;
 use crate::tui::panes::dialogs;
 use crate::tui::panes::whisper::WhisperLine;
 use crate::tui::report::feed::WatchUpdate;
@@ -30,7 +31,7 @@ pub struct WhisperMark {
 pub struct Aside {
     pub whisper: Option<WhisperMark>,
     /// The peer banner: (ok?, text).
-    pub banner: Option<(bool, String)>,
+    pub banner: Option<Note>,
     /// The newest details.jsonl records.
     pub details: VecDeque<Map>,
     /// The feed shows details.jsonl instead of events (d).
@@ -68,16 +69,13 @@ impl Aside {
                         .get("silent_seconds")
                         .map(|v| format!(" for {}s", v.py_str()))
                         .unwrap_or_default();
-                    self.banner = Some((
-                        false,
-                        format!(
-                            "⚠ the peer has gone silent{secs} (since {}): waiting for it",
-                            time_of(&ev)
-                        ),
-                    ));
+                    self.banner = Some(Note::err(format!(
+                        "⚠ the peer has gone silent{secs} (since {}): waiting for it",
+                        time_of(&ev)
+                    )));
                 }
                 Some("peer_resumed") => {
-                    self.banner = Some((true, format!("✓ the peer is back ({})", time_of(&ev))));
+                    self.banner = Some(Note::ok(format!("✓ the peer is back ({})", time_of(&ev))));
                 }
                 Some("whisper_applied") => {
                     let id = data.get("whisper_id").and_then(Value::as_str);

@@ -9,6 +9,7 @@ use crate::session::StateDir;
 use crate::tui::command::Command;
 use crate::tui::effect::{Effect, Effects, SessionTask};
 use crate::tui::msg::Msg;
+use crate::tui::note::Note;
 use crate::tui::panes::card_pick::Act;
 use crate::tui::panes::cards::Verdict;
 use crate::tui::panes::dialogs;
@@ -309,12 +310,15 @@ impl SessionsView {
                     return self.decide(Ok(body));
                 }
                 Act::Refuse(why) => {
-                    p.note = Some((false, why));
+                    p.note = Some(Note {
+                        ok: false,
+                        text: why,
+                    });
                     return Effects::new();
                 }
                 Act::Moved => {
                     // An old complaint no longer applies to the new pick.
-                    if p.note.as_ref().is_some_and(|n| !n.0) {
+                    if p.note.as_ref().is_some_and(|n| !n.ok) {
                         p.note = None;
                     }
                     return Effects::new();
@@ -373,7 +377,7 @@ impl SessionsView {
             ],
             Err(e) => {
                 if let Some(p) = att.prompt.as_mut() {
-                    p.note = Some((false, e));
+                    p.note = Some(Note::err(e));
                 }
                 Effects::new()
             }

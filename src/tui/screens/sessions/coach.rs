@@ -9,6 +9,7 @@ use crate::json::Value;
 use crate::tui::command::Command;
 use crate::tui::effect::{CoachJob, Effects, SessionTask};
 use crate::tui::msg::Msg;
+use crate::tui::note::Note;
 use crate::tui::panes::coach::CoachPane;
 use crate::tui::report::CoachReport;
 use crate::tui::screen::Env;
@@ -67,7 +68,7 @@ impl SessionsView {
             Msg::Command(Command::Submit) => {
                 let q = p.input.trim().to_owned();
                 if p.busy() {
-                    p.note = Some((false, "the coach is still answering (stop it first)".into()));
+                    p.note = Some(Note::err("the coach is still answering (stop it first)"));
                 } else if !q.is_empty() {
                     let (tx, rx) = tokio::sync::watch::channel(false);
                     p.entries.push(("user".into(), q.clone()));
@@ -91,7 +92,7 @@ impl SessionsView {
                 if let Some(c) = p.cancel.take() {
                     let _ = c.send(true);
                     p.streaming = None;
-                    p.note = Some((false, "cancelled".into()));
+                    p.note = Some(Note::err("cancelled"));
                 }
             }
             Msg::Command(Command::CoachReset) => {
@@ -117,7 +118,7 @@ impl SessionsView {
                     })
                     .into(),
                 ),
-                None => p.note = Some((false, "no reply to adopt yet".into())),
+                None => p.note = Some(Note::err("no reply to adopt yet")),
             },
             Msg::Command(Command::Up) => p.scroll = p.scroll.saturating_add(1),
             Msg::Command(Command::Down) => p.scroll = p.scroll.saturating_sub(1),
@@ -150,7 +151,7 @@ impl SessionsView {
                 }
             }
             CoachReport::History(Err(e)) => match pane {
-                Some(p) => p.note = Some((false, e)),
+                Some(p) => p.note = Some(Note { ok: false, text: e }),
                 None => say(fx, false, e),
             },
             CoachReport::Line(l) => {
@@ -173,33 +174,30 @@ impl SessionsView {
                 match r {
                     Ok(reply) => {
                         p.entries.push(("coach".into(), reply));
-                        p.note = Some((
-                            true,
-                            "adopt sends this reply to your side as a whisper".into(),
-                        ));
+                        p.note = Some(Note::ok("adopt sends this reply to your side as a whisper"));
                     }
                     Err(e) => {
                         p.entries.push(("error".into(), e.clone()));
-                        p.note = Some((false, e));
+                        p.note = Some(Note::err(e));
                     }
                 }
             }
             CoachReport::Reset(r) => {
                 let note = match r {
-                    Ok(()) => (true, "the coach's conversation was reset".to_owned()),
-                    Err(e) => (false, format!("reset: {e}")),
+                    Ok(()) => Note::ok("the coach's conversation was reset".to_owned()),
+                    Err(e) => Note::err(format!("reset: {e}")),
                 };
                 match pane {
                     Some(p) => p.note = Some(note),
-                    None => say(fx, note.0, note.1),
+                    None => say(fx, note.ok, note.text),
                 }
             }
             CoachReport::Adopted(r) => {
                 let note = match r {
-                    Ok(id) => (true, format!("adopted as a whisper [{id}]")),
-                    Err(e) => (false, e),
+                    Ok(id) => Note::ok(format!("adopted as a whisper [{id}]")),
+                    Err(e) => Note::err(e),
                 };
-                say(fx, note.0, note.1.clone());
+                say(fx, note.ok, note.text.clone());
                 if let Some(p) = pane {
                     p.note = Some(note);
                 }

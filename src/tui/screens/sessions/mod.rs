@@ -26,6 +26,7 @@ use crate::tui::command::Command;
 use crate::tui::effect::{Effect, Effects, SessionTask};
 use crate::tui::keymap::Context;
 use crate::tui::msg::Msg;
+use crate::tui::note::Note;
 use crate::tui::panes::dialogs::{HostForm, JoinDialog};
 use crate::tui::panes::lists::{self, Cursor};
 use crate::tui::panes::prompt::Prompt;
@@ -201,16 +202,16 @@ impl SessionsView {
             }
             Report::Submitted(r) => {
                 let note = match r {
-                    Ok(s) => (true, s),
-                    Err(e) => (false, e),
+                    Ok(s) => Note::ok(s),
+                    Err(e) => Note::err(e),
                 };
                 if let Some(p) = self.attached.as_mut().and_then(|a| a.prompt.as_mut()) {
-                    if note.0 {
+                    if note.ok {
                         p.input.clear();
                     }
                     p.note = Some(note.clone());
                 }
-                say(&mut fx, note.0, note.1);
+                say(&mut fx, note.ok, note.text);
             }
             Report::RoomAction(r) => self.room_sent(r, &mut fx),
             Report::Whispered(r) => self.whispered(r, &mut fx),
@@ -218,13 +219,13 @@ impl SessionsView {
             Report::Replay(r) => self.replay_loaded(r, &mut fx),
             Report::Saved(r) => {
                 let note = match r {
-                    Ok(s) => (true, s),
-                    Err(e) => (false, e),
+                    Ok(s) => Note::ok(s),
+                    Err(e) => Note::err(e),
                 };
                 if let Some(Modal::Strategy(e)) = self.modal.as_mut() {
                     e.note = Some(note.clone());
                 }
-                say(&mut fx, note.0, note.1);
+                say(&mut fx, note.ok, note.text);
             }
             _ => {}
         }

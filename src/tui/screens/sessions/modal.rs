@@ -7,6 +7,7 @@ use crate::obj;
 use crate::tui::command::Command;
 use crate::tui::effect::{Effects, HostJob, SessionTask};
 use crate::tui::msg::Msg;
+use crate::tui::note::Note;
 use crate::tui::panes::dialogs::{self, HostForm, JoinDialog};
 use crate::tui::panes::editor::{self, Editor};
 use crate::tui::screen::Env;
@@ -141,10 +142,9 @@ impl SessionsView {
                                 }
                                 .into(),
                             );
-                            e.note =
-                                Some((true, if merge { "merging…" } else { "saving…" }.into()));
+                            e.note = Some(Note::ok(if merge { "merging…" } else { "saving…" }));
                         }
-                        Err(err) => e.note = Some((false, format!("not saved: {err}"))),
+                        Err(err) => e.note = Some(Note::err(format!("not saved: {err}"))),
                     }
                     Some(Modal::Strategy(e))
                 }

@@ -13,6 +13,7 @@ use crate::session::room::{self as model, MAX_NOTICES, Notice, RoomKind, RoomMod
 use crate::tui::command::Command;
 use crate::tui::effect::{Effects, SessionTask};
 use crate::tui::msg::Msg;
+use crate::tui::note::Note;
 use crate::tui::panes::dialogs;
 use crate::tui::screen::Env;
 
@@ -213,7 +214,7 @@ impl SessionsView {
         match m {
             Msg::Input(k) => {
                 dialogs::edit_line(&mut room.input, &k);
-                if room.note.as_ref().is_some_and(|n| !n.0) {
+                if room.note.as_ref().is_some_and(|n| !n.ok) {
                     room.note = None;
                 }
                 Effects::new()
@@ -247,39 +248,34 @@ impl SessionsView {
             return Effects::new();
         }
         if !live {
-            room.note = Some((
-                false,
-                "this room has ended here: nothing would send it".into(),
-            ));
+            room.note = Some(Note::err("this room has ended here: nothing would send it"));
             return Effects::new();
         }
         let action = if text.starts_with('{') {
             match crate::json::parse_str(&text) {
                 Ok(v @ Value::Object(_)) => v,
                 Ok(v) => {
-                    room.note = Some((
-                        false,
-                        format!("an action is a JSON object, not {}", v.type_name()),
-                    ));
+                    room.note = Some(Note::err(format!(
+                        "an action is a JSON object, not {}",
+                        v.type_name()
+                    )));
                     return Effects::new();
                 }
                 Err(e) => {
-                    room.note = Some((false, format!("not JSON: {e}")));
+                    room.note = Some(Note::err(format!("not JSON: {e}")));
                     return Effects::new();
                 }
             }
         } else if room.kind() == RoomKind::Meeting {
-            room.note = Some((
-                false,
-                r#"a meeting takes actions, e.g. {"kind":"add_agenda","text":"…"} or {"kind":"request_to_speak"}"#
-                    .into(),
+            room.note = Some(Note::err(
+                r#"a meeting takes actions, e.g. {"kind":"add_agenda","text":"…"} or {"kind":"request_to_speak"}"#,
             ));
             return Effects::new();
         } else {
             Value::Object(obj! { "kind" => "send", "text" => text.as_str() })
         };
         room.sending = Some(std::mem::take(&mut room.input));
-        room.note = Some((true, "sending…".into()));
+        room.note = Some(Note::ok("sending…"));
         room.scroll = 0;
         vec![SessionTask::RoomAction { dir, action }.into()]
     }
@@ -333,12 +329,12 @@ impl SessionsView {
     /// A queued action's result.
     pub(super) fn room_sent(&mut self, r: Result<String, String>, fx: &mut Effects) {
         let note = match r {
-            Ok(s) => (true, s),
-            Err(e) => (false, e),
+            Ok(s) => Note::ok(s),
+            Err(e) => Note::err(e),
         };
         if let Some(room) = self.attached.as_mut().and_then(|a| a.room.as_mut()) {
             let text = room.sending.take();
-            if !note.0
+            if !note.ok
                 && room.input.is_empty()
                 && let Some(t) = text
             {
@@ -346,12 +342,12 @@ impl SessionsView {
             }
             room.note = Some(note.clone());
         }
-        let r = if note.0 {
-            Ok(note.1.clone())
+        let r = if note.ok {
+            Ok(note.text.clone())
         } else {
-            Err(note.1.clone())
+            Err(note.text.clone())
         };
         self.table_sent(&r);
-        say(fx, note.0, note.1);
+        say(fx, note.ok, note.text);
     }
 }

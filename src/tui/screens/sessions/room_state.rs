@@ -4,6 +4,7 @@
 
 use crate::json::Map;
 use crate::session::room::{Notice, RoomKind, RoomModel};
+use crate::tui::note::Note;
 use crate::tui::panes::room;
 use std::collections::BTreeMap;
 
@@ -22,7 +23,7 @@ pub struct RoomState {
     /// Entries of the stream hidden below the bottom (0: following).
     pub scroll: usize,
     /// The last send's result.
-    pub note: Option<(bool, String)>,
+    pub note: Option<Note>,
     /// The text whose action is being queued (back in the line if that
     /// fails).
     pub sending: Option<String>,

@@ -28,6 +28,7 @@ use crate::session::room::{self, RoomKind};
 use crate::session::table::{Card, Play, TableView};
 use crate::tui::command::Command;
 use crate::tui::effect::{Effects, SessionTask};
+use crate::tui::note::Note;
 use crate::tui::panes::table::{self as pane, LogEntry};
 use std::collections::BTreeMap;
 
@@ -367,7 +368,7 @@ impl SessionsView {
             if refused && t.sent_at.is_some() {
                 // The table said no: the pick stays for another try.
                 t.sent_at = None;
-                t.note = Some((false, text.clone()));
+                t.note = Some(Note::err(text.clone()));
             }
             t.push_log(LogEntry::Notice {
                 time: pane::time_of(ev),
@@ -520,16 +521,16 @@ impl SessionsView {
         match send {
             Some(Ok(action)) => {
                 t.sent_at = Some(t.seq);
-                t.note = Some((true, "sending…".into()));
+                t.note = Some(Note::ok("sending…"));
                 fx.push(SessionTask::RoomAction { dir, action }.into());
             }
             Some(Err(why)) => {
                 // In the pane and on the status bar.
-                t.note = Some((false, why.clone()));
+                t.note = Some(Note::err(why.clone()));
                 say(&mut fx, false, why);
             }
             // An old complaint no longer applies to the new pick.
-            None if t.note.as_ref().is_some_and(|n| !n.0) => t.note = None,
+            None if t.note.as_ref().is_some_and(|n| !n.ok) => t.note = None,
             None => {}
         }
         fx
@@ -543,11 +544,11 @@ impl SessionsView {
         match r {
             Ok(s) => {
                 t.selected.clear();
-                t.note = Some((true, s.clone()));
+                t.note = Some(Note::ok(s.clone()));
             }
             Err(e) => {
                 t.sent_at = None;
-                t.note = Some((false, e.clone()));
+                t.note = Some(Note::err(e.clone()));
             }
         }
     }

@@ -6,6 +6,7 @@
 use crate::json::{Map, Value};
 use crate::protocols::tables;
 use crate::session::table::{Card, TableView};
+use crate::tui::note::Note;
 use crate::tui::panes::table::{LogEntry, MAX_LOG, SeatKind};
 use std::collections::{BTreeMap, BTreeSet};
 /// Cards a hand may hold for the console to ask the rules about it (a
@@ -44,7 +45,7 @@ pub struct TableState {
     pub choice_cursor: usize,
     pub log: Vec<LogEntry>,
     /// The last action's result, or why one was refused.
-    pub note: Option<(bool, String)>,
+    pub note: Option<Note>,
     /// An action was queued at this frame and the table has not moved
     /// since (`Some(None)`: queued before any frame).
     pub sent_at: Option<Option<i64>>,

@@ -22,6 +22,7 @@ use crate::tui::command::Command;
 use crate::tui::effect::{Effects, JoinSpec, WolfTask};
 use crate::tui::keymap::Context;
 use crate::tui::msg::Msg;
+use crate::tui::note::Note;
 use crate::tui::report::Report;
 use crate::tui::report::wolf::WolfReport;
 use crate::tui::screen::{Env, Paint, Screen};
@@ -75,12 +76,12 @@ pub struct WolfView {
     pub back: usize,
     pub hide_roles: bool,
     /// The last thing worth saying (ok?, text).
-    pub note: Option<(bool, String)>,
+    pub note: Option<Note>,
     /// The stream's end was reported.
     pub ended: bool,
     /// What the end said, held back until the replay reaches it (a note
     /// must not tell the winner before the board does).
-    end_note: Option<(bool, String)>,
+    end_note: Option<Note>,
     /// A second `w`/`p`/`c`/`J` abandons a played seat.
     abandon_armed: bool,
     /// The server and name of a remote seat being played.
@@ -162,7 +163,7 @@ impl WolfView {
     }
 
     fn say(&mut self, ok: bool, s: impl Into<String>) {
-        self.note = Some((ok, s.into()));
+        self.note = Some(Note::new(ok, s));
     }
 
     fn start_watch(&mut self, seats: usize, fx: &mut Effects) {
@@ -353,8 +354,8 @@ impl WolfView {
                 self.decision = None;
                 self.typing = false;
                 let n = match r {
-                    Ok(s) => (true, s),
-                    Err(e) => (false, e),
+                    Ok(s) => Note::ok(s),
+                    Err(e) => Note::err(e),
                 };
                 if self.queue.is_empty() {
                     self.note = Some(n);
@@ -431,8 +432,7 @@ impl WolfView {
             Msg::Command(Command::Submit) => match d.current() {
                 Some(a) => Some(a),
                 None => {
-                    self.note = Some((
-                        false,
+                    self.note = Some(Note::err(
                         "type something first, or C-k Skip / C-o Over".to_owned(),
                     ));
                     return true;
@@ -451,14 +451,14 @@ impl WolfView {
         if let Some(a) = answer {
             if let Some(why) = d.refusal(&a) {
                 // Nothing the server would cut or turn into Over goes out.
-                self.note = Some((false, format!("not sent: {why}")));
+                self.note = Some(Note::err(format!("not sent: {why}")));
                 return true;
             }
             let req = d.request;
             if d.send(a.clone()) {
-                self.note = Some((true, format!("sent {}: {a}", req.as_str())));
+                self.note = Some(Note::ok(format!("sent {}: {a}", req.as_str())));
             } else {
-                self.note = Some((false, "too late: the safe answer was already sent".into()));
+                self.note = Some(Note::err("too late: the safe answer was already sent"));
             }
             self.decision = None;
             self.typing = false;
@@ -476,7 +476,7 @@ impl WolfView {
                 } else {
                     "time's up: the safe fallback was sent"
                 };
-                self.note = Some((false, what.to_owned()));
+                self.note = Some(Note::err(what.to_owned()));
                 self.decision = None;
                 self.typing = false;
             }

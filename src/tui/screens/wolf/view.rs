@@ -8,6 +8,7 @@ use super::{Source, WolfView, dialog, speed_name};
 use crate::engine::ControlMode;
 use crate::tui::command::Command;
 use crate::tui::keymap::Context;
+use crate::tui::note::Note;
 use crate::tui::screen::Paint;
 use crate::tui::theme::{Slot, Theme};
 use crate::werewolf::{Role, Species, Team};
@@ -427,7 +428,7 @@ fn draw_info(v: &WolfView, f: &mut Frame, area: Rect, p: &Paint<'_>) {
     if v.note.is_none() && spans.last().is_some_and(|s| s.content == " · ") {
         spans.pop();
     }
-    if let Some((ok, s)) = &v.note {
+    if let Some(Note { ok, text: s }) = &v.note {
         spans.push(Span::styled(
             s.clone(),
             if *ok {
