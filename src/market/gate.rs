@@ -163,29 +163,40 @@ pub fn check_job_open(
         out = check_job(job, who, now_ms, cfg, &mut f);
     }
     match (out, txid) {
-        (Some((task_type, deadline_ms, budget, asset)), Some(t))
-            if f.missing.is_empty() && f.invalid.is_empty() =>
-        {
-            Ok(GatedJob {
-                transaction_id: t.to_owned(),
+        (
+            Some(JobTerms {
                 task_type,
                 deadline_ms,
                 budget,
                 asset,
-            })
-        }
+            }),
+            Some(t),
+        ) if f.missing.is_empty() && f.invalid.is_empty() => Ok(GatedJob {
+            transaction_id: t.to_owned(),
+            task_type,
+            deadline_ms,
+            budget,
+            asset,
+        }),
         _ => Err((f.missing, f.invalid)),
     }
 }
 
-#[allow(clippy::type_complexity)]
+/// What a job that passed the gate commits to (the rest of [`GatedJob`]).
+struct JobTerms {
+    task_type: String,
+    deadline_ms: i64,
+    budget: i64,
+    asset: String,
+}
+
 fn check_job(
     job: &Map,
     who: &Principal,
     now_ms: i64,
     cfg: &MarketConfig,
     f: &mut Findings,
-) -> Option<(String, i64, i64, String)> {
+) -> Option<JobTerms> {
     f.unknown(
         job,
         &[
@@ -378,5 +389,10 @@ fn check_job(
         }
     }
     let (budget, asset) = budget?;
-    Some((task_type?.to_owned(), deadline?, budget, asset))
+    Some(JobTerms {
+        task_type: task_type?.to_owned(),
+        deadline_ms: deadline?,
+        budget,
+        asset,
+    })
 }

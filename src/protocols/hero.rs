@@ -20,6 +20,17 @@ use async_trait::async_trait;
 const MOVES: [&str; 4] = ["normal", "skill_a", "skill_b", "ult"];
 const SKILLS: [&str; 3] = ["skill_a", "skill_b", "ult"];
 
+/// A move as it takes effect.
+struct Resolved {
+    /// The move made: the skill named, or `normal`.
+    effective: &'static str,
+    damage: i64,
+    /// Mana spent.
+    cost: i64,
+    /// The skill's index, when one was used.
+    skill: Option<usize>,
+}
+
 /// The balance used when the options carry none: the reference's numbers,
 /// so both implementations judge the same fight.
 const DEFAULT_BALANCE: &str = r#"{
@@ -101,23 +112,44 @@ impl HeroDuel {
         }
     }
 
-    /// (effective move, damage, mana cost, skill index used).
-    fn resolve(hero: &Map, f: &Fighter, mv: &str) -> (&'static str, i64, i64, Option<usize>) {
+    /// What `mv` does for fighter `f` this round (a skill it cannot pay
+    /// for or that is cooling down is a normal attack).
+    fn resolve(hero: &Map, f: &Fighter, mv: &str) -> Resolved {
         if let Some(i) = SKILLS.iter().position(|s| *s == mv) {
             let cost = stat(hero, &[SKILLS[i], "cost"]);
             if f.mana >= cost && f.cd[i] == 0 {
-                return (SKILLS[i], stat(hero, &[SKILLS[i], "dmg"]), cost, Some(i));
+                return Resolved {
+                    effective: SKILLS[i],
+                    damage: stat(hero, &[SKILLS[i], "dmg"]),
+                    cost,
+                    skill: Some(i),
+                };
             }
         }
-        ("normal", stat(hero, &["atk"]), 0, None)
+        Resolved {
+            effective: "normal",
+            damage: stat(hero, &["atk"]),
+            cost: 0,
+            skill: None,
+        }
     }
 
     /// The round's result from the state before it; pure.
     fn compute(&self, round: u64, host_move: &str, guest_move: &str) -> (Map, Fighter, Fighter) {
         let (hh, gh) = (self.hero(Role::Host), self.hero(Role::Guest));
         let (mut h, mut g) = (self.host, self.guest);
-        let (he, hd, hc, hs) = Self::resolve(&hh, &h, host_move);
-        let (ge, gd, gc, gs) = Self::resolve(&gh, &g, guest_move);
+        let Resolved {
+            effective: he,
+            damage: hd,
+            cost: hc,
+            skill: hs,
+        } = Self::resolve(&hh, &h, host_move);
+        let Resolved {
+            effective: ge,
+            damage: gd,
+            cost: gc,
+            skill: gs,
+        } = Self::resolve(&gh, &g, guest_move);
         g.hp = (g.hp - hd).max(0);
         h.hp = (h.hp - gd).max(0);
         h.mana -= hc;
@@ -253,7 +285,7 @@ impl HeroDuel {
             let (hero, f) = self.own();
             ["ult", "skill_b", "skill_a"]
                 .iter()
-                .find(|s| Self::resolve(&hero, &f, s).0 == **s)
+                .find(|s| Self::resolve(&hero, &f, s).effective == **s)
                 .copied()
                 .unwrap_or("normal")
                 .to_owned()
