@@ -80,6 +80,18 @@ pub struct Settings {
     pub config: Config,
 }
 
+/// The Python for reference-SDK hooks.py files: `PALAVER_HOOKS_PYTHON`,
+/// else config.toml's `hooks_python` (when the file is read), else
+/// `PALAVER_PYTHON`, else `python3`. It depends on nothing else, so a caller
+/// that needs only it is not refused for another setting.
+pub fn hooks_python(env: impl Fn(&str) -> Option<String>, config: Option<&Config>) -> String {
+    let env = |k: &str| set(env(k));
+    env("PALAVER_HOOKS_PYTHON")
+        .or_else(|| config.and_then(|c| set(c.hooks_python.clone())))
+        .or_else(|| env("PALAVER_PYTHON"))
+        .unwrap_or_else(|| "python3".to_owned())
+}
+
 /// A value that counts as set: present and not blank.
 fn set(v: Option<String>) -> Option<String> {
     v.filter(|s| !s.trim().is_empty())
@@ -130,10 +142,7 @@ impl Settings {
             )),
             None => None,
         };
-        let hooks_python = env("PALAVER_HOOKS_PYTHON")
-            .or_else(|| set(config.hooks_python.clone()))
-            .or_else(|| env("PALAVER_PYTHON"))
-            .unwrap_or_else(|| "python3".to_owned());
+        let hooks_python = hooks_python(env, Some(&config));
         Ok(Settings {
             server,
             nickname,
@@ -227,6 +236,21 @@ mod tests {
         let s = resolve(&Flags::default(), &[("USER", "env-user")], "");
         assert_eq!(s.nickname, "env-user");
         assert_eq!(s.hooks_python, "python3");
+    }
+
+    #[test]
+    fn the_hooks_python_needs_no_other_setting() {
+        // A relay variable that does not parse refuses the whole settings,
+        // not the hooks' Python.
+        let env = |k: &str| match k {
+            "PALAVER_RELAY_URL" => Some("ftp://nope".to_owned()),
+            "PALAVER_PYTHON" => Some("/env/python".to_owned()),
+            _ => None,
+        };
+        assert!(Settings::resolve(&Flags::default(), env, config("")).is_err());
+        assert_eq!(hooks_python(env, None), "/env/python");
+        let cfg = config("hooks_python = \"/file/python\"\n");
+        assert_eq!(hooks_python(env, Some(&cfg)), "/file/python");
     }
 
     #[test]

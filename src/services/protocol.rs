@@ -82,12 +82,8 @@ pub struct Fetched {
 /// (A config.toml that does not load counts as empty here: the command
 /// that needs the Python reports its own errors.)
 pub fn hooks_python() -> String {
-    let flags = crate::config::Flags::default();
-    let env = |k: &str| std::env::var(k).ok();
-    crate::config::Settings::load(&flags)
-        .or_else(|_| crate::config::Settings::resolve(&flags, env, Default::default()))
-        .map(|s| s.hooks_python)
-        .unwrap_or_else(|_| "python3".into())
+    let config = crate::config::Config::load().ok();
+    crate::config::settings::hooks_python(|k| std::env::var(k).ok(), config.as_ref())
 }
 
 /// The hooks program file of a protocol dir, when it has one.
