@@ -64,6 +64,37 @@ fn sub_in_place(a: &mut [u64], b: &[u64]) -> bool {
     borrow
 }
 
+/// Calls `$self.$pow(base, exp, mul, sqr)` with the kernel for the
+/// modulus's size: the RSA sizes get one whose loops the compiler unrolls
+/// for their limb count (1024-bit CRT halves, 2048-bit public ops).
+macro_rules! by_size {
+    ($self:ident, $pow:ident, $base:expr, $exp:expr) => {
+        match $self.m.len() {
+            16 => $self.$pow(
+                $base,
+                $exp,
+                |a, b, out| $self.mul_fixed::<16>(a, b, out),
+                |a, out| $self.sqr_fixed::<16>(a, out),
+            ),
+            32 => $self.$pow(
+                $base,
+                $exp,
+                |a, b, out| $self.mul_fixed::<32>(a, b, out),
+                |a, out| $self.sqr_fixed::<32>(a, out),
+            ),
+            n => {
+                let t = std::cell::RefCell::new(vec![0u64; n + 2]);
+                $self.$pow(
+                    $base,
+                    $exp,
+                    |a, b, out| $self.mul(a, b, out, &mut t.borrow_mut()),
+                    |a, out| $self.mul(a, a, out, &mut t.borrow_mut()),
+                )
+            }
+        }
+    };
+}
+
 impl Monty {
     /// None when the modulus is even or zero (Montgomery form needs it odd).
     pub fn new(modulus: &BigUint) -> Option<Monty> {
@@ -127,31 +158,7 @@ impl Monty {
 
     /// base^exp mod m.
     pub fn pow(&self, base: &BigUint, exp: &BigUint) -> BigUint {
-        // The RSA sizes get a kernel whose loops the compiler unrolls for
-        // their limb count (1024-bit CRT halves, 2048-bit public ops).
-        match self.m.len() {
-            16 => self.pow_with(
-                base,
-                exp,
-                |a, b, out| self.mul_fixed::<16>(a, b, out),
-                |a, out| self.sqr_fixed::<16>(a, out),
-            ),
-            32 => self.pow_with(
-                base,
-                exp,
-                |a, b, out| self.mul_fixed::<32>(a, b, out),
-                |a, out| self.sqr_fixed::<32>(a, out),
-            ),
-            n => {
-                let t = std::cell::RefCell::new(vec![0u64; n + 2]);
-                self.pow_with(
-                    base,
-                    exp,
-                    |a, b, out| self.mul(a, b, out, &mut t.borrow_mut()),
-                    |a, out| self.mul(a, a, out, &mut t.borrow_mut()),
-                )
-            }
-        }
+        by_size!(self, pow_with, base, exp)
     }
 
     /// base^exp mod m for a secret exponent (the CRT private exponents):
@@ -159,29 +166,7 @@ impl Monty {
     /// the modulus's size, never on exp's bits or length — see
     /// [`Monty::pow_ct_with`].
     pub fn pow_secret(&self, base: &BigUint, exp: &BigUint) -> BigUint {
-        match self.m.len() {
-            16 => self.pow_ct_with(
-                base,
-                exp,
-                |a, b, out| self.mul_fixed::<16>(a, b, out),
-                |a, out| self.sqr_fixed::<16>(a, out),
-            ),
-            32 => self.pow_ct_with(
-                base,
-                exp,
-                |a, b, out| self.mul_fixed::<32>(a, b, out),
-                |a, out| self.sqr_fixed::<32>(a, out),
-            ),
-            n => {
-                let t = std::cell::RefCell::new(vec![0u64; n + 2]);
-                self.pow_ct_with(
-                    base,
-                    exp,
-                    |a, b, out| self.mul(a, b, out, &mut t.borrow_mut()),
-                    |a, out| self.mul(a, a, out, &mut t.borrow_mut()),
-                )
-            }
-        }
+        by_size!(self, pow_ct_with, base, exp)
     }
 
     /// out = a·b·R⁻¹ mod m for exactly N limbs, each word of b multiplied
