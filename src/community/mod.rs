@@ -10,6 +10,7 @@ pub mod pg;
 pub mod queries;
 pub mod recent;
 pub mod server;
+pub mod social;
 pub mod sqlite;
 pub mod store;
 pub mod timed;
