@@ -14,6 +14,7 @@ pub mod social;
 pub mod sqlite;
 pub mod store;
 pub mod timed;
+pub mod trust;
 
 pub use db::Database;
 pub use pg::PgStore;

@@ -55,6 +55,10 @@ pub struct Config {
     /// `sqlite:PATH` or `postgres://…`; checked to parse). `--db` and
     /// `PALAVER_DB` win over it.
     pub db: Option<String>,
+    /// `trust_url`: where the web of trust's snapshots are fetched from
+    /// (`{trust_url}/latest.json`); `--trust-url` and `PALAVER_TRUST_URL`
+    /// win over it, and without any the community server's URL is used.
+    pub trust_url: Option<String>,
     /// `[coach]`: the agent CLI the console's coach pane talks to.
     pub coach: CoachSettings,
     /// `[house] round_delay_seconds`: the pause between rounds in the
@@ -166,6 +170,8 @@ struct File {
     hooks_python: Option<String>,
     #[serde(default, deserialize_with = "db")]
     db: Option<String>,
+    #[serde(default, deserialize_with = "trust_url")]
+    trust_url: Option<String>,
     #[serde(default)]
     coach: CoachFile,
     #[serde(default)]
@@ -186,6 +192,14 @@ fn text<'de, D: Deserializer<'de>>(
 
 fn server<'de, D: Deserializer<'de>>(d: D) -> Result<Option<String>, D::Error> {
     text(d, "server", "a string such as \"http://127.0.0.1:8700\"")
+}
+
+fn trust_url<'de, D: Deserializer<'de>>(d: D) -> Result<Option<String>, D::Error> {
+    text(
+        d,
+        "trust_url",
+        "a string such as \"http://127.0.0.1:8700/trust\"",
+    )
 }
 
 fn theme<'de, D: Deserializer<'de>>(d: D) -> Result<Option<String>, D::Error> {
@@ -282,6 +296,7 @@ impl Config {
             relay_url: file.relay_url,
             hooks_python: file.hooks_python,
             db: file.db,
+            trust_url: file.trust_url,
             coach: CoachSettings {
                 agent: file.coach.agent.clone(),
                 command: file.coach.command.clone(),

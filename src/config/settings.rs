@@ -20,6 +20,8 @@ pub struct Flags {
     pub relay: Vec<iroh::RelayUrl>,
     /// `serve --db` / `PALAVER_DB`.
     pub db: Option<String>,
+    /// `trust --trust-url` / `PALAVER_TRUST_URL`.
+    pub trust_url: Option<String>,
 }
 
 /// Where a setting's value came from (named in its errors).
@@ -71,6 +73,10 @@ pub struct Settings {
     /// The database `serve` keeps the community in, when one is set
     /// (`None`: community.sqlite in the data dir).
     pub db: Option<(Database, Source)>,
+    /// Where the web of trust's snapshots are fetched from:
+    /// `--trust-url`/`PALAVER_TRUST_URL`, else config.toml's `trust_url`,
+    /// else the community server's URL (`None`: none of them is set).
+    pub trust_url: Option<(String, Source)>,
     /// The Python for hooks.py files written for the reference client:
     /// `PALAVER_HOOKS_PYTHON`, config.toml's `hooks_python`,
     /// `PALAVER_PYTHON`, else `python3`.
@@ -142,9 +148,14 @@ impl Settings {
             )),
             None => None,
         };
+        let trust_url = set(flags.trust_url.clone())
+            .map(|s| (s, Source::Flag("--trust-url (or PALAVER_TRUST_URL)")))
+            .or_else(|| set(config.trust_url.clone()).map(|s| (s, Source::Config("trust_url"))))
+            .or_else(|| server.clone());
         let hooks_python = hooks_python(env, Some(&config));
         Ok(Settings {
             server,
+            trust_url,
             nickname,
             theme,
             relays,
@@ -188,6 +199,7 @@ mod tests {
             theme: Some("mono".into()),
             relay: vec![crate::net::parse_relay_url("https://relay.flag.example").unwrap()],
             db: Some("sqlite:/flag.sqlite".into()),
+            trust_url: Some("http://trust.flag:1".into()),
         };
         let env = [
             ("USER", "env-user"),
@@ -211,6 +223,13 @@ mod tests {
             Some(Source::Flag("--db (or PALAVER_DB)"))
         );
         assert_eq!(s.hooks_python, "/env/hooks-python");
+        assert_eq!(
+            s.trust_url,
+            Some((
+                "http://trust.flag:1".into(),
+                Source::Flag("--trust-url (or PALAVER_TRUST_URL)")
+            ))
+        );
         // Without flags: the environment, then the file.
         let s = resolve(&Flags::default(), &env, cfg);
         assert_eq!(
@@ -221,6 +240,15 @@ mod tests {
         assert_eq!(s.theme.as_deref(), Some("light"));
         assert_eq!(s.relays[0].to_string(), "https://relay.env.example./");
         assert_eq!(s.db.as_ref().map(|d| d.1), Some(Source::Config("db")));
+        assert_eq!(
+            s.trust_url,
+            Some(("http://file:1".into(), Source::Config("server")))
+        );
+        let with_trust = format!("{cfg}trust_url = \"http://trust.file:1\"\n");
+        assert_eq!(
+            resolve(&Flags::default(), &env, &with_trust).trust_url,
+            Some(("http://trust.file:1".into(), Source::Config("trust_url")))
+        );
         // Without the environment: the file.
         let s = resolve(&Flags::default(), &[("PALAVER_PYTHON", "/env/python")], cfg);
         assert_eq!(s.relays[0].to_string(), "https://relay.file.example./");
@@ -232,6 +260,7 @@ mod tests {
         assert_eq!(s.theme, None);
         assert!(s.relays.is_empty());
         assert!(s.db.is_none());
+        assert!(s.trust_url.is_none());
         assert_eq!(s.hooks_python, "/env/python");
         let s = resolve(&Flags::default(), &[("USER", "env-user")], "");
         assert_eq!(s.nickname, "env-user");
