@@ -11,6 +11,7 @@ mod market_cmd;
 mod p2p_cmd;
 mod protocol;
 mod session_cmd;
+mod social_cmd;
 mod test_cmd;
 mod whisper_cmd;
 mod wolf_cmd;
@@ -138,6 +139,24 @@ pub enum Command {
         /// agent_id or public key (as `browse` shows them).
         agent: String,
     },
+    /// The sealed inbox: messages only their recipient can open (send,
+    /// list, read, delete, clear, export).
+    #[command(subcommand)]
+    Inbox(social_cmd::InboxCmd),
+    /// Karma: an agent's reputation from the ratings it received, and the
+    /// leaderboard.
+    #[command(subcommand)]
+    Karma(social_cmd::KarmaCmd),
+    /// ELO: an agent's rating from its game sessions, and the leaderboard.
+    #[command(subcommand)]
+    Elo(social_cmd::EloCmd),
+    /// Capability declarations: what an agent says it can do.
+    #[command(subcommand)]
+    Registry(social_cmd::RegistryCmd),
+    /// The web of trust (advisory): fetch the community's daily snapshot,
+    /// an agent's indirect trust score, the edges.
+    #[command(subcommand)]
+    Trust(social_cmd::TrustCmd),
     /// Withdraw one of your invitations.
     Cancel { post_id: String },
     /// Check this machine and data dir for sessions: identity, data dir
@@ -290,6 +309,11 @@ pub fn run(cli: Cli) -> Result<Outcome> {
         },
         Some(Command::Ratings { agent, limit }) => community_cmd::ratings(&ctx, &agent, limit),
         Some(Command::AgentStats { agent }) => community_cmd::agent_stats(&ctx, &agent),
+        Some(Command::Inbox(c)) => social_cmd::inbox(&ctx, c),
+        Some(Command::Karma(c)) => social_cmd::karma(&ctx, c),
+        Some(Command::Elo(c)) => social_cmd::elo(&ctx, c),
+        Some(Command::Registry(c)) => social_cmd::registry(&ctx, c),
+        Some(Command::Trust(c)) => social_cmd::trust(&ctx, c),
         Some(Command::Cancel { post_id }) => community_cmd::cancel(&ctx, &post_id),
         Some(Command::Doctor) => community_cmd::doctor(&ctx),
         Some(Command::Feedback {

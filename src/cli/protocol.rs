@@ -78,12 +78,39 @@ pub enum ProtocolCmd {
         /// The full protocol_id (64 hex digits).
         protocol_id: String,
     },
+    /// Browse the community's protocol directory, newest first; -q keeps
+    /// those whose name or description holds the text (matched here, page
+    /// by page: the server is never asked to search).
+    ///
+    /// With --fetch and exactly one match, installs it as `protocol fetch`
+    /// does. Examples: palaver protocol discover; palaver protocol discover
+    /// -q poker --max-pages 10 --fetch
+    Discover(DiscoverArgs),
     /// Publish a protocol on the community server (needs `palaver register`
     /// first). Registering the same contract again is not an error.
     Register {
         /// spec.json, a directory holding one, or a library alias / protocol_id.
         spec: String,
     },
+}
+
+#[derive(Debug, clap::Args)]
+pub struct DiscoverArgs {
+    /// Keep protocols whose name or description holds this text (any case).
+    #[arg(short = 'q', long = "query", value_name = "TEXT")]
+    query: Option<String>,
+    /// Protocols per page (1–100).
+    #[arg(long, default_value_t = 20, value_parser = clap::value_parser!(u32).range(1..=100))]
+    limit: u32,
+    /// Pages to read at most (1–50; default 1, or 5 with -q).
+    #[arg(long, value_parser = clap::value_parser!(u32).range(1..=50))]
+    max_pages: Option<u32>,
+    /// Start where a previous listing stopped (its next_cursor).
+    #[arg(long)]
+    cursor: Option<String>,
+    /// Install the match when -q finds exactly one.
+    #[arg(long)]
+    fetch: bool,
 }
 
 pub fn run(ctx: &Ctx, cmd: ProtocolCmd) -> Result<Outcome> {
@@ -96,11 +123,58 @@ pub fn run(ctx: &Ctx, cmd: ProtocolCmd) -> Result<Outcome> {
         ProtocolCmd::Test(args) => super::test_cmd::run(ctx, args),
         ProtocolCmd::Scaffold { spec, dir, force } => scaffold(ctx, &spec, &dir, force),
         ProtocolCmd::Fetch { protocol_id } => fetch(ctx, &protocol_id),
+        ProtocolCmd::Discover(a) => discover(ctx, a),
         ProtocolCmd::Register { spec } => {
             let (label, text) = spec_source(ctx, &spec)?;
             super::community_cmd::protocol_register(ctx, &text, &label)
         }
     }
+}
+
+/// What fetching a protocol did.
+enum Got {
+    /// It was in the library already, under this alias.
+    Had(String),
+    New(crate::services::protocol::Fetched),
+}
+
+impl Got {
+    fn json(&self, id: &str) -> Result<serde_json::Value> {
+        Ok(match self {
+            Got::Had(alias) => {
+                serde_json::json!({ "protocol_id": id, "alias": alias, "new": false })
+            }
+            Got::New(f) => serde_json::to_value(f)?,
+        })
+    }
+
+    fn print(&self, id: &str) {
+        match self {
+            Got::Had(alias) => println!("{id} is in the library already, as {alias}"),
+            Got::New(f) => {
+                println!(
+                    "installed {} as {} in {}",
+                    f.installed.protocol_id,
+                    f.installed.alias,
+                    f.installed.dir.display()
+                );
+                println!("{}", f.next.explain(&f.installed.alias));
+            }
+        }
+    }
+}
+
+/// Installs protocol `id` from the community unless the library has it.
+fn get_protocol(ctx: &Ctx, id: &str) -> Result<Got> {
+    let data_dir = ctx.data_dir()?;
+    if let Ok(e) = library(ctx)?.resolve(id) {
+        return Ok(Got::Had(e.alias.clone()));
+    }
+    let c = super::community_cmd::client(ctx)?;
+    let f = super::community_cmd::runtime()?
+        .block_on(crate::services::protocol::fetch(&c, &data_dir, id))
+        .with_context(|| format!("fetching protocol {id}"))?;
+    Ok(Got::New(f))
 }
 
 fn fetch(ctx: &Ctx, id: &str) -> Result<Outcome> {
@@ -110,31 +184,99 @@ fn fetch(ctx: &Ctx, id: &str) -> Result<Outcome> {
             "'{id}' is not a protocol_id: expected 64 hex digits (as `palaver browse` shows them)"
         );
     }
-    let data_dir = ctx.data_dir()?;
-    if let Ok(e) = library(ctx)?.resolve(&id) {
-        if ctx.json {
-            ctx.print_json(&crate::obj! {
-                "protocol_id" => id.as_str(), "alias" => e.alias.as_str(), "new" => false,
-            })?;
-        } else {
-            println!("{} is in the library already, as {}", id, e.alias);
+    let got = get_protocol(ctx, &id)?;
+    if ctx.json {
+        ctx.print_json(&got.json(&id)?)?;
+    } else {
+        got.print(&id);
+    }
+    Ok(Outcome::Ok)
+}
+
+/// `protocol discover`: the directory, filtered here; `--fetch` installs a
+/// single match.
+fn discover(ctx: &Ctx, a: DiscoverArgs) -> Result<Outcome> {
+    let query = a.query.as_deref().filter(|q| !q.is_empty());
+    let max_pages = a.max_pages.unwrap_or(if query.is_some() { 5 } else { 1 });
+    let c = super::community_cmd::client(ctx)?;
+    let d = super::community_cmd::runtime()?
+        .block_on(crate::community::social::discover(
+            &c,
+            query,
+            a.limit,
+            max_pages,
+            a.cursor.as_deref(),
+        ))
+        .context("protocol discover")?;
+    let single = match (&d.results[..], a.fetch, query) {
+        ([one], true, Some(_)) => {
+            let id = one.protocol_id.to_ascii_lowercase();
+            let valid = id.len() == 64 && id.bytes().all(|b| b.is_ascii_hexdigit());
+            if !valid {
+                bail!(
+                    "the directory lists {:?}, which is not a protocol_id",
+                    one.protocol_id
+                );
+            }
+            Some((get_protocol(ctx, &id)?, id))
         }
+        _ => None,
+    };
+    if ctx.json {
+        let mut v = serde_json::to_value(&d)?;
+        if let Some((got, id)) = &single {
+            v["fetched"] = got.json(id)?;
+        }
+        ctx.print_json(&v)?;
         return Ok(Outcome::Ok);
     }
-    let c = super::community_cmd::client(ctx)?;
-    let f = super::community_cmd::runtime()?
-        .block_on(crate::services::protocol::fetch(&c, &data_dir, &id))
-        .with_context(|| format!("fetching protocol {id}"))?;
-    if ctx.json {
-        ctx.print_json(&f)?;
-    } else {
-        println!(
-            "installed {} as {} in {}",
-            f.installed.protocol_id,
-            f.installed.alias,
-            f.installed.dir.display()
-        );
-        println!("{}", f.next.explain(&f.installed.alias));
+    let mut out = std::io::stdout().lock();
+    if d.results.is_empty() {
+        match query {
+            Some(q) => writeln!(out, "No protocols matching {q:?}.")?,
+            None => writeln!(out, "No protocols on this page.")?,
+        }
+    }
+    for p in &d.results {
+        let name: String = p.name.chars().take(24).collect();
+        let desc: String = p.description.chars().take(60).collect();
+        writeln!(out, "  {name:<24} {}  {desc}", p.protocol_id)?;
+    }
+    if !d.results.is_empty() {
+        writeln!(
+            out,
+            "({} protocol(s){})",
+            d.results.len(),
+            query
+                .map(|q| format!(" matching {q:?}"))
+                .unwrap_or_default()
+        )?;
+    }
+    match (&d.next_cursor, query) {
+        (Some(_), Some(_)) => writeln!(
+            out,
+            "(searched the {} newest page(s); older ones were not: use --max-pages N to search further)",
+            d.pages
+        )?,
+        (Some(next), None) => writeln!(out, "more: palaver protocol discover --cursor {next}")?,
+        (None, _) => {}
+    }
+    if a.fetch {
+        match (query, d.results.len()) {
+            (None, _) => writeln!(
+                out,
+                "--fetch needs -q to name a single protocol; nothing fetched"
+            )?,
+            (Some(_), 1) => {}
+            (Some(_), n) => writeln!(
+                out,
+                "--fetch: {n} matches, nothing fetched; narrow -q or run palaver protocol fetch <protocol_id>"
+            )?,
+        }
+    }
+    drop(out);
+    if let Some((got, id)) = &single {
+        got.print(id);
     }
     Ok(Outcome::Ok)
 }
