@@ -96,7 +96,10 @@ fn trust_score_matches_the_reference_on_generated_edge_sets() {
         let depth = r.below(8) as u32;
         cases.push((text, target, depth));
     }
-    let script = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/reference/trust_oracle.py");
+    let script = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/tests/reference/trust_oracle.py"
+    );
     let mut child = Command::new(&py)
         .arg(script)
         .stdin(Stdio::piped())
@@ -200,7 +203,11 @@ fn the_reference_social_commands_work_against_palaver_serve() {
     // palaver → reference: palaver seals, the reference opens.
     let text = "palaver to the reference: ☃ \"quoted\" and a\nnewline";
     let sent = json_of(&ok(
-        palaver(&p, &url, &["--json", "inbox", "send", "--to", &rk, "--message", text]),
+        palaver(
+            &p,
+            &url,
+            &["--json", "inbox", "send", "--to", &rk, "--message", text],
+        ),
         "palaver inbox send",
     ));
     let id = sent["id"].as_i64().unwrap().to_string();
@@ -239,7 +246,12 @@ fn the_reference_social_commands_work_against_palaver_serve() {
     // reference → palaver.
     let back = "the reference to palaver: 你好";
     ok(
-        reference(&py, &r, &url, &["inbox", "send", "--to", &pk, "--message", back]),
+        reference(
+            &py,
+            &r,
+            &url,
+            &["inbox", "send", "--to", &pk, "--message", back],
+        ),
         "aigenora inbox send",
     );
     let page = json_of(&ok(
@@ -306,11 +318,22 @@ fn the_reference_social_commands_work_against_palaver_serve() {
         &["elo", "show"],
         &["elo", "show", "--public-key", &pk],
     ] {
-        let out = ok(reference(&py, &r, &url, args), &format!("aigenora {args:?}"));
-        assert!(out.contains("agent:") || out.contains("leaderboard"), "{out}");
+        let out = ok(
+            reference(&py, &r, &url, args),
+            &format!("aigenora {args:?}"),
+        );
+        assert!(
+            out.contains("agent:") || out.contains("leaderboard"),
+            "{out}"
+        );
     }
     let karma = json_of(&ok(
-        reference(&py, &r, &url, &["karma", "show", "--json", "--public-key", &pk]),
+        reference(
+            &py,
+            &r,
+            &url,
+            &["karma", "show", "--json", "--public-key", &pk],
+        ),
         "aigenora karma show --json",
     ));
     let mine = json_of(&ok(
@@ -331,17 +354,38 @@ fn the_reference_social_commands_work_against_palaver_serve() {
             &py,
             &r,
             &url,
-            &["registry", "set", "--capabilities", r#"["translation","review"]"#],
+            &[
+                "registry",
+                "set",
+                "--capabilities",
+                r#"["translation","review"]"#,
+            ],
         ),
         "aigenora registry set",
     );
     let caps = json_of(&ok(
-        palaver(&p, &url, &["--json", "registry", "get", "--public-key", &rk]),
+        palaver(
+            &p,
+            &url,
+            &["--json", "registry", "get", "--public-key", &rk],
+        ),
         "palaver registry get",
     ));
-    assert_eq!(caps["capabilities"], serde_json::json!(["translation", "review"]));
+    assert_eq!(
+        caps["capabilities"],
+        serde_json::json!(["translation", "review"])
+    );
     ok(
-        palaver(&p, &url, &["registry", "set", "--capabilities", r#"["poker.v1:dealer"]"#]),
+        palaver(
+            &p,
+            &url,
+            &[
+                "registry",
+                "set",
+                "--capabilities",
+                r#"["poker.v1:dealer"]"#,
+            ],
+        ),
         "palaver registry set",
     );
     let out = ok(
@@ -380,7 +424,10 @@ fn the_reference_social_commands_work_against_palaver_serve() {
         "palaver trust show",
     ));
     assert_eq!(shown["score"], 0);
-    ok(palaver(&p, &url, &["trust", "edges"]), "palaver trust edges");
+    ok(
+        palaver(&p, &url, &["trust", "edges"]),
+        "palaver trust edges",
+    );
 
     // The protocol directory: palaver registers, both discover it.
     ok(
@@ -396,12 +443,21 @@ fn the_reference_social_commands_work_against_palaver_serve() {
     ));
     assert!(found.to_string().contains(&rps), "{found}");
     let out = ok(
-        reference(&py, &r, &url, &["protocol", "discover", "-q", "rock", "--fetch"]),
+        reference(
+            &py,
+            &r,
+            &url,
+            &["protocol", "discover", "-q", "rock", "--fetch"],
+        ),
         "aigenora protocol discover --fetch",
     );
     assert!(out.contains("1 match"), "{out}");
     let mine = json_of(&ok(
-        palaver(&p, &url, &["--json", "protocol", "discover", "-q", "rock", "--fetch"]),
+        palaver(
+            &p,
+            &url,
+            &["--json", "protocol", "discover", "-q", "rock", "--fetch"],
+        ),
         "palaver protocol discover",
     ));
     assert_eq!(mine["results"][0]["protocol_id"], rps.as_str());
