@@ -210,12 +210,13 @@ fn the_reference_social_commands_work_against_palaver_serve() {
         ),
         "palaver inbox send",
     ));
-    let id = sent["id"].as_i64().unwrap().to_string();
+    let id_num = sent["id"].as_i64().unwrap();
+    let id = id_num.to_string();
     let outbox = std::fs::read_to_string(p.join("outbox.jsonl")).unwrap();
     let line = json_of(outbox.lines().last().unwrap());
     assert_eq!(line["to"], rk.as_str());
     assert_eq!(line["message"], text);
-    assert_eq!(line["id"].to_string(), id);
+    assert_eq!(line["id"].as_i64(), Some(id_num));
     assert!(line["ts"].as_str().unwrap().ends_with("+00:00"), "{line}");
     let list = json_of(&ok(
         reference(&py, &r, &url, &["inbox", "list", "--json"]),
@@ -226,7 +227,7 @@ fn the_reference_social_commands_work_against_palaver_serve() {
             .as_array()
             .unwrap()
             .iter()
-            .any(|e| e["id"].to_string() == id),
+            .any(|e| e["id"].as_i64() == Some(id_num)),
         "{list}"
     );
     let out = ok(
