@@ -27,3 +27,7 @@ pub use store::Store;
 #[cfg(test)]
 #[path = "store_tests.rs"]
 mod store_tests;
+
+#[cfg(test)]
+#[path = "store_social_tests.rs"]
+mod store_social_tests;

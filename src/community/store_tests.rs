@@ -36,7 +36,7 @@ fn fresh_pg(tag: &str) -> Option<String> {
 }
 
 /// The stores the test runs on.
-fn stores(tag: &str) -> Vec<Box<dyn Store>> {
+pub(super) fn stores(tag: &str) -> Vec<Box<dyn Store>> {
     let mut v: Vec<Box<dyn Store>> = vec![Box::new(SqliteStore::memory().unwrap())];
     if let Some(url) = fresh_pg(tag) {
         v.push(Box::new(PgStore::connect(&url, 2).unwrap().0));
