@@ -130,7 +130,7 @@ CREATE TABLE rate_buckets (public_key TEXT PRIMARY KEY, tokens DOUBLE PRECISION 
                            at DOUBLE PRECISION NOT NULL);
 CREATE INDEX rate_buckets_at ON rate_buckets (at);
 "#,
-    // The community beyond sessions (social.rs): as SQLite's third
+    // The community beyond sessions (standing.rs): as SQLite's third
     // migration, with a sequence numbering new agents.
     r#"
 CREATE SEQUENCE agents_id_seq;

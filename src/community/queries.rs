@@ -12,7 +12,7 @@
 use super::groups::Group;
 use super::queries_social as social;
 use super::recent::Admission;
-use super::social::{
+use super::standing::{
     Cursor, Delivery, EloRating, InboxPage, Karma, Message, Page, Ranked, Reported,
 };
 use super::store::{
@@ -531,7 +531,7 @@ impl<B: Backend> Store for SqlStore<B> {
                         now,
                     )?
                 }
-                None => super::social::EloOutcome::Pending,
+                None => super::standing::EloOutcome::Pending,
             };
             Ok(Reported {
                 winner: agreed,

@@ -1,5 +1,5 @@
 //! The SQL of the community beyond sessions (the rules are
-//! [`super::social`]'s): functions over one connection ([`Db`]), written
+//! [`super::standing`]'s): functions over one connection ([`Db`]), written
 //! once for both databases like [`super::queries`], which calls them
 //! (inside its own transactions where they write). Every read-then-write
 //! here runs in a transaction holding the lock that keeps its read true:
@@ -7,7 +7,7 @@
 //! agent for karma, the recipient for the inbox) and the rows it changes
 //! locked in key order; SQLite's one write lock otherwise.
 
-use super::social::{
+use super::standing::{
     Cursor, Delivery, ELO_DEFAULT, ELO_DRAW, ELO_PAIR_LIMIT, ELO_PAIR_WINDOW, EloOutcome,
     EloRating, INBOX_MAX_MESSAGES, INBOX_MAX_PER_SENDER, INBOX_TTL, InboxPage, KARMA_DAILY_PER_RATER,
     Karma, KarmaSums, Message, Page, Ranked, confidence, elo_deltas, trust_body, trust_weight,

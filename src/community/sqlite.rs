@@ -42,7 +42,7 @@ CREATE TABLE ratings (session_id TEXT NOT NULL, rater TEXT NOT NULL, rated TEXT 
 CREATE TABLE groups (group_id TEXT PRIMARY KEY, post_id TEXT NOT NULL UNIQUE, body TEXT NOT NULL,
                      version INTEGER NOT NULL);
 "#,
-    // The community beyond sessions (social.rs): integer agent ids (the
+    // The community beyond sessions (standing.rs): integer agent ids (the
     // existing agents numbered in registration order, a new one the next
     // by the trigger), ELO, karma, capabilities, the inbox, trust snapshots,
     // and the protocol directory newest first.

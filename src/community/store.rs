@@ -11,7 +11,7 @@
 
 use super::groups::Group;
 use super::recent::Admission;
-use super::social::{Cursor, Delivery, EloRating, InboxPage, Karma, Message, Page, Ranked, Reported};
+use super::standing::{Cursor, Delivery, EloRating, InboxPage, Karma, Message, Page, Ranked, Reported};
 use crate::json::{self, Map, Value};
 use crate::sql::{Db, Dialect, SqlError};
 pub use crate::web::metrics::{CommunityGauges, PoolState};
@@ -207,7 +207,7 @@ pub trait Store: Send + Sync {
     /// Records a reporter's winner: the agreed winner, whether the reports
     /// disagree, and what ELO did. In the same transaction, the moment both
     /// parties have reported the same result the session's game is rated
-    /// once (social.rs: self-play and the pair limit count nothing).
+    /// once (standing.rs: self-play and the pair limit count nothing).
     fn report_result(
         &self,
         session_id: &str,
@@ -310,7 +310,7 @@ impl Reputation {
             success_rate: (sessions > 0).then(|| closed as f64 / sessions as f64),
             weighted_score: (score_sum as f64 + PRIOR * PRIOR_WEIGHT)
                 / (ratings as f64 + PRIOR_WEIGHT),
-            confidence: super::social::confidence(ratings),
+            confidence: super::standing::confidence(ratings),
         }
     }
 }

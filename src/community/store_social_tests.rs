@@ -1,10 +1,10 @@
-//! The store's rules of the community beyond sessions (social.rs), on
+//! The store's rules of the community beyond sessions (standing.rs), on
 //! SQLite and, with `PALAVER_TEST_PG`, PostgreSQL: ELO settled once, karma
 //! with decay and the daily cap, leaderboard paging, capabilities, the
 //! inbox's quotas, expiry and ownership, and trust snapshots.
 
 use super::SqliteStore;
-use super::social::{
+use super::standing::{
     Cursor, Delivery, ELO_DEFAULT, EloOutcome, INBOX_TTL, KARMA_EPOCH, KARMA_HALF_LIFE, Page,
     Ranked,
 };

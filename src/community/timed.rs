@@ -9,7 +9,7 @@ use super::recent::Admission;
 use super::store::{
     Agent, CommunityGauges, NewProtocol, NewSession, PoolState, Renewal, Res, SessionRow, Store,
 };
-use super::social::{
+use super::standing::{
     Cursor, Delivery, EloRating, InboxPage, Karma, Message, Page, Ranked, Reported,
 };
 use crate::json::Map;

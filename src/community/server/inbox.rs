@@ -5,7 +5,7 @@
 
 use super::social::listing;
 use super::{ApiError, AppState, Id, Reply, Req, blocking, err, iso, need, now_f, paging, reply};
-use crate::community::social::{
+use crate::community::standing::{
     Delivery, INBOX_MAX_MESSAGES, INBOX_MAX_PER_SENDER, Message, check_ciphertext,
 };
 use crate::identity::is_key_hex;

@@ -20,7 +20,7 @@ mod sessions;
 mod social;
 mod trust;
 
-use super::social::Cursor;
+use super::standing::Cursor;
 use super::store::{Agent, Store};
 use super::timed::Timed;
 use crate::identity::{is_key_hex, verify};

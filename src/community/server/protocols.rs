@@ -1,7 +1,7 @@
 //! Protocols: publishing a spec under its protocol_id, listing, fetching.
 
 use super::{AppState, Id, Reply, Req, blocking, err, need, now_f, query, registered, reply};
-use crate::community::social::Cursor;
+use crate::community::standing::Cursor;
 use crate::community::store::NewProtocol;
 use crate::json::{self, Value};
 use crate::obj;

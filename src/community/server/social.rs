@@ -3,7 +3,7 @@
 //! `community::social`'s).
 
 use super::{AppState, Id, Reply, Req, blocking, err, iso, paging, query, registered, reply};
-use crate::community::social::{EloRating, Karma, Page, Ranked, check_capabilities};
+use crate::community::standing::{EloRating, Karma, Page, Ranked, check_capabilities};
 use crate::community::store::Agent;
 use crate::identity::is_key_hex;
 use crate::json::{Map, Value};
@@ -144,7 +144,7 @@ fn board(page: Page<Ranked>, value: &str, count: &str, level: bool) -> Value {
             if level {
                 m.insert(
                     "level",
-                    Value::from(crate::community::social::confidence(r.count)),
+                    Value::from(crate::community::standing::confidence(r.count)),
                 );
             }
             m.insert(count, Value::from(r.count));

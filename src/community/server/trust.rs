@@ -5,7 +5,7 @@
 //! after the first request of a day each answer is one primary-key read.
 
 use super::{AppState, err, now_f};
-use crate::community::social::{date_of, is_date};
+use crate::community::standing::{date_of, is_date};
 use axum::extract::{Path, State};
 use axum::http::{StatusCode, header};
 use axum::response::{IntoResponse, Response};

@@ -458,5 +458,5 @@ pub fn date_of(t: f64) -> String {
 }
 
 #[cfg(test)]
-#[path = "social_tests.rs"]
+#[path = "standing_tests.rs"]
 mod tests;

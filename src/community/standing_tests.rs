@@ -1,4 +1,4 @@
-//! The pure rules of `social`: ELO deltas, karma's decay, cursors,
+//! The pure rules of `standing`: ELO deltas, karma's decay, cursors,
 //! capabilities, ciphertext checks and the trust body.
 
 use super::*;
