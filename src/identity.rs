@@ -60,6 +60,13 @@ impl KeyPair {
         hex::encode(self.signing.sign(msg).to_bytes())
     }
 
+    /// The key's X25519 secret for sealed messages: the first 32 bytes of
+    /// SHA-512 of the seed (RFC 8032's secret scalar before clamping; the
+    /// X25519 multiplication clamps it).
+    pub fn agreement_secret(&self) -> [u8; 32] {
+        self.signing.to_scalar_bytes()
+    }
+
     /// The private seed as hex (for key.json).
     pub fn private_hex(&self) -> String {
         hex::encode(self.signing.as_bytes())

@@ -11,7 +11,7 @@
 //!    forms of the files and the wire.
 //! 1. [`spec`]: the protocol contract (protocol_id, validators, lint).
 //!    [`library`]: bundled and installed protocols. [`identity`]: the
-//!    Ed25519 key pair. [`web`]: the signed-request scheme, its client,
+//!    Ed25519 key pair. [`sealed`]: the inbox's sealed messages. [`web`]: the signed-request scheme, its client,
 //!    the HTTP serving pieces, request ids, logs and metrics.
 //! 2. [`engine`]: channels, hooks, flow runners, commit-reveal, decisions.
 //!    [`sql`]: the one SQL seam of the community and the market (dialects,
@@ -44,6 +44,7 @@ pub mod market;
 pub mod net;
 pub mod paths;
 pub mod protocols;
+pub mod sealed;
 pub mod services;
 pub mod session;
 pub mod spec;

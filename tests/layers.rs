@@ -31,7 +31,7 @@ use std::path::Path;
 /// Top-level modules, bottom layer first.
 const LAYERS: &[&[&str]] = &[
     &["json", "fsutil", "paths", "limits", "utc"],
-    &["spec", "library", "identity", "web"],
+    &["spec", "library", "identity", "sealed", "web"],
     &["engine", "sql"],
     &["session", "protocols"],
     &["net", "community", "market", "werewolf"],

@@ -11,6 +11,7 @@ pub mod queries;
 mod queries_social;
 pub mod recent;
 pub mod server;
+pub mod social;
 pub mod standing;
 pub mod sqlite;
 pub mod store;
