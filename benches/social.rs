@@ -117,8 +117,14 @@ fn seed_sqlite(path: &std::path::Path, s: &Seed) {
             .prepare("INSERT INTO agents (id, public_key, nickname, bio, agent_id, registered_at) VALUES (?1, ?2, ?3, '', ?4, ?5)")
             .unwrap();
         for (i, k) in s.keys.iter().enumerate() {
-            a.execute(rusqlite::params![i as i64 + 1, k, format!("agent{i}"), &k[..16], T0 + i as f64])
-                .unwrap();
+            a.execute(rusqlite::params![
+                i as i64 + 1,
+                k,
+                format!("agent{i}"),
+                &k[..16],
+                T0 + i as f64
+            ])
+            .unwrap();
         }
         let mut se = tx
             .prepare("INSERT INTO sessions (session_id, post_id, protocol_id, host_public_key, guest_public_key, session_nonce, \
@@ -139,11 +145,14 @@ fn seed_sqlite(path: &std::path::Path, s: &Seed) {
             let sid = format!("s{j:08}");
             let (hk, gk) = (&s.keys[h as usize], &s.keys[g as usize]);
             let t = T0 + j as f64;
-            se.execute(rusqlite::params![sid, hk, gk, winner(w), t]).unwrap();
+            se.execute(rusqlite::params![sid, hk, gk, winner(w), t])
+                .unwrap();
             re.execute(rusqlite::params![sid, hk, winner(w)]).unwrap();
             re.execute(rusqlite::params![sid, gk, winner(w)]).unwrap();
-            eg.execute(rusqlite::params![sid, hk, gk, winner(w), t]).unwrap();
-            ra.execute(rusqlite::params![sid, gk, hk, s.scores[j], t]).unwrap();
+            eg.execute(rusqlite::params![sid, hk, gk, winner(w), t])
+                .unwrap();
+            ra.execute(rusqlite::params![sid, gk, hk, s.scores[j], t])
+                .unwrap();
         }
         let mut er = tx
             .prepare("INSERT INTO elo_ratings (public_key, rating, games, wins, losses, draws, updated_at) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)")
@@ -154,12 +163,22 @@ fn seed_sqlite(path: &std::path::Path, s: &Seed) {
         for (i, k) in s.keys.iter().enumerate() {
             let e = s.elo[i];
             if e.1 > 0 {
-                er.execute(rusqlite::params![k, e.0, e.1, e.2, e.3, e.4, T0]).unwrap();
+                er.execute(rusqlite::params![k, e.0, e.1, e.2, e.3, e.4, T0])
+                    .unwrap();
             }
             let m = s.karma[i];
             if m.n > 0 {
-                ka.execute(rusqlite::params![k, m.sum_sw, m.sum_w, m.last_w, m.n, m.karma(), confidence(m.n), T0])
-                    .unwrap();
+                ka.execute(rusqlite::params![
+                    k,
+                    m.sum_sw,
+                    m.sum_w,
+                    m.last_w,
+                    m.n,
+                    m.karma(),
+                    confidence(m.n),
+                    T0
+                ])
+                .unwrap();
             }
         }
     }
@@ -185,12 +204,18 @@ fn copy(c: &mut postgres::Client, sql: &str, rows: impl Iterator<Item = String>)
 
 fn seed_pg(url: &str, s: &Seed) {
     let mut c = postgres::Client::connect(url, postgres::NoTls).unwrap();
-    c.batch_execute("ALTER TABLE agents ALTER COLUMN id DROP DEFAULT").unwrap();
+    c.batch_execute("ALTER TABLE agents ALTER COLUMN id DROP DEFAULT")
+        .unwrap();
     copy(
         &mut c,
         "COPY agents (id, public_key, nickname, bio, agent_id, registered_at) FROM STDIN",
         s.keys.iter().enumerate().map(|(i, k)| {
-            format!("{}\t{k}\tagent{i}\t\t{}\t{}", i + 1, &k[..16], T0 + i as f64)
+            format!(
+                "{}\t{k}\tagent{i}\t\t{}\t{}",
+                i + 1,
+                &k[..16],
+                T0 + i as f64
+            )
         }),
     );
     c.batch_execute(
@@ -205,14 +230,22 @@ fn seed_pg(url: &str, s: &Seed) {
          host_signature, guest_signature, status, winner, disputed, created_at, ended_at) FROM STDIN",
         s.games.iter().enumerate().map(|(j, &(h, g, w))| {
             let t = T0 + j as f64;
-            format!("s{j:08}\ts{j:08}\tp\t{}\t{}\tn\ths\tgs\tclosed\t{}\tf\t{t}\t{t}", key(h), key(g), winner(w))
+            format!(
+                "s{j:08}\ts{j:08}\tp\t{}\t{}\tn\ths\tgs\tclosed\t{}\tf\t{t}\t{t}",
+                key(h),
+                key(g),
+                winner(w)
+            )
         }),
     );
     copy(
         &mut c,
         "COPY results (session_id, reporter, winner) FROM STDIN",
         s.games.iter().enumerate().flat_map(|(j, &(h, g, w))| {
-            [format!("s{j:08}\t{}\t{}", key(h), winner(w)), format!("s{j:08}\t{}\t{}", key(g), winner(w))]
+            [
+                format!("s{j:08}\t{}\t{}", key(h), winner(w)),
+                format!("s{j:08}\t{}\t{}", key(g), winner(w)),
+            ]
         }),
     );
     copy(
@@ -221,31 +254,57 @@ fn seed_pg(url: &str, s: &Seed) {
         s.games.iter().enumerate().map(|(j, &(h, g, w))| {
             let (a, b) = (key(h), key(g));
             let (lo, hi) = if a <= b { (a, b) } else { (b, a) };
-            format!("s{j:08}\t{a}\t{b}\t{lo}\t{hi}\t{}\t0\t0\t{}\tt\tapplied", winner(w), T0 + j as f64)
+            format!(
+                "s{j:08}\t{a}\t{b}\t{lo}\t{hi}\t{}\t0\t0\t{}\tt\tapplied",
+                winner(w),
+                T0 + j as f64
+            )
         }),
     );
     copy(
         &mut c,
         "COPY ratings (session_id, rater, rated, score, comment, created_at) FROM STDIN",
         s.games.iter().enumerate().map(|(j, &(h, g, _))| {
-            format!("s{j:08}\t{}\t{}\t{}\t\t{}", key(g), key(h), s.scores[j], T0 + j as f64)
+            format!(
+                "s{j:08}\t{}\t{}\t{}\t\t{}",
+                key(g),
+                key(h),
+                s.scores[j],
+                T0 + j as f64
+            )
         }),
     );
     copy(
         &mut c,
         "COPY elo_ratings (public_key, rating, games, wins, losses, draws, updated_at) FROM STDIN",
-        s.keys.iter().enumerate().filter(|(i, _)| s.elo[*i].1 > 0).map(|(i, k)| {
-            let e = s.elo[i];
-            format!("{k}\t{}\t{}\t{}\t{}\t{}\t{T0}", e.0, e.1, e.2, e.3, e.4)
-        }),
+        s.keys
+            .iter()
+            .enumerate()
+            .filter(|(i, _)| s.elo[*i].1 > 0)
+            .map(|(i, k)| {
+                let e = s.elo[i];
+                format!("{k}\t{}\t{}\t{}\t{}\t{}\t{T0}", e.0, e.1, e.2, e.3, e.4)
+            }),
     );
     copy(
         &mut c,
         "COPY karma (public_key, sum_sw, sum_w, last_w, n, karma, level, updated_at) FROM STDIN",
-        s.keys.iter().enumerate().filter(|(i, _)| s.karma[*i].n > 0).map(|(i, k)| {
-            let m = s.karma[i];
-            format!("{k}\t{:e}\t{:e}\t{:e}\t{}\t{}\t{}\t{T0}", m.sum_sw, m.sum_w, m.last_w, m.n, m.karma(), confidence(m.n))
-        }),
+        s.keys
+            .iter()
+            .enumerate()
+            .filter(|(i, _)| s.karma[*i].n > 0)
+            .map(|(i, k)| {
+                let m = s.karma[i];
+                format!(
+                    "{k}\t{:e}\t{:e}\t{:e}\t{}\t{}\t{}\t{T0}",
+                    m.sum_sw,
+                    m.sum_w,
+                    m.last_w,
+                    m.n,
+                    m.karma(),
+                    confidence(m.n)
+                )
+            }),
     );
     c.batch_execute("ANALYZE").unwrap();
 }
@@ -264,7 +323,10 @@ fn deep_cursor(rows: &mut [(i64, &str)]) -> String {
 
 fn stats(mut ms: Vec<f64>) -> (f64, f64) {
     ms.sort_by(f64::total_cmp);
-    (ms[ms.len() / 2], ms[(ms.len() * 95 / 100).min(ms.len() - 1)])
+    (
+        ms[ms.len() / 2],
+        ms[(ms.len() * 95 / 100).min(ms.len() - 1)],
+    )
 }
 
 fn run(kind: &str, store: Arc<dyn Store>, s: &Seed) -> Vec<(String, String, f64, f64)> {
@@ -307,12 +369,18 @@ fn run(kind: &str, store: Arc<dyn Store>, s: &Seed) -> Vec<(String, String, f64,
     let elo_deep = deep_cursor(&mut elo_rows);
     let karma_deep = deep_cursor(&mut karma_rows);
     let cases: Vec<(&str, String)> = vec![
-        ("ELO leaderboard, first page", "/api/v1/elo/leaderboard?limit=20".into()),
+        (
+            "ELO leaderboard, first page",
+            "/api/v1/elo/leaderboard?limit=20".into(),
+        ),
         (
             "ELO leaderboard, rank 50,000",
             format!("/api/v1/elo/leaderboard?limit=20&cursor={elo_deep}"),
         ),
-        ("karma leaderboard, first page", "/api/v1/karma/leaderboard?limit=20".into()),
+        (
+            "karma leaderboard, first page",
+            "/api/v1/karma/leaderboard?limit=20".into(),
+        ),
         (
             "karma leaderboard, rank 50,000",
             format!("/api/v1/karma/leaderboard?limit=20&cursor={karma_deep}"),
@@ -327,7 +395,12 @@ fn run(kind: &str, store: Arc<dyn Store>, s: &Seed) -> Vec<(String, String, f64,
     }
     for (name, what) in [("one agent's ELO", "elo"), ("one agent's karma", "karma")] {
         let ms: Vec<f64> = (0..SAMPLES)
-            .map(|i| get(&format!("/api/v1/agents/{}/{what}", 1 + (i * 7_919) % AGENTS)))
+            .map(|i| {
+                get(&format!(
+                    "/api/v1/agents/{}/{what}",
+                    1 + (i * 7_919) % AGENTS
+                ))
+            })
             .collect();
         let (m, p) = stats(ms);
         out.push((kind.to_owned(), name.to_owned(), m, p));
@@ -346,13 +419,19 @@ fn main() {
     let t = Instant::now();
     seed_sqlite(&path, &s);
     eprintln!("SQLite seeded in {:.1}s", t.elapsed().as_secs_f64());
-    rows.extend(run("sqlite", Arc::new(SqliteStore::open(&path).unwrap()), &s));
+    rows.extend(run(
+        "sqlite",
+        Arc::new(SqliteStore::open(&path).unwrap()),
+        &s,
+    ));
     if let Ok(base) = std::env::var("PALAVER_TEST_PG")
         && !base.trim().is_empty()
     {
         let name = format!("bench_social_{}", std::process::id());
         let mut admin = postgres::Client::connect(base.trim(), postgres::NoTls).unwrap();
-        admin.batch_execute(&format!("CREATE DATABASE {name}")).unwrap();
+        admin
+            .batch_execute(&format!("CREATE DATABASE {name}"))
+            .unwrap();
         let (head, _) = base.trim().split_once('?').unwrap_or((base.trim(), ""));
         let url = format!("{}/{name}", &head[..head.rfind('/').unwrap()]);
         let (store, _) = PgStore::connect(&url, 4).unwrap();

@@ -847,14 +847,25 @@ async fn agents_have_integer_ids_elo_karma_and_capabilities(b: Backend) {
     assert_eq!(s_of(&v, "agent_id"), &gk.public_key[..16]);
     assert!(s_of(&v, "registered_at").ends_with('Z'), "{v:?}");
     let (st, v) = host
-        .raw("GET", &format!("/api/v1/agents?public_key={}", "ab".repeat(32)), None)
+        .raw(
+            "GET",
+            &format!("/api/v1/agents?public_key={}", "ab".repeat(32)),
+            None,
+        )
         .await
         .unwrap();
     assert_eq!((st, s_of(&v, "error")), (404, "not_found"));
-    let (st, _) = host.raw("GET", "/api/v1/agents?public_key=xyz", None).await.unwrap();
+    let (st, _) = host
+        .raw("GET", "/api/v1/agents?public_key=xyz", None)
+        .await
+        .unwrap();
     assert_eq!(st, 400);
     // ELO by integer id, agent_id or key: the default before any game.
-    for name in [gid.to_string(), gk.public_key[..16].to_owned(), gk.public_key.clone()] {
+    for name in [
+        gid.to_string(),
+        gk.public_key[..16].to_owned(),
+        gk.public_key.clone(),
+    ] {
         let v = host
             .call("GET", &format!("/api/v1/agents/{name}/elo"), None, &[200])
             .await
@@ -869,16 +880,31 @@ async fn agents_have_integer_ids_elo_karma_and_capabilities(b: Backend) {
     // A session both report alike: ELO applied once, with the second report.
     let post = invite(&host, PID).await;
     let v = guest
-        .call("POST", "/api/v1/sessions", Some(&proof(&post, &hk, &gk, PID, "n1")), &[201])
+        .call(
+            "POST",
+            "/api/v1/sessions",
+            Some(&proof(&post, &hk, &gk, PID, "n1")),
+            &[201],
+        )
         .await
         .unwrap();
     let sid = s_of(&v, "session_id").to_owned();
     let result = |w: &str| Value::Object(obj! { "winner" => w });
     let path = format!("/api/v1/sessions/{sid}/result");
-    let v = host.call("POST", &path, Some(&result("guest")), &[200]).await.unwrap();
+    let v = host
+        .call("POST", &path, Some(&result("guest")), &[200])
+        .await
+        .unwrap();
     assert_eq!(s_of(&v, "elo"), "pending", "{v:?}");
-    let v = guest.call("POST", &path, Some(&result("guest")), &[200]).await.unwrap();
-    assert_eq!((s_of(&v, "elo"), s_of(&v, "winner")), ("applied", "guest"), "{v:?}");
+    let v = guest
+        .call("POST", &path, Some(&result("guest")), &[200])
+        .await
+        .unwrap();
+    assert_eq!(
+        (s_of(&v, "elo"), s_of(&v, "winner")),
+        ("applied", "guest"),
+        "{v:?}"
+    );
     let v = host
         .call("GET", &format!("/api/v1/agents/{gid}/elo"), None, &[200])
         .await
@@ -894,13 +920,25 @@ async fn agents_have_integer_ids_elo_karma_and_capabilities(b: Backend) {
     assert_eq!(s_of(&entries[0], "public_key"), gk.public_key);
     let next = s_of(&v, "next_cursor").to_owned();
     let v = host
-        .call("GET", &format!("/api/v1/elo/leaderboard?limit=1&cursor={next}"), None, &[200])
+        .call(
+            "GET",
+            &format!("/api/v1/elo/leaderboard?limit=1&cursor={next}"),
+            None,
+            &[200],
+        )
         .await
         .unwrap();
     let entries = v.get("entries").and_then(Value::as_array).unwrap();
-    assert_eq!((i_of(&entries[0], "rank"), i_of(&entries[0], "rating")), (2, 1204));
+    assert_eq!(
+        (i_of(&entries[0], "rank"), i_of(&entries[0], "rating")),
+        (2, 1204)
+    );
     assert_eq!(v.get("next_cursor"), Some(&Value::Null));
-    for (q, code) in [("limit=0", "bad_limit"), ("limit=101", "bad_limit"), ("cursor=@@", "bad_cursor")] {
+    for (q, code) in [
+        ("limit=0", "bad_limit"),
+        ("limit=101", "bad_limit"),
+        ("cursor=@@", "bad_cursor"),
+    ] {
         for board in ["elo", "karma"] {
             let (st, v) = host
                 .raw("GET", &format!("/api/v1/{board}/leaderboard?{q}"), None)
@@ -913,7 +951,9 @@ async fn agents_have_integer_ids_elo_karma_and_capabilities(b: Backend) {
     host.call(
         "POST",
         "/api/v1/ratings",
-        Some(&Value::Object(obj! { "session_id" => sid.as_str(), "score" => 5 })),
+        Some(&Value::Object(
+            obj! { "session_id" => sid.as_str(), "score" => 5 },
+        )),
         &[201],
     )
     .await
@@ -922,7 +962,10 @@ async fn agents_have_integer_ids_elo_karma_and_capabilities(b: Backend) {
         .call("GET", &format!("/api/v1/agents/{gid}/karma"), None, &[200])
         .await
         .unwrap();
-    assert_eq!((i_of(&v, "karma"), s_of(&v, "level"), i_of(&v, "ratings")), (367, "low", 1));
+    assert_eq!(
+        (i_of(&v, "karma"), s_of(&v, "level"), i_of(&v, "ratings")),
+        (367, "low", 1)
+    );
     let v = host
         .call("GET", "/api/v1/karma/leaderboard", None, &[200])
         .await
@@ -932,7 +975,11 @@ async fn agents_have_integer_ids_elo_karma_and_capabilities(b: Backend) {
     assert_eq!(s_of(&entries[0], "level"), "low");
     // Capabilities: only the agent itself sets them, checked.
     let caps = |l: Value| Value::Object(obj! { "capabilities" => l });
-    let list = Value::Array(vec![Value::from("chess"), Value::from("go"), Value::from("chess")]);
+    let list = Value::Array(vec![
+        Value::from("chess"),
+        Value::from("go"),
+        Value::from("chess"),
+    ]);
     let cpath = format!("/api/v1/agents/{gid}/capabilities");
     let v = host.call("GET", &cpath, None, &[200]).await.unwrap();
     assert_eq!(v.get("capabilities"), Some(&Value::Array(vec![])));
@@ -942,7 +989,10 @@ async fn agents_have_integer_ids_elo_karma_and_capabilities(b: Backend) {
     let bad = Value::Array(vec![Value::from("ok"), Value::from("not ok")]);
     let v = rejected!(s, 400, guest.raw("POST", &cpath, Some(&caps(bad))));
     assert!(s_of(&v, "message").contains("[1]"), "{v:?}");
-    let v = guest.call("POST", &cpath, Some(&caps(list)), &[200]).await.unwrap();
+    let v = guest
+        .call("POST", &cpath, Some(&caps(list)), &[200])
+        .await
+        .unwrap();
     assert_eq!(
         v.get("capabilities"),
         Some(&Value::Array(vec![Value::from("chess"), Value::from("go")]))
@@ -969,7 +1019,10 @@ async fn the_inbox_is_private_and_holds_only_ciphertext(b: Backend) {
     let send = Value::Object(obj! {
         "recipient_public_key" => bob.keys().public_key.as_str(), "ciphertext" => ct.as_str(),
     });
-    let v = alice.call("POST", "/api/v1/inbox", Some(&send), &[201]).await.unwrap();
+    let v = alice
+        .call("POST", "/api/v1/inbox", Some(&send), &[201])
+        .await
+        .unwrap();
     let id = i_of(&v, "id");
     assert_eq!(i_of(&v, "size"), 200, "{v:?}");
     assert!(s_of(&v, "expires_at") > s_of(&v, "created_at"));
@@ -981,42 +1034,85 @@ async fn the_inbox_is_private_and_holds_only_ciphertext(b: Backend) {
         for f in [p.clone(), p.with_extension("sqlite-wal")] {
             let bytes = std::fs::read(&f).unwrap_or_default();
             assert!(
-                !bytes.windows(plaintext.len()).any(|w| w == plaintext.as_bytes()),
+                !bytes
+                    .windows(plaintext.len())
+                    .any(|w| w == plaintext.as_bytes()),
                 "{f:?}"
             );
         }
     }
     // A third identity can neither read, list nor delete it: the same 404
     // as a message that does not exist.
-    let (st, missing) = carol.raw("GET", "/api/v1/inbox/99999999", None).await.unwrap();
+    let (st, missing) = carol
+        .raw("GET", "/api/v1/inbox/99999999", None)
+        .await
+        .unwrap();
     assert_eq!(st, 404);
-    let v = rejected!(s, 404, carol.raw("GET", &format!("/api/v1/inbox/{id}"), None));
+    let v = rejected!(
+        s,
+        404,
+        carol.raw("GET", &format!("/api/v1/inbox/{id}"), None)
+    );
     assert_eq!(v, missing);
-    rejected!(s, 404, carol.raw("DELETE", &format!("/api/v1/inbox/{id}"), None));
-    rejected!(s, 404, alice.raw("GET", &format!("/api/v1/inbox/{id}"), None));
-    let v = carol.call("GET", "/api/v1/inbox", None, &[200]).await.unwrap();
+    rejected!(
+        s,
+        404,
+        carol.raw("DELETE", &format!("/api/v1/inbox/{id}"), None)
+    );
+    rejected!(
+        s,
+        404,
+        alice.raw("GET", &format!("/api/v1/inbox/{id}"), None)
+    );
+    let v = carol
+        .call("GET", "/api/v1/inbox", None, &[200])
+        .await
+        .unwrap();
     assert_eq!((i_of(&v, "total"), i_of(&v, "unread")), (0, 0));
-    let v = carol.call("DELETE", "/api/v1/inbox", None, &[200]).await.unwrap();
+    let v = carol
+        .call("DELETE", "/api/v1/inbox", None, &[200])
+        .await
+        .unwrap();
     assert_eq!(i_of(&v, "deleted"), 0);
     // The recipient lists (no ciphertext), reads (marked read), deletes.
-    let v = bob.call("GET", "/api/v1/inbox?limit=5", None, &[200]).await.unwrap();
+    let v = bob
+        .call("GET", "/api/v1/inbox?limit=5", None, &[200])
+        .await
+        .unwrap();
     assert_eq!((i_of(&v, "total"), i_of(&v, "unread")), (1, 1));
     let e = &v.get("entries").and_then(Value::as_array).unwrap()[0];
     assert_eq!(s_of(e, "sender_public_key"), alice.keys().public_key);
     assert!(e.get("ciphertext").is_none());
     assert_eq!(e.get("read"), Some(&Value::Bool(false)));
-    let v = bob.call("GET", &format!("/api/v1/inbox/{id}"), None, &[200]).await.unwrap();
+    let v = bob
+        .call("GET", &format!("/api/v1/inbox/{id}"), None, &[200])
+        .await
+        .unwrap();
     assert_eq!(s_of(&v, "ciphertext"), ct);
     assert_eq!(s_of(&v, "recipient_public_key"), bob.keys().public_key);
-    let v = bob.call("GET", "/api/v1/inbox", None, &[200]).await.unwrap();
+    let v = bob
+        .call("GET", "/api/v1/inbox", None, &[200])
+        .await
+        .unwrap();
     assert_eq!(i_of(&v, "unread"), 0);
-    let v = bob.call("DELETE", &format!("/api/v1/inbox/{id}"), None, &[200]).await.unwrap();
+    let v = bob
+        .call("DELETE", &format!("/api/v1/inbox/{id}"), None, &[200])
+        .await
+        .unwrap();
     assert_eq!((i_of(&v, "id"), i_of(&v, "deleted")), (id, 1));
-    bob.call("GET", &format!("/api/v1/inbox/{id}"), None, &[404]).await.unwrap();
+    bob.call("GET", &format!("/api/v1/inbox/{id}"), None, &[404])
+        .await
+        .unwrap();
     for _ in 0..2 {
-        alice.call("POST", "/api/v1/inbox", Some(&send), &[201]).await.unwrap();
+        alice
+            .call("POST", "/api/v1/inbox", Some(&send), &[201])
+            .await
+            .unwrap();
     }
-    let v = bob.call("DELETE", "/api/v1/inbox", None, &[200]).await.unwrap();
+    let v = bob
+        .call("DELETE", "/api/v1/inbox", None, &[200])
+        .await
+        .unwrap();
     assert_eq!(i_of(&v, "deleted"), 2);
 }
 
@@ -1038,7 +1134,11 @@ async fn inbox_posts_that_are_forged_replayed_or_malformed_write_nothing(b: Back
     let forged: Vec<(String, String)> = auth::headers(&other, "POST", path, &bytes, now())
         .iter()
         .map(|(k, v)| {
-            let v = if *k == "X-Public-Key" { alice.keys().public_key.clone() } else { v.clone() };
+            let v = if *k == "X-Public-Key" {
+                alice.keys().public_key.clone()
+            } else {
+                v.clone()
+            };
             (k.to_string(), v)
         })
         .collect();
@@ -1064,10 +1164,18 @@ async fn inbox_posts_that_are_forged_replayed_or_malformed_write_nothing(b: Back
         assert_eq!(s_of(&v, "error"), "bad_ciphertext");
         assert!(s_of(&v, "message").contains(why), "{why}: {v:?}");
     }
-    let v = rejected!(s, 404, alice.raw("POST", path, Some(&body(&"cd".repeat(32), &sealed(90)))));
+    let v = rejected!(
+        s,
+        404,
+        alice.raw("POST", path, Some(&body(&"cd".repeat(32), &sealed(90))))
+    );
     assert_eq!(s_of(&v, "error"), "unknown_recipient");
     let stranger = Client::new(&s.url, KeyPair::generate()).unwrap();
-    let v = rejected!(s, 403, stranger.raw("POST", path, Some(&body(&bk, &sealed(90)))));
+    let v = rejected!(
+        s,
+        403,
+        stranger.raw("POST", path, Some(&body(&bk, &sealed(90))))
+    );
     assert_eq!(s_of(&v, "error"), "unknown_sender");
 }
 
@@ -1098,7 +1206,11 @@ async fn trust_snapshots_are_public_and_stable(b: Backend) {
     }
     let (st, _) = reqwest_get(&format!("{}/trust/trust-2020-01-01.json", s.url)).await;
     assert_eq!(st, 404);
-    for bad in ["/trust/trust-2026-13-01.json", "/trust-yesterday.json", "/trust/trust-2026-01-01.txt"] {
+    for bad in [
+        "/trust/trust-2026-13-01.json",
+        "/trust-yesterday.json",
+        "/trust/trust-2026-01-01.txt",
+    ] {
         let (st, body) = reqwest_get(&format!("{}{bad}", s.url)).await;
         assert_eq!(st, 400, "{bad}: {body}");
     }

@@ -1245,7 +1245,10 @@ impl World {
                 let mut m = obj! { "capabilities" => Value::Array(vec![Value::from("chess")]) };
                 apply(&mut m, over);
                 b = Some(m);
-                format!("/api/v1/agents/{}/capabilities", id(&self.agent_id(&self.host)))
+                format!(
+                    "/api/v1/agents/{}/capabilities",
+                    id(&self.agent_id(&self.host))
+                )
             }
             ("GET", "/api/v1/elo/leaderboard") | ("GET", "/api/v1/karma/leaderboard") => {
                 format!("{}?limit={}", r.template, q("limit", "10"))
@@ -1282,7 +1285,10 @@ impl World {
             ("GET", "/trust/latest.json") | ("GET", "/latest.json") => r.template.to_owned(),
             ("GET", "/trust/trust-{date}") | ("GET", "/trust-{date}") => r.template.replace(
                 "{date}",
-                &format!("{}.json", palaver::community::standing::date_of(now() as f64)),
+                &format!(
+                    "{}.json",
+                    palaver::community::standing::date_of(now() as f64)
+                ),
             ),
             ("GET", "/api/v1/agents/{id}/ratings") => format!(
                 "/api/v1/agents/{}/ratings?limit={}",

@@ -12,8 +12,8 @@ mod queries_social;
 pub mod recent;
 pub mod server;
 pub mod social;
-pub mod standing;
 pub mod sqlite;
+pub mod standing;
 pub mod store;
 pub mod timed;
 

@@ -219,11 +219,7 @@ impl<B: Backend> Store for SqlStore<B> {
         })
     }
 
-    fn protocols(
-        &self,
-        after: Option<&Cursor>,
-        n: usize,
-    ) -> Res<Page<(String, String, String)>> {
+    fn protocols(&self, after: Option<&Cursor>, n: usize) -> Res<Page<(String, String, String)>> {
         self.0.run(|db| {
             // Newest first; the tiebreak in byte order on both databases,
             // so the pages are the same on either.
@@ -731,18 +727,11 @@ impl<B: Backend> Store for SqlStore<B> {
         size: i64,
         now: f64,
     ) -> Res<Delivery> {
-        self.0.transaction(|db| {
-            social::send_message(db, sender, recipient, ciphertext, size, now)
-        })
+        self.0
+            .transaction(|db| social::send_message(db, sender, recipient, ciphertext, size, now))
     }
 
-    fn inbox(
-        &self,
-        recipient: &str,
-        after: Option<&Cursor>,
-        n: usize,
-        now: f64,
-    ) -> Res<InboxPage> {
+    fn inbox(&self, recipient: &str, after: Option<&Cursor>, n: usize, now: f64) -> Res<InboxPage> {
         self.0.run(|db| social::inbox(db, recipient, after, n, now))
     }
 

@@ -9,8 +9,9 @@
 
 use super::standing::{
     Cursor, Delivery, ELO_DEFAULT, ELO_DRAW, ELO_PAIR_LIMIT, ELO_PAIR_WINDOW, EloOutcome,
-    EloRating, INBOX_MAX_MESSAGES, INBOX_MAX_PER_SENDER, INBOX_TTL, InboxPage, KARMA_DAILY_PER_RATER,
-    Karma, KarmaSums, Message, Page, Ranked, confidence, elo_deltas, trust_body, trust_weight,
+    EloRating, INBOX_MAX_MESSAGES, INBOX_MAX_PER_SENDER, INBOX_TTL, InboxPage,
+    KARMA_DAILY_PER_RATER, Karma, KarmaSums, Message, Page, Ranked, confidence, elo_deltas,
+    trust_body, trust_weight,
 };
 use super::store::{Agent, Res, StoreError};
 use crate::sql::{Arg, Db, Row, args};
@@ -101,7 +102,9 @@ pub(super) fn settle_elo(
         .map(|_| outcome)
     };
     if host == guest {
-        let w = agreed.or(reporters.first().map(|_| "none")).unwrap_or("none");
+        let w = agreed
+            .or(reporters.first().map(|_| "none"))
+            .unwrap_or("none");
         return Ok(record(db, EloOutcome::SelfPlay, w, (0, 0))?);
     }
     if disputed {
@@ -141,7 +144,11 @@ pub(super) fn settle_elo(
     };
     let r_lo = rating(db, lo)?;
     let r_hi = rating(db, hi)?;
-    let (rh, rg) = if lo == host { (r_lo, r_hi) } else { (r_hi, r_lo) };
+    let (rh, rg) = if lo == host {
+        (r_lo, r_hi)
+    } else {
+        (r_hi, r_lo)
+    };
     // (delta, win, loss, draw) of host and guest.
     let (h, g) = match winner {
         "host" => {
@@ -358,7 +365,9 @@ pub(super) fn agents_with_capability(
         .map(|r| Ok((agent_at(r, 0)?, caps_of(&r.text(6)?))))
         .collect::<Res<Vec<_>>>()?;
     let offset = after.map_or(0, |c| c.offset);
-    Ok(Page::of(rows, n, offset, |(a, _)| (0, a.public_key.clone())))
+    Ok(Page::of(rows, n, offset, |(a, _)| {
+        (0, a.public_key.clone())
+    }))
 }
 
 pub(super) fn send_message(
@@ -461,7 +470,12 @@ pub(super) fn read_message(
     db.query_opt(
         "UPDATE inbox SET is_read = $4 WHERE id = $1 AND recipient = $2 AND expires_at > $3 \
          RETURNING id, sender, recipient, ciphertext, size, created_at, expires_at",
-        &[Arg::Int(id), Arg::Text(recipient), Arg::Float(now), Arg::Bool(true)],
+        &[
+            Arg::Int(id),
+            Arg::Text(recipient),
+            Arg::Float(now),
+            Arg::Bool(true),
+        ],
     )?
     .map(|r| {
         Ok(Message {

@@ -105,7 +105,11 @@ fn ciphertexts_are_checked_for_form_only() {
     };
     assert_eq!(check_ciphertext(&blob(65)), Ok(65));
     assert_eq!(check_ciphertext(&blob(2048)), Ok(2048));
-    assert!(check_ciphertext(&blob(64)).unwrap_err().contains("64 bytes"));
+    assert!(
+        check_ciphertext(&blob(64))
+            .unwrap_err()
+            .contains("64 bytes")
+    );
     assert!(check_ciphertext(&blob(2049)).is_err());
     assert!(
         check_ciphertext(&STANDARD.encode([0u8; 80]))

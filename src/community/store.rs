@@ -11,7 +11,9 @@
 
 use super::groups::Group;
 use super::recent::Admission;
-use super::standing::{Cursor, Delivery, EloRating, InboxPage, Karma, Message, Page, Ranked, Reported};
+use super::standing::{
+    Cursor, Delivery, EloRating, InboxPage, Karma, Message, Page, Ranked, Reported,
+};
 use crate::json::{self, Map, Value};
 use crate::sql::{Db, Dialect, SqlError};
 pub use crate::web::metrics::{CommunityGauges, PoolState};

@@ -4,11 +4,11 @@
 //! inbox's quotas, expiry and ownership, and trust snapshots.
 
 use super::SqliteStore;
+use super::sqlite::MIGRATIONS;
 use super::standing::{
     Cursor, Delivery, ELO_DEFAULT, EloOutcome, INBOX_TTL, KARMA_EPOCH, KARMA_HALF_LIFE, Page,
     Ranked,
 };
-use super::sqlite::MIGRATIONS;
 use super::store::{Agent, NewSession, SessionRow, Store};
 use super::store_tests::stores;
 use crate::obj;
@@ -193,7 +193,10 @@ fn karma_decays_counts_five_a_day_per_rater_and_is_materialized() {
     for s in stores("karma") {
         let s = &*s;
         let k = s.karma("kh").unwrap();
-        assert_eq!((k.karma, k.level, k.ratings, k.updated_at), (0, "none", 0, None));
+        assert_eq!(
+            (k.karma, k.level, k.ratings, k.updated_at),
+            (0, "none", 0, None)
+        );
         let t0 = KARMA_EPOCH + 3_600.0;
         assert!(s.add_rating("a1", "r1", "kh", 5, "", t0).unwrap());
         // (5 + 3·2) / 3 → 367.
@@ -211,7 +214,10 @@ fn karma_decays_counts_five_a_day_per_rater_and_is_materialized() {
         // Seven 5s from one rater on one UTC day: five count.
         for i in 0..7 {
             let at = t1 + 60.0 * f64::from(i);
-            assert!(s.add_rating(&format!("b{i}"), "r2", "kh", 5, "", at).unwrap());
+            assert!(
+                s.add_rating(&format!("b{i}"), "r2", "kh", 5, "", at)
+                    .unwrap()
+            );
         }
         let k = s.karma("kh").unwrap();
         assert_eq!((k.ratings, k.level), (7, "medium"));
@@ -251,7 +257,10 @@ fn leaderboards_page_by_keyset_and_ranks_continue() {
         for (i, score) in scores.iter().enumerate() {
             let k = format!("k{i}");
             agent(s, &k, i as f64);
-            assert!(s.add_rating(&format!("s{i}"), "rr", &k, *score, "", now).unwrap());
+            assert!(
+                s.add_rating(&format!("s{i}"), "rr", &k, *score, "", now)
+                    .unwrap()
+            );
         }
         let all = s.karma_board(None, 100).unwrap();
         assert_eq!(all.next, None);
@@ -315,7 +324,8 @@ fn capabilities_replace_and_list_by_capability() {
         }
         assert_eq!(s.capabilities("ka").unwrap(), None);
         let v = |l: &[&str]| l.iter().map(|c| c.to_string()).collect::<Vec<_>>();
-        s.set_capabilities("ka", &v(&["chess", "go"]), 10.0).unwrap();
+        s.set_capabilities("ka", &v(&["chess", "go"]), 10.0)
+            .unwrap();
         s.set_capabilities("kb", &v(&["chess"]), 11.0).unwrap();
         s.set_capabilities("kc", &v(&["chess"]), 12.0).unwrap();
         assert_eq!(
@@ -331,7 +341,9 @@ fn capabilities_replace_and_list_by_capability() {
         let p = s.agents_with_capability("chess", None, 2).unwrap();
         assert_eq!(keys(&p), v(&["ka", "kb"]), "{}", s.kind());
         assert_eq!(p.entries[0].1, v(&["chess", "go"]));
-        let p = s.agents_with_capability("chess", p.next.as_ref(), 2).unwrap();
+        let p = s
+            .agents_with_capability("chess", p.next.as_ref(), 2)
+            .unwrap();
         assert_eq!((keys(&p), p.next), (v(&["kc"]), None));
         // Replacing drops what is no longer declared.
         s.set_capabilities("ka", &v(&["go"]), 20.0).unwrap();
@@ -351,7 +363,8 @@ fn the_inbox_keeps_quotas_expiry_and_ownership() {
     for s in stores("inbox") {
         let s = &*s;
         let now = 7_000_000.0;
-        let send = |from: &str, to: &str, at: f64| s.send_message(from, to, "Q0dCWDE=", 70, at).unwrap();
+        let send =
+            |from: &str, to: &str, at: f64| s.send_message(from, to, "Q0dCWDE=", 70, at).unwrap();
         let id = |d: Delivery| match d {
             Delivery::Delivered(m) => m.id,
             other => panic!("not delivered: {other:?}"),
@@ -371,7 +384,10 @@ fn the_inbox_keeps_quotas_expiry_and_ownership() {
         assert_eq!(s.read_message("sa", first, now + 2.0).unwrap(), None);
         assert!(!s.delete_message("sa", first).unwrap());
         let m = s.read_message("rx", first, now + 2.0).unwrap().unwrap();
-        assert_eq!((m.sender.as_str(), m.ciphertext.as_deref(), m.read), ("sa", Some("Q0dCWDE="), true));
+        assert_eq!(
+            (m.sender.as_str(), m.ciphertext.as_deref(), m.read),
+            ("sa", Some("Q0dCWDE="), true)
+        );
         assert_eq!(s.inbox("rx", None, 10, now + 2.0).unwrap().unread, 1);
         assert!(s.delete_message("rx", first).unwrap());
         assert!(!s.delete_message("rx", first).unwrap());
@@ -388,14 +404,23 @@ fn the_inbox_keeps_quotas_expiry_and_ownership() {
         id(send("sa", "rz", now + 101.0));
         for sender in 1..10 {
             for i in 0..50 {
-                id(send(&format!("s{sender}"), "ry", now + 200.0 + f64::from(i)));
+                id(send(
+                    &format!("s{sender}"),
+                    "ry",
+                    now + 200.0 + f64::from(i),
+                ));
             }
         }
         assert_eq!(s.inbox("ry", None, 1, now + 300.0).unwrap().total, 500);
         assert_eq!(send("new", "ry", now + 300.0), Delivery::InboxFull);
         // Once they expire there is room again (and the old are purged).
         id(send("new", "ry", now + 400.0 + INBOX_TTL));
-        assert_eq!(s.inbox("ry", None, 1, now + 401.0 + INBOX_TTL).unwrap().total, 1);
+        assert_eq!(
+            s.inbox("ry", None, 1, now + 401.0 + INBOX_TTL)
+                .unwrap()
+                .total,
+            1
+        );
         assert_eq!(s.clear_inbox("ry").unwrap(), 1);
     }
 }
@@ -433,8 +458,14 @@ fn trust_snapshots_are_built_once_a_day_and_alike_on_both_databases() {
             .iter()
             .map(|e| {
                 (
-                    e.get("truster").and_then(|x| x.as_str()).unwrap().to_owned(),
-                    e.get("trustee").and_then(|x| x.as_str()).unwrap().to_owned(),
+                    e.get("truster")
+                        .and_then(|x| x.as_str())
+                        .unwrap()
+                        .to_owned(),
+                    e.get("trustee")
+                        .and_then(|x| x.as_str())
+                        .unwrap()
+                        .to_owned(),
                     e.get("weight").and_then(|x| x.as_i64()).unwrap(),
                 )
             })

@@ -163,7 +163,10 @@ fn both_databases_answer_every_call_alike() {
         }
         note(format!("{:?}", s.protocols(None, 2).unwrap()));
         let first = s.protocols(None, 2).unwrap();
-        note(format!("{:?}", s.protocols(first.next.as_ref(), 5).unwrap()));
+        note(format!(
+            "{:?}",
+            s.protocols(first.next.as_ref(), 5).unwrap()
+        ));
         note(format!("{:?}", s.protocol("a").unwrap()));
         // Invitations: the limit, the filters, renewal.
         for (i, tag) in ["x", "y", "x"].iter().enumerate() {

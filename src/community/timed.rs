@@ -6,11 +6,11 @@
 
 use super::groups::Group;
 use super::recent::Admission;
-use super::store::{
-    Agent, CommunityGauges, NewProtocol, NewSession, PoolState, Renewal, Res, SessionRow, Store,
-};
 use super::standing::{
     Cursor, Delivery, EloRating, InboxPage, Karma, Message, Page, Ranked, Reported,
+};
+use super::store::{
+    Agent, CommunityGauges, NewProtocol, NewSession, PoolState, Renewal, Res, SessionRow, Store,
 };
 use crate::json::Map;
 use crate::web::metrics;

@@ -49,8 +49,8 @@ fn send_now(st: &AppState, r: Req) -> Reply {
             "recipient_public_key must be 64 hex characters",
         ));
     }
-    let size = check_ciphertext(text)
-        .map_err(|m| err(StatusCode::BAD_REQUEST, "bad_ciphertext", m))?;
+    let size =
+        check_ciphertext(text).map_err(|m| err(StatusCode::BAD_REQUEST, "bad_ciphertext", m))?;
     if st.store.agent(&r.key)?.is_none() {
         return Err(err(
             StatusCode::FORBIDDEN,

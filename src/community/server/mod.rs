@@ -520,10 +520,7 @@ pub fn routes(
             "/api/v1/inbox",
             post(inbox::send).get(inbox::list).delete(inbox::clear),
         )
-        .route(
-            "/api/v1/inbox/{id}",
-            get(inbox::read).delete(inbox::delete),
-        )
+        .route("/api/v1/inbox/{id}", get(inbox::read).delete(inbox::delete))
         // Unsigned: the reference fetches the trust snapshots with plain
         // GETs (its trust URL is this server's base, or base/trust).
         .route("/trust/latest.json", get(trust::latest))

@@ -37,7 +37,9 @@ fn agents_now(st: &AppState, u: Uri, _: Req) -> Reply {
     let q = query(&u);
     if let Some(cap) = q.get("capability") {
         let (limit, after) = paging(&u)?;
-        let page = st.store.agents_with_capability(cap, after.as_ref(), limit)?;
+        let page = st
+            .store
+            .agents_with_capability(cap, after.as_ref(), limit)?;
         let entries: Vec<Value> = page
             .entries
             .iter()
