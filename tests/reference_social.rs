@@ -166,6 +166,18 @@ fn key_of(dir: &Path) -> String {
     v["public_key"].as_str().unwrap().to_owned()
 }
 
+/// Message `id`'s ciphertext, fetched as `owner`, opened with `other`'s key
+/// by the reference's code: `opened` or `refused …`.
+fn peek(py: &str, url: &str, owner: &Path, other: &Path, id: &str) -> String {
+    let script = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/reference/inbox_peek.py");
+    let o = Command::new(py)
+        .arg(script)
+        .args([url, owner.to_str().unwrap(), other.to_str().unwrap(), id])
+        .output()
+        .unwrap();
+    ok(o, "inbox_peek.py").trim().to_owned()
+}
+
 fn failed(o: &Output) -> String {
     assert!(
         !o.status.success(),
@@ -243,6 +255,9 @@ fn the_reference_social_commands_work_against_palaver_serve() {
         "third inbox list",
     ));
     assert_eq!(third_list["entries"].as_array().unwrap().len(), 0);
+    // Even holding the ciphertext, another key cannot open it; the owner's can.
+    assert!(peek(&py, &url, &r, &third, &id).starts_with("refused"));
+    assert_eq!(peek(&py, &url, &r, &r, &id), "opened");
 
     // reference → palaver.
     let back = "the reference to palaver: 你好";
@@ -277,6 +292,8 @@ fn the_reference_social_commands_work_against_palaver_serve() {
     assert_eq!(opened["plaintext"], back);
     let err = failed(&palaver(&third, &url, &["inbox", "read", &back_id]));
     assert!(!err.contains(back), "{err}");
+    assert!(peek(&py, &url, &p, &third, &back_id).starts_with("refused"));
+    assert!(peek(&py, &url, &p, &r, &back_id).starts_with("refused"));
     let export = tmp.path().join("export.json");
     ok(
         palaver(
