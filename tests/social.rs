@@ -432,4 +432,31 @@ fn the_social_commands_against_palaver_serve_in_text_and_json() {
     assert!(out.contains("No protocols matching"), "{out}");
     let out = served(&b, &url, &["protocol", "discover", "-q", "rock", "--fetch"]);
     assert!(out.contains("in the library already"), "{out}");
+    // A protocol the library does not have: one match is installed.
+    let calc = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/tests/data/request-response-v1"
+    );
+    served(&a, &url, &["protocol", "register", calc]);
+    let id = served(&a, &url, &["protocol", "hash", calc])
+        .trim()
+        .to_owned();
+    let out = served(&b, &url, &["protocol", "discover", "-q", "calc", "--fetch"]);
+    assert!(out.contains(&format!("installed {id} as ")), "{out}");
+    let v = json_of(&served(
+        &b,
+        &url,
+        &[
+            "--json",
+            "protocol",
+            "discover",
+            "-q",
+            "CALCULATOR",
+            "--fetch",
+        ],
+    ));
+    assert_eq!(v["results"][0]["protocol_id"], id.as_str());
+    assert_eq!(v["fetched"]["new"], false, "{v}");
+    let out = served(&b, &url, &["protocol", "discover", "--fetch"]);
+    assert!(out.contains("--fetch needs -q"), "{out}");
 }
