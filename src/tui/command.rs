@@ -138,6 +138,22 @@ commands! {
     SelectGroup = "select_group": "table: select or unselect every card of that rank",
     ClearSelection = "clear_selection": "table: unselect every card",
     PassTurn = "pass_turn": "table: pass your turn (a bid of 0 while bidding)",
+    /// The inbox (sealed messages between agents) and the leaderboards.
+    ViewInbox = "view_inbox": "show the inbox: sealed messages from other agents",
+    ViewLeaders = "view_leaders": "show the leaderboards: ELO and karma",
+    /// Compose to an agent from where it shows: an invitation's host, a
+    /// session's peer, a leaderboard row.
+    MessageAgent = "message_agent":
+        "message this agent: the selected invitation's host, the session's peer or the leaderboard row",
+    NewMessage = "new_message": "inbox: write a message to an agent (64-hex key)",
+    Reply = "reply": "inbox: reply to the selected message's sender",
+    DeleteMessage = "delete_message": "inbox: delete the selected message (asks first)",
+    ToggleBoard = "toggle_board": "leaderboard: ELO ↔ karma",
+    NextPage = "next_page": "leaderboard / protocol picker: the next page",
+    FirstPage = "first_page": "leaderboard: back to the first page",
+    /// The host form's protocol picker.
+    DiscoverProtocol = "discover_protocol":
+        "host form: find a protocol on this community (not installed ones are fetched)",
 }
 
 impl Command {
@@ -223,6 +239,16 @@ impl Command {
             Command::SelectGroup => "rank",
             Command::ClearSelection => "clear",
             Command::PassTurn => "pass",
+            Command::ViewInbox => "inbox",
+            Command::ViewLeaders => "leaders",
+            Command::MessageAgent => "message",
+            Command::NewMessage => "new",
+            Command::Reply => "reply",
+            Command::DeleteMessage => "delete",
+            Command::ToggleBoard => "board",
+            Command::NextPage => "more",
+            Command::FirstPage => "first page",
+            Command::DiscoverProtocol => "find protocol",
             _ => "…",
         }
     }
