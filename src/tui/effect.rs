@@ -130,6 +130,7 @@ pub enum SessionTask {
     /// Search the community's protocol directory (from `cursor`: more).
     Discover {
         client: Client,
+        data_dir: PathBuf,
         query: String,
         cursor: Option<String>,
     },

@@ -1,7 +1,8 @@
 //! What the inbox, leaderboard and protocol-picker tasks report, and the
 //! reputation the invitations list shows beside a host's rating.
 
-use crate::community::social::{Board, Discovered, InboxPage, LeaderRow, Opened, Page, Sent};
+use crate::community::social::{Board, InboxPage, LeaderRow, Listed, Opened, Page, Sent};
+use crate::spec::Spec;
 
 /// A page of the inbox, with the nicknames of senders the community told.
 #[derive(Debug, Clone, PartialEq)]
@@ -51,16 +52,41 @@ impl Reputation {
     }
 }
 
-/// Reports for the host form's protocol picker.
+/// A protocol of the community's directory, and its alias here when
+/// this console's library has it.
 #[derive(Debug, Clone, PartialEq)]
+pub struct Pick {
+    pub listed: Listed,
+    pub local: Option<String>,
+}
+
+/// What a directory search found: the protocols, where more start.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Found {
+    pub picks: Vec<Pick>,
+    pub next_cursor: Option<String>,
+}
+
+/// A protocol now in the library, ready for the host form.
+#[derive(Debug, Clone)]
+pub struct Ready {
+    pub protocol_id: String,
+    pub alias: String,
+    pub spec: Box<Spec>,
+    /// What runs it (native hooks, a hooks program, a scaffold to fill).
+    pub how: String,
+}
+
+/// Reports for the host form's protocol picker.
+#[derive(Debug, Clone)]
 pub enum PickerReport {
     /// A directory search for `query` (more: a further page was read).
     Found {
         query: String,
         more: bool,
-        found: Result<Discovered, String>,
+        found: Result<Found, String>,
     },
-    /// A protocol fetched and installed: (protocol id, alias, what runs
-    /// it), or (protocol id, why not).
-    Installed(Result<(String, String, String), (String, String)>),
+    /// A protocol fetched and installed (or found installed), or
+    /// (its id, why not).
+    Installed(Result<Ready, (String, String)>),
 }

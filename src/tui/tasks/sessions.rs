@@ -96,9 +96,10 @@ pub(super) fn start(
         SessionTask::Reputation { client, keys } => super::social::reputation(client, keys, tx),
         SessionTask::Discover {
             client,
+            data_dir,
             query,
             cursor,
-        } => super::social::discover(client, query, cursor, tx),
+        } => super::social::discover(client, data_dir, query, cursor, tx),
         SessionTask::Install {
             client,
             data_dir,

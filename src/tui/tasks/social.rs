@@ -8,7 +8,7 @@ use crate::community::social::{self, Who};
 use crate::tui::effect::SocialTask;
 use crate::tui::report::Report;
 use crate::tui::report::social::{
-    InboxList, InboxReport, LeaderReport, PickerReport, Reputation,
+    Found, InboxList, InboxReport, LeaderReport, Pick, PickerReport, Ready, Reputation,
 };
 use crate::web::Client;
 use futures_util::StreamExt;
@@ -149,9 +149,11 @@ pub(super) fn reputation(client: Client, keys: Vec<String>, tx: UnboundedSender<
     });
 }
 
-/// A search of the community's protocol directory.
+/// A search of the community's protocol directory; each protocol found
+/// says whether the library of `data_dir` has it.
 pub(super) fn discover(
     client: Client,
+    data_dir: PathBuf,
     query: String,
     cursor: Option<String>,
     tx: UnboundedSender<Report>,
@@ -167,6 +169,32 @@ pub(super) fn discover(
             cursor.as_deref(),
         ))
         .await;
+        let found = match found {
+            Ok(d) => {
+                let lib = tokio::task::spawn_blocking(move || {
+                    crate::library::Library::open(Some(&data_dir)).ok()
+                })
+                .await
+                .ok()
+                .flatten();
+                let picks = d
+                    .results
+                    .into_iter()
+                    .map(|listed| Pick {
+                        local: lib
+                            .as_ref()
+                            .and_then(|l| l.resolve(&listed.protocol_id).ok())
+                            .map(|e| e.alias.clone()),
+                        listed,
+                    })
+                    .collect();
+                Ok(Found {
+                    picks,
+                    next_cursor: d.next_cursor,
+                })
+            }
+            Err(e) => Err(e),
+        };
         let _ = tx.send(Report::Picker(Box::new(PickerReport::Found {
             query,
             more,
@@ -175,7 +203,16 @@ pub(super) fn discover(
     });
 }
 
-/// Fetches and installs a protocol the way joining an unknown one does
+/// The library's copy of `id`, when it has one: (alias, spec).
+fn local_spec(data_dir: &std::path::Path, id: &str) -> Option<(String, crate::spec::Spec)> {
+    let lib = crate::library::Library::open(Some(data_dir)).ok()?;
+    let e = lib.resolve(id).ok()?;
+    let spec = lib.load(e).ok()?;
+    Some((e.alias.clone(), spec))
+}
+
+/// Makes protocol `id` ready for the host form: the library's copy, else
+/// fetched and installed the way joining an unknown protocol does
 /// (`services::protocol::fetch`: the hash checked, then installed).
 pub(super) fn install(
     client: Client,
@@ -184,19 +221,45 @@ pub(super) fn install(
     tx: UnboundedSender<Report>,
 ) {
     tokio::spawn(async move {
-        let r = match tokio::time::timeout(
-            Duration::from_secs(30),
-            crate::services::protocol::fetch(&client, &data_dir, &protocol_id),
-        )
-        .await
-        {
-            Ok(Ok(f)) => {
-                let how = f.next.explain(&f.installed.alias);
-                Ok((protocol_id, f.installed.alias, how))
-            }
-            Ok(Err(e)) => Err((protocol_id, e.to_string())),
-            Err(_) => Err((protocol_id, "no answer in 30 s".into())),
-        };
+        let r = ready(&client, data_dir, &protocol_id)
+            .await
+            .map_err(|e| (protocol_id.clone(), e));
         let _ = tx.send(Report::Picker(Box::new(PickerReport::Installed(r))));
     });
+}
+
+async fn ready(client: &Client, data_dir: PathBuf, id: &str) -> Result<Ready, String> {
+    let (dir, key) = (data_dir.clone(), id.to_owned());
+    let here = tokio::task::spawn_blocking(move || local_spec(&dir, &key))
+        .await
+        .ok()
+        .flatten();
+    if let Some((alias, spec)) = here {
+        return Ok(Ready {
+            protocol_id: id.to_owned(),
+            how: format!("{alias} was in the library already"),
+            alias,
+            spec: Box::new(spec),
+        });
+    }
+    let fetched = tokio::time::timeout(
+        Duration::from_secs(30),
+        crate::services::protocol::fetch(client, &data_dir, id),
+    )
+    .await
+    .map_err(|_| "no answer in 30 s".to_owned())?
+    .map_err(|e| e.to_string())?;
+    let how = fetched.next.explain(&fetched.installed.alias);
+    let (dir, key) = (data_dir, id.to_owned());
+    let (alias, spec) = tokio::task::spawn_blocking(move || local_spec(&dir, &key))
+        .await
+        .ok()
+        .flatten()
+        .ok_or_else(|| format!("{id} was installed but the library cannot read it"))?;
+    Ok(Ready {
+        protocol_id: id.to_owned(),
+        alias,
+        spec: Box::new(spec),
+        how: format!("installed from the community: {how}"),
+    })
 }
