@@ -374,7 +374,11 @@ impl App {
             (ScreenId::Werewolf, Command::ViewWerewolf, self.wolf.title()),
             (ScreenId::Market, Command::ViewMarket, self.market.title()),
             (ScreenId::Inbox, Command::ViewInbox, self.inbox.title()),
-            (ScreenId::Leaders, Command::ViewLeaders, self.leaders.title()),
+            (
+                ScreenId::Leaders,
+                Command::ViewLeaders,
+                self.leaders.title(),
+            ),
         ] {
             let k = self
                 .settings

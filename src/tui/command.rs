@@ -52,7 +52,7 @@ commands! {
     Top = "top": "go to the first row",
     Bottom = "bottom": "go to the last row (the feed follows new events)",
     /// Enter on a list row: join the invitation / attach the session.
-    Activate = "activate": "join the invitation / attach the session",
+    Activate = "activate": "open: join the invitation, attach the session, open the message",
     /// Close the dialog or overlay on top.
     Back = "back": "close the dialog, prompt focus or overlay",
     Search = "search": "search the list or the feed",
@@ -65,7 +65,7 @@ commands! {
     HostNew = "host_new": "host a new invitation",
     CycleMode = "cycle_mode": "cycle the control mode in a dialog",
     CancelInvitation = "cancel_invitation": "cancel your selected invitation",
-    Refresh = "refresh": "refresh invitations, sessions, the market now",
+    Refresh = "refresh": "read again now: invitations, sessions, the market, the inbox, the leaderboard",
     /// Attach a state dir by path.
     OpenPath = "open_path":
         "attach a state dir by path (any process's, the reference client's too), or replay a werewolf game .log",

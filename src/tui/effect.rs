@@ -23,7 +23,10 @@ pub enum Effect {
     Task(Task),
     /// Show the inbox with the compose form open, to this agent (its
     /// 64-hex key, and its nickname when known).
-    MessageAgent { key: String, nickname: String },
+    MessageAgent {
+        key: String,
+        nickname: String,
+    },
 }
 
 /// Work for the task runner.
@@ -253,16 +256,25 @@ pub enum MarketTask {
 pub enum SocialTask {
     /// List the inbox (the newest messages; the unread count), naming the
     /// senders not in `known`.
-    Inbox { client: Client, known: Vec<String> },
+    Inbox {
+        client: Client,
+        known: Vec<String>,
+    },
     /// Fetch message `id` and open it with this identity's key.
-    Read { client: Client, id: i64 },
+    Read {
+        client: Client,
+        id: i64,
+    },
     /// Seal `text` for `to` and send it.
     Send {
         client: Client,
         to: String,
         text: String,
     },
-    Delete { client: Client, id: i64 },
+    Delete {
+        client: Client,
+        id: i64,
+    },
     /// A page of a leaderboard (from `cursor`; None: the first).
     Board {
         client: Client,

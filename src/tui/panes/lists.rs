@@ -227,10 +227,14 @@ pub fn host_line(i: &Invitation, narrow: bool) -> Option<String> {
         }
         (false, _, _) => r.line(),
     });
-    let games = i.host.as_ref().filter(|_| !narrow).map(|h| match h.sessions {
-        1 => "1 game".to_owned(),
-        n => format!("{n} games"),
-    });
+    let games = i
+        .host
+        .as_ref()
+        .filter(|_| !narrow)
+        .map(|h| match h.sessions {
+            1 => "1 game".to_owned(),
+            n => format!("{n} games"),
+        });
     let parts: Vec<String> = [rating, rep, games]
         .into_iter()
         .flatten()

@@ -132,8 +132,10 @@ pub(super) fn reputation(client: Client, keys: Vec<String>, tx: UnboundedSender<
                     return (k, Reputation::default());
                 };
                 let who = Who::Id(agent.id);
-                let (elo, karma) =
-                    futures_util::join!(bounded(social::elo(c, &who)), bounded(social::karma(c, &who)));
+                let (elo, karma) = futures_util::join!(
+                    bounded(social::elo(c, &who)),
+                    bounded(social::karma(c, &who))
+                );
                 (
                     k,
                     Reputation {

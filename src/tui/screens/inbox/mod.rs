@@ -270,9 +270,9 @@ impl InboxView {
                     .into(),
                 );
             }
-            Msg::Command(
-                Command::FocusNext | Command::FocusPrev | Command::Up | Command::Down,
-            ) => c.switch(),
+            Msg::Command(Command::FocusNext | Command::FocusPrev | Command::Up | Command::Down) => {
+                c.switch()
+            }
             Msg::Input(k) => c.input(&k),
             Msg::Paste(p) => c.paste(&p),
             _ => {}

@@ -36,7 +36,10 @@ impl InboxView {
         };
         let cols = Layout::default()
             .direction(Direction::Horizontal)
-            .constraints([Constraint::Length(left.min(area.width)), Constraint::Min(10)])
+            .constraints([
+                Constraint::Length(left.min(area.width)),
+                Constraint::Min(10),
+            ])
             .split(area);
         self.draw_list(f, cols[0], p, now);
         self.draw_message(f, cols[1], p, now);
@@ -92,11 +95,7 @@ impl InboxView {
             .iter()
             .map(|e| {
                 let sender: String = self.sender(&e.sender_public_key).chars().take(sw).collect();
-                let style = if e.read {
-                    theme.muted()
-                } else {
-                    theme.text()
-                };
+                let style = if e.read { theme.muted() } else { theme.text() };
                 Line::from(vec![
                     Span::styled(if e.read { " " } else { "●" }, theme.accent()),
                     Span::styled(format!("{sender:<sw$} "), style),
@@ -106,8 +105,8 @@ impl InboxView {
                 .into()
             })
             .collect();
-        let mut st = ListState::default()
-            .with_selected(Some(self.cur.selected.min(self.entries.len() - 1)));
+        let mut st =
+            ListState::default().with_selected(Some(self.cur.selected.min(self.entries.len() - 1)));
         f.render_stateful_widget(
             List::new(items)
                 .block(b)

@@ -22,11 +22,18 @@ impl LeadersView {
             " {} leaderboard · page {}{} ",
             self.board.label(),
             self.page_no,
-            if self.next_cursor.is_some() { " (more)" } else { "" }
+            if self.next_cursor.is_some() {
+                " (more)"
+            } else {
+                ""
+            }
         );
         let toggle = p
             .keymap
-            .key_for(crate::tui::keymap::Context::Leaders, crate::tui::command::Command::ToggleBoard)
+            .key_for(
+                crate::tui::keymap::Context::Leaders,
+                crate::tui::command::Command::ToggleBoard,
+            )
             .unwrap_or_default();
         let b = Block::default()
             .borders(Borders::ALL)
@@ -44,7 +51,9 @@ impl LeadersView {
         };
         let w = usize::from(inner.width);
         // rank, nickname, key, score, count, level.
-        let nw = w.saturating_sub(1 + 5 + 1 + 9 + 1 + 7 + 1 + 7 + 1 + 8 + 1).clamp(6, 24);
+        let nw = w
+            .saturating_sub(1 + 5 + 1 + 9 + 1 + 7 + 1 + 7 + 1 + 8 + 1)
+            .clamp(6, 24);
         let row = |mark: &str, rank: &str, nick: &str, key: &str, s: &str, c: &str, l: &str| {
             format!("{mark}{rank:>5} {nick:<nw$} {key:<9} {s:>7} {c:>7} {l:<8}")
         };
