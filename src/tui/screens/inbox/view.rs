@@ -4,6 +4,8 @@
 
 use super::InboxView;
 use super::compose::{Compose, Field};
+use crate::tui::command::Command;
+use crate::tui::keymap::{Context, Keymap};
 use crate::tui::panes::dialogs::{centered, draw_confirm};
 use crate::tui::panes::lists::age;
 use crate::tui::screen::Paint;
@@ -13,6 +15,11 @@ use ratatui::Frame;
 use ratatui::layout::{Constraint, Direction, Layout, Rect};
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Borders, Clear, List, ListItem, ListState, Paragraph, Wrap};
+
+/// The key bound to `c` in `ctx` (or [global]), for the panes' hints.
+fn key(keymap: &Keymap, ctx: Context, c: Command) -> String {
+    keymap.key_for(ctx, c).unwrap_or_else(|| "?".into())
+}
 
 fn block<'a>(title: String, theme: &Theme, focused: bool) -> Block<'a> {
     Block::default()
@@ -44,7 +51,13 @@ impl InboxView {
         self.draw_list(f, cols[0], p, now);
         self.draw_message(f, cols[1], p, now);
         if let Some(c) = &self.compose {
-            draw_compose(c, f, area, p.theme);
+            let hint = format!(
+                "{} field · {} seal and send · {} cancel",
+                key(p.keymap, Context::Text, Command::FocusNext),
+                key(p.keymap, Context::Text, Command::Submit),
+                key(p.keymap, Context::Text, Command::Back)
+            );
+            draw_compose(c, f, area, p.theme, &hint);
         } else if let Some(id) = self.confirm_delete {
             let from = self
                 .entries
@@ -79,7 +92,10 @@ impl InboxView {
             } else if self.unread.is_none() {
                 "reading the inbox…".to_owned()
             } else {
-                "No messages. n writes to an agent (its 64-hex key).".to_owned()
+                format!(
+                    "No messages. {} writes to an agent (its 64-hex key).",
+                    key(p.keymap, Context::Inbox, Command::NewMessage)
+                )
             };
             f.render_widget(
                 Paragraph::new(Span::styled(msg, theme.muted())).wrap(Wrap { trim: true }),
@@ -168,23 +184,37 @@ impl InboxView {
                     lines.push(Line::from(Span::styled(l.to_owned(), theme.text())));
                 }
             }
-            (None, None) => lines.push(Line::from(Span::styled(
-                "Enter opens the selected message (it becomes read) · r replies · n writes · d deletes",
-                theme.muted(),
-            ))),
+            (None, None) => {
+                let k = |c| key(p.keymap, Context::Inbox, c);
+                lines.push(Line::from(Span::styled(
+                    format!(
+                        "{} opens the selected message (it becomes read) · {} replies · {} writes · {} deletes",
+                        k(Command::Activate),
+                        k(Command::Reply),
+                        k(Command::NewMessage),
+                        k(Command::DeleteMessage)
+                    ),
+                    theme.muted(),
+                )))
+            }
         }
         f.render_widget(Paragraph::new(lines).wrap(Wrap { trim: false }), inner);
     }
 }
 
 /// The compose form over the screen.
-fn draw_compose(c: &Compose, f: &mut Frame, area: Rect, theme: &Theme) {
-    let r = centered(area, 74, 12);
+fn draw_compose(c: &Compose, f: &mut Frame, area: Rect, theme: &Theme, hint: &str) {
+    let r = centered(area, 74, 10);
     f.render_widget(Clear, r);
+    let title = if c.label.is_empty() || c.label == c.to {
+        " Write a sealed message ".to_owned()
+    } else {
+        format!(" Write a sealed message to {} ", c.label)
+    };
     let b = Block::default()
         .borders(Borders::ALL)
         .border_style(theme.border(true))
-        .title(Span::styled(" Write a sealed message ", theme.title()));
+        .title(Span::styled(title, theme.title()));
     let inner = b.inner(r);
     f.render_widget(b, r);
     let mark = |fld: Field| if c.field == fld { "▸ " } else { "  " };
@@ -196,18 +226,15 @@ fn draw_compose(c: &Compose, f: &mut Frame, area: Rect, theme: &Theme) {
         }
     };
     let (n, max) = c.count();
-    let mut to = vec![
-        Span::styled(format!("{}to      ", mark(Field::To)), theme.muted()),
+    let to = vec![
+        Span::styled(format!("{}to   ", mark(Field::To)), theme.muted()),
         Span::styled(c.to.clone(), theme.accent()),
         cursor(Field::To),
     ];
-    if !c.label.is_empty() && c.label != c.to {
-        to.push(Span::styled(format!("  ({})", c.label), theme.muted()));
-    }
     let lines = vec![
         Line::from(to),
         Line::from(vec![
-            Span::styled(format!("{}message ", mark(Field::Text)), theme.muted()),
+            Span::styled(format!("{}text ", mark(Field::Text)), theme.muted()),
             Span::styled(c.text.clone(), theme.text()),
             cursor(Field::Text),
         ]),
@@ -220,10 +247,7 @@ fn draw_compose(c: &Compose, f: &mut Frame, area: Rect, theme: &Theme) {
             (Some(e), false) => Line::from(Span::styled(e.clone(), theme.fg(Slot::Error))),
             (None, false) => Line::from(""),
         },
-        Line::from(Span::styled(
-            "Tab field · Enter seal and send · Esc cancel",
-            theme.muted(),
-        )),
+        Line::from(Span::styled(hint.to_owned(), theme.muted())),
     ];
     f.render_widget(Paragraph::new(lines).wrap(Wrap { trim: false }), inner);
 }
