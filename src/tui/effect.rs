@@ -37,12 +37,12 @@ pub enum Task {
     Session(Box<SessionTask>),
     Wolf(WolfTask),
     Market(MarketTask),
-    Social(SocialTask),
+    Social(Box<SocialTask>),
 }
 
 impl From<SocialTask> for Effect {
     fn from(t: SocialTask) -> Effect {
-        Effect::Task(Task::Social(t))
+        Effect::Task(Task::Social(Box::new(t)))
     }
 }
 

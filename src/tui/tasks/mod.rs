@@ -66,7 +66,7 @@ impl Tasks {
                 self.game.extend(wolf::start(t, &self.tx));
             }
             Task::Market(t) => market::start(t, &self.tx),
-            Task::Social(t) => social::start(t, &self.tx),
+            Task::Social(t) => social::start(*t, &self.tx),
         }
     }
 

@@ -98,9 +98,11 @@ mod tests {
 
     #[test]
     fn a_message_needs_a_key_and_at_most_256_characters() {
-        let mut c = Compose::default();
-        c.text = "hi".into();
-        c.to = "abc".into();
+        let mut c = Compose {
+            text: "hi".into(),
+            to: "abc".into(),
+            ..Compose::default()
+        };
         assert!(c.check().unwrap_err().contains("64-hex"));
         c.to = "AB".repeat(32);
         assert_eq!(c.check().unwrap().0, "ab".repeat(32));
