@@ -802,3 +802,416 @@ async fn reqwest_get(url: &str) -> (u16, String) {
     let body = text.split_once("\r\n\r\n").map(|(_, b)| b).unwrap_or("");
     (status, body.to_owned())
 }
+
+// ---------------------------------------------------------------------------
+// The community beyond sessions (issue 39): agents by integer id, ELO,
+// karma, capabilities, the inbox and trust snapshots.
+
+fn s_of<'a>(v: &'a Value, k: &str) -> &'a str {
+    v.get(k).and_then(Value::as_str).unwrap_or("")
+}
+
+fn i_of(v: &Value, k: &str) -> i64 {
+    v.get(k).and_then(Value::as_i64).unwrap_or(i64::MIN)
+}
+
+/// A random ciphertext in the reference's box form (AGBX1, 32-byte key,
+/// 12-byte nonce, text and tag): the server checks only its form.
+fn sealed(n: usize) -> String {
+    use base64::Engine as _;
+    let mut b = b"AGBX1".to_vec();
+    b.extend((5..n).map(|_| rand::random::<u8>()));
+    base64::engine::general_purpose::STANDARD.encode(b)
+}
+
+both!(agents_have_integer_ids_elo_karma_and_capabilities);
+async fn agents_have_integer_ids_elo_karma_and_capabilities(b: Backend) {
+    let Some(s) = start(b, cfg()).await else {
+        return;
+    };
+    let host = registered(&s, "host").await;
+    let guest = registered(&s, "guest").await;
+    let (hk, gk) = (host.keys().clone(), guest.keys().clone());
+    // The reference's lookup: public key → integer id.
+    let v = host
+        .call(
+            "GET",
+            &format!("/api/v1/agents?public_key={}", gk.public_key),
+            None,
+            &[200],
+        )
+        .await
+        .unwrap();
+    let gid = i_of(&v, "id");
+    assert_eq!(gid, 2, "{v:?}");
+    assert_eq!(s_of(&v, "agent_id"), &gk.public_key[..16]);
+    assert!(s_of(&v, "registered_at").ends_with('Z'), "{v:?}");
+    let (st, v) = host
+        .raw(
+            "GET",
+            &format!("/api/v1/agents?public_key={}", "ab".repeat(32)),
+            None,
+        )
+        .await
+        .unwrap();
+    assert_eq!((st, s_of(&v, "error")), (404, "not_found"));
+    let (st, _) = host
+        .raw("GET", "/api/v1/agents?public_key=xyz", None)
+        .await
+        .unwrap();
+    assert_eq!(st, 400);
+    // ELO by integer id, agent_id or key: the default before any game.
+    for name in [
+        gid.to_string(),
+        gk.public_key[..16].to_owned(),
+        gk.public_key.clone(),
+    ] {
+        let v = host
+            .call("GET", &format!("/api/v1/agents/{name}/elo"), None, &[200])
+            .await
+            .unwrap();
+        assert_eq!((i_of(&v, "rating"), i_of(&v, "games_played")), (1200, 0));
+        assert_eq!(v.get("updated_at"), Some(&Value::Null));
+        assert_eq!(i_of(&v, "id"), gid);
+    }
+    host.call("GET", &format!("/api/v1/agents/{gid}/stats"), None, &[200])
+        .await
+        .unwrap();
+    // A session both report alike: ELO applied once, with the second report.
+    let post = invite(&host, PID).await;
+    let v = guest
+        .call(
+            "POST",
+            "/api/v1/sessions",
+            Some(&proof(&post, &hk, &gk, PID, "n1")),
+            &[201],
+        )
+        .await
+        .unwrap();
+    let sid = s_of(&v, "session_id").to_owned();
+    let result = |w: &str| Value::Object(obj! { "winner" => w });
+    let path = format!("/api/v1/sessions/{sid}/result");
+    let v = host
+        .call("POST", &path, Some(&result("guest")), &[200])
+        .await
+        .unwrap();
+    assert_eq!(s_of(&v, "elo"), "pending", "{v:?}");
+    let v = guest
+        .call("POST", &path, Some(&result("guest")), &[200])
+        .await
+        .unwrap();
+    assert_eq!(
+        (s_of(&v, "elo"), s_of(&v, "winner")),
+        ("applied", "guest"),
+        "{v:?}"
+    );
+    let v = host
+        .call("GET", &format!("/api/v1/agents/{gid}/elo"), None, &[200])
+        .await
+        .unwrap();
+    assert_eq!((i_of(&v, "rating"), i_of(&v, "wins")), (1216, 1), "{v:?}");
+    assert!(s_of(&v, "updated_at").ends_with('Z'));
+    let v = host
+        .call("GET", "/api/v1/elo/leaderboard?limit=1", None, &[200])
+        .await
+        .unwrap();
+    let entries = v.get("entries").and_then(Value::as_array).unwrap();
+    assert_eq!(i_of(&entries[0], "rank"), 1);
+    assert_eq!(s_of(&entries[0], "public_key"), gk.public_key);
+    let next = s_of(&v, "next_cursor").to_owned();
+    let v = host
+        .call(
+            "GET",
+            &format!("/api/v1/elo/leaderboard?limit=1&cursor={next}"),
+            None,
+            &[200],
+        )
+        .await
+        .unwrap();
+    let entries = v.get("entries").and_then(Value::as_array).unwrap();
+    assert_eq!(
+        (i_of(&entries[0], "rank"), i_of(&entries[0], "rating")),
+        (2, 1204)
+    );
+    assert_eq!(v.get("next_cursor"), Some(&Value::Null));
+    for (q, code) in [
+        ("limit=0", "bad_limit"),
+        ("limit=101", "bad_limit"),
+        ("cursor=@@", "bad_cursor"),
+    ] {
+        for board in ["elo", "karma"] {
+            let (st, v) = host
+                .raw("GET", &format!("/api/v1/{board}/leaderboard?{q}"), None)
+                .await
+                .unwrap();
+            assert_eq!((st, s_of(&v, "error")), (400, code), "{board} {q}");
+        }
+    }
+    // Karma after a rating.
+    host.call(
+        "POST",
+        "/api/v1/ratings",
+        Some(&Value::Object(
+            obj! { "session_id" => sid.as_str(), "score" => 5 },
+        )),
+        &[201],
+    )
+    .await
+    .unwrap();
+    let v = host
+        .call("GET", &format!("/api/v1/agents/{gid}/karma"), None, &[200])
+        .await
+        .unwrap();
+    assert_eq!(
+        (i_of(&v, "karma"), s_of(&v, "level"), i_of(&v, "ratings")),
+        (367, "low", 1)
+    );
+    let v = host
+        .call("GET", "/api/v1/karma/leaderboard", None, &[200])
+        .await
+        .unwrap();
+    let entries = v.get("entries").and_then(Value::as_array).unwrap();
+    assert_eq!((entries.len(), i_of(&entries[0], "karma")), (1, 367));
+    assert_eq!(s_of(&entries[0], "level"), "low");
+    // Capabilities: only the agent itself sets them, checked.
+    let caps = |l: Value| Value::Object(obj! { "capabilities" => l });
+    let list = Value::Array(vec![
+        Value::from("chess"),
+        Value::from("go"),
+        Value::from("chess"),
+    ]);
+    let cpath = format!("/api/v1/agents/{gid}/capabilities");
+    let v = host.call("GET", &cpath, None, &[200]).await.unwrap();
+    assert_eq!(v.get("capabilities"), Some(&Value::Array(vec![])));
+    assert_eq!(v.get("updated_at"), Some(&Value::Null));
+    let v = rejected!(s, 403, host.raw("POST", &cpath, Some(&caps(list.clone()))));
+    assert_eq!(s_of(&v, "error"), "forbidden");
+    let bad = Value::Array(vec![Value::from("ok"), Value::from("not ok")]);
+    let v = rejected!(s, 400, guest.raw("POST", &cpath, Some(&caps(bad))));
+    assert!(s_of(&v, "message").contains("[1]"), "{v:?}");
+    let v = guest
+        .call("POST", &cpath, Some(&caps(list)), &[200])
+        .await
+        .unwrap();
+    assert_eq!(
+        v.get("capabilities"),
+        Some(&Value::Array(vec![Value::from("chess"), Value::from("go")]))
+    );
+    let v = host
+        .call("GET", "/api/v1/agents?capability=go", None, &[200])
+        .await
+        .unwrap();
+    let entries = v.get("entries").and_then(Value::as_array).unwrap();
+    assert_eq!((entries.len(), i_of(&entries[0], "id")), (1, gid));
+}
+
+both!(the_inbox_is_private_and_holds_only_ciphertext);
+async fn the_inbox_is_private_and_holds_only_ciphertext(b: Backend) {
+    let Some(s) = start(b, cfg()).await else {
+        return;
+    };
+    let alice = registered(&s, "alice").await;
+    let bob = registered(&s, "bob").await;
+    let carol = registered(&s, "carol").await;
+    // What alice would have encrypted: never sent, so never stored.
+    let plaintext = "meet me at the old mill at dawn, bring the second key";
+    let ct = sealed(200);
+    let send = Value::Object(obj! {
+        "recipient_public_key" => bob.keys().public_key.as_str(), "ciphertext" => ct.as_str(),
+    });
+    let v = alice
+        .call("POST", "/api/v1/inbox", Some(&send), &[201])
+        .await
+        .unwrap();
+    let id = i_of(&v, "id");
+    assert_eq!(i_of(&v, "size"), 200, "{v:?}");
+    assert!(s_of(&v, "expires_at") > s_of(&v, "created_at"));
+    let dump = s.dump();
+    assert!(dump.contains(&ct), "the ciphertext is stored as sent");
+    assert!(!dump.contains(plaintext));
+    if let Db::Sqlite(p) = &s.db {
+        // The file and its write-ahead log hold no plaintext either.
+        for f in [p.clone(), p.with_extension("sqlite-wal")] {
+            let bytes = std::fs::read(&f).unwrap_or_default();
+            assert!(
+                !bytes
+                    .windows(plaintext.len())
+                    .any(|w| w == plaintext.as_bytes()),
+                "{f:?}"
+            );
+        }
+    }
+    // A third identity can neither read, list nor delete it: the same 404
+    // as a message that does not exist.
+    let (st, missing) = carol
+        .raw("GET", "/api/v1/inbox/99999999", None)
+        .await
+        .unwrap();
+    assert_eq!(st, 404);
+    let v = rejected!(
+        s,
+        404,
+        carol.raw("GET", &format!("/api/v1/inbox/{id}"), None)
+    );
+    assert_eq!(v, missing);
+    rejected!(
+        s,
+        404,
+        carol.raw("DELETE", &format!("/api/v1/inbox/{id}"), None)
+    );
+    rejected!(
+        s,
+        404,
+        alice.raw("GET", &format!("/api/v1/inbox/{id}"), None)
+    );
+    let v = carol
+        .call("GET", "/api/v1/inbox", None, &[200])
+        .await
+        .unwrap();
+    assert_eq!((i_of(&v, "total"), i_of(&v, "unread")), (0, 0));
+    let v = carol
+        .call("DELETE", "/api/v1/inbox", None, &[200])
+        .await
+        .unwrap();
+    assert_eq!(i_of(&v, "deleted"), 0);
+    // The recipient lists (no ciphertext), reads (marked read), deletes.
+    let v = bob
+        .call("GET", "/api/v1/inbox?limit=5", None, &[200])
+        .await
+        .unwrap();
+    assert_eq!((i_of(&v, "total"), i_of(&v, "unread")), (1, 1));
+    let e = &v.get("entries").and_then(Value::as_array).unwrap()[0];
+    assert_eq!(s_of(e, "sender_public_key"), alice.keys().public_key);
+    assert!(e.get("ciphertext").is_none());
+    assert_eq!(e.get("read"), Some(&Value::Bool(false)));
+    let v = bob
+        .call("GET", &format!("/api/v1/inbox/{id}"), None, &[200])
+        .await
+        .unwrap();
+    assert_eq!(s_of(&v, "ciphertext"), ct);
+    assert_eq!(s_of(&v, "recipient_public_key"), bob.keys().public_key);
+    let v = bob
+        .call("GET", "/api/v1/inbox", None, &[200])
+        .await
+        .unwrap();
+    assert_eq!(i_of(&v, "unread"), 0);
+    let v = bob
+        .call("DELETE", &format!("/api/v1/inbox/{id}"), None, &[200])
+        .await
+        .unwrap();
+    assert_eq!((i_of(&v, "id"), i_of(&v, "deleted")), (id, 1));
+    bob.call("GET", &format!("/api/v1/inbox/{id}"), None, &[404])
+        .await
+        .unwrap();
+    for _ in 0..2 {
+        alice
+            .call("POST", "/api/v1/inbox", Some(&send), &[201])
+            .await
+            .unwrap();
+    }
+    let v = bob
+        .call("DELETE", "/api/v1/inbox", None, &[200])
+        .await
+        .unwrap();
+    assert_eq!(i_of(&v, "deleted"), 2);
+}
+
+both!(inbox_posts_that_are_forged_replayed_or_malformed_write_nothing);
+async fn inbox_posts_that_are_forged_replayed_or_malformed_write_nothing(b: Backend) {
+    let Some(s) = start(b, cfg()).await else {
+        return;
+    };
+    let alice = registered(&s, "alice").await;
+    let bob = registered(&s, "bob").await;
+    let path = "/api/v1/inbox";
+    let body = |to: &str, ct: &str| {
+        Value::Object(obj! { "recipient_public_key" => to, "ciphertext" => ct })
+    };
+    let good = body(&bob.keys().public_key, &sealed(90));
+    let bytes = palaver::json::canonical::to_string_ordered(&good).into_bytes();
+    // Another key's signature under alice's public key.
+    let other = KeyPair::generate();
+    let forged: Vec<(String, String)> = auth::headers(&other, "POST", path, &bytes, now())
+        .iter()
+        .map(|(k, v)| {
+            let v = if *k == "X-Public-Key" {
+                alice.keys().public_key.clone()
+            } else {
+                v.clone()
+            };
+            (k.to_string(), v)
+        })
+        .collect();
+    rejected!(s, 401, alice.send("POST", path, bytes.clone(), &forged));
+    // The same signed headers twice: the copy is refused and writes nothing.
+    let h: Vec<_> = auth::headers(alice.keys(), "POST", path, &bytes, now())
+        .map(|(k, v)| (k.to_owned(), v))
+        .to_vec();
+    let (st, _) = alice.send("POST", path, bytes.clone(), &h).await.unwrap();
+    assert_eq!(st, 201);
+    rejected!(s, 401, alice.send("POST", path, bytes.clone(), &h));
+    // Malformed ciphertexts, unknown parties.
+    use base64::Engine as _;
+    let b64 = |b: &[u8]| base64::engine::general_purpose::STANDARD.encode(b);
+    let bk = bob.keys().public_key.clone();
+    for (ct, why) in [
+        (b64(&[b"AGBX1".as_slice(), &[1; 40]].concat()), "bytes"),
+        (b64(&[b"AGBX1".as_slice(), &[1; 2100]].concat()), "longer"),
+        (b64(&[0u8; 90]), "magic"),
+        ("AGBX1 not base64!".to_owned(), "base64"),
+    ] {
+        let v = rejected!(s, 400, alice.raw("POST", path, Some(&body(&bk, &ct))));
+        assert_eq!(s_of(&v, "error"), "bad_ciphertext");
+        assert!(s_of(&v, "message").contains(why), "{why}: {v:?}");
+    }
+    let v = rejected!(
+        s,
+        404,
+        alice.raw("POST", path, Some(&body(&"cd".repeat(32), &sealed(90))))
+    );
+    assert_eq!(s_of(&v, "error"), "unknown_recipient");
+    let stranger = Client::new(&s.url, KeyPair::generate()).unwrap();
+    let v = rejected!(
+        s,
+        403,
+        stranger.raw("POST", path, Some(&body(&bk, &sealed(90))))
+    );
+    assert_eq!(s_of(&v, "error"), "unknown_sender");
+}
+
+both!(trust_snapshots_are_public_and_stable);
+async fn trust_snapshots_are_public_and_stable(b: Backend) {
+    let Some(s) = start(b, cfg()).await else {
+        return;
+    };
+    // Plain GETs, no signature headers.
+    let (st, first) = reqwest_get(&format!("{}/trust/latest.json", s.url)).await;
+    assert_eq!(st, 200, "{first}");
+    let v = palaver::json::parse_str(&first).unwrap();
+    let meta = v.get("meta").unwrap();
+    let date = s_of(meta, "snapshot_date").to_owned();
+    assert_eq!(date.len(), 10);
+    assert!(meta.get("sha256_self").is_none());
+    assert_eq!(v.get("trust_edges"), Some(&Value::Array(vec![])));
+    // The same bytes, however asked for, even after a new agent.
+    registered(&s, "late").await;
+    for p in [
+        "/trust/latest.json".to_owned(),
+        "/latest.json".to_owned(),
+        format!("/trust/trust-{date}.json"),
+        format!("/trust-{date}.json"),
+    ] {
+        let (st, body) = reqwest_get(&format!("{}{p}", s.url)).await;
+        assert_eq!((st, body.as_str()), (200, first.as_str()), "{p}");
+    }
+    let (st, _) = reqwest_get(&format!("{}/trust/trust-2020-01-01.json", s.url)).await;
+    assert_eq!(st, 404);
+    for bad in [
+        "/trust/trust-2026-13-01.json",
+        "/trust-yesterday.json",
+        "/trust/trust-2026-01-01.txt",
+    ] {
+        let (st, body) = reqwest_get(&format!("{}{bad}", s.url)).await;
+        assert_eq!(st, 400, "{bad}: {body}");
+    }
+}

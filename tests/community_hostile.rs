@@ -257,6 +257,45 @@ const ROUTES: &[Route] = &[
     ),
     read("/api/v1/agents/{id}/stats", Signed, &[ID]),
     read("/api/v1/agents/{id}/ratings", Signed, &[ID, query("limit")]),
+    read("/api/v1/agents", Signed, &[query("public_key")]),
+    read("/api/v1/agents/{id}/elo", Signed, &[ID]),
+    read("/api/v1/agents/{id}/karma", Signed, &[ID]),
+    read("/api/v1/agents/{id}/capabilities", Signed, &[ID]),
+    write(
+        "POST",
+        "/api/v1/agents/{id}/capabilities",
+        &[ID, body("capabilities", false, true)],
+        200,
+    ),
+    read(
+        "/api/v1/elo/leaderboard",
+        Signed,
+        &[query("limit"), query("cursor")],
+    ),
+    read(
+        "/api/v1/karma/leaderboard",
+        Signed,
+        &[query("limit"), query("cursor")],
+    ),
+    write(
+        "POST",
+        "/api/v1/inbox",
+        &[
+            body("recipient_public_key", false, true),
+            body("ciphertext", true, true),
+        ],
+        201,
+    ),
+    read("/api/v1/inbox", Signed, &[query("limit"), query("cursor")]),
+    // Reading a message marks it read.
+    route("GET", "/api/v1/inbox/{id}", Signed, true, &[ID], 200),
+    write("DELETE", "/api/v1/inbox/{id}", &[ID], 200),
+    write("DELETE", "/api/v1/inbox", &[], 200),
+    // The trust snapshots: unsigned (the fixture builds today's first).
+    read("/trust/latest.json", Public, &[]),
+    read("/trust/trust-{date}", Public, &[]),
+    read("/latest.json", Public, &[]),
+    read("/trust-{date}", Public, &[]),
     write(
         "POST",
         "/api/v1/groups",
@@ -356,8 +395,12 @@ const ROUTES: &[Route] = &[
 ];
 
 fn body_limit(r: &Route) -> usize {
-    // The community's routes (its health check among them) take 8 MiB.
-    if r.template.starts_with("/api/v1/") || matches!(r.template, "/api/gtl/token" | "/healthz") {
+    // The community's routes (its health check and trust snapshots among
+    // them) take 8 MiB.
+    if r.template.starts_with("/api/v1/")
+        || r.template.starts_with("/trust")
+        || matches!(r.template, "/api/gtl/token" | "/healthz" | "/latest.json")
+    {
         MAX_BODY
     } else {
         MAX_MESSAGE_BYTES
@@ -654,7 +697,23 @@ impl World {
         let (st, v) = w.send(&job).await;
         assert_eq!(st, 200, "{v:?}");
         w.job_tx = "tx_fixture".into();
+        // Today's trust snapshot, built by the first request of the day:
+        // later reads of it write nothing.
+        w.host.server_time("/trust/latest.json").await.unwrap();
         Some(w)
+    }
+
+    /// A message to `to` from a new identity: its id.
+    async fn message_to(&self, to: &Client) -> i64 {
+        let from = self.fresh().await;
+        let body = Value::Object(obj! {
+            "recipient_public_key" => to.keys().public_key.as_str(), "ciphertext" => sealed(),
+        });
+        let v = from
+            .call("POST", "/api/v1/inbox", Some(&body), &[201])
+            .await
+            .unwrap();
+        v.get("id").and_then(Value::as_i64).unwrap()
     }
 
     fn agent_id(&self, c: &Client) -> String {
@@ -942,7 +1001,7 @@ impl World {
                 format!(
                     "/api/v1/protocols?limit={}&cursor={}",
                     q("limit", "5"),
-                    q("cursor", "0")
+                    q("cursor", "")
                 )
             }
             ("GET", "/api/v1/protocols/{id}") => format!("/api/v1/protocols/{}", id(&self.pid)),
@@ -1173,6 +1232,64 @@ impl World {
             ("GET", "/api/v1/agents/{id}/stats") => {
                 format!("/api/v1/agents/{}/stats", id(&self.agent_id(&self.host)))
             }
+            ("GET", "/api/v1/agents") => format!(
+                "/api/v1/agents?public_key={}",
+                q("public_key", &self.host.keys().public_key)
+            ),
+            ("GET", "/api/v1/agents/{id}/elo")
+            | ("GET", "/api/v1/agents/{id}/karma")
+            | ("GET", "/api/v1/agents/{id}/capabilities") => {
+                r.template.replace("{id}", &id(&self.agent_id(&self.guest)))
+            }
+            ("POST", "/api/v1/agents/{id}/capabilities") => {
+                let mut m = obj! { "capabilities" => Value::Array(vec![Value::from("chess")]) };
+                apply(&mut m, over);
+                b = Some(m);
+                format!(
+                    "/api/v1/agents/{}/capabilities",
+                    id(&self.agent_id(&self.host))
+                )
+            }
+            ("GET", "/api/v1/elo/leaderboard") | ("GET", "/api/v1/karma/leaderboard") => {
+                format!("{}?limit={}", r.template, q("limit", "10"))
+                    + &find("cursor", Place::Query)
+                        .map(|c| format!("&cursor={}", as_text(c)))
+                        .unwrap_or_default()
+            }
+            ("POST", "/api/v1/inbox") => {
+                who = self.fresh().await;
+                let mut m = obj! {
+                    "recipient_public_key" => self.host.keys().public_key.as_str(),
+                    "ciphertext" => sealed(),
+                };
+                apply(&mut m, over);
+                b = Some(m);
+                r.template.to_owned()
+            }
+            ("GET", "/api/v1/inbox") => {
+                who = self.guest.clone();
+                format!("/api/v1/inbox?limit={}", q("limit", "10"))
+                    + &find("cursor", Place::Query)
+                        .map(|c| format!("&cursor={}", as_text(c)))
+                        .unwrap_or_default()
+            }
+            ("GET", "/api/v1/inbox/{id}") | ("DELETE", "/api/v1/inbox/{id}") => {
+                who = self.guest.clone();
+                let n = self.message_to(&self.guest).await;
+                format!("/api/v1/inbox/{}", id(&n.to_string()))
+            }
+            ("DELETE", "/api/v1/inbox") => {
+                who = self.fresh().await;
+                r.template.to_owned()
+            }
+            ("GET", "/trust/latest.json") | ("GET", "/latest.json") => r.template.to_owned(),
+            ("GET", "/trust/trust-{date}") | ("GET", "/trust-{date}") => r.template.replace(
+                "{date}",
+                &format!(
+                    "{}.json",
+                    palaver::community::standing::date_of(now() as f64)
+                ),
+            ),
             ("GET", "/api/v1/agents/{id}/ratings") => format!(
                 "/api/v1/agents/{}/ratings?limit={}",
                 id(&self.agent_id(&self.host)),
@@ -1455,6 +1572,7 @@ const BOOL_FIELDS: &[&str] = &["allow_late_join"];
 
 /// Body fields that are not text: integers, the spec object, tag arrays.
 const NON_TEXT: &[&str] = &[
+    "capabilities",
     "score",
     "counter",
     "spec_json",
@@ -1470,6 +1588,14 @@ const NON_TEXT: &[&str] = &[
 
 /// Text fields that prove something (signatures, keys, the registration
 /// nonce): any replacement is refused, so they are tried one at a time.
+/// A ciphertext of the reference's box form (the server checks the form only).
+fn sealed() -> String {
+    use base64::Engine as _;
+    let mut b = b"AGBX1".to_vec();
+    b.extend((0..80).map(|_| rand::random::<u8>()));
+    base64::engine::general_purpose::STANDARD.encode(b)
+}
+
 fn is_proof(name: &str) -> bool {
     name.contains("signature") || name.contains("public_key") || name == "nonce"
 }

@@ -8,10 +8,12 @@ pub mod db;
 pub mod groups;
 pub mod pg;
 pub mod queries;
+mod queries_social;
 pub mod recent;
 pub mod server;
 pub mod social;
 pub mod sqlite;
+pub mod standing;
 pub mod store;
 pub mod timed;
 
@@ -26,3 +28,7 @@ pub use store::Store;
 #[cfg(test)]
 #[path = "store_tests.rs"]
 mod store_tests;
+
+#[cfg(test)]
+#[path = "store_social_tests.rs"]
+mod store_social_tests;

@@ -92,7 +92,8 @@ pub enum MigrateError {
 /// The community's schema on PostgreSQL (the SQLite schema's tables, with
 /// `DOUBLE PRECISION` times, `BIGINT` integers and a real boolean), plus
 /// the tables SQLite keeps in memory: `request_ids` and `rate_buckets`.
-const MIGRATIONS: &[&str] = &[r#"
+const MIGRATIONS: &[&str] = &[
+    r#"
 CREATE TABLE agents (public_key TEXT PRIMARY KEY, nickname TEXT NOT NULL, bio TEXT NOT NULL,
                      agent_id TEXT NOT NULL UNIQUE, registered_at DOUBLE PRECISION NOT NULL);
 CREATE TABLE challenges (nonce TEXT PRIMARY KEY, difficulty BIGINT NOT NULL, created_at DOUBLE PRECISION NOT NULL);
@@ -128,7 +129,45 @@ CREATE INDEX request_ids_until ON request_ids (until);
 CREATE TABLE rate_buckets (public_key TEXT PRIMARY KEY, tokens DOUBLE PRECISION NOT NULL,
                            at DOUBLE PRECISION NOT NULL);
 CREATE INDEX rate_buckets_at ON rate_buckets (at);
-"#];
+"#,
+    // The community beyond sessions (standing.rs): as SQLite's third
+    // migration, with a sequence numbering new agents.
+    r#"
+CREATE SEQUENCE agents_id_seq;
+ALTER TABLE agents ADD COLUMN id BIGINT;
+UPDATE agents SET id = r.n FROM (SELECT public_key, ROW_NUMBER() OVER (ORDER BY registered_at, public_key) AS n
+                                 FROM agents) AS r WHERE r.public_key = agents.public_key;
+SELECT setval('agents_id_seq', COALESCE((SELECT MAX(id) FROM agents), 0) + 1, false);
+ALTER TABLE agents ALTER COLUMN id SET DEFAULT nextval('agents_id_seq'), ALTER COLUMN id SET NOT NULL;
+ALTER SEQUENCE agents_id_seq OWNED BY agents.id;
+CREATE UNIQUE INDEX agents_number ON agents (id);
+CREATE TABLE elo_ratings (public_key TEXT PRIMARY KEY, rating BIGINT NOT NULL, games BIGINT NOT NULL,
+                          wins BIGINT NOT NULL, losses BIGINT NOT NULL, draws BIGINT NOT NULL,
+                          updated_at DOUBLE PRECISION NOT NULL);
+CREATE INDEX elo_ratings_rank ON elo_ratings (rating DESC, public_key DESC);
+CREATE TABLE elo_games (session_id TEXT PRIMARY KEY, host TEXT NOT NULL, guest TEXT NOT NULL, pair_lo TEXT NOT NULL,
+                        pair_hi TEXT NOT NULL, winner TEXT NOT NULL, host_delta BIGINT NOT NULL,
+                        guest_delta BIGINT NOT NULL, applied_at DOUBLE PRECISION NOT NULL, counted BOOLEAN NOT NULL,
+                        outcome TEXT NOT NULL);
+CREATE INDEX elo_games_pair ON elo_games (pair_lo, pair_hi, applied_at);
+CREATE TABLE karma (public_key TEXT PRIMARY KEY, sum_sw DOUBLE PRECISION NOT NULL, sum_w DOUBLE PRECISION NOT NULL,
+                    last_w DOUBLE PRECISION NOT NULL, n BIGINT NOT NULL, karma BIGINT NOT NULL, level TEXT NOT NULL,
+                    updated_at DOUBLE PRECISION NOT NULL);
+CREATE INDEX karma_rank ON karma (karma DESC, public_key DESC);
+CREATE INDEX ratings_pair ON ratings (rater, rated, created_at);
+CREATE TABLE capabilities (public_key TEXT PRIMARY KEY, list TEXT NOT NULL, updated_at DOUBLE PRECISION NOT NULL);
+CREATE TABLE agent_capabilities (capability TEXT NOT NULL, public_key TEXT NOT NULL,
+                                 PRIMARY KEY (capability, public_key));
+CREATE TABLE inbox (id BIGINT GENERATED ALWAYS AS IDENTITY PRIMARY KEY, recipient TEXT NOT NULL, sender TEXT NOT NULL,
+                    ciphertext TEXT NOT NULL, size BIGINT NOT NULL, created_at DOUBLE PRECISION NOT NULL,
+                    expires_at DOUBLE PRECISION NOT NULL, is_read BOOLEAN NOT NULL DEFAULT FALSE);
+CREATE INDEX inbox_recipient ON inbox (recipient, id);
+CREATE INDEX inbox_sender ON inbox (recipient, sender, expires_at);
+CREATE INDEX inbox_expiry ON inbox (expires_at);
+CREATE TABLE trust_snapshots (snapshot_date TEXT PRIMARY KEY, body TEXT NOT NULL);
+CREATE INDEX protocols_newest ON protocols (created_at DESC, protocol_id DESC);
+"#,
+];
 
 /// The schema version this palaver's community store has on PostgreSQL.
 pub const SCHEMA_VERSION: i64 = MIGRATIONS.len() as i64;

@@ -10,7 +10,11 @@
 //! `DELETE … RETURNING`.
 
 use super::groups::Group;
+use super::queries_social as social;
 use super::recent::Admission;
+use super::standing::{
+    Cursor, Delivery, EloRating, InboxPage, Karma, Message, Page, Ranked, Reported,
+};
 use super::store::{
     Agent, Backend, CommunityGauges, InvitationRow, NewProtocol, NewSession, PoolState, Renewal,
     Reputation, Res, SessionRow, Store, StoreError, invitation_view, tagged,
@@ -176,22 +180,7 @@ impl<B: Backend> Store for SqlStore<B> {
         if self.unstorable(public_key) {
             return Ok(None);
         }
-        self.0.run(|db| {
-            let Some(r) = db.query_opt(
-                "SELECT public_key, nickname, bio, agent_id, registered_at FROM agents WHERE public_key = $1 OR agent_id = $1",
-                args![public_key],
-            )?
-            else {
-                return Ok(None);
-            };
-            Ok(Some(Agent {
-                public_key: r.text(0)?,
-                nickname: r.text(1)?,
-                bio: r.text(2)?,
-                agent_id: r.text(3)?,
-                registered_at: r.float(4)?,
-            }))
-        })
+        self.0.run(|db| social::agent(db, public_key))
     }
 
     fn add_agent(&self, a: &Agent) -> Res<bool> {
@@ -230,22 +219,33 @@ impl<B: Backend> Store for SqlStore<B> {
         })
     }
 
-    fn protocols(&self, cursor: Option<&str>, n: usize) -> Res<Vec<(String, String, String)>> {
-        let cursor = cursor.unwrap_or("");
-        if self.unstorable(cursor) {
-            return Ok(Vec::new());
-        }
+    fn protocols(&self, after: Option<&Cursor>, n: usize) -> Res<Page<(String, String, String)>> {
         self.0.run(|db| {
-            // Byte order on both databases: the same pages on either.
+            // Newest first; the tiebreak in byte order on both databases,
+            // so the pages are the same on either.
             let c = db.dialect().bytewise();
-            let sql = format!(
-                "SELECT protocol_id, name, description FROM protocols WHERE protocol_id > $1 {c} \
-                 ORDER BY protocol_id {c} LIMIT $2"
-            );
-            db.query(&sql, args![cursor, limit(n)])?
+            let head = "SELECT protocol_id, name, description, created_at FROM protocols";
+            let tail = format!("ORDER BY created_at DESC, protocol_id {c} DESC LIMIT $1");
+            let rows = match after {
+                None => db.query(&format!("{head} {tail}"), args![limit(n + 1)])?,
+                Some(k) => db.query(
+                    &format!(
+                        "{head} WHERE created_at < $2 OR (created_at = $2 AND protocol_id {c} < $3) {tail}"
+                    ),
+                    args![limit(n + 1), f64::from_bits(k.value as u64), k.key.as_str()],
+                )?,
+            };
+            let rows = rows
                 .iter()
-                .map(|r| Ok((r.text(0)?, r.text(1)?, r.text(2)?)))
-                .collect()
+                .map(|r| Ok(((r.text(0)?, r.text(1)?, r.text(2)?), r.float(3)?)))
+                .collect::<Res<Vec<_>>>()?;
+            let page = Page::of(rows, n, after.map_or(0, |k| k.offset), |(p, at)| {
+                (at.to_bits() as i64, p.0.clone())
+            });
+            Ok(Page {
+                entries: page.entries.into_iter().map(|(p, _)| p).collect(),
+                next: page.next,
+            })
         })
     }
 
@@ -474,7 +474,8 @@ impl<B: Backend> Store for SqlStore<B> {
         session_id: &str,
         reporter: &str,
         winner: &str,
-    ) -> Res<(Option<String>, bool)> {
+        now: f64,
+    ) -> Res<Reported> {
         if self.unstorable(session_id) {
             return Err(StoreError(format!(
                 "no session {}",
@@ -483,33 +484,56 @@ impl<B: Backend> Store for SqlStore<B> {
         }
         self.0.transaction(|db| {
             // The session's row lock: two reporters at once each see the
-            // other's report, so a disagreement is never missed.
+            // other's report, so a disagreement is never missed, and the
+            // game is rated once.
             let sql = format!(
-                "SELECT 1 FROM sessions WHERE session_id = $1{}",
+                "SELECT host_public_key, guest_public_key FROM sessions WHERE session_id = $1{}",
                 db.dialect().for_update()
             );
-            db.query(&sql, args![session_id])?;
+            let parties = db
+                .query_opt(&sql, args![session_id])?
+                .map(|r| Ok::<_, StoreError>((r.text(0)?, r.text(1)?)))
+                .transpose()?;
             db.execute(
                 "INSERT INTO results (session_id, reporter, winner) VALUES ($1, $2, $3) \
                  ON CONFLICT (session_id, reporter) DO UPDATE SET winner = excluded.winner",
                 args![session_id, reporter, winner],
             )?;
-            let winners = db
+            let reports = db
                 .query(
-                    "SELECT winner FROM results WHERE session_id = $1",
+                    "SELECT reporter, winner FROM results WHERE session_id = $1",
                     args![session_id],
                 )?
                 .iter()
-                .map(|r| r.text(0))
-                .collect::<Result<Vec<_>, _>>()?;
-            let first = winners.first().cloned();
-            let disputed = winners.iter().any(|w| Some(w) != first.as_ref());
+                .map(|r| Ok((r.text(0)?, r.text(1)?)))
+                .collect::<Res<Vec<_>>>()?;
+            let first = reports.first().map(|r| r.1.clone());
+            let disputed = reports.iter().any(|r| Some(&r.1) != first.as_ref());
             let agreed = if disputed { None } else { first };
             db.execute(
                 "UPDATE sessions SET winner = $2, disputed = $3 WHERE session_id = $1",
                 args![session_id, &agreed, disputed],
             )?;
-            Ok((agreed, disputed))
+            let elo = match &parties {
+                Some((host, guest)) => {
+                    let reporters: Vec<String> = reports.into_iter().map(|r| r.0).collect();
+                    social::settle_elo(
+                        db,
+                        session_id,
+                        (host, guest),
+                        &reporters,
+                        agreed.as_deref(),
+                        disputed,
+                        now,
+                    )?
+                }
+                None => super::standing::EloOutcome::Pending,
+            };
+            Ok(Reported {
+                winner: agreed,
+                disputed,
+                elo,
+            })
         })
     }
 
@@ -546,14 +570,19 @@ impl<B: Backend> Store for SqlStore<B> {
         comment: &str,
         now: f64,
     ) -> Res<bool> {
-        let n = self.0.run(|db| {
-            Ok(db.execute(
+        self.0.transaction(|db| {
+            social::lock_rated(db, rated)?;
+            let n = db.execute(
                 "INSERT INTO ratings (session_id, rater, rated, score, comment, created_at) VALUES ($1, $2, $3, $4, $5, $6) \
                  ON CONFLICT DO NOTHING",
                 args![session_id, rater, rated, score, comment, now],
-            )?)
-        })?;
-        Ok(n == 1)
+            )?;
+            if n != 1 {
+                return Ok(false);
+            }
+            social::count_karma(db, rater, rated, score, now)?;
+            Ok(true)
+        })
     }
 
     fn agent_stats(&self, public_key: &str) -> Res<Map> {
@@ -650,5 +679,77 @@ impl<B: Backend> Store for SqlStore<B> {
             )?)
         })?;
         Ok(n == 1)
+    }
+
+    fn elo(&self, public_key: &str) -> Res<EloRating> {
+        self.0.run(|db| social::elo(db, public_key))
+    }
+
+    fn elo_board(&self, after: Option<&Cursor>, n: usize) -> Res<Page<Ranked>> {
+        self.0.run(|db| social::elo_board(db, after, n))
+    }
+
+    fn karma(&self, public_key: &str) -> Res<Karma> {
+        self.0.run(|db| social::karma(db, public_key))
+    }
+
+    fn karma_board(&self, after: Option<&Cursor>, n: usize) -> Res<Page<Ranked>> {
+        self.0.run(|db| social::karma_board(db, after, n))
+    }
+
+    fn set_capabilities(&self, public_key: &str, caps: &[String], now: f64) -> Res<()> {
+        self.0
+            .transaction(|db| social::set_capabilities(db, public_key, caps, now))
+    }
+
+    fn capabilities(&self, public_key: &str) -> Res<Option<(Vec<String>, f64)>> {
+        self.0.run(|db| social::capabilities(db, public_key))
+    }
+
+    fn agents_with_capability(
+        &self,
+        capability: &str,
+        after: Option<&Cursor>,
+        n: usize,
+    ) -> Res<Page<(Agent, Vec<String>)>> {
+        if self.unstorable(capability) {
+            return Ok(Page::of(Vec::new(), n, 0, |_| (0, String::new())));
+        }
+        self.0
+            .run(|db| social::agents_with_capability(db, capability, after, n))
+    }
+
+    fn send_message(
+        &self,
+        sender: &str,
+        recipient: &str,
+        ciphertext: &str,
+        size: i64,
+        now: f64,
+    ) -> Res<Delivery> {
+        self.0
+            .transaction(|db| social::send_message(db, sender, recipient, ciphertext, size, now))
+    }
+
+    fn inbox(&self, recipient: &str, after: Option<&Cursor>, n: usize, now: f64) -> Res<InboxPage> {
+        self.0.run(|db| social::inbox(db, recipient, after, n, now))
+    }
+
+    fn read_message(&self, recipient: &str, id: i64, now: f64) -> Res<Option<Message>> {
+        self.0
+            .run(|db| social::read_message(db, recipient, id, now))
+    }
+
+    fn delete_message(&self, recipient: &str, id: i64) -> Res<bool> {
+        self.0.run(|db| social::delete_message(db, recipient, id))
+    }
+
+    fn clear_inbox(&self, recipient: &str) -> Res<u64> {
+        self.0.run(|db| social::clear_inbox(db, recipient))
+    }
+
+    fn trust_snapshot(&self, date: &str, build: bool, now: f64) -> Res<Option<String>> {
+        self.0
+            .run(|db| social::trust_snapshot(db, date, build, now))
     }
 }

@@ -42,6 +42,43 @@ CREATE TABLE ratings (session_id TEXT NOT NULL, rater TEXT NOT NULL, rated TEXT 
 CREATE TABLE groups (group_id TEXT PRIMARY KEY, post_id TEXT NOT NULL UNIQUE, body TEXT NOT NULL,
                      version INTEGER NOT NULL);
 "#,
+    // The community beyond sessions (standing.rs): integer agent ids (the
+    // existing agents numbered in registration order, a new one the next
+    // by the trigger), ELO, karma, capabilities, the inbox, trust snapshots,
+    // and the protocol directory newest first.
+    r#"
+ALTER TABLE agents ADD COLUMN id INTEGER;
+UPDATE agents SET id = r.n FROM (SELECT public_key, ROW_NUMBER() OVER (ORDER BY registered_at, public_key) AS n
+                                 FROM agents) AS r WHERE r.public_key = agents.public_key;
+CREATE UNIQUE INDEX agents_number ON agents (id);
+CREATE TRIGGER agents_numbered AFTER INSERT ON agents WHEN NEW.id IS NULL BEGIN
+  UPDATE agents SET id = (SELECT COALESCE(MAX(id), 0) + 1 FROM agents) WHERE public_key = NEW.public_key;
+END;
+CREATE TABLE elo_ratings (public_key TEXT PRIMARY KEY, rating INTEGER NOT NULL, games INTEGER NOT NULL,
+                          wins INTEGER NOT NULL, losses INTEGER NOT NULL, draws INTEGER NOT NULL,
+                          updated_at REAL NOT NULL);
+CREATE INDEX elo_ratings_rank ON elo_ratings (rating DESC, public_key DESC);
+CREATE TABLE elo_games (session_id TEXT PRIMARY KEY, host TEXT NOT NULL, guest TEXT NOT NULL, pair_lo TEXT NOT NULL,
+                        pair_hi TEXT NOT NULL, winner TEXT NOT NULL, host_delta INTEGER NOT NULL,
+                        guest_delta INTEGER NOT NULL, applied_at REAL NOT NULL, counted INTEGER NOT NULL,
+                        outcome TEXT NOT NULL);
+CREATE INDEX elo_games_pair ON elo_games (pair_lo, pair_hi, applied_at);
+CREATE TABLE karma (public_key TEXT PRIMARY KEY, sum_sw REAL NOT NULL, sum_w REAL NOT NULL, last_w REAL NOT NULL,
+                    n INTEGER NOT NULL, karma INTEGER NOT NULL, level TEXT NOT NULL, updated_at REAL NOT NULL);
+CREATE INDEX karma_rank ON karma (karma DESC, public_key DESC);
+CREATE INDEX ratings_pair ON ratings (rater, rated, created_at);
+CREATE TABLE capabilities (public_key TEXT PRIMARY KEY, list TEXT NOT NULL, updated_at REAL NOT NULL);
+CREATE TABLE agent_capabilities (capability TEXT NOT NULL, public_key TEXT NOT NULL,
+                                 PRIMARY KEY (capability, public_key));
+CREATE TABLE inbox (id INTEGER PRIMARY KEY AUTOINCREMENT, recipient TEXT NOT NULL, sender TEXT NOT NULL,
+                    ciphertext TEXT NOT NULL, size INTEGER NOT NULL, created_at REAL NOT NULL,
+                    expires_at REAL NOT NULL, is_read INTEGER NOT NULL DEFAULT 0);
+CREATE INDEX inbox_recipient ON inbox (recipient, id);
+CREATE INDEX inbox_sender ON inbox (recipient, sender, expires_at);
+CREATE INDEX inbox_expiry ON inbox (expires_at);
+CREATE TABLE trust_snapshots (snapshot_date TEXT PRIMARY KEY, body TEXT NOT NULL);
+CREATE INDEX protocols_newest ON protocols (created_at DESC, protocol_id DESC);
+"#,
 ];
 
 /// Statements one connection keeps prepared (the store's SQL is a fixed

@@ -11,6 +11,9 @@
 
 use super::groups::Group;
 use super::recent::Admission;
+use super::standing::{
+    Cursor, Delivery, EloRating, InboxPage, Karma, Message, Page, Ranked, Reported,
+};
 use crate::json::{self, Map, Value};
 use crate::sql::{Db, Dialect, SqlError};
 pub use crate::web::metrics::{CommunityGauges, PoolState};
@@ -77,6 +80,9 @@ pub struct Migrated {
 /// An agent (a registered identity).
 #[derive(Debug, Clone, serde::Serialize)]
 pub struct Agent {
+    /// The integer id (registration order), given by the store: what a
+    /// new agent carries before it is stored does not matter.
+    pub id: i64,
     pub public_key: String,
     pub nickname: String,
     pub bio: String,
@@ -119,13 +125,20 @@ pub trait Store: Send + Sync {
     fn challenge(&self, nonce: &str, now: f64, max_age: f64) -> Res<Option<u32>>;
     /// Takes a challenge younger than `max_age` (single use).
     fn take_challenge(&self, nonce: &str, now: f64, max_age: f64) -> Res<Option<u32>>;
+    /// An agent by its public key, its 16-hex agent_id or its integer id
+    /// (decimal).
     fn agent(&self, public_key: &str) -> Res<Option<Agent>>;
     fn add_agent(&self, a: &Agent) -> Res<bool>;
     fn add_protocol(&self, p: &NewProtocol<'_>, now: f64) -> Res<bool>;
     /// (name, description, type, spec_json text).
     fn protocol(&self, protocol_id: &str) -> Res<Option<(String, String, String, String)>>;
-    /// Protocols after `cursor` (a protocol_id), at most `limit`.
-    fn protocols(&self, cursor: Option<&str>, limit: usize) -> Res<Vec<(String, String, String)>>;
+    /// Protocols newest first (created_at, then protocol_id, descending),
+    /// after `cursor`, at most `limit`: (protocol_id, name, description).
+    fn protocols(
+        &self,
+        cursor: Option<&Cursor>,
+        limit: usize,
+    ) -> Res<Page<(String, String, String)>>;
     /// `sqlite` or `postgres` (the health endpoint names it).
     fn kind(&self) -> &'static str;
     /// Answers when the database does (the health endpoint).
@@ -193,16 +206,22 @@ pub trait Store: Send + Sync {
     fn session(&self, session_id: &str) -> Res<Option<SessionRow>>;
     /// Moves `matched` → terminal; false when the session is already terminal.
     fn close_session(&self, session_id: &str, status: &str, now: f64) -> Res<bool>;
-    /// Records a reporter's winner; returns (agreed winner, disputed).
+    /// Records a reporter's winner: the agreed winner, whether the reports
+    /// disagree, and what ELO did. In the same transaction, the moment both
+    /// parties have reported the same result the session's game is rated
+    /// once (standing.rs: self-play and the pair limit count nothing).
     fn report_result(
         &self,
         session_id: &str,
         reporter: &str,
         winner: &str,
-    ) -> Res<(Option<String>, bool)>;
+        now: f64,
+    ) -> Res<Reported>;
     fn set_transport(&self, session_id: &str, ticket: &str, signature: &str) -> Res<()>;
     fn add_feedback(&self, session_id: &str, by: &str, body: &Map, now: f64) -> Res<()>;
-    /// false when the rater already rated this session.
+    /// false when the rater already rated this session. A new rating
+    /// updates the rated agent's karma in the same transaction (if it is
+    /// among the rater's first five of the UTC day for that agent).
     fn add_rating(
         &self,
         session_id: &str,
@@ -222,6 +241,53 @@ pub trait Store: Send + Sync {
     /// Replaces a group if its row version is still `version`; false when
     /// someone changed it meanwhile (nothing is written then).
     fn save_group(&self, g: &Group, version: i64) -> Res<bool>;
+    /// An agent's ELO (the default for one that has not played a counted game).
+    fn elo(&self, public_key: &str) -> Res<EloRating>;
+    /// The ELO leaderboard (rating, then public key, descending) after `after`.
+    fn elo_board(&self, after: Option<&Cursor>, limit: usize) -> Res<Page<Ranked>>;
+    /// An agent's karma (none without counted ratings).
+    fn karma(&self, public_key: &str) -> Res<Karma>;
+    /// The karma leaderboard (karma, then public key, descending).
+    fn karma_board(&self, after: Option<&Cursor>, limit: usize) -> Res<Page<Ranked>>;
+    /// Replaces an agent's declared capabilities (checked already).
+    fn set_capabilities(&self, public_key: &str, caps: &[String], now: f64) -> Res<()>;
+    /// An agent's declared capabilities and when they were set.
+    fn capabilities(&self, public_key: &str) -> Res<Option<(Vec<String>, f64)>>;
+    /// Agents declaring `capability`, by public key, with their capabilities.
+    fn agents_with_capability(
+        &self,
+        capability: &str,
+        after: Option<&Cursor>,
+        limit: usize,
+    ) -> Res<Page<(Agent, Vec<String>)>>;
+    /// Stores a message (ciphertext checked already) unless a quota is
+    /// full; the counts and the insert are one transaction.
+    fn send_message(
+        &self,
+        sender: &str,
+        recipient: &str,
+        ciphertext: &str,
+        size: i64,
+        now: f64,
+    ) -> Res<Delivery>;
+    /// A recipient's unexpired messages, newest first, without ciphertext.
+    fn inbox(
+        &self,
+        recipient: &str,
+        after: Option<&Cursor>,
+        limit: usize,
+        now: f64,
+    ) -> Res<InboxPage>;
+    /// One of `recipient`'s unexpired messages, marked read.
+    fn read_message(&self, recipient: &str, id: i64, now: f64) -> Res<Option<Message>>;
+    /// Deletes one of `recipient`'s messages; false when it has no such one.
+    fn delete_message(&self, recipient: &str, id: i64) -> Res<bool>;
+    /// Deletes every message of `recipient`; how many.
+    fn clear_inbox(&self, recipient: &str) -> Res<u64>;
+    /// The trust snapshot of `date` (YYYY-MM-DD): stored, or (`build`)
+    /// built from the ratings now and stored if no other request stored one
+    /// first; None when it is not stored and not to be built.
+    fn trust_snapshot(&self, date: &str, build: bool, now: f64) -> Res<Option<String>>;
 }
 
 /// An agent's reputation figures, as `agent-stats` shows them.
@@ -246,12 +312,7 @@ impl Reputation {
             success_rate: (sessions > 0).then(|| closed as f64 / sessions as f64),
             weighted_score: (score_sum as f64 + PRIOR * PRIOR_WEIGHT)
                 / (ratings as f64 + PRIOR_WEIGHT),
-            confidence: match ratings {
-                0 => "none",
-                1..5 => "low",
-                5..20 => "medium",
-                _ => "high",
-            },
+            confidence: super::standing::confidence(ratings),
         }
     }
 }

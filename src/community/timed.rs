@@ -6,6 +6,9 @@
 
 use super::groups::Group;
 use super::recent::Admission;
+use super::standing::{
+    Cursor, Delivery, EloRating, InboxPage, Karma, Message, Page, Ranked, Reported,
+};
 use super::store::{
     Agent, CommunityGauges, NewProtocol, NewSession, PoolState, Renewal, Res, SessionRow, Store,
 };
@@ -49,7 +52,11 @@ impl Store for Timed {
     fn protocol(&self, protocol_id: &str) -> Res<Option<(String, String, String, String)>> {
         self.t("protocol", |s| s.protocol(protocol_id))
     }
-    fn protocols(&self, cursor: Option<&str>, limit: usize) -> Res<Vec<(String, String, String)>> {
+    fn protocols(
+        &self,
+        cursor: Option<&Cursor>,
+        limit: usize,
+    ) -> Res<Page<(String, String, String)>> {
         self.t("protocols", |s| s.protocols(cursor, limit))
     }
     fn kind(&self) -> &'static str {
@@ -140,9 +147,10 @@ impl Store for Timed {
         session_id: &str,
         reporter: &str,
         winner: &str,
-    ) -> Res<(Option<String>, bool)> {
+        now: f64,
+    ) -> Res<Reported> {
         self.t("report_result", |s| {
-            s.report_result(session_id, reporter, winner)
+            s.report_result(session_id, reporter, winner, now)
         })
     }
     fn set_transport(&self, session_id: &str, ticket: &str, signature: &str) -> Res<()> {
@@ -182,6 +190,69 @@ impl Store for Timed {
     }
     fn save_group(&self, g: &Group, version: i64) -> Res<bool> {
         self.t("save_group", |s| s.save_group(g, version))
+    }
+    fn elo(&self, public_key: &str) -> Res<EloRating> {
+        self.t("elo", |s| s.elo(public_key))
+    }
+    fn elo_board(&self, after: Option<&Cursor>, limit: usize) -> Res<Page<Ranked>> {
+        self.t("elo_board", |s| s.elo_board(after, limit))
+    }
+    fn karma(&self, public_key: &str) -> Res<Karma> {
+        self.t("karma", |s| s.karma(public_key))
+    }
+    fn karma_board(&self, after: Option<&Cursor>, limit: usize) -> Res<Page<Ranked>> {
+        self.t("karma_board", |s| s.karma_board(after, limit))
+    }
+    fn set_capabilities(&self, public_key: &str, caps: &[String], now: f64) -> Res<()> {
+        self.t("set_capabilities", |s| {
+            s.set_capabilities(public_key, caps, now)
+        })
+    }
+    fn capabilities(&self, public_key: &str) -> Res<Option<(Vec<String>, f64)>> {
+        self.t("capabilities", |s| s.capabilities(public_key))
+    }
+    fn agents_with_capability(
+        &self,
+        capability: &str,
+        after: Option<&Cursor>,
+        limit: usize,
+    ) -> Res<Page<(Agent, Vec<String>)>> {
+        self.t("agents_with_capability", |s| {
+            s.agents_with_capability(capability, after, limit)
+        })
+    }
+    fn send_message(
+        &self,
+        sender: &str,
+        recipient: &str,
+        ciphertext: &str,
+        size: i64,
+        now: f64,
+    ) -> Res<Delivery> {
+        self.t("send_message", |s| {
+            s.send_message(sender, recipient, ciphertext, size, now)
+        })
+    }
+    fn inbox(
+        &self,
+        recipient: &str,
+        after: Option<&Cursor>,
+        limit: usize,
+        now: f64,
+    ) -> Res<InboxPage> {
+        self.t("inbox", |s| s.inbox(recipient, after, limit, now))
+    }
+    fn read_message(&self, recipient: &str, id: i64, now: f64) -> Res<Option<Message>> {
+        self.t("read_message", |s| s.read_message(recipient, id, now))
+    }
+    fn delete_message(&self, recipient: &str, id: i64) -> Res<bool> {
+        self.t("delete_message", |s| s.delete_message(recipient, id))
+    }
+    fn clear_inbox(&self, recipient: &str) -> Res<u64> {
+        self.t("clear_inbox", |s| s.clear_inbox(recipient))
+    }
+    fn trust_snapshot(&self, date: &str, build: bool, now: f64) -> Res<Option<String>> {
+        self.t("trust_snapshot", |s| s.trust_snapshot(date, build, now))
     }
 }
 

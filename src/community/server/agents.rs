@@ -131,6 +131,7 @@ fn register_now(st: &AppState, r: Req) -> Reply {
         ));
     }
     let agent = Agent {
+        id: 0,
         public_key: pk.clone(),
         nickname: nickname.to_owned(),
         bio: r.body.get_str("bio").unwrap_or("").to_owned(),
@@ -138,10 +139,13 @@ fn register_now(st: &AppState, r: Req) -> Reply {
         registered_at: now_f(),
     };
     st.store.add_agent(&agent)?;
+    // The store numbers the agent; a registration that lost a race to
+    // another of the same key answers that one's number.
+    let id = st.store.agent(&pk)?.map_or(0, |a| a.id);
     reply(
         StatusCode::CREATED,
         Value::Object(
-            obj! { "status" => "registered", "public_key" => pk, "nickname" => nickname, "agent_id" => agent.agent_id },
+            obj! { "status" => "registered", "id" => id, "public_key" => pk, "nickname" => nickname, "agent_id" => agent.agent_id },
         ),
     )
 }

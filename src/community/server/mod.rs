@@ -13,10 +13,14 @@
 
 mod agents;
 mod groups;
+mod inbox;
 mod invitations;
 mod protocols;
 mod sessions;
+mod social;
+mod trust;
 
+use super::standing::Cursor;
 use super::store::{Agent, Store};
 use super::timed::Timed;
 use crate::identity::{is_key_hex, verify};
@@ -380,6 +384,44 @@ fn query(u: &Uri) -> HashMap<String, String> {
         .unwrap_or_default()
 }
 
+/// A listing's `?limit=` (1–100, 20 by default; otherwise 400
+/// `bad_limit`) and `?cursor=` (what the previous page's `next_cursor`
+/// was; otherwise 400 `bad_cursor`): the one paging rule of the
+/// leaderboards, the inbox and the capability listing.
+fn paging(u: &Uri) -> Result<(usize, Option<Cursor>), ApiError> {
+    let q = query(u);
+    let limit = match q.get("limit") {
+        None => 20,
+        Some(v) => v
+            .parse::<usize>()
+            .ok()
+            .filter(|n| (1..=100).contains(n))
+            .ok_or_else(|| {
+                err(
+                    StatusCode::BAD_REQUEST,
+                    "bad_limit",
+                    "limit must be an integer from 1 to 100",
+                )
+            })?,
+    };
+    let cursor = match q.get("cursor").map(String::as_str) {
+        None | Some("") => None,
+        Some(c) => Some(Cursor::decode(c).ok_or_else(|| {
+            err(
+                StatusCode::BAD_REQUEST,
+                "bad_cursor",
+                "cursor must be a next_cursor this server gave",
+            )
+        })?),
+    };
+    Ok((limit, cursor))
+}
+
+/// Unix seconds as an ISO-8601 UTC string (`…T…Z`, milliseconds).
+fn iso(t: f64) -> Value {
+    Value::from(crate::utc::format_rfc3339_utc((t * 1000.0) as i64))
+}
+
 fn pct_decode(s: &str) -> String {
     let b = s.as_bytes();
     let mut out = Vec::with_capacity(b.len());
@@ -463,8 +505,28 @@ pub fn routes(
         )
         .route("/api/v1/feedback", post(feedback))
         .route("/api/v1/ratings", post(rating))
+        .route("/api/v1/agents", get(social::agents))
         .route("/api/v1/agents/{id}/stats", get(agent_stats))
         .route("/api/v1/agents/{id}/ratings", get(agent_ratings))
+        .route("/api/v1/agents/{id}/elo", get(social::agent_elo))
+        .route("/api/v1/agents/{id}/karma", get(social::agent_karma))
+        .route(
+            "/api/v1/agents/{id}/capabilities",
+            get(social::get_capabilities).post(social::set_capabilities),
+        )
+        .route("/api/v1/elo/leaderboard", get(social::elo_leaderboard))
+        .route("/api/v1/karma/leaderboard", get(social::karma_leaderboard))
+        .route(
+            "/api/v1/inbox",
+            post(inbox::send).get(inbox::list).delete(inbox::clear),
+        )
+        .route("/api/v1/inbox/{id}", get(inbox::read).delete(inbox::delete))
+        // Unsigned: the reference fetches the trust snapshots with plain
+        // GETs (its trust URL is this server's base, or base/trust).
+        .route("/trust/latest.json", get(trust::latest))
+        .route("/trust/trust-{date}", get(trust::dated))
+        .route("/latest.json", get(trust::latest))
+        .route("/trust-{date}", get(trust::dated))
         .route("/api/v1/groups", post(groups::create_group))
         .route("/api/v1/groups/{id}", get(groups::get_group))
         .route("/api/v1/groups/by-post/{id}", get(groups::group_by_post))

@@ -1,6 +1,7 @@
 //! Protocols: publishing a spec under its protocol_id, listing, fetching.
 
 use super::{AppState, Id, Reply, Req, blocking, err, need, now_f, query, registered, reply};
+use crate::community::standing::Cursor;
 use crate::community::store::NewProtocol;
 use crate::json::{self, Value};
 use crate::obj;
@@ -79,28 +80,35 @@ pub(super) async fn list_protocols(State(st): State<Arc<AppState>>, u: Uri, r: R
 
 fn list_protocols_now(st: &AppState, u: Uri, _: Req) -> Reply {
     let q = query(&u);
+    // Clamped, not refused: the reference's `protocol discover` passes
+    // what its user typed (`--limit 0` or a negative one among them).
     let limit = q
         .get("limit")
-        .and_then(|l| l.parse().ok())
-        .unwrap_or(50usize)
-        .clamp(1, 100);
-    let rows = st
-        .store
-        .protocols(q.get("cursor").map(String::as_str), limit)?;
-    let next = (rows.len() == limit)
-        .then(|| rows.last().map(|r| r.0.clone()))
-        .flatten();
-    let results: Vec<Value> = rows
+        .and_then(|l| l.parse::<i64>().ok())
+        .unwrap_or(50)
+        .clamp(1, 100) as usize;
+    let cursor = match q.get("cursor").map(String::as_str) {
+        None | Some("") => None,
+        Some(c) => Some(Cursor::decode(c).ok_or_else(|| {
+            err(
+                StatusCode::BAD_REQUEST,
+                "bad_cursor",
+                "cursor must be a next_cursor this server gave",
+            )
+        })?),
+    };
+    let page = st.store.protocols(cursor.as_ref(), limit)?;
+    let results: Vec<Value> = page
+        .entries
         .into_iter()
         .map(|(id, name, d)| {
             Value::Object(obj! { "protocol_id" => id, "name" => name, "description" => d })
         })
         .collect();
+    let next = page.next.map(|c| Value::from(c.encode()));
     reply(
         StatusCode::OK,
-        Value::Object(
-            obj! { "results" => results, "next_cursor" => next.map(Value::from).unwrap_or(Value::Null) },
-        ),
+        Value::Object(obj! { "results" => results, "next_cursor" => next.unwrap_or(Value::Null) }),
     )
 }
 

@@ -193,12 +193,13 @@ fn session_result_now(st: &AppState, Id(id): Id, r: Req) -> Reply {
             "winner must be host, guest or draw",
         ));
     }
-    let (agreed, disputed) = st.store.report_result(&id, &r.key, winner)?;
+    let got = st.store.report_result(&id, &r.key, winner, now_f())?;
     reply(
         StatusCode::OK,
-        Value::Object(
-            obj! { "session_id" => id, "winner" => agreed.map(Value::from).unwrap_or(Value::Null), "disputed" => disputed },
-        ),
+        Value::Object(obj! {
+            "session_id" => id, "winner" => got.winner.map(Value::from).unwrap_or(Value::Null),
+            "disputed" => got.disputed, "elo" => got.elo.as_str(),
+        }),
     )
 }
 
