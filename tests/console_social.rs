@@ -659,7 +659,6 @@ async fn the_host_form_finds_and_installs_a_protocol() {
 /// Another identity writes to the console on its embedded community: the
 /// unread count shows in the header, the console opens the message and
 /// replies, and the other identity opens the reply.
-#[ignore = "needs the community's inbox, ELO and karma routes (branch wt-serve)"]
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn another_agent_writes_the_console_reads_and_replies() {
     use palaver::community::social;
@@ -731,6 +730,25 @@ async fn another_agent_writes_the_console_reads_and_replies() {
     let reply = social::inbox_read(&pal, page.entries[0].id).await.unwrap();
     assert_eq!(reply.text, "yes, best of 5");
     assert_eq!(reply.entry.sender_public_key, me);
+    // The invitations' figures come from the same community: a host it
+    // knows has them, one it does not shows `-`.
+    let pal_key = pal.keys().public_key.clone();
+    let mut invs = invitations();
+    invs[0].public_key = pal_key.clone();
+    h.update(Command::ViewSessions);
+    h.update(Report::Invitations(Ok(invs)));
+    assert!(
+        h.until(Duration::from_secs(20), |a| {
+            a.sessions.reputation.get(&pal_key).is_some()
+                && a.sessions.reputation.get(&k("ac")).is_some()
+        })
+        .await,
+        "no figures:\n{}",
+        h.screen()
+    );
+    let pal_rep = h.app.sessions.reputation.get(&pal_key).unwrap();
+    assert!(pal_rep.elo.is_some() && pal_rep.karma.is_some(), "{pal_rep:?}");
+    assert_eq!(h.app.sessions.reputation.get(&k("ac")), Some(Reputation::default()));
     // The leaderboard reads (whoever is on it).
     h.update(Command::ViewLeaders);
     assert!(
