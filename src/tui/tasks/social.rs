@@ -24,7 +24,7 @@ pub const BOARD_PAGE: u32 = 20;
 const DIRECTORY_PAGE: u32 = 50;
 const DIRECTORY_PAGES: u32 = 4;
 /// Requests in flight at once for hosts' reputations and senders' names.
-const CONCURRENT: usize = 4;
+const CONCURRENT: usize = 2;
 /// Senders named per inbox read.
 const NAMES_PER_READ: usize = 16;
 /// One call's bound.

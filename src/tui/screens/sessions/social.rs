@@ -19,9 +19,11 @@ use std::time::{Duration, Instant};
 
 /// How long a host's ELO and karma are reused.
 pub const REPUTATION_TTL: Duration = Duration::from_secs(300);
-/// Hosts asked per refresh of the invitations (the task asks a few at a
-/// time of these).
-const REPUTATION_PER_REFRESH: usize = 12;
+/// Hosts asked per refresh of the invitations (every 2 s): three requests
+/// each, so with the list and the hosts' stats a refresh stays well under
+/// a community's per-key rate limit (20 a second); a long list fills in
+/// over a few refreshes.
+const REPUTATION_PER_REFRESH: usize = 2;
 /// Hosts remembered at most.
 const REPUTATION_KEYS: usize = 1024;
 
