@@ -102,10 +102,14 @@ pub(super) fn settle_elo(
         .map(|_| outcome)
     };
     if host == guest {
-        let w = agreed
-            .or(reporters.first().map(|_| "none"))
-            .unwrap_or("none");
-        return Ok(record(db, EloOutcome::SelfPlay, w, (0, 0))?);
+        // Recorded at its first report (one key is both parties, so no
+        // second report can come): never rated.
+        return Ok(record(
+            db,
+            EloOutcome::SelfPlay,
+            agreed.unwrap_or("none"),
+            (0, 0),
+        )?);
     }
     if disputed {
         return Ok(EloOutcome::Disputed);

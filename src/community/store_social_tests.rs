@@ -68,12 +68,10 @@ fn agents_are_numbered_in_registration_order_and_found_by_any_name() {
         assert_eq!(by("3"), None);
         assert_eq!(by("-1"), None);
         // A second registration of one key takes no number.
-        assert!(
-            !s.add_agent(&s.agent("ka").unwrap().unwrap_or_else(|| unreachable!()))
-                .unwrap()
-        );
+        assert!(!s.add_agent(&s.agent("ka").unwrap().unwrap()).unwrap());
         agent(s, "kc", 30.0);
-        assert_eq!(by("kc").map(|a| a.0).unwrap_or(0) > 2, true);
+        // (PostgreSQL's sequence may skip the number a refused insert drew.)
+        assert!(by("kc").map_or(0, |a| a.0) > 2);
     }
 }
 

@@ -258,6 +258,7 @@ impl Community {
         let keys = KeyPair::generate();
         store
             .add_agent(&Agent {
+                id: 0,
                 public_key: keys.public_key.clone(),
                 nickname: "fuzz".into(),
                 bio: String::new(),
