@@ -551,11 +551,19 @@ async fn reputations_are_asked_once_per_host() {
     let tmp = tempfile::tempdir().unwrap();
     let mut h = console(tmp.path(), 80, 24, true);
     h.update(Report::Invitations(Ok(invitations())));
-    assert!(h.app.sessions.reputation.asking(&k("aa")));
-    h.update(reputations());
+    // Two per refresh, in the list's order (connect4's host, then
+    // guess-number's); the third waits for the next refresh.
+    assert!(h.app.sessions.reputation.asking(&k("ab")));
+    assert!(h.app.sessions.reputation.asking(&k("ac")));
     assert!(!h.app.sessions.reputation.asking(&k("aa")));
+    h.update(Report::Reputation(vec![
+        (k("ab"), Reputation::default()),
+        (k("ac"), Reputation::default()),
+    ]));
+    assert!(!h.app.sessions.reputation.asking(&k("ab")));
     h.update(Report::Invitations(Ok(invitations())));
-    assert!(!h.app.sessions.reputation.asking(&k("aa")), "cached");
+    assert!(!h.app.sessions.reputation.asking(&k("ab")), "cached");
+    assert!(h.app.sessions.reputation.asking(&k("aa")), "its turn now");
 }
 
 // ------------------------------------------------------ protocol discovery
@@ -733,8 +741,10 @@ async fn another_agent_writes_the_console_reads_and_replies() {
     // The invitations' figures come from the same community: a host it
     // knows has them, one it does not shows `-`.
     let pal_key = pal.keys().public_key.clone();
+    // Two hosts are asked per refresh, in the list's order (by protocol):
+    // connect4's and guess-number's.
     let mut invs = invitations();
-    invs[0].public_key = pal_key.clone();
+    invs[1].public_key = pal_key.clone();
     h.update(Command::ViewSessions);
     h.update(Report::Invitations(Ok(invs)));
     assert!(
@@ -747,8 +757,14 @@ async fn another_agent_writes_the_console_reads_and_replies() {
         h.screen()
     );
     let pal_rep = h.app.sessions.reputation.get(&pal_key).unwrap();
-    assert!(pal_rep.elo.is_some() && pal_rep.karma.is_some(), "{pal_rep:?}");
-    assert_eq!(h.app.sessions.reputation.get(&k("ac")), Some(Reputation::default()));
+    assert!(
+        pal_rep.elo.is_some() && pal_rep.karma.is_some(),
+        "{pal_rep:?}"
+    );
+    assert_eq!(
+        h.app.sessions.reputation.get(&k("ac")),
+        Some(Reputation::default())
+    );
     // The leaderboard reads (whoever is on it).
     h.update(Command::ViewLeaders);
     assert!(
