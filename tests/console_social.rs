@@ -774,3 +774,49 @@ async fn another_agent_writes_the_console_reads_and_replies() {
     let error = h.app.leaders.error.clone();
     assert_eq!(error, None, "{}", h.screen());
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn picker_snapshot() {
+    snap("host_form_picker", true, async |h: &mut Headless| {
+        h.key(ch('n'));
+        h.key(ctrl('f'));
+        for c in "tic".chars() {
+            h.key(ch(c));
+        }
+        let picks = vec![
+            Pick {
+                listed: Listed {
+                    protocol_id: k("fe"),
+                    name: "Tic Tac Toe".into(),
+                    description: "three in a row on a 3x3 board".into(),
+                },
+                local: None,
+            },
+            Pick {
+                listed: Listed {
+                    protocol_id: pid("connect4-v1"),
+                    name: "Connect Four".into(),
+                    description: "four in a row, tic-tac-toe with gravity".into(),
+                },
+                local: Some("connect4-v1".into()),
+            },
+        ];
+        h.update(Report::Picker(Box::new(PickerReport::Found {
+            query: "tic".into(),
+            more: false,
+            found: Ok(Found {
+                picks,
+                next_cursor: Some("more".into()),
+            }),
+        })));
+        h.key(key(KeyCode::Enter));
+        h.update(Report::Picker(Box::new(PickerReport::Installed(Err((
+            k("fe"),
+            format!(
+                "the server sent a spec for {} that hashes to 0000: refusing it",
+                k("fe")
+            ),
+        ))))));
+    })
+    .await;
+}

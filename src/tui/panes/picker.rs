@@ -83,14 +83,14 @@ impl Picker {
             Span::styled(self.query.clone(), theme.text()),
             Span::styled(" ", theme.cursor()),
         ])];
-        let status = match (&self.installing, self.searching, &self.error) {
-            (Some(id), _, _) => Line::from(Span::styled(
+        let (status, style) = match (&self.installing, self.searching, &self.error) {
+            (Some(id), _, _) => (
                 format!("fetching {}… (its hash is checked)", head_of(id)),
                 theme.muted(),
-            )),
-            (None, true, _) => Line::from(Span::styled("reading the directory…", theme.muted())),
-            (None, false, Some(e)) => Line::from(Span::styled(e.clone(), theme.fg(Slot::Error))),
-            (None, false, None) => Line::from(Span::styled(
+            ),
+            (None, true, _) => ("reading the directory…".to_owned(), theme.muted()),
+            (None, false, Some(e)) => (e.clone(), theme.fg(Slot::Error)),
+            (None, false, None) => (
                 match &self.searched {
                     None => "Enter lists the directory (newest first), filtered by the words typed"
                         .to_owned(),
@@ -105,18 +105,32 @@ impl Picker {
                     ),
                 },
                 theme.muted(),
-            )),
+            ),
         };
-        head.push(status);
-        head.push(Line::from(Span::styled(hint.to_owned(), theme.muted())));
-        let head_h = (head.len() as u16).min(inner.height);
+        // A long refusal wraps: its rows are counted so the hint stays.
+        let width = usize::from(inner.width.max(1));
+        // (A row more when it wraps: words do not fill rows to the edge.)
+        let rows = status.chars().count().div_ceil(width);
+        let status_rows = (if rows > 1 { rows + 1 } else { rows }).clamp(1, 5) as u16;
+        head.push(Line::from(Span::styled(status, style)));
+        let head_h = (2 + status_rows).min(inner.height);
         f.render_widget(
             Paragraph::new(head).wrap(Wrap { trim: true }),
             Rect {
-                height: head_h,
+                height: head_h.saturating_sub(1),
                 ..inner
             },
         );
+        if head_h > 0 {
+            f.render_widget(
+                Paragraph::new(Span::styled(hint.to_owned(), theme.muted())),
+                Rect {
+                    y: inner.y + head_h - 1,
+                    height: 1,
+                    ..inner
+                },
+            );
+        }
         let list = Rect {
             y: inner.y + head_h,
             height: inner.height.saturating_sub(head_h),
