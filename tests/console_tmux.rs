@@ -409,3 +409,34 @@ fn play_crazy_eights_in_human_mode_through_the_card_prompt() {
     quit(&c);
     assert_clean_exit(&c);
 }
+
+#[ignore = "needs tmux: run scripts/test"]
+#[test]
+fn the_inbox_and_the_leaderboard_screens() {
+    require_tmux("the_inbox_and_the_leaderboard_screens");
+    let _one = serial();
+    let c = Console::start("social");
+    c.wait_for("house", Duration::from_secs(60));
+    // F5: the inbox, listed from the embedded community.
+    c.keys(&["F5"]);
+    let s = c.wait_for("unread", Duration::from_secs(30));
+    assert!(s.contains("No messages"), "inbox:\n{s}");
+    // n composes; a recipient that is not a key is refused here.
+    c.keys(&["n"]);
+    c.wait_for("Write a sealed message", Duration::from_secs(10));
+    c.type_text("abc");
+    c.keys(&["Tab"]);
+    c.type_text("hi");
+    c.keys(&["Enter"]);
+    let s = c.wait_for("64-hex public key", Duration::from_secs(10));
+    assert!(s.contains("2/256"), "the count:\n{s}");
+    c.keys(&["Escape"]);
+    // F6: the leaderboard, its boards toggled with t.
+    c.keys(&["F6"]);
+    c.wait_for("ELO leaderboard · page 1", Duration::from_secs(30));
+    c.keys(&["t"]);
+    let s = c.wait_for("karma leaderboard · page 1", Duration::from_secs(30));
+    assert!(!s.contains("cannot read"), "leaderboard:\n{s}");
+    quit(&c);
+    assert_clean_exit(&c);
+}

@@ -12,6 +12,8 @@ use super::msg::Msg;
 use super::panes::dialogs;
 use super::report::Report;
 use super::screen::{Env, Paint, Screen};
+use super::screens::inbox::InboxView;
+use super::screens::leaders::LeadersView;
 use super::screens::market::MarketView;
 use super::screens::sessions::SessionsView;
 use super::screens::wolf::WolfView;
@@ -28,12 +30,14 @@ use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 use tokio::sync::mpsc::UnboundedSender;
 
-/// The console's screens (F2, F3, F4).
+/// The console's screens (F2 … F6).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum ScreenId {
     Sessions,
     Werewolf,
     Market,
+    Inbox,
+    Leaders,
 }
 
 /// Settings the console starts with.
@@ -61,6 +65,8 @@ pub struct App {
     pub sessions: SessionsView,
     pub wolf: WolfView,
     pub market: MarketView,
+    pub inbox: InboxView,
+    pub leaders: LeadersView,
     /// A first quit while sessions run here asks for a second one.
     quit_armed: Option<Instant>,
 }
@@ -91,6 +97,8 @@ impl App {
             sessions: SessionsView::default(),
             wolf: WolfView::default(),
             market: MarketView::default(),
+            inbox: InboxView::default(),
+            leaders: LeadersView::default(),
             quit_armed: None,
         }
     }
@@ -100,6 +108,8 @@ impl App {
             ScreenId::Sessions => &self.sessions,
             ScreenId::Werewolf => &self.wolf,
             ScreenId::Market => &self.market,
+            ScreenId::Inbox => &self.inbox,
+            ScreenId::Leaders => &self.leaders,
         }
     }
 
@@ -153,6 +163,11 @@ impl App {
             match e {
                 Effect::Status(ok, text) => self.status = Note::new(ok, text),
                 Effect::Task(t) => self.tasks.perform(t),
+                Effect::MessageAgent { key, nickname } => {
+                    self.help = None;
+                    self.screen = ScreenId::Inbox;
+                    self.inbox.compose_to(&key, &nickname);
+                }
             }
         }
     }
@@ -164,6 +179,8 @@ impl App {
             ScreenId::Sessions => self.sessions.update(m, &env),
             ScreenId::Werewolf => self.wolf.update(m, &env),
             ScreenId::Market => self.market.update(m, &env),
+            ScreenId::Inbox => self.inbox.update(m, &env),
+            ScreenId::Leaders => self.leaders.update(m, &env),
         }
     }
 
@@ -183,6 +200,8 @@ impl App {
             Msg::Command(Command::ViewSessions) => self.switch(ScreenId::Sessions),
             Msg::Command(Command::ViewWerewolf) => self.switch(ScreenId::Werewolf),
             Msg::Command(Command::ViewMarket) => self.switch(ScreenId::Market),
+            Msg::Command(Command::ViewInbox) => self.switch(ScreenId::Inbox),
+            Msg::Command(Command::ViewLeaders) => self.switch(ScreenId::Leaders),
             Msg::Command(Command::Refresh) => {
                 let env = env(&self.community, &self.settings, self.size);
                 let mut fx = self.sessions.refresh(&env);
@@ -200,6 +219,8 @@ impl App {
                 let mut fx = self.to(ScreenId::Sessions, Msg::Tick);
                 fx.extend(self.to(ScreenId::Werewolf, Msg::Tick));
                 fx.extend(self.to(ScreenId::Market, Msg::Tick));
+                // The inbox polls its unread count whichever screen shows.
+                fx.extend(self.to(ScreenId::Inbox, Msg::Tick));
                 fx
             }
             Msg::Report(r) => self.report(r),
@@ -213,6 +234,10 @@ impl App {
 
     fn switch(&mut self, to: ScreenId) -> Effects {
         self.screen = to;
+        if to == ScreenId::Leaders {
+            let env = env(&self.community, &self.settings, self.size);
+            return self.leaders.shown(&env);
+        }
         Effects::new()
     }
 
@@ -261,6 +286,8 @@ impl App {
             }
             r @ Report::Wolf(_) => self.to(ScreenId::Werewolf, Msg::Report(r)),
             r @ Report::Market(_) => self.to(ScreenId::Market, Msg::Report(r)),
+            r @ Report::Inbox(_) => self.to(ScreenId::Inbox, Msg::Report(r)),
+            r @ Report::Leaders(_) => self.to(ScreenId::Leaders, Msg::Report(r)),
             r => self.to(ScreenId::Sessions, Msg::Report(r)),
         }
     }
@@ -289,6 +316,10 @@ impl App {
                 let mut fx = self.sessions.community_ready(&env);
                 fx.extend(self.wolf.community_ready(&env));
                 fx.extend(self.market.community_ready(&env));
+                fx.extend(self.inbox.community_ready(&env));
+                if self.screen == ScreenId::Leaders {
+                    fx.extend(self.leaders.shown(&env));
+                }
                 fx
             }
             Err(e) => {
@@ -342,6 +373,12 @@ impl App {
             ),
             (ScreenId::Werewolf, Command::ViewWerewolf, self.wolf.title()),
             (ScreenId::Market, Command::ViewMarket, self.market.title()),
+            (ScreenId::Inbox, Command::ViewInbox, self.inbox.title()),
+            (
+                ScreenId::Leaders,
+                Command::ViewLeaders,
+                self.leaders.title(),
+            ),
         ] {
             let k = self
                 .settings
@@ -354,6 +391,12 @@ impl App {
                 theme.muted()
             };
             spans.push(Span::styled(format!("{k} {label}"), style));
+            // The unread count rides on the inbox's tab, on every screen.
+            if id == ScreenId::Inbox
+                && let Some(n) = self.inbox.unread.filter(|n| *n > 0)
+            {
+                spans.push(Span::styled(format!(" ✉ {n}"), theme.accent()));
+            }
             spans.push(Span::raw(" "));
         }
         spans.push(Span::styled(

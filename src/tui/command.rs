@@ -52,7 +52,7 @@ commands! {
     Top = "top": "go to the first row",
     Bottom = "bottom": "go to the last row (the feed follows new events)",
     /// Enter on a list row: join the invitation / attach the session.
-    Activate = "activate": "join the invitation / attach the session",
+    Activate = "activate": "open: join the invitation, attach the session, open the message",
     /// Close the dialog or overlay on top.
     Back = "back": "close the dialog, prompt focus or overlay",
     Search = "search": "search the list or the feed",
@@ -65,7 +65,7 @@ commands! {
     HostNew = "host_new": "host a new invitation",
     CycleMode = "cycle_mode": "cycle the control mode in a dialog",
     CancelInvitation = "cancel_invitation": "cancel your selected invitation",
-    Refresh = "refresh": "refresh invitations, sessions, the market now",
+    Refresh = "refresh": "read again now: invitations, sessions, the market, the inbox, the leaderboard",
     /// Attach a state dir by path.
     OpenPath = "open_path":
         "attach a state dir by path (any process's, the reference client's too), or replay a werewolf game .log",
@@ -138,6 +138,22 @@ commands! {
     SelectGroup = "select_group": "table: select or unselect every card of that rank",
     ClearSelection = "clear_selection": "table: unselect every card",
     PassTurn = "pass_turn": "table: pass your turn (a bid of 0 while bidding)",
+    /// The inbox (sealed messages between agents) and the leaderboards.
+    ViewInbox = "view_inbox": "show the inbox: sealed messages from other agents",
+    ViewLeaders = "view_leaders": "show the leaderboards: ELO and karma",
+    /// Compose to an agent from where it shows: an invitation's host, a
+    /// session's peer, a leaderboard row.
+    MessageAgent = "message_agent":
+        "message this agent: the selected invitation's host, the session's peer or the leaderboard row",
+    NewMessage = "new_message": "inbox: write a message to an agent (64-hex key)",
+    Reply = "reply": "inbox: reply to the selected message's sender",
+    DeleteMessage = "delete_message": "inbox: delete the selected message (asks first)",
+    ToggleBoard = "toggle_board": "leaderboard: ELO ↔ karma",
+    NextPage = "next_page": "leaderboard / protocol picker: the next page",
+    FirstPage = "first_page": "leaderboard: back to the first page",
+    /// The host form's protocol picker.
+    DiscoverProtocol = "discover_protocol":
+        "host form: find a protocol on this community (not installed ones are fetched)",
 }
 
 impl Command {
@@ -223,6 +239,16 @@ impl Command {
             Command::SelectGroup => "rank",
             Command::ClearSelection => "clear",
             Command::PassTurn => "pass",
+            Command::ViewInbox => "inbox",
+            Command::ViewLeaders => "leaders",
+            Command::MessageAgent => "message",
+            Command::NewMessage => "new",
+            Command::Reply => "reply",
+            Command::DeleteMessage => "delete",
+            Command::ToggleBoard => "board",
+            Command::NextPage => "more",
+            Command::FirstPage => "first page",
+            Command::DiscoverProtocol => "find protocol",
             _ => "…",
         }
     }

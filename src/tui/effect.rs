@@ -21,6 +21,12 @@ pub enum Effect {
     /// A line for the status bar: (ok?, text).
     Status(bool, String),
     Task(Task),
+    /// Show the inbox with the compose form open, to this agent (its
+    /// 64-hex key, and its nickname when known).
+    MessageAgent {
+        key: String,
+        nickname: String,
+    },
 }
 
 /// Work for the task runner.
@@ -31,6 +37,13 @@ pub enum Task {
     Session(Box<SessionTask>),
     Wolf(WolfTask),
     Market(MarketTask),
+    Social(Box<SocialTask>),
+}
+
+impl From<SocialTask> for Effect {
+    fn from(t: SocialTask) -> Effect {
+        Effect::Task(Task::Social(Box::new(t)))
+    }
 }
 
 impl From<SessionTask> for Effect {
@@ -114,6 +127,22 @@ pub enum SessionTask {
     Nicknames { client: Client, keys: Vec<String> },
     /// The coach pane's work (`services::coach`).
     Coach(CoachJob),
+    /// Ask the community the ELO and karma of these hosts (a few at a
+    /// time).
+    Reputation { client: Client, keys: Vec<String> },
+    /// Search the community's protocol directory (from `cursor`: more).
+    Discover {
+        client: Client,
+        data_dir: PathBuf,
+        query: String,
+        cursor: Option<String>,
+    },
+    /// Fetch a protocol this console does not have and install it.
+    Install {
+        client: Client,
+        data_dir: PathBuf,
+        protocol_id: String,
+    },
     /// Host an invitation and play it (a group protocol's: lead its
     /// room); `cancel` withdraws this one.
     Host {
@@ -220,5 +249,36 @@ pub enum MarketTask {
     Fund {
         client: Arc<MarketClient>,
         txid: String,
+    },
+}
+
+/// Work of the inbox and leaderboard screens.
+pub enum SocialTask {
+    /// List the inbox (the newest messages; the unread count), naming the
+    /// senders not in `known`.
+    Inbox {
+        client: Client,
+        known: Vec<String>,
+    },
+    /// Fetch message `id` and open it with this identity's key.
+    Read {
+        client: Client,
+        id: i64,
+    },
+    /// Seal `text` for `to` and send it.
+    Send {
+        client: Client,
+        to: String,
+        text: String,
+    },
+    Delete {
+        client: Client,
+        id: i64,
+    },
+    /// A page of a leaderboard (from `cursor`; None: the first).
+    Board {
+        client: Client,
+        board: crate::community::social::Board,
+        cursor: Option<String>,
     },
 }

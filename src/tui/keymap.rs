@@ -33,10 +33,17 @@ pub enum Context {
     Coach,
     /// A card table (four-player-landlord-v1): the hand, bids, pass.
     Table,
+    /// The inbox (F5): the messages, the one opened.
+    Inbox,
+    /// The leaderboards (F6).
+    Leaders,
+    /// A list picked from by typing a query (the host form's protocol
+    /// picker): printable keys are text.
+    Picker,
 }
 
 impl Context {
-    pub const ALL: [Context; 15] = [
+    pub const ALL: [Context; 18] = [
         Context::Global,
         Context::List,
         Context::Feed,
@@ -52,6 +59,9 @@ impl Context {
         Context::Replay,
         Context::Coach,
         Context::Table,
+        Context::Inbox,
+        Context::Leaders,
+        Context::Picker,
     ];
     pub fn name(self) -> &'static str {
         match self {
@@ -70,6 +80,9 @@ impl Context {
             Context::Replay => "replay",
             Context::Coach => "coach",
             Context::Table => "table",
+            Context::Inbox => "inbox",
+            Context::Leaders => "leaderboard",
+            Context::Picker => "picker",
         }
     }
     /// Contexts where unbound printable keys are text, so [global] is not
@@ -77,7 +90,7 @@ impl Context {
     pub fn takes_text(self) -> bool {
         matches!(
             self,
-            Context::Editor | Context::Text | Context::Dialog | Context::Coach
+            Context::Editor | Context::Text | Context::Dialog | Context::Coach | Context::Picker
         )
     }
 }

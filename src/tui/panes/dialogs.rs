@@ -188,7 +188,7 @@ pub struct Field {
 }
 
 /// Host a new invitation.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone)]
 pub struct HostForm {
     /// Library aliases that can be hosted here (native hooks; the rooms
     /// palaver has rules for).
@@ -201,6 +201,11 @@ pub struct HostForm {
     /// Row focus: 0 protocol, 1 mode, 2 profile, 3.. fields.
     pub row: usize,
     pub error: Option<String>,
+    /// Protocols found on the community and installed from the form's
+    /// picker: (alias, spec), also in `aliases`.
+    pub extra: Vec<(String, Spec)>,
+    /// What runs the protocol picked last (from its install).
+    pub picked: Option<String>,
 }
 
 fn describe(p: &Map) -> (String, String) {
@@ -250,9 +255,28 @@ impl HostForm {
             fields: Vec::new(),
             row: 0,
             error: None,
+            extra: Vec::new(),
+            picked: None,
         };
         f.load_protocol();
         f
+    }
+
+    /// Selects `alias` (a protocol the picker found): one the form lists
+    /// already, or one installed from the community with its `spec`.
+    pub fn select_protocol(&mut self, alias: &str, spec: Option<Spec>) -> bool {
+        if let Some(i) = self.aliases.iter().position(|a| a == alias) {
+            self.alias_ix = i;
+        } else if let Some(s) = spec {
+            self.extra.push((alias.to_owned(), s));
+            self.aliases.push(alias.to_owned());
+            self.alias_ix = self.aliases.len() - 1;
+        } else {
+            return false;
+        }
+        self.row = 0;
+        self.load_protocol();
+        true
     }
 
     pub fn alias(&self) -> &str {
@@ -262,8 +286,12 @@ impl HostForm {
             .unwrap_or("")
     }
 
-    pub fn spec(&self) -> Option<&'static Spec> {
-        crate::library::bundled_spec(self.alias())
+    pub fn spec(&self) -> Option<&Spec> {
+        let alias = self.alias();
+        match self.extra.iter().find(|(a, _)| a == alias) {
+            Some((_, s)) => Some(s),
+            None => crate::library::bundled_spec(alias),
+        }
     }
 
     fn load_protocol(&mut self) {
@@ -331,14 +359,13 @@ impl HostForm {
     /// A person needs more than the spec's few seconds per decision.
     fn propose_think_time(&mut self) {
         let human = self.mode == ControlMode::Human;
-        let spec = self.spec();
+        let short = short_think_time(self.spec(), &Map::new());
         if let Some(f) = self
             .fields
             .iter_mut()
             .find(|f| f.name == "max_think_seconds")
         {
             if human && f.value.is_empty() {
-                let short = short_think_time(spec, &Map::new());
                 if let Some(t) = short {
                     f.value = HUMANE_THINK_SECONDS.to_string();
                     f.note = Some(format!("for a human (spec: {t} s)"));
@@ -388,7 +415,7 @@ impl HostForm {
             Some(s) => s
                 .validate_options(&Value::Object(m))
                 .map_err(|e| e.to_string()),
-            None => Err(format!("{} is not a bundled protocol", self.alias())),
+            None => Err(format!("{} is not in the library", self.alias())),
         });
         self.error = r.err();
         self.error.is_none()
@@ -502,7 +529,10 @@ impl HostForm {
             }
             lines.push(Line::from(spans));
         }
-        lines.push(Line::from(""));
+        lines.push(match &self.picked {
+            Some(how) => Line::from(Span::styled(how.clone(), theme.muted())),
+            None => Line::from(""),
+        });
         lines.push(match &self.error {
             Some(e) => Line::from(Span::styled(e.clone(), theme.fg(Slot::Error))),
             None => Line::from(Span::styled("options are valid", theme.fg(Slot::Ok))),

@@ -178,14 +178,17 @@ pub fn draw_invitations(
                     theme.fg(Slot::Warn),
                 )));
             } else if w >= 40 {
-                let host = i
-                    .host
-                    .as_ref()
-                    .map(|h| format!("{} · ", h.line()))
+                let host = host_line(i, false)
+                    .map(|h| format!("{h} · "))
                     .unwrap_or_default();
                 let detail = format!("  {host}{} · {}", i.host_control_mode, i.options_line());
                 lines.push(Line::from(Span::styled(
                     detail.chars().take(w).collect::<String>(),
+                    theme.muted(),
+                )));
+            } else if let Some(host) = host_line(i, true) {
+                lines.push(Line::from(Span::styled(
+                    format!("  {host}").chars().take(w).collect::<String>(),
                     theme.muted(),
                 )));
             }
@@ -201,6 +204,46 @@ pub fn draw_invitations(
         area,
         &mut st,
     );
+}
+
+/// What the list says of a host: its rating, then its ELO and karma
+/// (`-` where the community has none), then its games; `narrow` keeps the
+/// rating and the two figures only, once they are known. None when there
+/// is nothing to say.
+pub fn host_line(i: &Invitation, narrow: bool) -> Option<String> {
+    if narrow && i.reputation.is_none() {
+        return None;
+    }
+    let rating = i.host.as_ref().map(|h| match h.rating_average {
+        Some(a) if h.ratings > 0 && narrow => format!("★{a:.1}"),
+        Some(a) if h.ratings > 0 => format!("★{a:.1} ({})", h.ratings),
+        _ if narrow => String::new(),
+        _ => "unrated".to_owned(),
+    });
+    let rep = i.reputation.map(|r| match (narrow, r.elo, r.karma) {
+        (true, e, k) => {
+            let f = |v: Option<i64>| v.map_or_else(|| "-".to_owned(), |n| n.to_string());
+            format!("ELO {}  karma {}", f(e), f(k))
+        }
+        (false, _, _) => r.line(),
+    });
+    let games = i
+        .host
+        .as_ref()
+        .filter(|_| !narrow)
+        .map(|h| match h.sessions {
+            1 => "1 game".to_owned(),
+            n => format!("{n} games"),
+        });
+    let parts: Vec<String> = [rating, rep, games]
+        .into_iter()
+        .flatten()
+        .filter(|p| !p.is_empty())
+        .collect();
+    if parts.is_empty() {
+        return None;
+    }
+    Some(parts.join(if narrow { "  " } else { " · " }))
 }
 
 /// The sessions list; `attached` is marked.

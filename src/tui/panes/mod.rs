@@ -10,6 +10,7 @@ pub mod editor;
 pub mod feed;
 pub mod lists;
 pub mod numbering;
+pub mod picker;
 pub mod prompt;
 pub mod replay;
 pub mod room;

@@ -6,11 +6,13 @@
 pub mod feed;
 pub mod market;
 pub mod rows;
+pub mod social;
 pub mod wolf;
 
 use feed::WatchUpdate;
 use market::MarketReport;
 use rows::{Invitation, SessionRow};
+use social::{InboxReport, LeaderReport, PickerReport, Reputation};
 use std::path::PathBuf;
 use wolf::WolfReport;
 
@@ -53,6 +55,15 @@ pub enum Report {
     Wolf(Box<WolfReport>),
     /// Reports for the market screen.
     Market(Box<MarketReport>),
+    /// Reports for the inbox screen.
+    Inbox(Box<InboxReport>),
+    /// Reports for the leaderboard screen.
+    Leaders(Box<LeaderReport>),
+    /// Hosts' ELO and karma for the invitations list: (public key, what
+    /// the community told).
+    Reputation(Vec<(String, Reputation)>),
+    /// The host form's protocol picker.
+    Picker(Box<PickerReport>),
 }
 
 /// What the coach pane hears back.

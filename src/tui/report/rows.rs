@@ -26,6 +26,8 @@ pub struct Invitation {
     pub installed: bool,
     /// The host's reputation on the server, when it has one.
     pub host: Option<HostStats>,
+    /// The host's ELO and karma, once asked (the console's cache fills it).
+    pub reputation: Option<crate::tui::report::social::Reputation>,
 }
 
 /// A host's reputation, as `/api/v1/agents/{key}/stats` tells it.
@@ -116,6 +118,7 @@ impl Invitation {
             },
             installed: entry.is_some(),
             host: None,
+            reputation: None,
         })
     }
 
@@ -156,6 +159,8 @@ pub struct SessionRow {
     pub post_id: String,
     /// A host still waiting for its guest: since when (epoch seconds).
     pub waiting_since: Option<f64>,
+    /// The peer's public key, once the session has one.
+    pub peer: String,
 }
 
 impl SessionRow {
@@ -188,6 +193,7 @@ impl SessionRow {
             winner: text(meta, "winner"),
             post_id: text(meta, "post_id"),
             waiting_since: run::waiting(dir, meta).map(|w| w.since),
+            peer: text(meta, "peer_public_key"),
         }
     }
 }

@@ -7,6 +7,7 @@ mod coach;
 mod market;
 mod seat;
 mod sessions;
+mod social;
 mod wolf;
 
 use super::effect::{Task, WolfTask};
@@ -65,6 +66,7 @@ impl Tasks {
                 self.game.extend(wolf::start(t, &self.tx));
             }
             Task::Market(t) => market::start(t, &self.tx),
+            Task::Social(t) => social::start(*t, &self.tx),
         }
     }
 

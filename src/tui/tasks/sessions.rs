@@ -93,6 +93,18 @@ pub(super) fn start(
             job,
             cancel,
         } => host(community, job, quit.subscribe(), cancel, tx),
+        SessionTask::Reputation { client, keys } => super::social::reputation(client, keys, tx),
+        SessionTask::Discover {
+            client,
+            data_dir,
+            query,
+            cursor,
+        } => super::social::discover(client, data_dir, query, cursor, tx),
+        SessionTask::Install {
+            client,
+            data_dir,
+            protocol_id,
+        } => super::social::install(client, data_dir, protocol_id, tx),
     }
     None
 }

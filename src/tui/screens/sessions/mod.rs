@@ -11,6 +11,7 @@ mod modal;
 pub mod replay;
 mod room;
 mod room_state;
+mod social;
 mod table;
 mod table_state;
 mod view;
@@ -75,6 +76,8 @@ pub struct SessionsView {
     pub nicks: BTreeMap<String, String>,
     /// Keys whose nickname was asked for already.
     asked: std::collections::BTreeSet<String>,
+    /// Hosts' ELO and karma, as the invitations show them.
+    pub reputation: social::ReputationCache,
 }
 
 impl Default for SessionsView {
@@ -94,6 +97,7 @@ impl Default for SessionsView {
             hosting: Vec::new(),
             nicks: BTreeMap::new(),
             asked: Default::default(),
+            reputation: Default::default(),
         }
     }
 }
@@ -157,6 +161,7 @@ impl SessionsView {
                 self.invitations = l;
                 let n = lists::filter_invitations(&self.invitations, &self.inv_cur.query).len();
                 self.inv_cur.clamp(n);
+                self.ask_reputation(env, &mut fx);
             }
             Report::Sessions(rows) => {
                 self.rows = rows;
@@ -214,6 +219,8 @@ impl SessionsView {
                 say(&mut fx, note.ok, note.text);
             }
             Report::RoomAction(r) => self.room_sent(r, &mut fx),
+            Report::Reputation(l) => self.reputation_told(l),
+            Report::Picker(r) => self.picker_report(*r, &mut fx),
             Report::Whispered(r) => self.whispered(r, &mut fx),
             Report::Coach(r) => self.coach_report(r, &mut fx),
             Report::Replay(r) => self.replay_loaded(r, &mut fx),
@@ -242,6 +249,7 @@ impl SessionsView {
             | Some(Modal::Topic(text)) => text.push_str(s.lines().next().unwrap_or("")),
             Some(Modal::Whisper(w)) => w.text.push_str(s.lines().next().unwrap_or("")),
             Some(Modal::Coach(c)) => c.input.push_str(s.lines().next().unwrap_or("")),
+            Some(Modal::Pick(_, p)) => p.query.push_str(s.lines().next().unwrap_or("")),
             _ if composing => {
                 if let Some(r) = self.attached.as_mut().and_then(|a| a.room.as_mut()) {
                     r.input.push_str(s.lines().next().unwrap_or(""));
@@ -297,6 +305,7 @@ impl SessionsView {
             Msg::Command(Command::Replay) => self.open_replay(&mut fx),
             Msg::Command(Command::Whisper) => self.open_whisper(&mut fx),
             Msg::Command(Command::Coach) => self.open_coach(env, &mut fx),
+            Msg::Command(Command::MessageAgent) => self.message_agent(env, &mut fx),
             Msg::Command(Command::Back) => {
                 if self.focus == Focus::Prompt && !self.prompt_back() {
                     self.focus = Focus::Feed;
@@ -536,6 +545,7 @@ impl Screen for SessionsView {
             }
             Some(Modal::Whisper(_)) => Context::Text,
             Some(Modal::Coach(_)) => Context::Coach,
+            Some(Modal::Pick(..)) => Context::Picker,
             None => match self.focus {
                 Focus::Invitations | Focus::Sessions => Context::List,
                 Focus::Feed | Focus::Prompt if self.table().is_some() => Context::Table,
@@ -557,7 +567,7 @@ impl Screen for SessionsView {
 
     fn typing(&self) -> bool {
         match self.context() {
-            Context::Text | Context::Editor | Context::Coach => true,
+            Context::Text | Context::Editor | Context::Coach | Context::Picker => true,
             // The host form's fields take text; the join dialog has none.
             Context::Dialog => matches!(self.modal, Some(Modal::Host(_))),
             _ => false,

@@ -36,6 +36,8 @@ pub enum Modal {
     Whisper(crate::tui::panes::whisper::WhisperLine),
     /// The coach pane (c): a conversation with your own agent CLI.
     Coach(Box<crate::tui::panes::coach::CoachPane>),
+    /// The host form's protocol picker, over the form.
+    Pick(Box<HostForm>, Box<crate::tui::panes::picker::Picker>),
 }
 
 impl SessionsView {
@@ -48,6 +50,7 @@ impl SessionsView {
         let keep = match modal {
             Modal::Whisper(line) => self.whisper_msg(line, m, &mut fx),
             Modal::Coach(p) => self.coach_msg(p, m, env, &mut fx),
+            Modal::Pick(form, p) => self.picker_msg(form, p, m, env, &mut fx),
             Modal::Replay(mut r) => match m {
                 Msg::Command(Command::Back) => None,
                 Msg::Command(c) => {
@@ -76,6 +79,10 @@ impl SessionsView {
             },
             Modal::Host(mut h) => match m {
                 Msg::Command(Command::Back) => None,
+                Msg::Command(Command::DiscoverProtocol) => {
+                    self.open_picker(h, env, &mut fx);
+                    None
+                }
                 Msg::Command(Command::Up) => {
                     h.row = h.row.saturating_sub(1);
                     Some(Modal::Host(h))

@@ -71,6 +71,20 @@ pub(super) fn draw(v: &SessionsView, f: &mut Frame, area: Rect, p: &Paint<'_>) {
             d.draw(f, full, theme, spec)
         }
         Some(Modal::Host(h)) => h.draw(f, full, theme),
+        Some(Modal::Pick(h, picker)) => {
+            h.draw(f, full, theme);
+            let hint = p
+                .keymap
+                .hints(
+                    crate::tui::keymap::Context::Picker,
+                    &[Command::Submit, Command::NextPage, Command::Back],
+                )
+                .into_iter()
+                .map(|(k, label)| format!("{k} {label}"))
+                .collect::<Vec<_>>()
+                .join(" · ");
+            picker.draw(f, full, theme, &hint);
+        }
         Some(Modal::Replay(r)) => crate::tui::panes::replay::ReplayPaint {
             timeline: &r.timeline,
             pos: r.pos,
@@ -332,6 +346,10 @@ pub(super) fn hints(v: &SessionsView) -> Vec<Command> {
             Command::ReplaySlower,
             Command::Back,
         ],
+        (Some(Modal::Host(_)), _) => {
+            vec![Command::Submit, Command::DiscoverProtocol, Command::Back]
+        }
+        (Some(Modal::Pick(..)), _) => vec![Command::Submit, Command::NextPage, Command::Back],
         (Some(_), _) => vec![Command::Submit, Command::Back],
         (None, Focus::Feed | Focus::Prompt) if v.table().is_some() => {
             let bidding = v
