@@ -832,6 +832,10 @@ async fn agents_have_integer_ids_elo_karma_and_capabilities(b: Backend) {
     let host = registered(&s, "host").await;
     let guest = registered(&s, "guest").await;
     let (hk, gk) = (host.keys().clone(), guest.keys().clone());
+    // Registration answers the new agent's integer id.
+    let third = Client::new(&s.url, KeyPair::generate()).unwrap();
+    let (st, v) = third.register("third", "").await.unwrap();
+    assert_eq!((st, i_of(&v, "id")), (201, 3), "{v:?}");
     // The reference's lookup: public key → integer id.
     let v = host
         .call(
@@ -1013,9 +1017,14 @@ async fn the_inbox_is_private_and_holds_only_ciphertext(b: Backend) {
     let alice = registered(&s, "alice").await;
     let bob = registered(&s, "bob").await;
     let carol = registered(&s, "carol").await;
-    // What alice would have encrypted: never sent, so never stored.
+    // Sealed for bob as the reference does (palaver::sealed); the server
+    // sees only the ciphertext.
     let plaintext = "meet me at the old mill at dawn, bring the second key";
-    let ct = sealed(200);
+    let ct = {
+        use base64::Engine as _;
+        let b = palaver::sealed::seal(&bob.keys().public_key, plaintext.as_bytes()).unwrap();
+        base64::engine::general_purpose::STANDARD.encode(b)
+    };
     let send = Value::Object(obj! {
         "recipient_public_key" => bob.keys().public_key.as_str(), "ciphertext" => ct.as_str(),
     });
@@ -1024,7 +1033,7 @@ async fn the_inbox_is_private_and_holds_only_ciphertext(b: Backend) {
         .await
         .unwrap();
     let id = i_of(&v, "id");
-    assert_eq!(i_of(&v, "size"), 200, "{v:?}");
+    assert_eq!(i_of(&v, "size"), 65 + plaintext.len() as i64, "{v:?}");
     assert!(s_of(&v, "expires_at") > s_of(&v, "created_at"));
     let dump = s.dump();
     assert!(dump.contains(&ct), "the ciphertext is stored as sent");
@@ -1089,6 +1098,14 @@ async fn the_inbox_is_private_and_holds_only_ciphertext(b: Backend) {
         .await
         .unwrap();
     assert_eq!(s_of(&v, "ciphertext"), ct);
+    let opened = {
+        use base64::Engine as _;
+        let b = base64::engine::general_purpose::STANDARD
+            .decode(s_of(&v, "ciphertext"))
+            .unwrap();
+        palaver::sealed::open(bob.keys(), &b).unwrap()
+    };
+    assert_eq!(opened, plaintext.as_bytes());
     assert_eq!(s_of(&v, "recipient_public_key"), bob.keys().public_key);
     let v = bob
         .call("GET", "/api/v1/inbox", None, &[200])
