@@ -1232,3 +1232,71 @@ async fn trust_snapshots_are_public_and_stable(b: Backend) {
         assert_eq!(st, 400, "{bad}: {body}");
     }
 }
+
+/// The reference client's own commands against `palaver serve`: integer ids,
+/// ELO and karma, capabilities, the inbox (sealed by the reference, opened
+/// by it from what the server returns) and the trust snapshot at the
+/// server's root.
+#[tokio::test]
+#[ignore = "needs the reference client (PALAVER_REFERENCE_PYTHON): run scripts/test"]
+async fn the_reference_client_uses_the_social_routes() {
+    let py = common::reference_python();
+    let s = start(Backend::Sqlite, cfg()).await.unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let (a, b) = (dir.path().join("a"), dir.path().join("b"));
+    let url = s.url.clone();
+    let message = "hello from the reference, sealed";
+    let outputs = tokio::task::spawn_blocking(move || {
+        common::reference_identity(&py, &url, &a, "refa");
+        common::reference_identity(&py, &url, &b, "refb");
+        let key: Value =
+            palaver::json::parse_str(&std::fs::read_to_string(b.join("key.json")).unwrap())
+                .unwrap();
+        let bk = key
+            .get("public_key")
+            .and_then(Value::as_str)
+            .unwrap()
+            .to_owned();
+        let run = |dir: &std::path::Path, args: &[&str]| -> String {
+            let out = common::aigenora(&py, &url, dir, args).output().unwrap();
+            let text = String::from_utf8_lossy(&out.stdout).into_owned();
+            assert!(
+                out.status.success(),
+                "aigenora {args:?}: {text}{}",
+                String::from_utf8_lossy(&out.stderr)
+            );
+            text
+        };
+        vec![
+            run(
+                &b,
+                &["registry", "set", "--capabilities", r#"["chess","go"]"#],
+            ),
+            run(&a, &["registry", "get", "--public-key", &bk]),
+            run(&a, &["elo", "show", "--public-key", &bk]),
+            run(&a, &["karma", "show"]),
+            run(&a, &["karma", "leaderboard"]),
+            run(&a, &["inbox", "send", "--to", &bk, "--message", message]),
+            run(&b, &["inbox", "list"]),
+            run(&b, &["inbox", "read", "1"]),
+            run(&a, &["trust", "fetch"]),
+        ]
+    })
+    .await
+    .unwrap();
+    let want = [
+        "[OK] capabilities set",
+        "capabilities (2): chess, go",
+        "elo: 1200  (games_played: 0)",
+        "karma: 0/500  (level: none)",
+        "karma leaderboard (0 entries)",
+        "[OK] inbox delivered",
+        "id=1",
+        message,
+        "status:   fresh",
+    ];
+    for (out, want) in outputs.iter().zip(want) {
+        assert!(out.contains(want), "{want:?} not in {out:?}");
+    }
+    assert!(!s.dump().contains(message), "the server stored plaintext");
+}
