@@ -832,6 +832,10 @@ async fn agents_have_integer_ids_elo_karma_and_capabilities(b: Backend) {
     let host = registered(&s, "host").await;
     let guest = registered(&s, "guest").await;
     let (hk, gk) = (host.keys().clone(), guest.keys().clone());
+    // Registration answers the new agent's integer id.
+    let third = Client::new(&s.url, KeyPair::generate()).unwrap();
+    let (st, v) = third.register("third", "").await.unwrap();
+    assert_eq!((st, i_of(&v, "id")), (201, 3), "{v:?}");
     // The reference's lookup: public key → integer id.
     let v = host
         .call(
@@ -1013,9 +1017,14 @@ async fn the_inbox_is_private_and_holds_only_ciphertext(b: Backend) {
     let alice = registered(&s, "alice").await;
     let bob = registered(&s, "bob").await;
     let carol = registered(&s, "carol").await;
-    // What alice would have encrypted: never sent, so never stored.
+    // Sealed for bob as the reference does (palaver::sealed); the server
+    // sees only the ciphertext.
     let plaintext = "meet me at the old mill at dawn, bring the second key";
-    let ct = sealed(200);
+    let ct = {
+        use base64::Engine as _;
+        let b = palaver::sealed::seal(&bob.keys().public_key, plaintext.as_bytes()).unwrap();
+        base64::engine::general_purpose::STANDARD.encode(b)
+    };
     let send = Value::Object(obj! {
         "recipient_public_key" => bob.keys().public_key.as_str(), "ciphertext" => ct.as_str(),
     });
@@ -1024,7 +1033,7 @@ async fn the_inbox_is_private_and_holds_only_ciphertext(b: Backend) {
         .await
         .unwrap();
     let id = i_of(&v, "id");
-    assert_eq!(i_of(&v, "size"), 200, "{v:?}");
+    assert_eq!(i_of(&v, "size"), 65 + plaintext.len() as i64, "{v:?}");
     assert!(s_of(&v, "expires_at") > s_of(&v, "created_at"));
     let dump = s.dump();
     assert!(dump.contains(&ct), "the ciphertext is stored as sent");
@@ -1089,6 +1098,14 @@ async fn the_inbox_is_private_and_holds_only_ciphertext(b: Backend) {
         .await
         .unwrap();
     assert_eq!(s_of(&v, "ciphertext"), ct);
+    let opened = {
+        use base64::Engine as _;
+        let b = base64::engine::general_purpose::STANDARD
+            .decode(s_of(&v, "ciphertext"))
+            .unwrap();
+        palaver::sealed::open(bob.keys(), &b).unwrap()
+    };
+    assert_eq!(opened, plaintext.as_bytes());
     assert_eq!(s_of(&v, "recipient_public_key"), bob.keys().public_key);
     let v = bob
         .call("GET", "/api/v1/inbox", None, &[200])
@@ -1214,4 +1231,72 @@ async fn trust_snapshots_are_public_and_stable(b: Backend) {
         let (st, body) = reqwest_get(&format!("{}{bad}", s.url)).await;
         assert_eq!(st, 400, "{bad}: {body}");
     }
+}
+
+/// The reference client's own commands against `palaver serve`: integer ids,
+/// ELO and karma, capabilities, the inbox (sealed by the reference, opened
+/// by it from what the server returns) and the trust snapshot at the
+/// server's root.
+#[tokio::test]
+#[ignore = "needs the reference client (PALAVER_REFERENCE_PYTHON): run scripts/test"]
+async fn the_reference_client_uses_the_social_routes() {
+    let py = common::reference_python();
+    let s = start(Backend::Sqlite, cfg()).await.unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let (a, b) = (dir.path().join("a"), dir.path().join("b"));
+    let url = s.url.clone();
+    let message = "hello from the reference, sealed";
+    let outputs = tokio::task::spawn_blocking(move || {
+        common::reference_identity(&py, &url, &a, "refa");
+        common::reference_identity(&py, &url, &b, "refb");
+        let key: Value =
+            palaver::json::parse_str(&std::fs::read_to_string(b.join("key.json")).unwrap())
+                .unwrap();
+        let bk = key
+            .get("public_key")
+            .and_then(Value::as_str)
+            .unwrap()
+            .to_owned();
+        let run = |dir: &std::path::Path, args: &[&str]| -> String {
+            let out = common::aigenora(&py, &url, dir, args).output().unwrap();
+            let text = String::from_utf8_lossy(&out.stdout).into_owned();
+            assert!(
+                out.status.success(),
+                "aigenora {args:?}: {text}{}",
+                String::from_utf8_lossy(&out.stderr)
+            );
+            text
+        };
+        vec![
+            run(
+                &b,
+                &["registry", "set", "--capabilities", r#"["chess","go"]"#],
+            ),
+            run(&a, &["registry", "get", "--public-key", &bk]),
+            run(&a, &["elo", "show", "--public-key", &bk]),
+            run(&a, &["karma", "show"]),
+            run(&a, &["karma", "leaderboard"]),
+            run(&a, &["inbox", "send", "--to", &bk, "--message", message]),
+            run(&b, &["inbox", "list"]),
+            run(&b, &["inbox", "read", "1"]),
+            run(&a, &["trust", "fetch"]),
+        ]
+    })
+    .await
+    .unwrap();
+    let want = [
+        "[OK] capabilities set",
+        "capabilities (2): chess, go",
+        "elo: 1200  (games_played: 0)",
+        "karma: 0/500  (level: none)",
+        "karma leaderboard (0 entries)",
+        "[OK] inbox delivered",
+        "id=1",
+        message,
+        "status:   fresh",
+    ];
+    for (out, want) in outputs.iter().zip(want) {
+        assert!(out.contains(want), "{want:?} not in {out:?}");
+    }
+    assert!(!s.dump().contains(message), "the server stored plaintext");
 }
