@@ -1,7 +1,7 @@
 //! Registration (challenge, proof of work, signature), agent stats and
 //! the ratings an agent received.
 
-use super::{AppState, Id, Reply, Req, blocking, err, need, now_f, query, reply};
+use super::{AppState, Id, Reply, Req, blocking, err, limit_of, need, now_f, query, reply};
 use crate::community::store::Agent;
 use crate::identity::verify;
 use crate::json::Value;
@@ -181,20 +181,7 @@ fn agent_ratings_now(st: &AppState, Id(id): Id, u: axum::http::Uri, _: Req) -> R
         .store
         .agent(&id)?
         .ok_or_else(|| err(StatusCode::NOT_FOUND, "not_found", format!("no agent {id}")))?;
-    let limit = match query(&u).get("limit") {
-        None => 50,
-        Some(v) => v
-            .parse::<usize>()
-            .ok()
-            .filter(|n| (1..=100).contains(n))
-            .ok_or_else(|| {
-                err(
-                    StatusCode::BAD_REQUEST,
-                    "bad_limit",
-                    "limit must be an integer from 1 to 100",
-                )
-            })?,
-    };
+    let limit = limit_of(&query(&u), 50)?;
     let stats = st.store.agent_stats(&agent.public_key)?;
     let results = st.store.agent_ratings(&agent.public_key, limit)?;
     reply(

@@ -390,8 +390,14 @@ fn query(u: &Uri) -> HashMap<String, String> {
 /// leaderboards, the inbox and the capability listing.
 fn paging(u: &Uri) -> Result<(usize, Option<Cursor>), ApiError> {
     let q = query(u);
-    let limit = match q.get("limit") {
-        None => 20,
+    Ok((limit_of(&q, 20)?, cursor_of(&q)?))
+}
+
+/// A query's `limit` (1–100, `default` when absent; otherwise 400
+/// `bad_limit`).
+fn limit_of(q: &HashMap<String, String>, default: usize) -> Result<usize, ApiError> {
+    match q.get("limit") {
+        None => Ok(default),
         Some(v) => v
             .parse::<usize>()
             .ok()
@@ -402,19 +408,23 @@ fn paging(u: &Uri) -> Result<(usize, Option<Cursor>), ApiError> {
                     "bad_limit",
                     "limit must be an integer from 1 to 100",
                 )
-            })?,
-    };
-    let cursor = match q.get("cursor").map(String::as_str) {
-        None | Some("") => None,
-        Some(c) => Some(Cursor::decode(c).ok_or_else(|| {
+            }),
+    }
+}
+
+/// A query's `cursor` (what a previous page's `next_cursor` was; absent or
+/// empty: the first page; otherwise 400 `bad_cursor`).
+fn cursor_of(q: &HashMap<String, String>) -> Result<Option<Cursor>, ApiError> {
+    match q.get("cursor").map(String::as_str) {
+        None | Some("") => Ok(None),
+        Some(c) => Cursor::decode(c).map(Some).ok_or_else(|| {
             err(
                 StatusCode::BAD_REQUEST,
                 "bad_cursor",
                 "cursor must be a next_cursor this server gave",
             )
-        })?),
-    };
-    Ok((limit, cursor))
+        }),
+    }
 }
 
 /// Unix seconds as an ISO-8601 UTC string (`…T…Z`, milliseconds).

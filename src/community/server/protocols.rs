@@ -1,7 +1,8 @@
 //! Protocols: publishing a spec under its protocol_id, listing, fetching.
 
-use super::{AppState, Id, Reply, Req, blocking, err, need, now_f, query, registered, reply};
-use crate::community::standing::Cursor;
+use super::{
+    AppState, Id, Reply, Req, blocking, cursor_of, err, need, now_f, query, registered, reply,
+};
 use crate::community::store::NewProtocol;
 use crate::json::{self, Value};
 use crate::obj;
@@ -87,16 +88,7 @@ fn list_protocols_now(st: &AppState, u: Uri, _: Req) -> Reply {
         .and_then(|l| l.parse::<i64>().ok())
         .unwrap_or(50)
         .clamp(1, 100) as usize;
-    let cursor = match q.get("cursor").map(String::as_str) {
-        None | Some("") => None,
-        Some(c) => Some(Cursor::decode(c).ok_or_else(|| {
-            err(
-                StatusCode::BAD_REQUEST,
-                "bad_cursor",
-                "cursor must be a next_cursor this server gave",
-            )
-        })?),
-    };
+    let cursor = cursor_of(&q)?;
     let page = st.store.protocols(cursor.as_ref(), limit)?;
     let results: Vec<Value> = page
         .entries
