@@ -915,6 +915,17 @@ async fn agents_have_integer_ids_elo_karma_and_capabilities(b: Backend) {
         .unwrap();
     assert_eq!((i_of(&v, "rating"), i_of(&v, "wins")), (1216, 1), "{v:?}");
     assert!(s_of(&v, "updated_at").ends_with('Z'));
+    // The stats a console asks per host carry the same figures.
+    let v = host
+        .call("GET", &format!("/api/v1/agents/{gid}/stats"), None, &[200])
+        .await
+        .unwrap();
+    assert_eq!(
+        (i_of(&v, "elo"), i_of(&v, "elo_games"), i_of(&v, "karma")),
+        (1216, 1, 0),
+        "{v:?}"
+    );
+    assert_eq!(s_of(&v, "karma_level"), "none");
     let v = host
         .call("GET", "/api/v1/elo/leaderboard?limit=1", None, &[200])
         .await

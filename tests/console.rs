@@ -234,6 +234,7 @@ fn invitations() -> Vec<Invitation> {
                 rating_average: Some(4.3),
                 ratings: 4,
                 sessions: 12,
+                reputation: None,
             });
         }
         i
@@ -272,6 +273,7 @@ fn the_invitation_filter_takes_tags_and_rows_say_what_is_missing() {
         rating_average: None,
         ratings: 0,
         sessions: 1,
+        reputation: None,
     };
     assert_eq!(fresh.line(), "unrated · 1 game");
 }

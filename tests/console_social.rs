@@ -167,6 +167,7 @@ fn invitations() -> Vec<Invitation> {
                 rating_average: Some(4.3),
                 ratings: 4,
                 sessions: 12,
+                reputation: None,
             });
         }
         i
@@ -564,6 +565,49 @@ async fn reputations_are_asked_once_per_host() {
     h.update(Report::Invitations(Ok(invitations())));
     assert!(!h.app.sessions.reputation.asking(&k("ab")), "cached");
     assert!(h.app.sessions.reputation.asking(&k("aa")), "its turn now");
+}
+
+/// Stats that carry the host's ELO and karma (palaver's community sends
+/// them with the rating) fill the row with no request of their own; a
+/// host whose stats lack them is still asked.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn stats_with_the_figures_need_no_request_of_their_own() {
+    let tmp = tempfile::tempdir().unwrap();
+    let mut h = console(tmp.path(), 80, 24, true);
+    let stats = |elo: Option<i64>| {
+        let mut v = obj! { "rating_average" => 4.0, "ratings" => 3, "total_sessions" => 9 };
+        if let Some(e) = elo {
+            v.insert("elo", Value::from(e));
+            v.insert("karma", Value::from(350));
+        }
+        Some(HostStats::from_json(&Value::Object(v)))
+    };
+    let mut list = invitations();
+    list[1].host = stats(Some(1290));
+    list[2].host = stats(None);
+    h.update(Report::Invitations(Ok(list)));
+    assert!(
+        !h.app.sessions.reputation.asking(&k("ab")),
+        "told by its stats"
+    );
+    assert!(
+        h.app.sessions.reputation.asking(&k("ac")),
+        "its stats lack them"
+    );
+    let shown = h
+        .app
+        .sessions
+        .invitations
+        .iter()
+        .find(|i| i.public_key == k("ab"))
+        .and_then(|i| i.reputation);
+    assert_eq!(
+        shown,
+        Some(Reputation {
+            elo: Some(1290),
+            karma: Some(350)
+        })
+    );
 }
 
 // ------------------------------------------------------ protocol discovery

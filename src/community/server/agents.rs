@@ -160,8 +160,17 @@ fn agent_stats_now(st: &AppState, Id(id): Id, _: Req) -> Reply {
         .agent(&id)?
         .ok_or_else(|| err(StatusCode::NOT_FOUND, "not_found", format!("no agent {id}")))?;
     let mut stats = st.store.agent_stats(&agent.public_key)?;
+    // The standing a list of invitations shows beside each host's rating,
+    // so a console reads all of it in the one request per host it makes.
+    let elo = st.store.elo(&agent.public_key)?;
+    let karma = st.store.karma(&agent.public_key)?;
     stats.insert("nickname", Value::from(agent.nickname));
     stats.insert("agent_id", Value::from(agent.agent_id));
+    stats.insert("id", Value::from(agent.id));
+    stats.insert("elo", Value::from(elo.rating));
+    stats.insert("elo_games", Value::from(elo.games));
+    stats.insert("karma", Value::from(karma.karma));
+    stats.insert("karma_level", Value::from(karma.level));
     reply(StatusCode::OK, Value::Object(stats))
 }
 

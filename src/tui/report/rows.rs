@@ -36,6 +36,9 @@ pub struct HostStats {
     pub rating_average: Option<f64>,
     pub ratings: i64,
     pub sessions: i64,
+    /// The host's ELO and karma when the stats carry them (palaver's
+    /// community does; otherwise the console asks for them apart).
+    pub reputation: Option<crate::tui::report::social::Reputation>,
 }
 
 impl HostStats {
@@ -49,6 +52,16 @@ impl HostStats {
                 .or_else(|| v.get("sessions"))
                 .and_then(Value::as_i64)
                 .unwrap_or(0),
+            reputation: match (
+                v.get("elo").and_then(Value::as_i64),
+                v.get("karma").and_then(Value::as_i64),
+            ) {
+                (Some(elo), Some(karma)) => Some(crate::tui::report::social::Reputation {
+                    elo: Some(elo),
+                    karma: Some(karma),
+                }),
+                _ => None,
+            },
         }
     }
 

@@ -97,6 +97,8 @@ impl SessionsView {
             .invitations
             .iter()
             .filter(|i| !i.public_key.is_empty() && i.public_key != env.me)
+            // Stats that carry the figures need no request of their own.
+            .filter(|i| i.host.as_ref().is_none_or(|h| h.reputation.is_none()))
             .map(|i| i.public_key.clone());
         let keys = self.reputation.due(hosts);
         if !keys.is_empty() {
@@ -117,7 +119,11 @@ impl SessionsView {
 
     fn show_reputation(&mut self) {
         for i in &mut self.invitations {
-            i.reputation = self.reputation.get(&i.public_key);
+            i.reputation = i
+                .host
+                .as_ref()
+                .and_then(|h| h.reputation)
+                .or_else(|| self.reputation.get(&i.public_key));
         }
     }
 
