@@ -61,8 +61,12 @@ pub struct Side {
 impl Side {
     /// The state dir, waiting for it.
     pub async fn state_dir(&mut self) -> PathBuf {
-        let d = self.dir.wait_for(Option::is_some).await.unwrap();
-        d.clone().unwrap()
+        if let Ok(d) = self.dir.wait_for(Option::is_some).await {
+            return d.clone().unwrap();
+        }
+        // The side ended before it had a state dir: say how it ended.
+        let ended = (&mut self.task).await;
+        panic!("the side ended before its state dir was known: {ended:?}");
     }
 
     pub fn stop(&self) {
