@@ -12,7 +12,7 @@ use crate::engine::{Channel, Role};
 use crate::json::{Map, Value};
 use crate::obj;
 use crate::services::remote::{Progress, RemoteError};
-use crate::web::Client;
+use crate::web::{Client, ClientError};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -270,7 +270,7 @@ pub async fn join(
         .and_then(Value::as_object)
         .cloned()
         .unwrap_or_default();
-    let mut group = api::by_post(client, &post).await.map_err(super::api_err)?;
+    let mut group = group_of(client, &post).await.map_err(super::api_err)?;
     let pid = api::text(&group, "protocol_id")
         .map_err(super::api_err)?
         .to_owned();
@@ -501,4 +501,25 @@ pub async fn join(
     }
     let end = end?;
     Ok(super::finish(&room, &post, end, false))
+}
+
+/// How long a member waits for the room of an invitation it has just seen:
+/// the host posts the invitation before it records the room, so a member
+/// that acts at once may find no room for a moment.
+const ROOM_APPEARS: Duration = Duration::from_secs(5);
+
+/// The room of invitation `post`, asked again while the community says it
+/// has none yet (404), for at most [`ROOM_APPEARS`].
+async fn group_of(client: &Client, post: &str) -> Result<api::GroupObj, api::ApiError> {
+    let deadline = tokio::time::Instant::now() + ROOM_APPEARS;
+    loop {
+        match api::by_post(client, post).await {
+            Err(api::ApiError::Client(ClientError::Status { status: 404, .. }))
+                if tokio::time::Instant::now() < deadline =>
+            {
+                tokio::time::sleep(Duration::from_millis(100)).await;
+            }
+            other => return other,
+        }
+    }
 }
