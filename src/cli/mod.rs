@@ -8,6 +8,7 @@
 mod community_cmd;
 pub mod logging;
 mod market_cmd;
+mod mcp_cmd;
 mod p2p_cmd;
 mod protocol;
 mod session_cmd;
@@ -196,6 +197,15 @@ pub enum Command {
     /// and their hash chains, and run the provider bot.
     #[command(subcommand)]
     Market(market_cmd::MarketCmd),
+    /// An MCP (Model Context Protocol) server on stdin/stdout for agent
+    /// CLIs such as claude-code, codex and opencode: the market tools
+    /// (policy, jobs, open, offer, lock, confirm, fund, deliver,
+    /// transaction, verify, balance) as this identity, and the session
+    /// tools (browse, host, join, sessions, snapshot, window, decide,
+    /// whisper, events, abort) on this data dir. Register it with e.g.
+    /// `claude mcp add palaver -- palaver mcp`; docs/mcp.md lists the tools.
+    /// `palaver serve` offers the market tools over HTTP at /mcp.
+    Mcp,
     /// AIWolf NLP werewolf: `serve` a compatible server, `join` one as an
     /// agent, `play` an in-process bot game.
     #[command(subcommand)]
@@ -361,6 +371,7 @@ pub fn run(cli: Cli) -> Result<Outcome> {
         Some(Command::Host(a)) => p2p_cmd::host(&ctx, a),
         Some(Command::Join(a)) => p2p_cmd::join(&ctx, a),
         Some(Command::Wolf(w)) => wolf_cmd::run(&ctx, w),
+        Some(Command::Mcp) => mcp_cmd::run(&ctx),
     }
 }
 

@@ -3,14 +3,22 @@
 //! with the bearer token, and the public reads. What the CLI, the provider
 //! bot and a console pane use. Every answer is bounded in size and time
 //! by the [`Client`]'s [`crate::web::HttpLimits`].
+//!
+//! The same client also runs in the market's own process
+//! ([`MarketClient::in_process`], for the MCP entry on `palaver serve`): the
+//! message is signed and serialized the same way and handed to
+//! [`Market::submit`], the call `POST /api/gtl` makes, and a refusal comes
+//! back with the status and envelope REST would answer.
 
 use super::canonical::CanonError;
 use super::messages;
 use super::view::{self, Jobs, Listing, TransactionView};
 use super::vocab::Kind;
+use super::{Market, MarketError, policy};
 use crate::identity::KeyPair;
 use crate::json::{Map, Value};
 use crate::web::{Client, ClientError};
+use std::sync::Arc;
 
 /// Why a market call failed.
 #[derive(Debug, thiserror::Error)]
@@ -36,10 +44,19 @@ pub enum MarketClientError {
     Unexpected(String),
 }
 
+/// Where a [`MarketClient`]'s requests go.
+#[derive(Clone)]
+enum Link {
+    /// The market's REST endpoints.
+    Http(Box<Client>),
+    /// The market itself, in this process.
+    Local(Arc<Market>),
+}
+
 /// A market connection for one identity (cheap to clone).
 #[derive(Clone)]
 pub struct MarketClient {
-    http: Client,
+    link: Link,
     token: String,
     principal_id: String,
     agent_id: String,
@@ -95,7 +112,29 @@ impl MarketClient {
             token: g("token")?,
             principal_id: g("principal_id")?,
             agent_id: g("agent_id")?,
-            http,
+            link: Link::Http(Box::new(http)),
+        })
+    }
+
+    /// The principal `token` speaks for, on `market` in this process. An
+    /// unknown token is refused as `POST /api/gtl` refuses it (401
+    /// `unauthorized`).
+    pub async fn in_process(
+        market: Arc<Market>,
+        token: &str,
+    ) -> Result<MarketClient, MarketClientError> {
+        let (m, t) = (market.clone(), token.to_owned());
+        let who = local(move || m.principal(&t)).await?.ok_or_else(|| {
+            refused(
+                "/api/gtl",
+                &MarketError::Unauthorized("the bearer token is not one this market issued".into()),
+            )
+        })?;
+        Ok(MarketClient {
+            link: Link::Local(market),
+            token: token.to_owned(),
+            principal_id: who.principal_id,
+            agent_id: who.agent_id,
         })
     }
 
@@ -116,8 +155,20 @@ impl MarketClient {
     pub async fn post_unsigned(&self, msg: &Map) -> Result<(u16, Value), MarketClientError> {
         let bytes =
             crate::json::canonical::to_string_ordered(&Value::Object(msg.clone())).into_bytes();
-        let headers = [("Authorization".to_owned(), format!("Bearer {}", self.token))];
-        Ok(self.http.send("POST", "/api/gtl", bytes, &headers).await?)
+        match &self.link {
+            Link::Http(http) => {
+                let headers = [("Authorization".to_owned(), format!("Bearer {}", self.token))];
+                Ok(http.send("POST", "/api/gtl", bytes, &headers).await?)
+            }
+            Link::Local(market) => {
+                let (m, token) = (market.clone(), self.token.clone());
+                match local(move || m.submit(Some(&token), &bytes)).await {
+                    Ok(v) => Ok((200, v)),
+                    Err(MarketClientError::Rejected { status, body, .. }) => Ok((status, body)),
+                    Err(e) => Err(e),
+                }
+            }
+        }
     }
 
     /// Signs `msg` with the token and posts it; the market's answer, or
@@ -133,7 +184,12 @@ impl MarketClient {
     }
 
     async fn get(&self, path: &str) -> Result<Value, MarketClientError> {
-        let (status, v) = self.http.send("GET", path, Vec::new(), &[]).await?;
+        let Link::Http(http) = &self.link else {
+            return Err(MarketClientError::Unexpected(format!(
+                "GET {path} has no in-process form"
+            )));
+        };
+        let (status, v) = http.send("GET", path, Vec::new(), &[]).await?;
         if status == 200 {
             Ok(v)
         } else {
@@ -166,6 +222,10 @@ impl MarketClient {
 
     /// Open jobs (all jobs with `all`), newest first.
     pub async fn market(&self, all: bool) -> Result<Vec<Listing>, MarketClientError> {
+        if let Link::Local(m) = &self.link {
+            let m = m.clone();
+            return local(move || m.listing(all)).await;
+        }
         let path = if all {
             "/api/market?all=1"
         } else {
@@ -176,11 +236,25 @@ impl MarketClient {
 
     /// A transaction with its full history.
     pub async fn transaction(&self, id: &str) -> Result<TransactionView, MarketClientError> {
+        if let Link::Local(m) = &self.link {
+            let (m, id) = (m.clone(), id.to_owned());
+            return local(move || m.transaction(&id)).await;
+        }
         self.get_view(&format!("/api/gtl/transactions/{id}")).await
     }
 
     /// This principal's GTU balance.
     pub async fn balance(&self) -> Result<i64, MarketClientError> {
+        if let Link::Local(m) = &self.link {
+            let (m, who) = (m.clone(), self.principal_id.clone());
+            let path = format!("/api/gtl/accounts/{who}");
+            return local(move || m.balance(&who)).await?.ok_or_else(|| {
+                refused(
+                    &path,
+                    &MarketError::NotFound(format!("no principal {}", self.principal_id)),
+                )
+            });
+        }
         let v = self
             .get(&format!("/api/gtl/accounts/{}", self.principal_id))
             .await?;
@@ -191,6 +265,41 @@ impl MarketClient {
 
     /// The published policy object.
     pub async fn policy(&self, id: &str) -> Result<Value, MarketClientError> {
-        self.get(&format!("/api/gtl/policies/{id}")).await
+        let path = format!("/api/gtl/policies/{id}");
+        match &self.link {
+            Link::Http(_) => self.get(&path).await,
+            Link::Local(_) if id == policy::POLICY_ID => Ok(policy::policy()),
+            Link::Local(_) => Err(refused(
+                &path,
+                &MarketError::NotFound(format!(
+                    "no policy {id}: this market publishes {}",
+                    policy::POLICY_ID
+                )),
+            )),
+        }
     }
+
+    /// The JobSpec and message schema (`GET /api/gtl/schema`).
+    pub async fn schema(&self) -> Result<Value, MarketClientError> {
+        match &self.link {
+            Link::Http(_) => self.get("/api/gtl/schema").await,
+            Link::Local(_) => Ok(super::schema::schema()),
+        }
+    }
+}
+
+/// A market refusal as REST would answer it at `path`.
+fn refused(path: &str, e: &MarketError) -> MarketClientError {
+    let (status, body) = super::http::refusal(e);
+    rejected(path, status, body)
+}
+
+/// Runs a call on the market in this process on the blocking pool (its
+/// store calls block), its refusal as REST would answer `POST /api/gtl`.
+async fn local<T: Send + 'static>(
+    f: impl FnOnce() -> Result<T, MarketError> + Send + 'static,
+) -> Result<T, MarketClientError> {
+    super::http::work("market.mcp", f)
+        .await
+        .map_err(|e| refused("/api/gtl", &e))
 }

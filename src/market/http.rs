@@ -53,28 +53,34 @@ fn view(v: &impl serde::Serialize) -> Response {
     }
 }
 
-/// A refusal as the market's envelope. A store failure is internal: its
-/// detail is logged (with the request id) and the client gets
-/// `{"ok": false, "error": "internal", "message": …, "request_id": …}`.
+/// A refusal as the market's envelope ([`refusal`]).
 impl IntoResponse for MarketError {
     fn into_response(self) -> Response {
-        if let MarketError::Store(detail) = &self {
-            let id = observe::internal("the market's store", detail);
-            let mut m = obj! {
-                "ok" => false, "error" => "internal", "message" => observe::internal_message(id.as_deref()),
-            };
-            if let Some(id) = id {
-                m.insert("request_id", Value::from(&*id));
-            }
-            return json(self.status(), &Value::Object(m));
-        }
-        json(self.status(), &self.to_json())
+        let (status, body) = refusal(&self);
+        json(status, &body)
     }
+}
+
+/// A refusal's status and envelope, as every entry (REST, MCP) answers it.
+/// A store failure's detail is logged (with the request id) and the caller
+/// gets `{"ok": false, "error": "internal", "message": …, "request_id": …}`.
+pub fn refusal(e: &MarketError) -> (u16, Value) {
+    if let MarketError::Store(detail) = e {
+        let id = observe::internal("the market's store", detail);
+        let mut m = obj! {
+            "ok" => false, "error" => "internal", "message" => observe::internal_message(id.as_deref()),
+        };
+        if let Some(id) = id {
+            m.insert("request_id", Value::from(&*id));
+        }
+        return (e.status(), Value::Object(m));
+    }
+    (e.status(), e.to_json())
 }
 
 /// Runs market work on tokio's blocking pool, in the request's span, timed
 /// as the store call `op` ([`metrics::timed`]).
-async fn work<T: Send + 'static>(
+pub(crate) async fn work<T: Send + 'static>(
     op: &'static str,
     f: impl FnOnce() -> Result<T, MarketError> + Send + 'static,
 ) -> Result<T, MarketError> {
@@ -97,6 +103,7 @@ pub fn discovery() -> Value {
             "market" => "/api/market", "schema" => "/api/gtl/schema", "policies" => "/api/gtl/policies/{id}",
             "gtl" => "/api/gtl", "transactions" => "/api/gtl/transactions/{id}",
             "accounts" => "/api/gtl/accounts/{principal_id}", "token" => "/api/gtl/token",
+            "mcp" => "/mcp",
         }),
         "policies" => Value::Array(vec![Value::Object(obj! { "id" => policy::POLICY_ID, "policy_hash" => policy::policy_hash() })]),
         "auth" => "bearer",
@@ -185,7 +192,7 @@ async fn get_policy(Id(id): Id) -> Response {
     r
 }
 
-fn bearer(h: &HeaderMap) -> Option<String> {
+pub fn bearer(h: &HeaderMap) -> Option<String> {
     let v = h.get("authorization")?.to_str().ok()?;
     let (scheme, token) = v.split_once(' ')?;
     scheme

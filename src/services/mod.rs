@@ -7,6 +7,7 @@ pub mod doctor;
 pub mod group;
 pub mod house;
 pub mod local;
+pub mod mcp;
 pub mod metrics;
 pub mod protocol;
 pub mod remote;

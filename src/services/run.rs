@@ -105,6 +105,23 @@ pub fn end_if_running(file: &Path, patch: Map) -> std::io::Result<bool> {
     crate::session::update_session_file_if(file, live, patch).map(|m| m.is_some())
 }
 
+/// The newest session dir under `root` (a data dir's `sessions`): the one
+/// whose name ends in the largest start time. `Ok(None)` when it holds
+/// none; an error when `root` cannot be read.
+pub fn newest_session(root: &Path) -> std::io::Result<Option<PathBuf>> {
+    let mut dirs: Vec<PathBuf> = std::fs::read_dir(root)?
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.join("session.json").is_file())
+        .collect();
+    dirs.sort_by_key(|p| {
+        p.file_name()
+            .and_then(|n| n.to_str())
+            .and_then(|n| n.split('-').next_back())
+            .and_then(|n| n.parse::<u128>().ok())
+    });
+    Ok(dirs.pop())
+}
+
 /// A host waiting for its guest, as its state dir says.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Waiting {

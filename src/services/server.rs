@@ -50,7 +50,9 @@ pub fn router_with(
     };
     let community = server::routes(store, cfg, &[("/api/gtl/token", token)]);
     let mut all = match market {
-        Some(m) => community.merge(crate::market::http::routes(m, read_timeout)),
+        Some(m) => community
+            .merge(crate::market::http::routes(m.clone(), read_timeout))
+            .merge(super::mcp::routes(m, read_timeout)),
         None => community,
     };
     if let Some(scrape) = scrape {

@@ -161,18 +161,8 @@ fn resolve(ctx: &Ctx, t: &Target) -> Result<StateDir> {
         Some(p) => p,
         None => {
             let root = sessions_root(ctx)?;
-            let mut dirs: Vec<PathBuf> = std::fs::read_dir(&root)
+            run::newest_session(&root)
                 .with_context(|| format!("no sessions in {}", root.display()))?
-                .filter_map(|e| e.ok().map(|e| e.path()))
-                .filter(|p| p.join("session.json").is_file())
-                .collect();
-            dirs.sort_by_key(|p| {
-                p.file_name()
-                    .and_then(|n| n.to_str())
-                    .and_then(|n| n.split('-').next_back())
-                    .and_then(|n| n.parse::<u128>().ok())
-            });
-            dirs.pop()
                 .ok_or_else(|| anyhow!("no sessions in {}", root.display()))?
         }
     };
