@@ -669,6 +669,11 @@ mod tests {
         assert!(!body.is_empty() && !body.starts_with('\n'));
         assert!(!SKILL_TEXT.contains("<!-- palaver skill"));
         assert!(SKILL_TEXT.lines().count() <= 150);
+        // A plain YAML scalar within every agent's limit (opencode: 1024).
+        let description = front.lines().nth(2).unwrap();
+        let description = description.strip_prefix("description: ").unwrap();
+        assert!(description.len() <= 1024);
+        assert!(!description.contains(": ") && !description.contains(" #"));
     }
 
     #[test]
