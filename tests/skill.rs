@@ -303,3 +303,35 @@ fn bad_input_is_an_error_not_a_panic() {
     assert!(err(&o).contains("not UTF-8"), "{}", err(&o));
     assert_eq!(std::fs::read(&file).unwrap(), b"\xff\xfe rules");
 }
+
+#[test]
+fn install_writes_through_a_symlinked_agents_md() {
+    let t = tempfile::tempdir().unwrap();
+    let dots = t.path().join("dotfiles");
+    std::fs::create_dir_all(&dots).unwrap();
+    std::fs::write(dots.join("AGENTS.md"), "mine\n").unwrap();
+    let dir = t.path().join("codex");
+    std::fs::create_dir_all(&dir).unwrap();
+    std::os::unix::fs::symlink(dots.join("AGENTS.md"), dir.join("AGENTS.md")).unwrap();
+
+    let o = palaver(
+        t.path(),
+        &["skill", "install", "--agent", "codex", "--dir", s(&dir)],
+    );
+    assert!(o.status.success(), "{}", err(&o));
+    let link = std::fs::symlink_metadata(dir.join("AGENTS.md")).unwrap();
+    assert!(
+        link.file_type().is_symlink(),
+        "the link was replaced by a file"
+    );
+    let text = std::fs::read_to_string(dots.join("AGENTS.md")).unwrap();
+    assert!(
+        text.starts_with("mine\n\n<!-- palaver skill v1 begin -->\n"),
+        "{text}"
+    );
+    let o = palaver(
+        t.path(),
+        &["skill", "check", "--agent", "codex", "--dir", s(&dir)],
+    );
+    assert_eq!(out(&o), "current\n");
+}

@@ -98,11 +98,14 @@ pub struct Target {
 /// The agent CLIs palaver writes a skill for.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum Agent {
-    /// Anthropic's Claude Code.
+    /// Claude Code: a skill of its own, skills/palaver/SKILL.md under
+    /// $CLAUDE_CONFIG_DIR or ~/.claude.
     ClaudeCode,
-    /// OpenAI's Codex CLI.
+    /// Codex CLI: palaver's marked block in AGENTS.md under $CODEX_HOME or
+    /// ~/.codex; the rest of the file is left as it is.
     Codex,
-    /// opencode.
+    /// opencode: a skill of its own, skills/palaver/SKILL.md under
+    /// $XDG_CONFIG_HOME/opencode or ~/.config/opencode.
     Opencode,
 }
 
