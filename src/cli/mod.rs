@@ -12,6 +12,7 @@ mod mcp_cmd;
 mod p2p_cmd;
 mod protocol;
 mod session_cmd;
+mod skill_cmd;
 mod social_cmd;
 mod test_cmd;
 mod whisper_cmd;
@@ -206,6 +207,13 @@ pub enum Command {
     /// `claude mcp add palaver -- palaver mcp`; docs/mcp.md lists the tools.
     /// `palaver serve` offers the market tools over HTTP at /mcp.
     Mcp,
+    /// The skill file that teaches an agent CLI (Claude Code, Codex,
+    /// opencode) to use palaver: what it is, how to register `palaver mcp`,
+    /// and which tools and commands host, join, decide and trade.
+    /// `install` writes it, `check` says whether it is current, `path` says
+    /// where it goes.
+    #[command(subcommand)]
+    Skill(skill_cmd::SkillCmd),
     /// AIWolf NLP werewolf: `serve` a compatible server, `join` one as an
     /// agent, `play` an in-process bot game.
     #[command(subcommand)]
@@ -372,6 +380,7 @@ pub fn run(cli: Cli) -> Result<Outcome> {
         Some(Command::Join(a)) => p2p_cmd::join(&ctx, a),
         Some(Command::Wolf(w)) => wolf_cmd::run(&ctx, w),
         Some(Command::Mcp) => mcp_cmd::run(&ctx),
+        Some(Command::Skill(c)) => skill_cmd::run(&ctx, c),
     }
 }
 
