@@ -436,6 +436,8 @@ fn doctor_shows_each_check_failing_and_passing() {
     let (passed, v) = doctor(&w, "d", &w.url, &good_py);
     assert!(passed, "{v:?}");
     assert_eq!(status_of(&v, "registered"), "ok");
+    assert_eq!(status_of(&v, "mcp"), "ok");
+    assert_eq!(status_of(&v, "mcp-http"), "ok");
 
     // A key others can read.
     let key = w.data("d").join("key.json");
@@ -450,6 +452,7 @@ fn doctor_shows_each_check_failing_and_passing() {
     assert!(!passed);
     assert_eq!(status_of(&v, "server"), "fail");
     assert_eq!(status_of(&v, "clock"), "skipped");
+    assert_eq!(status_of(&v, "mcp-http"), "warn");
 
     // A server whose clock is a day behind.
     let skewed = skewed_server();

@@ -335,3 +335,16 @@ fn install_writes_through_a_symlinked_agents_md() {
     );
     assert_eq!(out(&o), "current\n");
 }
+
+/// The skill names every tool `palaver mcp` lists, so an agent taught by
+/// it can find each one.
+#[test]
+fn the_skill_names_every_mcp_tool() {
+    let text = include_str!("../assets/skill/palaver.md");
+    for name in palaver::services::mcp::tool_names() {
+        assert!(
+            text.contains(&format!("`{name}`")),
+            "the skill does not name `{name}`"
+        );
+    }
+}

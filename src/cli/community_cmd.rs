@@ -646,6 +646,7 @@ pub fn doctor(ctx: &Ctx) -> Result<Outcome> {
         data_dir,
         server,
         hooks_python: crate::services::protocol::hooks_python(),
+        exe: std::env::current_exe().ok(),
     };
     let rt = runtime()?;
     let checks = rt.block_on(doctor::run(&input));

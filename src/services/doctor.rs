@@ -56,6 +56,8 @@ pub struct Input {
     pub server: Option<String>,
     /// The Python for reference-SDK hooks (see `protocol::hooks_python`).
     pub hooks_python: String,
+    /// This palaver binary, whose `palaver mcp` is tried (none: skipped).
+    pub exe: Option<PathBuf>,
 }
 
 /// Runs every check, in order.
@@ -67,7 +69,140 @@ pub async fn run(input: &Input) -> Vec<Check> {
     out.push(library(&input.data_dir));
     out.push(iroh_self().await);
     out.push(hooks_python(&input.hooks_python).await);
+    out.push(mcp_stdio(input).await);
+    out.push(mcp_http(input).await);
     out
+}
+
+/// `palaver mcp` on this data dir: started, initialized, its tools listed.
+async fn mcp_stdio(input: &Input) -> Check {
+    use tokio::io::{AsyncBufReadExt, AsyncWriteExt};
+    let Some(exe) = &input.exe else {
+        return Check::new("mcp", Status::Skipped, "the palaver binary was not found");
+    };
+    let child = tokio::process::Command::new(exe)
+        .arg("--data-dir")
+        .arg(&input.data_dir)
+        .arg("mcp")
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::null())
+        .kill_on_drop(true)
+        .spawn();
+    let mut child = match child {
+        Ok(c) => c,
+        Err(e) => {
+            return Check::new(
+                "mcp",
+                Status::Fail,
+                format!("cannot start palaver mcp: {e}"),
+            )
+            .fix("reinstall palaver");
+        }
+    };
+    let (Some(mut stdin), Some(stdout)) = (child.stdin.take(), child.stdout.take()) else {
+        return Check::new("mcp", Status::Fail, "palaver mcp has no stdin/stdout");
+    };
+    let talk = async move {
+        let hello = concat!(
+            r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"palaver doctor","version":"1"}}}"#,
+            "\n",
+            r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#,
+            "\n",
+            r#"{"jsonrpc":"2.0","id":2,"method":"tools/list"}"#,
+            "\n",
+        );
+        stdin.write_all(hello.as_bytes()).await?;
+        stdin.flush().await?;
+        let mut lines = tokio::io::BufReader::new(stdout).lines();
+        let mut tools = None;
+        let mut version = None;
+        while let Some(l) = lines.next_line().await? {
+            let v: serde_json::Value = serde_json::from_str(&l).map_err(std::io::Error::other)?;
+            match v.get("id").and_then(|i| i.as_i64()) {
+                Some(1) => version = v["result"]["protocolVersion"].as_str().map(str::to_owned),
+                Some(2) => {
+                    tools = v["result"]["tools"].as_array().map(Vec::len);
+                    break;
+                }
+                _ => {}
+            }
+        }
+        drop(stdin);
+        Ok::<_, std::io::Error>((version, tools))
+    };
+    let want = super::mcp::tool_count(true);
+    match tokio::time::timeout(Duration::from_secs(10), talk).await {
+        Ok(Ok((Some(v), Some(n)))) if n == want => Check::new(
+            "mcp",
+            Status::Ok,
+            format!("palaver mcp answers over stdio: {n} tools (MCP {v})"),
+        ),
+        Ok(Ok((v, n))) => Check::new(
+            "mcp",
+            Status::Fail,
+            format!("palaver mcp answered oddly: protocol {v:?}, {n:?} tools (want {want})"),
+        ),
+        Ok(Err(e)) => Check::new("mcp", Status::Fail, format!("palaver mcp: {e}")),
+        Err(_) => Check::new(
+            "mcp",
+            Status::Fail,
+            "palaver mcp did not answer within 10 s",
+        ),
+    }
+}
+
+/// The community server's MCP entry at `/mcp`: present (it asks for the
+/// market's bearer token), or absent.
+async fn mcp_http(input: &Input) -> Check {
+    let Some(url) = &input.server else {
+        return Check::new("mcp-http", Status::Skipped, "no server");
+    };
+    let Ok(client) = Client::new(url, KeyPair::generate()) else {
+        return Check::new("mcp-http", Status::Skipped, "no usable server URL");
+    };
+    let body = br#"{"jsonrpc":"2.0","id":1,"method":"tools/list"}"#.to_vec();
+    let headers = [("Content-Type".to_owned(), "application/json".to_owned())];
+    match tokio::time::timeout(
+        Duration::from_secs(10),
+        client.send("POST", super::mcp::PATH, body, &headers),
+    )
+    .await
+    {
+        Ok(Ok((401, v))) if v.get("error").and_then(|e| e.as_str()) == Some("unauthorized") => {
+            Check::new(
+                "mcp-http",
+                Status::Ok,
+                format!(
+                    "{url}{} answers (with the market's bearer token: palaver market token)",
+                    super::mcp::PATH
+                ),
+            )
+        }
+        Ok(Ok((404, _))) => Check::new(
+            "mcp-http",
+            Status::Warn,
+            format!(
+                "{url} has no MCP entry at {} (no market, or not a palaver server)",
+                super::mcp::PATH
+            ),
+        )
+        .fix("use palaver mcp (stdio) instead; it reaches the market over REST"),
+        Ok(Ok((status, _))) => Check::new(
+            "mcp-http",
+            Status::Warn,
+            format!(
+                "{url}{} answered HTTP {status} without a token: cannot tell",
+                super::mcp::PATH
+            ),
+        ),
+        Ok(Err(e)) => Check::new("mcp-http", Status::Warn, e.to_string()),
+        Err(_) => Check::new(
+            "mcp-http",
+            Status::Warn,
+            format!("{url} did not answer within 10 s"),
+        ),
+    }
 }
 
 fn identity(dir: &Path, out: &mut Vec<Check>) -> Option<KeyPair> {

@@ -191,6 +191,26 @@ impl MarketSource {
     }
 }
 
+/// How many tools a server lists: the market's, and the session tools
+/// with `sessions`.
+pub fn tool_count(sessions: bool) -> usize {
+    market_tools::catalogue().len()
+        + if sessions {
+            session_tools::catalogue().len()
+        } else {
+            0
+        }
+}
+
+/// Every tool's name, market tools first.
+pub fn tool_names() -> Vec<String> {
+    market_tools::catalogue()
+        .into_iter()
+        .chain(session_tools::catalogue())
+        .map(|t| t.name.to_string())
+        .collect()
+}
+
 /// palaver's MCP server: the market tools, and the session tools when it
 /// runs on a data dir.
 #[derive(Clone)]
