@@ -374,6 +374,9 @@ const ROUTES: &[Route] = &[
     read("/api/market", Public, &[query("all")]),
     read("/api/gtl/schema", Public, &[]),
     read("/api/gtl/policies/{id}", Public, &[ID]),
+    // The MCP entry (tests/mcp.rs drives its JSON-RPC): the market's
+    // bearer gate and body limits.
+    route("POST", "/mcp", Bearer, false, &[], 200),
     route(
         "POST",
         "/api/gtl",
@@ -499,16 +502,31 @@ fn routes_in_the_source_are_the_routes_tested() {
             );
         }
     }
+    // Two merges into the community: the market's routes and the MCP
+    // entry, whose one path is the SDK's service mounted at `PATH`.
     assert_eq!(
         server.matches(".merge(").count() + merged.matches(".merge(").count(),
-        1
+        2
     );
     assert!(merged.contains("crate::market::http::routes("));
+    assert!(merged.contains("super::mcp::routes("));
+    let mcp = include_str!("../src/services/mcp/http.rs");
+    assert_eq!(mcp.matches(".nest_service(PATH,").count(), 1);
+    assert_eq!(
+        mcp.matches(".route(").count() + mcp.matches(".nest(").count(),
+        0
+    );
+    let path = mcp
+        .split("pub const PATH: &str = \"")
+        .nth(1)
+        .and_then(|r| r.split('"').next())
+        .expect("the MCP entry's PATH");
     let (mut found, variable) = routes_in(server);
     assert_eq!(variable, ["POST"], "the community's signed-route loop");
     let (market_routes, variable) = routes_in(market);
     assert!(variable.is_empty(), "{variable:?}");
     found.extend(market_routes);
+    found.insert(("POST".to_owned(), path.to_owned()));
     found.extend(
         signed_routes_in(merged)
             .into_iter()
@@ -1325,6 +1343,16 @@ impl World {
                 b = Some(m);
                 r.template.to_owned()
             }
+            ("POST", "/mcp") => {
+                let mut m = obj! {
+                    "jsonrpc" => "2.0", "id" => 1, "method" => "tools/call",
+                    "params" => obj! { "name" => "market_balance", "arguments" => Map::new() },
+                };
+                apply(&mut m, over);
+                auth = Auth::Bearer(self.host_token.clone());
+                b = Some(m);
+                r.template.to_owned()
+            }
             ("GET", "/api/gtl/transactions/{id}") => {
                 format!("/api/gtl/transactions/{}", id(&self.job_tx))
             }
@@ -1368,7 +1396,18 @@ impl Prep {
     fn headers(&self, body: &[u8]) -> Headers {
         match &self.auth {
             Auth::Signed => signed(self.who.keys(), self.method, &self.path, body, now()),
-            Auth::Bearer(t) => bearer(t),
+            Auth::Bearer(t) => {
+                let mut h = bearer(t);
+                if self.path == "/mcp" {
+                    // MCP's streamable HTTP: a client accepts both.
+                    h.push((
+                        "Accept".into(),
+                        "application/json, text/event-stream".into(),
+                    ));
+                    h.push(("Content-Type".into(), "application/json".into()));
+                }
+                h
+            }
             Auth::Public => Vec::new(),
         }
     }
@@ -1426,8 +1465,21 @@ fn assert_refusal(what: &str, status: u16, v: &Value, db: &Db, before: &str) {
         (400..500).contains(&status),
         "{what}: expected a 4xx, got {status} {v:?}"
     );
-    let code = v.get("error").and_then(Value::as_str).unwrap_or("");
-    let message = v.get("message").and_then(Value::as_str).unwrap_or("");
+    // The market's envelope, or (the MCP entry) a JSON-RPC error object.
+    let rpc = v.get("error").filter(|e| e.as_object().is_some());
+    let code = match rpc.and_then(|e| e.get("code")).and_then(Value::as_i64) {
+        Some(c) => c.to_string(),
+        None => v
+            .get("error")
+            .and_then(Value::as_str)
+            .unwrap_or("")
+            .to_owned(),
+    };
+    let message = rpc
+        .unwrap_or(v)
+        .get("message")
+        .and_then(Value::as_str)
+        .unwrap_or("");
     assert!(
         !code.is_empty() && !message.is_empty(),
         "{what}: {status} without a clear JSON error: {v:?}"

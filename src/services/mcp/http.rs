@@ -41,8 +41,20 @@ struct Gate {
     read_timeout: Duration,
 }
 
-/// The bearer check and the body guard, before the MCP layer.
+/// The body guard and the bearer check, before the MCP layer (the body
+/// first, as on `POST /api/gtl`: an oversized body is a 413 whoever sends it).
 async fn gate(State(g): State<Gate>, req: Request, next: axum::middleware::Next) -> Response {
+    let req = match buffer_body(req, crate::market::MAX_MESSAGE_BYTES, g.read_timeout).await {
+        Ok(req) => req,
+        Err(p) => {
+            return closing(json_response(
+                p.status(),
+                &Value::Object(
+                    obj! { "ok" => false, "error" => p.code(), "message" => p.message() },
+                ),
+            ));
+        }
+    };
     let Some(token) = crate::market::http::bearer(req.headers()) else {
         return refusal(&MarketError::Unauthorized(
             "the MCP entry needs the market's bearer token: Authorization: Bearer <token> (POST /api/gtl/token issues one)".into(),
@@ -60,34 +72,52 @@ async fn gate(State(g): State<Gate>, req: Request, next: axum::middleware::Next)
         }
         Err(e) => return refusal(&e),
     }
-    match buffer_body(req, crate::market::MAX_MESSAGE_BYTES, g.read_timeout).await {
-        Ok(req) if req.method() == axum::http::Method::POST => {
-            // The body is in memory: a body that is not JSON gets the
-            // JSON-RPC parse error here, not the SDK's bare 415.
-            let (parts, body) = req.into_parts();
-            let bytes = axum::body::to_bytes(body, crate::market::MAX_MESSAGE_BYTES)
-                .await
-                .unwrap_or_default();
-            if let Err(e) = serde_json::from_slice::<serde::de::IgnoredAny>(&bytes) {
-                return axum::response::IntoResponse::into_response((
-                    StatusCode::BAD_REQUEST,
-                    [("content-type", "application/json")],
-                    serde_json::json!({
-                        "jsonrpc": "2.0", "id": null,
-                        "error": { "code": -32700, "message": format!("Parse error: the body is not JSON: {e}") },
-                    })
-                    .to_string(),
-                ));
-            }
-            next.run(Request::from_parts(parts, axum::body::Body::from(bytes)))
-                .await
-        }
-        Ok(req) => next.run(req).await,
-        Err(p) => closing(json_response(
-            p.status(),
-            &Value::Object(obj! { "ok" => false, "error" => p.code(), "message" => p.message() }),
-        )),
+    if req.method() != axum::http::Method::POST {
+        return next.run(req).await;
     }
+    // The body is in memory: one that is not a JSON-RPC message gets the
+    // JSON-RPC error it is owed here (−32700 not JSON, −32600 not a
+    // message; batches are not part of MCP), not the SDK's bare 415.
+    let (parts, body) = req.into_parts();
+    let bytes = axum::body::to_bytes(body, crate::market::MAX_MESSAGE_BYTES)
+        .await
+        .unwrap_or_default();
+    let rpc_error = |id: serde_json::Value, code: i32, message: String| {
+        axum::response::IntoResponse::into_response((
+            StatusCode::BAD_REQUEST,
+            [("content-type", "application/json")],
+            serde_json::json!({ "jsonrpc": "2.0", "id": id, "error": { "code": code, "message": message } })
+                .to_string(),
+        ))
+    };
+    match serde_json::from_slice::<serde_json::Value>(&bytes) {
+        Err(e) => {
+            return rpc_error(
+                serde_json::Value::Null,
+                -32700,
+                format!("Parse error: the body is not JSON: {e}"),
+            );
+        }
+        Ok(v) if !v.is_object() => {
+            return rpc_error(
+                serde_json::Value::Null,
+                -32600,
+                "Invalid Request: the body must be one JSON-RPC message (an object)".into(),
+            );
+        }
+        Ok(v) => {
+            let id = v.get("id").cloned().unwrap_or(serde_json::Value::Null);
+            if let Err(e) = serde_json::from_value::<rmcp::model::ClientJsonRpcMessage>(v) {
+                return rpc_error(
+                    id,
+                    -32600,
+                    format!("Invalid Request: not a JSON-RPC 2.0 message of MCP: {e}"),
+                );
+            }
+        }
+    }
+    next.run(Request::from_parts(parts, axum::body::Body::from(bytes)))
+        .await
 }
 
 /// The MCP entry's route over `market`.
