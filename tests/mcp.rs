@@ -649,6 +649,14 @@ async fn an_mcp_client_joins_a_house_game_and_decides_every_window() {
         .filter(|l| l.contains("\"origin\":\"mcp\""))
         .count();
     assert_eq!(mcp as i64, decided, "{lines}");
+    // The subscribed snapshot told the agent of its changes, and reads as
+    // the session's snapshot.json.
+    assert!(v.get("updates").and_then(Value::as_i64).unwrap() >= 1, "{v:?}");
+    assert_eq!(
+        s(&v, &["snapshot_resource_phase"]),
+        s(&v, &["snapshot", "snapshot", "phase"]),
+        "{v:?}"
+    );
     let res = v.get("resources").and_then(Value::as_array).unwrap();
     assert!(
         res.iter()

@@ -10,10 +10,11 @@ on the first thing that is not as it should be.
 
 import asyncio
 import json
+import os
 import sys
 import time
 
-from mcp import ClientSession, StdioServerParameters
+from mcp import ClientSession, StdioServerParameters, types
 from mcp.client.stdio import stdio_client
 
 
@@ -33,8 +34,16 @@ async def main(palaver, server, data_dir, protocol_id, house):
     params = StdioServerParameters(
         command=palaver, args=["--data-dir", data_dir, "--server", server, "mcp"]
     )
+    updates = []
+
+    async def on_message(message):
+        if isinstance(message, types.ServerNotification) and isinstance(
+            message.root, types.ResourceUpdatedNotification
+        ):
+            updates.append(str(message.root.params.uri))
+
     async with stdio_client(params) as (r, w):
-        async with ClientSession(r, w) as s:
+        async with ClientSession(r, w, message_handler=on_message) as s:
             await s.initialize()
             post = None
             for _ in range(300):
@@ -48,6 +57,8 @@ async def main(palaver, server, data_dir, protocol_id, house):
                 fail(f"the house never offered {protocol_id}")
             joined = await call(s, "join", {"post_id": post, "control_mode": "human", "direct": True})
             state_dir = joined["state_dir"]
+            watched = f"palaver://sessions/{os.path.basename(state_dir.rstrip('/'))}/snapshot"
+            await s.subscribe_resource(watched)
             decided = {}
             deadline = time.monotonic() + 180
             window = None
@@ -77,6 +88,9 @@ async def main(palaver, server, data_dir, protocol_id, house):
             rows = (await call(s, "sessions"))["sessions"]
             res = await s.list_resources()
             uris = [str(x.uri) for x in res.resources]
+            read = await s.read_resource(watched)
+            snapshot_resource = json.loads(read.contents[0].text)
+            await s.unsubscribe_resource(watched)
             print(json.dumps({
                 "state_dir": state_dir,
                 "decided": len(decided),
@@ -85,6 +99,9 @@ async def main(palaver, server, data_dir, protocol_id, house):
                 "event_types": [e.get("type") for e in events["events"]],
                 "row": [x for x in rows if x.get("dir") == state_dir],
                 "resources": uris,
+                "watched": watched,
+                "updates": sum(1 for u in updates if u == watched),
+                "snapshot_resource_phase": snapshot_resource.get("phase"),
             }))
 
 
