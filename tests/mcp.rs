@@ -292,10 +292,14 @@ struct McpChild {
 }
 
 impl McpChild {
-    fn start(dir: &Path) -> McpChild {
-        let mut c = Command::new(BIN)
-            .arg("--data-dir")
-            .arg(dir)
+    /// On `dir`, with `server` as its community (none: no server at all).
+    fn start(dir: &Path, server: Option<&str>) -> McpChild {
+        let mut cmd = Command::new(BIN);
+        cmd.arg("--data-dir").arg(dir);
+        if let Some(u) = server {
+            cmd.args(["--server", u]);
+        }
+        let mut c = cmd
             .arg("mcp")
             .env_remove("PALAVER_SERVER")
             .stdin(Stdio::piped())
@@ -351,7 +355,7 @@ fn palaver_mcp_answers_every_bad_line_and_keeps_serving() {
             .status
             .success()
     );
-    let mut m = McpChild::start(&dir);
+    let mut m = McpChild::start(&dir, None);
     m.send("this is not json");
     let v = m.recv();
     assert_eq!(
@@ -651,7 +655,10 @@ async fn an_mcp_client_joins_a_house_game_and_decides_every_window() {
     assert_eq!(mcp as i64, decided, "{lines}");
     // The subscribed snapshot told the agent of its changes, and reads as
     // the session's snapshot.json.
-    assert!(v.get("updates").and_then(Value::as_i64).unwrap() >= 1, "{v:?}");
+    assert!(
+        v.get("updates").and_then(Value::as_i64).unwrap() >= 1,
+        "{v:?}"
+    );
     assert_eq!(
         s(&v, &["snapshot_resource_phase"]),
         s(&v, &["snapshot", "snapshot", "phase"]),
@@ -663,4 +670,112 @@ async fn an_mcp_client_joins_a_house_game_and_decides_every_window() {
             .any(|r| r.as_str().is_some_and(|r| r.ends_with("/snapshot"))),
         "{res:?}"
     );
+}
+
+/// The session tools that run commands, over `palaver mcp` on a data dir
+/// with a server: host (a daemon), browse, sessions, snapshot, window,
+/// whisper, events, protocol_show and abort — each answering what its
+/// command does.
+#[test]
+fn palaver_mcp_hosts_lists_steers_and_aborts_a_session() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (_serve, url) =
+        common::palaver_serve(&tmp.path().join("community.sqlite"), &["--rate-limit", "0"]);
+    let dir = tmp.path().join("agent");
+    identity(&dir, &url, "mcp-host");
+    let mut m = McpChild::start(&dir, Some(&url));
+    m.send(INIT);
+    m.recv();
+    m.send(r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#);
+    let mut id = 10;
+    let mut call = |m: &mut McpChild, name: &str, args: &str| -> Value {
+        id += 1;
+        m.send(&call_body(id, name, args));
+        let v = m.recv();
+        assert_eq!(
+            v.get("id").and_then(Value::as_i64),
+            Some(id.into()),
+            "{v:?}"
+        );
+        let r = v
+            .get("result")
+            .cloned()
+            .unwrap_or_else(|| panic!("{name}: {v:?}"));
+        assert_eq!(
+            r.get("isError"),
+            Some(&Value::Bool(false)),
+            "{name}({args}): {r:?}"
+        );
+        r.get("structuredContent").cloned().unwrap()
+    };
+    let shown = call(&mut m, "protocol_show", r#"{"protocol":"rps-v1"}"#);
+    let pid = s(&shown, &["protocol_id"]).to_owned();
+    assert_eq!(pid.len(), 64, "{shown:?}");
+    let hosted = call(
+        &mut m,
+        "host",
+        r#"{"protocol":"rps-v1","control_mode":"human","message":"from mcp","direct":true}"#,
+    );
+    let state_dir = s(&hosted, &["state_dir"]).to_owned();
+    let post = s(&hosted, &["post_id"]).to_owned();
+    assert!(!state_dir.is_empty() && !post.is_empty(), "{hosted:?}");
+    let found = call(&mut m, "browse", &format!(r#"{{"protocol_id":"{pid}"}}"#));
+    let inv = found.get("invitations").and_then(Value::as_array).unwrap();
+    assert!(inv.iter().any(|i| s(i, &["post_id"]) == post), "{found:?}");
+    let rows = call(&mut m, "sessions", "{}");
+    let rows = rows.get("sessions").and_then(Value::as_array).unwrap();
+    assert!(rows.iter().any(|r| s(r, &["dir"]) == state_dir), "{rows:?}");
+    let arg = format!(r#"{{"state_dir":"{state_dir}"}}"#);
+    let snap = call(&mut m, "session_snapshot", &arg);
+    assert_eq!(
+        s(&snap, &["waiting_for_guest", "post_id"]),
+        post,
+        "{snap:?}"
+    );
+    let w = call(&mut m, "session_window", &arg);
+    assert_eq!(w.get("open"), Some(&Value::Bool(false)), "{w:?}");
+    assert_eq!(w.get("ended"), Some(&Value::Bool(false)), "{w:?}");
+    call(
+        &mut m,
+        "session_whisper",
+        &format!(r#"{{"state_dir":"{state_dir}","text":"always paper"}}"#),
+    );
+    let whispers = std::fs::read_to_string(Path::new(&state_dir).join("whispers.jsonl"))
+        .or_else(|_| {
+            let d = palaver::session::StateDir::resolve(Path::new(&state_dir)).unwrap();
+            std::fs::read_to_string(d.child.join("whispers.jsonl"))
+        })
+        .unwrap_or_default();
+    assert!(whispers.contains("always paper"), "{whispers}");
+    let aborted = call(
+        &mut m,
+        "session_abort",
+        &format!(r#"{{"state_dir":"{state_dir}","reason":"mcp test"}}"#),
+    );
+    assert_eq!(s(&aborted, &["status"]), "aborted", "{aborted:?}");
+    let ev = call(
+        &mut m,
+        "session_events",
+        &format!(r#"{{"state_dir":"{state_dir}","limit":500}}"#),
+    );
+    let types: Vec<String> = ev
+        .get("events")
+        .and_then(Value::as_array)
+        .unwrap()
+        .iter()
+        .map(|e| s(e, &["type"]).to_owned())
+        .collect();
+    assert!(types.iter().any(|t| t == "session_ended"), "{types:?}");
+    assert_eq!(ev.get("next"), ev.get("total"), "{ev:?}");
+    let w = call(&mut m, "session_window", &arg);
+    assert_eq!(w.get("ended"), Some(&Value::Bool(true)), "{w:?}");
+    // A command's refusal comes back as a tool error with its text.
+    m.send(&call_body(99, "join", r#"{"post_id":"nosuchpost"}"#));
+    let v = m.recv();
+    assert_eq!(
+        s(&v, &["result", "structuredContent", "error"]),
+        "command_failed",
+        "{v:?}"
+    );
+    assert!(!s(&v, &["result", "structuredContent", "message"]).is_empty());
 }
