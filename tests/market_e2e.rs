@@ -4,45 +4,17 @@
 
 mod common;
 
+use common::cli::{identity, json};
+
 use palaver::json::Value;
 use std::path::Path;
-use std::process::{Command, Output, Stdio};
+use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
-
-fn palaver(dir: &Path, url: &str, args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_palaver"))
-        .arg("--data-dir")
-        .arg(dir)
-        .args(["--server", url])
-        .args(args)
-        .output()
-        .expect("run palaver")
-}
-
-fn json(dir: &Path, url: &str, args: &[&str]) -> (i32, Value) {
-    let mut all = vec!["--json"];
-    all.extend_from_slice(args);
-    let out = palaver(dir, url, &all);
-    let v = palaver::json::parse_bytes(&out.stdout).unwrap_or_else(|e| {
-        panic!(
-            "{args:?}: {e}\nstdout: {}\nstderr: {}",
-            String::from_utf8_lossy(&out.stdout),
-            String::from_utf8_lossy(&out.stderr)
-        )
-    });
-    (out.status.code().unwrap_or(-1), v)
-}
 
 fn ok(dir: &Path, url: &str, args: &[&str]) -> Value {
     let (code, v) = json(dir, url, args);
     assert_eq!(code, 0, "{args:?} → {v:?}");
     v
-}
-
-fn identity(dir: &Path, url: &str, nick: &str) {
-    assert!(palaver(dir, url, &["init"]).status.success());
-    let r = palaver(dir, url, &["register", "--nickname", nick]);
-    assert!(r.status.success(), "{}", String::from_utf8_lossy(&r.stderr));
 }
 
 fn wait_for(dir: &Path, url: &str, tx: &str, what: impl Fn(&Value) -> bool) -> Value {

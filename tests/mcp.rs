@@ -17,44 +17,16 @@
 
 mod common;
 
+use common::cli::{identity, json, palaver};
+
 use palaver::json::Value;
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::TcpStream;
 use std::path::Path;
-use std::process::{Command, Output, Stdio};
+use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 const BIN: &str = env!("CARGO_BIN_EXE_palaver");
-
-fn palaver(dir: &Path, url: &str, args: &[&str]) -> Output {
-    Command::new(BIN)
-        .arg("--data-dir")
-        .arg(dir)
-        .args(["--server", url])
-        .args(args)
-        .output()
-        .expect("run palaver")
-}
-
-fn json(dir: &Path, url: &str, args: &[&str]) -> (i32, Value) {
-    let mut all = vec!["--json"];
-    all.extend_from_slice(args);
-    let out = palaver(dir, url, &all);
-    let v = palaver::json::parse_bytes(&out.stdout).unwrap_or_else(|e| {
-        panic!(
-            "{args:?}: {e}\nstdout: {}\nstderr: {}",
-            String::from_utf8_lossy(&out.stdout),
-            String::from_utf8_lossy(&out.stderr)
-        )
-    });
-    (out.status.code().unwrap_or(-1), v)
-}
-
-fn identity(dir: &Path, url: &str, nick: &str) {
-    assert!(palaver(dir, url, &["init"]).status.success());
-    let r = palaver(dir, url, &["register", "--nickname", nick]);
-    assert!(r.status.success(), "{}", String::from_utf8_lossy(&r.stderr));
-}
 
 fn token(dir: &Path, url: &str) -> String {
     let (code, v) = json(dir, url, &["market", "token"]);
@@ -544,15 +516,27 @@ fn check_against_rest(v: &Value, buyer: &Path, url: &str) {
     );
 }
 
-#[ignore = "needs the MCP Python SDK (tests/reference/requirements.txt): run scripts/test"]
-#[test]
-fn mcp_over_http_settles_a_transaction_with_the_hashes_rest_shows() {
+/// A server with a market, and a registered buyer and provider.
+fn market_world() -> (
+    tempfile::TempDir,
+    common::Serve,
+    String,
+    std::path::PathBuf,
+    std::path::PathBuf,
+) {
     let tmp = tempfile::tempdir().unwrap();
-    let (_serve, url) =
+    let (serve, url) =
         common::palaver_serve(&tmp.path().join("community.sqlite"), &["--rate-limit", "0"]);
     let (buyer, provider) = (tmp.path().join("buyer"), tmp.path().join("provider"));
     identity(&buyer, &url, "buyer");
     identity(&provider, &url, "provider");
+    (tmp, serve, url, buyer, provider)
+}
+
+#[ignore = "needs the MCP Python SDK (tests/reference/requirements.txt): run scripts/test"]
+#[test]
+fn mcp_over_http_settles_a_transaction_with_the_hashes_rest_shows() {
+    let (_tmp, _serve, url, buyer, provider) = market_world();
     let (bt, pt) = (token(&buyer, &url), token(&provider, &url));
     let v = driver("mcp_gtl.py", &["http", &url, &bt, &pt]);
     check_against_rest(&v, &buyer, &url);
@@ -561,12 +545,7 @@ fn mcp_over_http_settles_a_transaction_with_the_hashes_rest_shows() {
 #[ignore = "needs the MCP Python SDK (tests/reference/requirements.txt): run scripts/test"]
 #[test]
 fn mcp_over_stdio_settles_a_transaction_with_the_hashes_rest_shows() {
-    let tmp = tempfile::tempdir().unwrap();
-    let (_serve, url) =
-        common::palaver_serve(&tmp.path().join("community.sqlite"), &["--rate-limit", "0"]);
-    let (buyer, provider) = (tmp.path().join("buyer"), tmp.path().join("provider"));
-    identity(&buyer, &url, "buyer");
-    identity(&provider, &url, "provider");
+    let (_tmp, _serve, url, buyer, provider) = market_world();
     let v = driver(
         "mcp_gtl.py",
         &[

@@ -2,6 +2,7 @@
 //! serve` process, signed invitations, the headless console.
 #![allow(dead_code)]
 
+pub mod cli;
 pub mod console;
 pub mod pg;
 pub mod played;
