@@ -440,3 +440,66 @@ fn the_inbox_and_the_leaderboard_screens() {
     quit(&c);
     assert_clean_exit(&c);
 }
+
+/// `palaver host --control-mode human` in a terminal opens the console on
+/// its own session (which runs in the background and outlives the
+/// console); `--no-console` keeps the command in the terminal.
+#[ignore = "needs tmux: run scripts/test"]
+#[test]
+fn a_human_host_in_a_terminal_opens_the_console_on_its_session() {
+    require_tmux("a_human_host_in_a_terminal_opens_the_console_on_its_session");
+    let _serial = serial();
+    let tmp = tempfile::tempdir().unwrap();
+    let (_serve, url) =
+        common::palaver_serve(&tmp.path().join("community.sqlite"), &["--rate-limit", "0"]);
+    let prepare = |data: &Path| {
+        for args in [&["init"][..], &["register", "--nickname", "seat"][..]] {
+            let o = Command::new(BIN)
+                .arg("--data-dir")
+                .arg(data)
+                .args(["--server", &url])
+                .args(args)
+                .output()
+                .unwrap();
+            assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        }
+    };
+    let host = [
+        "--server",
+        url.as_str(),
+        "host",
+        "rps-v1",
+        "--control-mode",
+        "human",
+        "--direct",
+    ];
+    let c = Console::start_command("human-host", None, &host, prepare);
+    // The console, attached to the waiting host's session.
+    let screen = c.wait_for("Rock-Paper-Scissors", Duration::from_secs(60));
+    assert!(screen.contains("Sessions (1)"), "{screen}");
+    quit(&c);
+    let screen = c.wait_for("[palaver exited: 0]", Duration::from_secs(20));
+    assert!(
+        screen.contains("the session goes on in the background"),
+        "{screen}"
+    );
+    // The session is there, running, and can be stopped.
+    let dirs = session_dirs(&c.data_dir());
+    assert_eq!(dirs.len(), 1, "{dirs:?}");
+    let o = Command::new(BIN)
+        .arg("--data-dir")
+        .arg(c.data_dir())
+        .args(["session", "abort"])
+        .arg(&dirs[0])
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    drop(c);
+
+    // --no-console: the command stays in the terminal and says where it is.
+    let mut args = host.to_vec();
+    args.push("--no-console");
+    let c = Console::start_command("human-host-nc", None, &args, prepare);
+    let screen = c.wait_for("post_id:", Duration::from_secs(60));
+    assert!(!screen.contains("Sessions ("), "{screen}");
+}

@@ -18,6 +18,7 @@ use anyhow::{Context, Result, anyhow};
 use clap::Args;
 use std::io::Write;
 use std::net::SocketAddrV4;
+use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
@@ -58,6 +59,12 @@ pub struct PeerArgs {
     /// daemon.err.log there (`palaver session logs`).
     #[arg(long)]
     pub daemon: bool,
+    /// With --control-mode human in a terminal, host and join open the
+    /// console on the session (the session runs in the background and goes
+    /// on when the console closes); this keeps them in the terminal
+    /// instead, printing as a script expects.
+    #[arg(long)]
+    pub no_console: bool,
     /// The state dir a `--daemon` launcher made for this run (internal).
     #[arg(long, value_name = "DIR", hide = true, conflicts_with = "daemon")]
     pub daemon_state_dir: Option<std::path::PathBuf>,
@@ -232,6 +239,9 @@ pub fn host(ctx: &Ctx, a: HostArgs) -> Result<Outcome> {
         return daemonize(ctx, Role::Host, &["post_id:", "session state:"]);
     }
     let mode: ControlMode = a.peer.control_mode.parse().map_err(anyhow::Error::msg)?;
+    if wants_console(ctx, &a.peer, mode) {
+        return with_console(ctx, Role::Host, &["post_id:", "session state:"]);
+    }
     let protocol = a
         .protocol
         .clone()
@@ -419,6 +429,9 @@ pub fn join(ctx: &Ctx, a: JoinArgs) -> Result<Outcome> {
         return daemonize(ctx, Role::Guest, &["session_id:", "session state:"]);
     }
     let mode: ControlMode = a.peer.control_mode.parse().map_err(anyhow::Error::msg)?;
+    if wants_console(ctx, &a.peer, mode) {
+        return with_console(ctx, Role::Guest, &["session_id:", "session state:"]);
+    }
     let c = client(ctx)?;
     let data_dir = ctx.data_dir()?;
     let rt = session_runtime()?;
@@ -480,6 +493,72 @@ fn shut_down(rt: tokio::runtime::Runtime) {
 /// state dir and the log paths. A run that stops first is recorded as
 /// `startup_failed` (or `startup_timeout`) with the tail of its error log.
 fn daemonize(ctx: &Ctx, role: Role, wait_for: &[&str]) -> Result<Outcome> {
+    let out = start_daemon(ctx, role, wait_for)?;
+    ctx.print_json(&Value::Object(out))?;
+    Ok(Outcome::Ok)
+}
+
+/// Should this run open the console on its session: a person decides
+/// (human), in a terminal, and nobody asked for JSON or no console.
+fn wants_console(ctx: &Ctx, peer: &PeerArgs, mode: ControlMode) -> bool {
+    use std::io::IsTerminal;
+    mode == ControlMode::Human
+        && !peer.no_console
+        && !ctx.json
+        && peer.daemon_state_dir.is_none()
+        && std::io::stdin().is_terminal()
+        && std::io::stdout().is_terminal()
+}
+
+/// The human seat that opens itself: the session starts in the background
+/// (as `--daemon` would start it) and the console opens attached to it.
+/// Closing the console leaves the session running; one line says how to
+/// find it again.
+fn with_console(ctx: &Ctx, role: Role, wait_for: &[&str]) -> Result<Outcome> {
+    say(
+        ctx,
+        "starting the session in the background, then the console on it (--no-console: stay here)",
+    );
+    let out = start_daemon(ctx, role, wait_for)?;
+    let dir = out.get_str("state_dir").unwrap_or_default().to_owned();
+    let opts = super::console_options(
+        ctx,
+        super::ConsoleArgs {
+            no_house: true,
+            attach: vec![PathBuf::from(&dir)],
+            theme: None,
+            nickname: None,
+        },
+    )?;
+    crate::tui::run(opts)?;
+    let meta = StateDir::resolve(Path::new(&dir))
+        .and_then(|d| d.session_file())
+        .and_then(|f| files::read_json_object(&f))
+        .unwrap_or_default();
+    match meta.get_str("status").unwrap_or("") {
+        "" | "starting" | "running" => say(
+            ctx,
+            &format!(
+                "the session goes on in the background (pid {}): palaver console --attach {dir} to return, palaver session abort {dir} to stop it",
+                out.get("pid").map(Value::py_str).unwrap_or_default()
+            ),
+        ),
+        status => say(
+            ctx,
+            &format!(
+                "the session ended: {status}{}; palaver session replay {dir}",
+                meta.get_str("end_reason")
+                    .map(|r| format!(" ({r})"))
+                    .unwrap_or_default()
+            ),
+        ),
+    }
+    Ok(Outcome::Ok)
+}
+
+/// [`daemonize`] without the printing: the values it found, the pid, the
+/// state dir and the log paths.
+fn start_daemon(ctx: &Ctx, role: Role, wait_for: &[&str]) -> Result<Map> {
     use std::os::unix::process::CommandExt;
     let data_dir = ctx.data_dir()?;
     // The parent only: the run makes its engine dir (a room uses the
@@ -599,8 +678,7 @@ fn daemonize(ctx: &Ctx, role: Role, wait_for: &[&str]) -> Result<Outcome> {
     }
     out.insert("out_log", Value::from(out_log.display().to_string()));
     out.insert("err_log", Value::from(err_log.display().to_string()));
-    ctx.print_json(&Value::Object(out))?;
-    Ok(Outcome::Ok)
+    Ok(out)
 }
 
 fn options_of(subj: &Subject, raw: Option<&str>) -> Result<Map> {

@@ -32,6 +32,17 @@ printf '\n[palaver exited: %s] [tty: %s]\n' "$s" "$flags"
 sleep 2
 "#;
 
+/// As [`WRAPPER`], running `palaver` with the arguments after the data
+/// and config dirs.
+pub const WRAPPER_ARGS: &str = r#"unset PALAVER_SERVER PALAVER_THEME
+bin="$1"; data="$2"; config="$3"; shift 3
+PALAVER_DATA_DIR="$data" PALAVER_CONFIG_DIR="$config" "$bin" "$@"
+s=$?
+flags=$(stty -a 2>/dev/null | tr ' ;' '\n\n' | grep -x -e icanon -e -icanon -e echo -e -echo | tr '\n' ' ')
+printf '\n[palaver exited: %s] [tty: %s]\n' "$s" "$flags"
+sleep 2
+"#;
+
 pub fn tmux_installed() -> bool {
     Command::new("tmux")
         .arg("-V")
@@ -68,6 +79,17 @@ impl Console {
 
     /// As [`Console::start`], with `config` as the config dir's config.toml.
     pub fn start_with_config(test: &str, config: Option<&str>) -> Console {
+        Console::start_command(test, config, &[], |_| {})
+    }
+
+    /// `palaver ARGS…` in the window instead of the bare console, after
+    /// `prepare` has seen the (empty) data dir.
+    pub fn start_command(
+        test: &str,
+        config: Option<&str>,
+        args: &[&str],
+        prepare: impl FnOnce(&Path),
+    ) -> Console {
         let dir = tempfile::tempdir().expect("tempdir");
         for d in ["data", "config"] {
             std::fs::create_dir(dir.path().join(d)).expect("mkdir");
@@ -92,9 +114,10 @@ impl Console {
         };
         let (w, h) = (WIDTH.to_string(), HEIGHT.to_string());
         let data = c.data_dir();
+        prepare(&data);
         let config = c.dir.path().join("config");
         c.spawned = Instant::now();
-        let o = c.tmux(&[
+        let mut argv = vec![
             "new-session",
             "-d",
             "-s",
@@ -105,12 +128,18 @@ impl Console {
             &h,
             "sh",
             "-c",
-            WRAPPER,
+            if args.is_empty() {
+                WRAPPER
+            } else {
+                WRAPPER_ARGS
+            },
             "sh",
             BIN,
             data.to_str().expect("utf-8 path"),
             config.to_str().expect("utf-8 path"),
-        ]);
+        ];
+        argv.extend_from_slice(args);
+        let o = c.tmux(&argv);
         assert!(
             o.status.success(),
             "tmux new-session failed: {}",
