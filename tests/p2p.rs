@@ -797,6 +797,7 @@ async fn host_against(
     f: std::sync::Arc<FakeCommunity>,
     data: &Path,
     ttl: Duration,
+    renew: bool,
 ) -> (
     Result<palaver::services::remote::Finished, palaver::services::remote::RemoteError>,
     Vec<PathBuf>,
@@ -815,6 +816,7 @@ async fn host_against(
         upkeep: Upkeep {
             renew_every: Duration::from_millis(200),
             watch_every: Duration::from_millis(100),
+            renew,
         },
         peer: PeerOpts::direct(),
         data_dir: Some(data.to_owned()),
@@ -846,7 +848,7 @@ async fn renewals_are_recorded_and_a_failed_one_ends_them_until_the_ttl_runs_out
         reads: Default::default(),
         deletes: Default::default(),
     });
-    let (r, dirs) = host_against(f.clone(), data.path(), Duration::from_millis(1500)).await;
+    let (r, dirs) = host_against(f.clone(), data.path(), Duration::from_millis(1500), true).await;
     assert!(
         matches!(r, Err(palaver::services::remote::RemoteError::NoGuest(_))),
         "{r:?}"
@@ -894,7 +896,7 @@ async fn an_invitation_the_server_expires_stops_its_host() {
         deletes: Default::default(),
     });
     let t0 = std::time::Instant::now();
-    let (r, dirs) = host_against(f.clone(), data.path(), Duration::from_secs(600)).await;
+    let (r, dirs) = host_against(f.clone(), data.path(), Duration::from_secs(600), true).await;
     assert!(t0.elapsed() < Duration::from_secs(5), "{:?}", t0.elapsed());
     match r {
         Err(palaver::services::remote::RemoteError::Closed { post_id, reason }) => {
@@ -913,4 +915,30 @@ async fn an_invitation_the_server_expires_stops_its_host() {
     assert_eq!(field(&sess(dir), "status"), "stopped");
     // A closed invitation is not withdrawn again.
     assert_eq!(f.deletes.load(SeqCst), 0);
+}
+
+/// `host --no-invitation-renew`: no renewal is ever sent; the status reads
+/// go on and stop the host when the server expires the invitation.
+#[tokio::test]
+async fn a_host_that_does_not_renew_stops_when_its_invitation_expires() {
+    use std::sync::atomic::Ordering::SeqCst;
+    let data = tempfile::tempdir().unwrap();
+    let f = std::sync::Arc::new(FakeCommunity {
+        renew: vec![(200, r#"{"post_id":"p1","expires_at":2000.25}"#)],
+        expire_after: Some(6),
+        renewals: Default::default(),
+        reads: Default::default(),
+        deletes: Default::default(),
+    });
+    let (r, dirs) = host_against(f.clone(), data.path(), Duration::from_secs(600), false).await;
+    match r {
+        Err(palaver::services::remote::RemoteError::Closed { reason, .. }) => {
+            assert_eq!(reason, "invitation_expired");
+        }
+        other => panic!("{other:?}"),
+    }
+    assert_eq!(f.renewals.load(SeqCst), 0, "no renewal was sent");
+    assert!(f.reads.load(SeqCst) >= 6);
+    assert!(events_of(&dirs[0], "invitation_renewed").is_empty());
+    assert_eq!(field(&sess(&dirs[0]), "end_reason"), "invitation_expired");
 }

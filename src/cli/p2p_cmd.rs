@@ -103,6 +103,11 @@ pub struct HostArgs {
     /// no guest by then it is cancelled and host exits (1/60 to 10080, a week).
     #[arg(long, default_value_t = 30.0, value_name = "MINUTES", value_parser = |s: &str| limits::INVITATION_TTL_MINUTES.parse_arg(s))]
     pub invitation_ttl_minutes: f64,
+    /// Do not renew the invitation: it lives as long as the server keeps
+    /// one (`palaver serve --invitation-ttl`, 5 minutes by default), and the
+    /// host stops when it expires.
+    #[arg(long)]
+    pub no_invitation_renew: bool,
     /// A table only (four-player-landlord-v1, …): seat this many bots as
     /// members, so the table starts with fewer people (0 to 31; a table of
     /// four with --bots 3 starts at once).
@@ -270,7 +275,10 @@ pub fn host(ctx: &Ctx, a: HostArgs) -> Result<Outcome> {
             options,
             mode,
             ttl: limits::INVITATION_TTL_MINUTES.check(a.invitation_ttl_minutes)?,
-            upkeep: remote::Upkeep::default(),
+            upkeep: remote::Upkeep {
+                renew: !a.no_invitation_renew,
+                ..remote::Upkeep::default()
+            },
             peer: peer_opts(&a.peer)?,
             data_dir: Some(data_dir),
             state_dir: a.peer.daemon_state_dir.clone(),

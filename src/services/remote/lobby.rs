@@ -35,6 +35,10 @@ pub struct Upkeep {
     /// Time between reads of the invitation's status (zero: none; only a
     /// refused renewal then tells the host its invitation is gone).
     pub watch_every: Duration,
+    /// Renew at all (`host --no-invitation-renew`: no; the invitation then
+    /// lives as long as the server keeps one, its status reads still tell
+    /// the host when it expired).
+    pub renew: bool,
 }
 
 impl Default for Upkeep {
@@ -43,6 +47,7 @@ impl Default for Upkeep {
         Upkeep {
             renew_every: RENEW_EVERY,
             watch_every: WATCH_EVERY,
+            renew: true,
         }
     }
 }
@@ -251,7 +256,9 @@ pub(super) async fn keep_open(
     let inv_path = format!("/api/v1/invitations/{post_id}");
     let renew_path = format!("{inv_path}/renew");
     let start = tokio::time::Instant::now();
-    let mut next_renew = Some(start + upkeep.renew_every.max(Duration::from_millis(10)));
+    let mut next_renew = upkeep
+        .renew
+        .then(|| start + upkeep.renew_every.max(Duration::from_millis(10)));
     let watch = (!upkeep.watch_every.is_zero()).then_some(upkeep.watch_every);
     let mut next_watch = watch.map(|w| start + w);
     loop {
