@@ -174,6 +174,15 @@ pub const HEARTBEAT_INTERVAL: Seconds = Seconds {
     minutes: false,
 };
 
+/// `--pace` (0: no pause): a pause before each frame this side sends.
+pub const PACE: Seconds = Seconds {
+    field: "--pace",
+    min: 0.01,
+    max: 600.0,
+    zero_means_off: true,
+    minutes: false,
+};
+
 /// `--heartbeat-timeout` (0: three intervals).
 pub const HEARTBEAT_TIMEOUT: Seconds = Seconds {
     field: "--heartbeat-timeout",

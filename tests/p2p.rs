@@ -942,3 +942,71 @@ async fn a_host_that_does_not_renew_stops_when_its_invitation_expires() {
     assert!(events_of(&dirs[0], "invitation_renewed").is_empty());
     assert_eq!(field(&sess(&dirs[0]), "end_reason"), "invitation_expired");
 }
+
+/// Seconds since midnight of an events.jsonl `ts` (the tests' sessions do
+/// not cross midnight... unless they do: then the gap is negative and the
+/// check below says so).
+fn ts_seconds(ts: &str) -> f64 {
+    let t = &ts[11..];
+    let h: f64 = t[0..2].parse().unwrap();
+    let m: f64 = t[3..5].parse().unwrap();
+    let s: f64 = t[6..].split('+').next().unwrap().parse().unwrap();
+    h * 3600.0 + m * 60.0 + s
+}
+
+/// `--pace`: each frame a side sends waits that long first, and the game
+/// still ends completed on both sides.
+#[test]
+fn a_paced_host_waits_before_each_frame_it_sends() {
+    let tmp = tempfile::tempdir().unwrap();
+    let peers = Peers::new(tmp.path(), &[], &["h", "g"]);
+    let (started, post) = peers.host_rps(&["--options", r#"{"best_of":3}"#, "--pace", "0.25"]);
+    let j = palaver::json::parse_str(&peers.join(&post)).unwrap();
+    assert_eq!(
+        j.get("outcome").and_then(|o| o.get("completed")),
+        Some(&Value::Bool(true)),
+        "{j:?}"
+    );
+    let dir = started_dir(&started);
+    wait_until("the host's end", Duration::from_secs(30), || {
+        field(&sess(&dir), "status") == "completed" || !field(&sess(&dir), "end_reason").is_empty()
+    });
+    let engine = palaver::session::StateDir::resolve(&dir).unwrap();
+    let sent: Vec<f64> = palaver::session::files::read_jsonl(&engine.events_file())
+        .iter()
+        .filter(|e| {
+            e.get("type").and_then(Value::as_str) == Some("protocol_message")
+                && e.get("data")
+                    .and_then(|d| d.get("direction"))
+                    .and_then(Value::as_str)
+                    == Some("sent")
+                // The engine's closing `end` goes at once, as the
+                // reference's last frame does.
+                && e.get("data")
+                    .and_then(|d| d.get("msg"))
+                    .and_then(|m| m.get("action"))
+                    .and_then(Value::as_str)
+                    != Some("end")
+        })
+        .map(|e| ts_seconds(e.get("ts").and_then(Value::as_str).unwrap()))
+        .collect();
+    assert!(sent.len() >= 4, "{sent:?}");
+    for w in sent.windows(2) {
+        assert!(
+            w[1] - w[0] >= 0.24,
+            "frames {:.3} s apart: {sent:?}",
+            w[1] - w[0]
+        );
+    }
+    // Out of range is refused by name.
+    let o = peers
+        .cmd("h")
+        .args(["host", "rps-v1", "--pace", "1e9"])
+        .output()
+        .unwrap();
+    assert!(!o.status.success());
+    assert!(
+        String::from_utf8_lossy(&o.stderr).contains("--pace"),
+        "{o:?}"
+    );
+}

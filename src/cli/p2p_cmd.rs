@@ -59,6 +59,10 @@ pub struct PeerArgs {
     /// daemon.err.log there (`palaver session logs`).
     #[arg(long)]
     pub daemon: bool,
+    /// Pause this many seconds before each frame this side sends (0: none;
+    /// else 0.01 to 600), so people can follow or coach the game.
+    #[arg(long, default_value_t = 0.0, value_name = "SECONDS", value_parser = |s: &str| limits::PACE.parse_arg(s))]
+    pub pace: f64,
     /// With --control-mode human in a terminal, host and join open the
     /// console on the session (the session runs in the background and goes
     /// on when the console closes); this keeps them in the terminal
@@ -147,6 +151,7 @@ fn peer_opts(p: &PeerArgs) -> Result<PeerOpts> {
         peer_timeout: limits::PEER_TIMEOUT.check(p.peer_timeout)?,
         heartbeat_interval: limits::HEARTBEAT_INTERVAL.check(p.heartbeat_interval)?,
         heartbeat_timeout: limits::HEARTBEAT_TIMEOUT.check(p.heartbeat_timeout)?,
+        pace: limits::PACE.check(p.pace)?,
     })
 }
 

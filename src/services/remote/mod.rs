@@ -60,6 +60,9 @@ pub struct PeerOpts {
     pub heartbeat_interval: Duration,
     /// Silence before the peer is reported unresponsive (zero: three intervals).
     pub heartbeat_timeout: Duration,
+    /// A pause before each frame this side sends (zero: none), so people
+    /// can follow or coach the game (the reference's `--pace`).
+    pub pace: Duration,
 }
 
 impl PeerOpts {
@@ -83,6 +86,7 @@ impl PeerOpts {
             peer_timeout: Duration::from_secs(300),
             heartbeat_interval: Duration::from_secs(10),
             heartbeat_timeout: Duration::from_secs(30),
+            pace: Duration::ZERO,
         }
     }
 }

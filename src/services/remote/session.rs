@@ -224,7 +224,10 @@ impl Session<'_> {
             last_sent: AtomicBool::new(false),
         });
         side.sink = tap.clone();
-        let cfg = run::engine_config(self.peer.peer_timeout);
+        let cfg = crate::engine::EngineConfig {
+            pace: self.peer.pace,
+            ..run::engine_config(self.peer.peer_timeout)
+        };
         // Heartbeats run for turn-based modes only: in free mode the reference
         // has no heartbeat layer and would show the pings as chat noise.
         let beat = (!self.peer.heartbeat_interval.is_zero() && self.spec.flow_mode() != "free")
