@@ -368,3 +368,41 @@ fn community_commands_say_what_is_missing() {
         text(&down.stderr)
     );
 }
+
+/// `--profile`: a protocol's profile gives the options, `--options` changes
+/// single keys over it, and an unknown profile is named with the ones there are.
+#[test]
+fn protocol_test_takes_a_profile_and_options_over_it() {
+    let options = |args: &[&str]| -> serde_json::Value {
+        let r = run(args);
+        assert_eq!(r.code, 0, "{args:?}: {}{}", r.out, r.err);
+        serde_json::from_str::<serde_json::Value>(&r.out).unwrap()["options"].clone()
+    };
+    let quick = options(&["--json", "protocol", "test", "rps-v1", "--profile", "quick"]);
+    assert_eq!(quick["best_of"], 1);
+    assert_eq!(quick["termination"], "first_to_win");
+    let paced = options(&[
+        "--json",
+        "protocol",
+        "test",
+        "rps-v1",
+        "--profile",
+        "paced",
+        "--options",
+        r#"{"round_delay_seconds":0}"#,
+    ]);
+    assert_eq!(paced["best_of"], 3, "{paced}");
+    assert_eq!(
+        paced["round_delay_seconds"], 0,
+        "the --options key wins: {paced}"
+    );
+    let r = run(&["protocol", "test", "rps-v1", "--profile", "nope"]);
+    assert_ne!(r.code, 0);
+    assert!(
+        r.err.contains(
+            "rps-v1 has no profile 'nope' (its profiles: quick, standard, long, marathon, paced)"
+        ),
+        "{}",
+        r.err
+    );
+}

@@ -25,10 +25,12 @@ use std::time::Duration;
 /// Options host and join share.
 #[derive(Debug, Args)]
 pub struct PeerArgs {
-    /// autonomous (plays from strategy.json), hybrid (default: plays, but
-    /// takes your decisions) or human (waits for every decision).
-    #[arg(long, value_name = "MODE", default_value = "hybrid")]
-    pub control_mode: String,
+    /// autonomous (plays from strategy.json), hybrid (plays, but takes your
+    /// decisions) or human (waits for every decision). Default: hybrid for
+    /// join; for host the spec's `decision.mode` (manual is human,
+    /// autonomous autonomous, auto or none hybrid).
+    #[arg(long, value_name = "MODE")]
+    pub control_mode: Option<String>,
     /// Reach the peer by direct addresses only, without n0's relays and
     /// discovery (same machine or LAN; works offline).
     #[arg(long)]
@@ -100,6 +102,10 @@ pub struct HostArgs {
     /// Invitation options as a JSON object (checked against the spec's parameters).
     #[arg(long, value_name = "JSON")]
     pub options: Option<String>,
+    /// Start from this profile's options (`palaver protocol show` lists
+    /// them); --options then changes single keys.
+    #[arg(long, value_name = "NAME")]
+    pub profile: Option<String>,
     /// The invitation's message in `browse`.
     #[arg(long, default_value = "")]
     pub message: String,
@@ -248,17 +254,20 @@ pub fn host(ctx: &Ctx, a: HostArgs) -> Result<Outcome> {
     if a.peer.daemon {
         return daemonize(ctx, Role::Host, &["post_id:", "session state:"]);
     }
-    let mode: ControlMode = a.peer.control_mode.parse().map_err(anyhow::Error::msg)?;
-    if wants_console(ctx, &a.peer, mode) {
-        return with_console(ctx, Role::Host, &["post_id:", "session state:"]);
-    }
     let protocol = a
         .protocol
         .clone()
         .or(a.protocol_flag.clone())
         .ok_or_else(|| anyhow!("name a protocol"))?;
     let subj = subject(ctx, &protocol, a.peer.allow_skeleton_hooks)?;
-    let options = options_of(&subj, a.options.as_deref())?;
+    let mode = match &a.peer.control_mode {
+        Some(m) => m.parse().map_err(anyhow::Error::msg)?,
+        None => ControlMode::author_default(&subj.spec),
+    };
+    if wants_console(ctx, &a.peer, mode) {
+        return with_console(ctx, Role::Host, &["post_id:", "session state:"]);
+    }
+    let options = options_of(ctx, &subj, a.profile.as_deref(), a.options.as_deref())?;
     if subj.spec.flow_mode() == "authoritative_group" {
         return host_room(ctx, &a, subj.spec, options, mode);
     }
@@ -441,7 +450,10 @@ pub fn join(ctx: &Ctx, a: JoinArgs) -> Result<Outcome> {
     if a.peer.daemon {
         return daemonize(ctx, Role::Guest, &["session_id:", "session state:"]);
     }
-    let mode: ControlMode = a.peer.control_mode.parse().map_err(anyhow::Error::msg)?;
+    let mode: ControlMode = match &a.peer.control_mode {
+        Some(m) => m.parse().map_err(anyhow::Error::msg)?,
+        None => ControlMode::Hybrid,
+    };
     if wants_console(ctx, &a.peer, mode) {
         return with_console(ctx, Role::Guest, &["session_id:", "session state:"]);
     }
@@ -694,11 +706,10 @@ fn start_daemon(ctx: &Ctx, role: Role, wait_for: &[&str]) -> Result<Map> {
     Ok(out)
 }
 
-fn options_of(subj: &Subject, raw: Option<&str>) -> Result<Map> {
-    let Some(raw) = raw else {
+fn options_of(ctx: &Ctx, subj: &Subject, profile: Option<&str>, raw: Option<&str>) -> Result<Map> {
+    let Some(v) = super::test_cmd::profiled_options(ctx, &subj.spec, profile, raw)? else {
         return Ok(Map::new());
     };
-    let v = crate::json::parse_str(raw).context("--options: invalid JSON")?;
     subj.spec
         .validate_options(&v)
         .map_err(|e| anyhow!("--options: {e}"))?;

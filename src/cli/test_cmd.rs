@@ -30,6 +30,11 @@ pub struct TestArgs {
     /// Invitation options as a JSON object (checked against the spec).
     #[arg(long, value_name = "JSON")]
     pub options: Option<String>,
+    /// Start from this profile's options (`palaver protocol show` lists a
+    /// protocol's profiles, e.g. rps-v1's quick, standard, long, marathon,
+    /// paced); --options then changes single keys.
+    #[arg(long, value_name = "NAME")]
+    pub profile: Option<String>,
     /// Seed for the bots' choices, to replay a session exactly.
     #[arg(long)]
     pub seed: Option<u64>,
@@ -47,7 +52,9 @@ pub struct TestArgs {
     /// to a state dir under the data dir, steerable with `palaver session …`.
     #[arg(long, value_name = "host|guest")]
     pub role: Option<String>,
-    /// Control mode of your side with --role: autonomous, hybrid (default) or human.
+    /// Control mode of your side with --role: autonomous, hybrid or human
+    /// (default: the spec's `decision.mode` — manual is human, autonomous
+    /// autonomous, auto or none hybrid).
     #[arg(long, value_name = "MODE", requires = "role")]
     pub control_mode: Option<String>,
     /// With --role: run the session in a background process and print its
@@ -296,11 +303,57 @@ fn transcript(host: &MemorySink) -> Vec<Frame> {
         .collect()
 }
 
+/// Invitation options from `--profile` and `--options`: the profile's (from
+/// the library entry of `spec`), each key of `--options` over them. `None`
+/// when neither is given; not yet checked against the spec.
+pub fn profiled_options(
+    ctx: &Ctx,
+    spec: &crate::spec::Spec,
+    profile: Option<&str>,
+    raw: Option<&str>,
+) -> Result<Option<Value>> {
+    let mut base = match profile {
+        None => Map::new(),
+        Some(name) => {
+            let data_dir = ctx.data_dir()?;
+            let lib = crate::library::Library::open(Some(&data_dir))?;
+            let entry = lib
+                .entries()
+                .iter()
+                .find(|e| e.protocol_id == spec.protocol_id())
+                .ok_or_else(|| {
+                    anyhow::anyhow!(
+                        "--profile {name}: protocol {} is not in the library, so it has no profiles",
+                        spec.protocol_id()
+                    )
+                })?;
+            entry.profile(name).context("--profile")?
+        }
+    };
+    let Some(raw) = raw else {
+        return Ok(profile.map(|_| Value::Object(base)));
+    };
+    match crate::json::parse_str(raw).context("--options: invalid JSON")? {
+        Value::Object(over) => {
+            for (k, v) in over.iter() {
+                base.insert(k, v.clone());
+            }
+            Ok(Some(Value::Object(base)))
+        }
+        // Not an object: the spec's check says what is wrong with it.
+        other => Ok(Some(other)),
+    }
+}
+
 pub fn run(ctx: &Ctx, args: TestArgs) -> Result<Outcome> {
     let subject = subject(ctx, &args.protocol, args.allow_skeleton_hooks)?;
-    let options: Map = match &args.options {
-        Some(raw) => {
-            let v = crate::json::parse_str(raw).context("--options: invalid JSON")?;
+    let options: Map = match profiled_options(
+        ctx,
+        &subject.spec,
+        args.profile.as_deref(),
+        args.options.as_deref(),
+    )? {
+        Some(v) => {
             if let Err(e) = subject.spec.validate_options(&v) {
                 eprintln!("ValidationError: {e}");
                 return Ok(Outcome::Rejected);
@@ -570,7 +623,7 @@ fn stateful(
     let role = parse_role(role)?;
     let mode = match &args.control_mode {
         Some(m) => m.parse::<ControlMode>().map_err(anyhow::Error::msg)?,
-        None => ControlMode::Hybrid,
+        None => ControlMode::author_default(&subject.spec),
     };
     let data_dir = ctx.data_dir()?;
     let dir = StateDir::create(&data_dir, role)

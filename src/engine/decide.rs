@@ -50,6 +50,24 @@ impl ControlMode {
             _ => None,
         }
     }
+
+    /// The mode a protocol's author asks for when the user names none:
+    /// the spec's `decision.mode` — `manual` (or a mode's own name, human)
+    /// is human, `autonomous` autonomous, and `auto` (what every bundled
+    /// protocol says), anything else or nothing the reference's default,
+    /// hybrid.
+    pub fn author_default(spec: &crate::spec::Spec) -> ControlMode {
+        let mode = spec
+            .get("decision")
+            .and_then(|d| d.get("mode"))
+            .and_then(Value::as_str)
+            .unwrap_or("");
+        match mode {
+            "manual" | "human" => ControlMode::Human,
+            "autonomous" => ControlMode::Autonomous,
+            _ => ControlMode::Hybrid,
+        }
+    }
 }
 
 impl std::str::FromStr for ControlMode {
@@ -268,5 +286,38 @@ impl Decider for ScriptedDecider {
             }),
             (None, _) => Ok(Decided::Auto),
         }
+    }
+}
+
+#[cfg(test)]
+mod author_default_tests {
+    use super::ControlMode;
+    use crate::json::Value;
+
+    #[test]
+    fn the_authors_decision_mode_is_the_default_control_mode() {
+        let rps = crate::library::bundled_spec("rps-v1").unwrap();
+        let spec = |mode: &str| {
+            let mut m = rps.doc().clone();
+            m.insert("decision", Value::Object(crate::obj! { "mode" => mode }));
+            crate::spec::Spec::from_value(Value::Object(m)).unwrap()
+        };
+        assert_eq!(
+            ControlMode::author_default(&spec("manual")),
+            ControlMode::Human
+        );
+        assert_eq!(
+            ControlMode::author_default(&spec("autonomous")),
+            ControlMode::Autonomous
+        );
+        assert_eq!(
+            ControlMode::author_default(&spec("auto")),
+            ControlMode::Hybrid
+        );
+        assert_eq!(
+            ControlMode::author_default(&spec("other")),
+            ControlMode::Hybrid
+        );
+        assert_eq!(ControlMode::author_default(rps), ControlMode::Hybrid);
     }
 }

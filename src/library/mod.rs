@@ -132,11 +132,55 @@ pub struct Entry {
     pub source: Source,
 }
 
+impl Entry {
+    /// Each profile's name and options, in index order.
+    pub fn profile_options(&self) -> Vec<(String, json::Map)> {
+        self.profiles
+            .as_object()
+            .map(|p| {
+                p.iter()
+                    .map(|(k, v)| {
+                        let options = v
+                            .get("options")
+                            .and_then(Value::as_object)
+                            .cloned()
+                            .unwrap_or_default();
+                        (k.to_owned(), options)
+                    })
+                    .collect()
+            })
+            .unwrap_or_default()
+    }
+
+    /// The options of profile `name`; the error names the profiles there
+    /// are.
+    pub fn profile(&self, name: &str) -> Result<json::Map, LibraryError> {
+        let all = self.profile_options();
+        all.iter()
+            .find(|(k, _)| k == name)
+            .map(|(_, o)| o.clone())
+            .ok_or_else(|| LibraryError::NoProfile {
+                alias: self.alias.clone(),
+                name: name.to_owned(),
+                known: all.into_iter().map(|(k, _)| k).collect(),
+            })
+    }
+}
+
 /// Why a library lookup failed.
 #[derive(Debug, thiserror::Error)]
 pub enum LibraryError {
     #[error("no protocol '{0}' in the library (try `palaver protocol list`)")]
     NotFound(String),
+    #[error(
+        "{alias} has no profile '{name}' ({})",
+        if known.is_empty() { "it has none".to_owned() } else { format!("its profiles: {}", known.join(", ")) }
+    )]
+    NoProfile {
+        alias: String,
+        name: String,
+        known: Vec<String>,
+    },
     #[error("'{key}' matches several protocols: {}", .matches.join(", "))]
     Ambiguous { key: String, matches: Vec<String> },
     #[error(transparent)]

@@ -303,20 +303,7 @@ impl HostForm {
             .cloned();
         self.profiles = entry
             .as_ref()
-            .and_then(|e| e.profiles.as_object().cloned())
-            .map(|p| {
-                p.iter()
-                    .map(|(k, v)| {
-                        (
-                            k.to_owned(),
-                            v.get("options")
-                                .and_then(Value::as_object)
-                                .cloned()
-                                .unwrap_or_default(),
-                        )
-                    })
-                    .collect()
-            })
+            .map(|e| e.profile_options())
             .unwrap_or_default();
         let default = entry.and_then(|e| e.default_profile);
         self.profile_ix = default.and_then(|d| self.profiles.iter().position(|(k, _)| *k == d));
