@@ -195,3 +195,62 @@ fn pristine_skeletons_are_refused_and_list_their_hooks() {
     assert_eq!(code, 2);
     assert!(err.contains("proto_host_handle"), "{err}");
 }
+
+/// `host|join … -- ARGS` (the reference's extra_args): a hooks program
+/// gets them in `init` as `args`; native hooks refuse any; a spec whose
+/// `decision.mode` is not manual refuses them with the reference's words.
+#[tokio::test]
+async fn extra_args_reach_a_programs_init_and_only_a_manual_protocol_takes_them() {
+    let d = tempfile::tempdir().unwrap();
+    let log = d.path().join("init.json");
+    let body = format!(
+        "import json, sys\nfor line in sys.stdin:\n    req = json.loads(line)\n    if req['hook'] == 'init':\n        open({:?}, 'w').write(json.dumps(req['args']))\n    print(json.dumps({{'id': req['id'], 'ok': True, 'result': None}}), flush=True)\n",
+        log.to_str().unwrap()
+    );
+    let dir = program(&body);
+    let mut hooks = external(dir.path(), Duration::from_secs(10));
+    hooks
+        .set_extra_args(vec!["--level".into(), "3".into()])
+        .unwrap();
+    let ctx = palaver::engine::Ctx::new(
+        palaver::engine::Role::Host,
+        palaver::engine::ControlMode::Human,
+        Map::new(),
+    );
+    hooks.init(&ctx).await.unwrap();
+    let sent: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&log).unwrap()).unwrap();
+    assert_eq!(sent["args"], serde_json::json!(["--level", "3"]), "{sent}");
+    assert_eq!(sent["role"], "host");
+
+    let mut native = native_hooks_for_alias("rps-v1").unwrap();
+    assert!(native.set_extra_args(vec!["x".into()]).is_err());
+    assert!(native.set_extra_args(Vec::new()).is_ok());
+
+    let rps = library::bundled_spec("rps-v1").unwrap();
+    assert_eq!(
+        rps.check_extra_args(&["foo".into(), "it's".into()])
+            .unwrap_err(),
+        "protocol decision mode is 'auto'; extra_args ['foo', \"it's\"] not accepted. Hint: omit positional args after post_id; for interactive decisions use --coach."
+    );
+    assert!(rps.check_extra_args(&[]).is_ok());
+    let mut manual = rps.doc().clone();
+    manual.insert(
+        "decision",
+        palaver::json::Value::Object(palaver::obj! { "mode" => "manual" }),
+    );
+    let manual = palaver::spec::Spec::from_value(palaver::json::Value::Object(manual)).unwrap();
+    assert!(manual.check_extra_args(&["foo".into()]).is_ok());
+
+    // The CLI refuses them before anything is posted.
+    let (code, _, err) = palaver(&[
+        "--server",
+        "http://127.0.0.1:9",
+        "host",
+        "rps-v1",
+        "--",
+        "foo",
+    ]);
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("extra_args ['foo'] not accepted"), "{err}");
+}

@@ -795,7 +795,8 @@ class Bridge:
         # config (so the hooks run autonomous); the other modes get the
         # config of the local control mode.
         config = None if self.flow_mode == "free" else self.decision_config(mode)
-        self.hooks.proto_init(dict(options), role, [], self.state_dir, config)
+        extra = [str(a) for a in (args.get("args") or [])]
+        self.hooks.proto_init(dict(options), role, extra, self.state_dir, config)
         self.hooks.timing = self.spec.get("timing")
         return None
 

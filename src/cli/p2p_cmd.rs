@@ -125,6 +125,11 @@ pub struct HostArgs {
     pub bots: u8,
     #[command(flatten)]
     pub peer: PeerArgs,
+    /// Arguments for the hooks after `--` (the reference's extra_args):
+    /// taken only by a protocol whose spec says `decision.mode: manual`,
+    /// and handed to its hooks program's `init` as `args`.
+    #[arg(last = true, value_name = "ARGS")]
+    pub extra_args: Vec<String>,
 }
 
 #[derive(Debug, Args)]
@@ -133,6 +138,9 @@ pub struct JoinArgs {
     pub post_id: String,
     #[command(flatten)]
     pub peer: PeerArgs,
+    /// Arguments for the hooks after `--`, as for host.
+    #[arg(last = true, value_name = "ARGS")]
+    pub extra_args: Vec<String>,
 }
 
 /// The peer options, each duration checked against its range again (clap
@@ -260,6 +268,9 @@ pub fn host(ctx: &Ctx, a: HostArgs) -> Result<Outcome> {
         .or(a.protocol_flag.clone())
         .ok_or_else(|| anyhow!("name a protocol"))?;
     let subj = subject(ctx, &protocol, a.peer.allow_skeleton_hooks)?;
+    subj.spec
+        .check_extra_args(&a.extra_args)
+        .map_err(anyhow::Error::msg)?;
     let mode = match &a.peer.control_mode {
         Some(m) => m.parse().map_err(anyhow::Error::msg)?,
         None => ControlMode::author_default(&subj.spec),
@@ -284,7 +295,12 @@ pub fn host(ctx: &Ctx, a: HostArgs) -> Result<Outcome> {
             } else {
                 a.message.clone()
             },
-            hooks: subj.hooks()?,
+            hooks: {
+                let mut h = subj.hooks()?;
+                h.set_extra_args(a.extra_args.clone())
+                    .map_err(anyhow::Error::new)?;
+                h
+            },
             spec: subj.spec,
             options,
             mode,
@@ -466,9 +482,16 @@ pub fn join(ctx: &Ctx, a: JoinArgs) -> Result<Outcome> {
             return join_room(ctx, &a, &c, spec, mode, &mut sigint).await;
         }
         let allow = a.peer.allow_skeleton_hooks;
+        let extra = a.extra_args.clone();
         let resolve = |pid: &str| {
-            crate::services::protocol::hooks_for(Some(&data_dir), pid, allow)
-                .map_err(|e| e.to_string())
+            let (spec, mut hooks) =
+                crate::services::protocol::hooks_for(Some(&data_dir), pid, allow)
+                    .map_err(|e| e.to_string())?;
+            spec.check_extra_args(&extra)?;
+            hooks
+                .set_extra_args(extra.clone())
+                .map_err(|e| e.to_string())?;
+            Ok((spec, hooks))
         };
         let mut plan = JoinPlan::new(
             a.post_id.clone(),

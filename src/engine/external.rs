@@ -267,6 +267,7 @@ impl HooksProgram {
             describe: None,
             described_yet: false,
             dead: None,
+            extra_args: Vec::new(),
         })
     }
 }
@@ -286,6 +287,8 @@ pub struct ExternalHooks {
     described_yet: bool,
     /// Why the program can no longer be used.
     dead: Option<String>,
+    /// `extra_args`, sent with `init` as `args` (when there are any).
+    extra_args: Vec<String>,
 }
 
 impl ExternalHooks {
@@ -556,6 +559,11 @@ fn msg_args(msg: &Map) -> Map {
 
 #[async_trait]
 impl Hooks for ExternalHooks {
+    fn set_extra_args(&mut self, args: Vec<String>) -> Result<(), HookError> {
+        self.extra_args = args;
+        Ok(())
+    }
+
     fn supported_control_modes(&self) -> &'static [ControlMode] {
         let modes: Vec<ControlMode> = self
             .described("supported_control_modes")
@@ -631,7 +639,15 @@ impl Hooks for ExternalHooks {
         {
             self.timeout += Duration::from_secs_f64(delay);
         }
-        let args = obj! { "role" => ctx.role.as_str(), "control_mode" => ctx.control_mode.as_str(), "options" => ctx.options.clone() };
+        let mut args = obj! { "role" => ctx.role.as_str(), "control_mode" => ctx.control_mode.as_str(), "options" => ctx.options.clone() };
+        if !self.extra_args.is_empty() {
+            let extra: Vec<Value> = self
+                .extra_args
+                .iter()
+                .map(|a| Value::from(a.as_str()))
+                .collect();
+            args.insert("args", Value::Array(extra));
+        }
         self.call(Some(ctx), "init", args).await.map(|_| ())
     }
 

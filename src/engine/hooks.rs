@@ -144,6 +144,19 @@ pub trait Hooks: Send + Sync {
         &ControlMode::ALL
     }
 
+    /// Positional arguments for the hooks (`host … -- ARGS`, the
+    /// reference's `extra_args`), given before [`Hooks::init`]. Only hooks
+    /// programs take them; native hooks refuse any.
+    fn set_extra_args(&mut self, args: Vec<String>) -> Result<(), HookError> {
+        if args.is_empty() {
+            Ok(())
+        } else {
+            Err(HookError::Invalid(format!(
+                "this protocol's native hooks take no extra args ({args:?})"
+            )))
+        }
+    }
+
     /// The decision schema shown by decision prompts (match key, value
     /// field, legal choices); `None` when the protocol takes no decisions.
     fn decision_schema(&self) -> Option<Map> {

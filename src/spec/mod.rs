@@ -313,6 +313,34 @@ impl Spec {
     }
 
     /// Validates invitation options against the spec's parameters.
+    /// The reference's rule for `extra_args` (positional arguments for the
+    /// hooks): only a protocol whose `decision.mode` is `manual` takes any;
+    /// the error is the reference's text.
+    pub fn check_extra_args(&self, args: &[String]) -> Result<(), String> {
+        if args.is_empty() {
+            return Ok(());
+        }
+        let mode = match self.get("decision") {
+            Some(Value::Object(d)) => d
+                .get("mode")
+                .map(Value::py_str)
+                .unwrap_or_else(|| "auto".into()),
+            _ => "auto".into(),
+        };
+        if mode == "manual" {
+            return Ok(());
+        }
+        let list = args
+            .iter()
+            .map(|a| Value::from(a.as_str()).py_repr())
+            .collect::<Vec<_>>()
+            .join(", ");
+        Err(format!(
+            "protocol decision mode is '{mode}'; extra_args [{list}] not accepted. \
+             Hint: omit positional args after post_id; for interactive decisions use --coach."
+        ))
+    }
+
     pub fn validate_options(&self, options: &Value) -> Result<(), ValidationError> {
         let Value::Object(opts) = options else {
             return Err(ValidationError::from("--options must be a JSON object"));
