@@ -16,6 +16,7 @@ mod flows;
 pub mod group;
 pub mod hooks;
 pub mod mental_poker;
+pub mod policy_script;
 pub mod scaffold;
 pub mod whisper;
 
@@ -105,6 +106,11 @@ pub trait EventSink: Send + Sync {
     fn detail(&self, record: Map);
     /// Writes out whatever the sink keeps behind (the session ended).
     fn flush(&self) {}
+    /// The engine state dir the session is written to, when it is (where
+    /// a strategy's policy scripts are looked up).
+    fn state_dir(&self) -> Option<std::path::PathBuf> {
+        None
+    }
 }
 
 /// Keeps everything in memory.

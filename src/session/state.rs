@@ -303,6 +303,10 @@ impl EventSink for StateSink {
         self.snapshot.flush();
     }
 
+    fn state_dir(&self) -> Option<std::path::PathBuf> {
+        Some(self.dir.child.clone())
+    }
+
     fn detail(&self, mut record: Map) {
         if !record.contains_key("ts") {
             record.insert("ts", Value::from(iso_now()));

@@ -74,6 +74,10 @@ impl EventSink for Tap {
         self.inner.detail(record);
     }
 
+    fn state_dir(&self) -> Option<std::path::PathBuf> {
+        self.inner.state_dir()
+    }
+
     fn flush(&self) {
         if let Some(o) = &self.observer {
             o.flush();

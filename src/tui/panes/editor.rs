@@ -127,9 +127,49 @@ pub fn presets(schema: Option<&Map>) -> Vec<(String, Map)> {
                     obj! { "mode" => "policy", "policy" => p },
                 ));
             }
+            // The bundled policy scripts that fit a choice game (the
+            // counters need what beats what: rock-paper-scissors).
+            for id in ["weighted_mirror", "counter_once", "conditional_counter"] {
+                if id != "weighted_mirror" && !rps {
+                    continue;
+                }
+                out.push((
+                    format!("script: {}", id.replace('_', " ")),
+                    obj! { "mode" => "script", "script_id" => id, "params" => Map::new() },
+                ));
+            }
         }
     }
     out
+}
+
+/// A preset for each of the user's policy scripts in the session's engine
+/// dir (`policy_scripts/<id>.*`), by name.
+pub fn user_scripts(child: &std::path::Path) -> Vec<(String, Map)> {
+    let mut ids: Vec<String> = std::fs::read_dir(child.join("policy_scripts"))
+        .map(|r| {
+            r.filter_map(|e| e.ok().map(|e| e.path()))
+                .filter(|p| p.is_file())
+                .filter_map(|p| p.file_stem().and_then(|s| s.to_str()).map(str::to_owned))
+                .filter(|id| {
+                    !id.is_empty()
+                        && id
+                            .bytes()
+                            .all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-')
+                })
+                .collect()
+        })
+        .unwrap_or_default();
+    ids.sort();
+    ids.dedup();
+    ids.into_iter()
+        .map(|id| {
+            (
+                format!("script: {id} (yours)"),
+                obj! { "mode" => "script", "script_id" => id.as_str(), "params" => Map::new(), "timeout_ms" => 1000 },
+            )
+        })
+        .collect()
 }
 
 impl Editor {
@@ -248,6 +288,15 @@ mod tests {
             r#"{"fixed":"paper","mode":"fixed"}"#
         );
         assert!(p.iter().any(|(_, m)| m.get("policy").is_some()));
+        assert!(p.iter().any(|(n, m)| n == "script: counter once"
+            && m.get("mode").and_then(Value::as_str) == Some("script")));
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::create_dir(dir.path().join("policy_scripts")).unwrap();
+        std::fs::write(dir.path().join("policy_scripts/my_bot.py"), "").unwrap();
+        std::fs::write(dir.path().join("policy_scripts/bad name.py"), "").unwrap();
+        let u = user_scripts(dir.path());
+        assert_eq!(u.len(), 1, "{u:?}");
+        assert_eq!(u[0].0, "script: my_bot (yours)");
     }
 
     #[test]

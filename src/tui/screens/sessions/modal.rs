@@ -280,7 +280,8 @@ impl SessionsView {
             );
             return;
         };
-        let presets = editor::presets(att.schema.as_ref());
+        let mut presets = editor::presets(att.schema.as_ref());
+        presets.extend(editor::user_scripts(&att.dir.child));
         self.modal = Some(Modal::Strategy(Box::new(Editor::new(
             att.dir.child.clone(),
             &att.strategy,
