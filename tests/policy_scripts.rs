@@ -23,6 +23,17 @@ async fn host_with(
     strategy: Map,
     script: Option<(&str, &str)>,
 ) -> (Vec<Map>, Vec<String>, Duration) {
+    let options = obj! { "best_of" => 3, "termination" => "fixed_rounds" };
+    host_of("rps-v1", options, strategy, script).await
+}
+
+/// [`host_with`] for any two-party protocol and options.
+async fn host_of(
+    alias: &str,
+    options: Map,
+    strategy: Map,
+    script: Option<(&str, &str)>,
+) -> (Vec<Map>, Vec<String>, Duration) {
     let tmp = tempfile::tempdir().unwrap();
     let dir = StateDir {
         parent: None,
@@ -34,7 +45,7 @@ async fn host_with(
         std::fs::create_dir_all(&p).unwrap();
         std::fs::write(p.join(name), body).unwrap();
     }
-    let spec = palaver::library::bundled_spec("rps-v1").unwrap();
+    let spec = palaver::library::bundled_spec(alias).unwrap();
     let sink = Arc::new(StateSink::new(dir.clone()));
     let mut host = Side::auto(
         palaver::protocols::native_hooks(spec).unwrap(),
@@ -46,7 +57,6 @@ async fn host_with(
         palaver::protocols::native_hooks(spec).unwrap(),
         Arc::new(palaver::engine::MemorySink::default()),
     );
-    let options = obj! { "best_of" => 3, "termination" => "fixed_rounds" };
     let t0 = Instant::now();
     let (h, g) = play(spec, &options, &EngineConfig::default(), host, guest).await;
     let took = t0.elapsed();
@@ -56,7 +66,12 @@ async fn host_with(
     let choices = files::read_jsonl(&dir.child.join("details.jsonl"))
         .iter()
         .filter(|d| d.get("type").and_then(Value::as_str) == Some("round_result"))
-        .map(|d| d.get("host_choice").map(Value::py_str).unwrap_or_default())
+        .map(|d| {
+            d.get("host_choice")
+                .or_else(|| d.get("host_bid"))
+                .map(Value::py_str)
+                .unwrap_or_default()
+        })
         .collect();
     let _ = Role::Host;
     (events, choices, took)
@@ -242,4 +257,21 @@ fn the_bundled_policies_match_the_references_scripts() {
             "{id} on {context:?} {params:?}"
         );
     }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn adaptive_bid_bids_in_weak_wins_all() {
+    let options = obj! { "total_points" => 20, "total_rounds" => 4 };
+    let (events, _, _) = host_of(
+        "weak-wins-all",
+        options,
+        obj! { "mode" => "script", "script_id" => "adaptive_bid", "params" => obj! { "conservative_bid" => 2 } },
+        None,
+    )
+    .await;
+    // Round 0 has no previous bids; the last round always bids what is left.
+    assert_eq!(of(&events, "policy_generated").len(), 2, "{events:?}");
+    let failed = of(&events, "policy_failed");
+    assert_eq!(failed.len(), 1);
+    assert_eq!(reason(failed[0]), "unsupported_context");
 }

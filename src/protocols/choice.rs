@@ -138,85 +138,47 @@ impl ChoiceGame {
         result
     }
 
-    /// A policy script's answer for `round` (strategy mode `script`), or
-    /// `None` — with the reason recorded as `policy_failed` or
-    /// `policy_timeout` — when the automatic choice must stand in.
+    /// A policy script's answer for `round` (strategy mode `script`), with
+    /// the reference's context: the previous round (`self`, `opponent`,
+    /// `result`) and the rounds so far; `beats` in the schema.
     async fn scripted(&self, ctx: &Ctx, round: u64) -> Option<String> {
-        let strat = ctx.strategy.get();
-        let id = crate::engine::policy_script::script_id(&strat)?.to_owned();
-        let fail = |kind: &'static str, reason: &str, detail: Option<String>| {
-            ctx.emit(
-                kind,
-                obj! { "match_key" => "round", "match_value" => round, "reason" => reason, "script_id" => id.as_str(),
-                    "detail" => detail.map(Value::from).unwrap_or(Value::Null) },
-                Some(format!("Policy script {id}: {reason}; the automatic choice plays")),
-            );
-        };
-        let Some((own, opp)) = self.last.clone() else {
-            fail("policy_failed", "unsupported_context", None);
-            return None;
-        };
         let beats: Vec<(&str, &str)> = match self.game {
             Game::Rps => RPS_BEATS.to_vec(),
             Game::Coin => Vec::new(),
         };
-        let result = if own == opp {
-            "draw"
-        } else if beats.contains(&(own.as_str(), opp.as_str())) {
-            "win"
-        } else if self.game == Game::Coin {
-            "draw"
-        } else {
-            "loss"
-        };
         let pair = |o: &str, p: &str| obj! { "self" => obj! { "choice" => o }, "opponent" => obj! { "choice" => p } };
-        let mut previous = pair(&own, &opp);
-        previous.insert("result", Value::from(result));
-        let context = obj! {
-            "supported" => true, "match_key" => "round", "match_value" => round, "value_field" => "choice",
-            "legal_values" => self.choices().iter().map(|c| Value::from(*c)).collect::<Vec<_>>(),
-            "previous" => previous,
-            "history" => self.history.iter().map(|(o, p)| Value::Object(pair(o, p))).collect::<Vec<_>>(),
-        };
+        let context = self.last.clone().map(|(own, opp)| {
+            let result = if own == opp {
+                "draw"
+            } else if beats.contains(&(own.as_str(), opp.as_str())) {
+                "win"
+            } else if self.game == Game::Coin {
+                "draw"
+            } else {
+                "loss"
+            };
+            let mut previous = pair(&own, &opp);
+            previous.insert("result", Value::from(result));
+            obj! {
+                "supported" => true, "match_key" => "round", "match_value" => round, "value_field" => "choice",
+                "legal_values" => self.choices().iter().map(|c| Value::from(*c)).collect::<Vec<_>>(),
+                "previous" => previous,
+                "history" => self.history.iter().map(|(o, p)| Value::Object(pair(o, p))).collect::<Vec<_>>(),
+            }
+        });
         let mut schema = self.decision_schema().unwrap_or_default();
         schema.insert(
             "beats",
             Value::Object(beats.iter().map(|(a, b)| (*a, Value::from(*b))).collect()),
         );
-        let dir = ctx.sink.state_dir();
-        match crate::engine::policy_script::run(dir.as_deref(), &strat, &schema, &context).await {
-            Ok(p) => match p.decision.get("choice").and_then(Value::as_str) {
-                Some(c) if self.legal(c) => {
-                    ctx.emit(
-                        "policy_generated",
-                        obj! { "match_key" => "round", "match_value" => round, "decision" => p.decision.clone(),
-                            "origin" => "script_runner", "script_id" => id.as_str(),
-                            "reason" => p.reason.clone().map(Value::from).unwrap_or(Value::Null) },
-                        Some(format!("Policy script {id} chose {c}")),
-                    );
-                    Some(c.to_owned())
-                }
-                _ => {
-                    fail(
-                        "policy_failed",
-                        "illegal_decision",
-                        Some(crate::json::canonical::to_string_ordered(&Value::Object(
-                            p.decision,
-                        ))),
-                    );
-                    None
-                }
-            },
-            Err(f) => {
-                let kind = if f.reason == "policy_timeout" {
-                    "policy_timeout"
-                } else {
-                    "policy_failed"
-                };
-                fail(kind, &f.reason, f.detail);
-                None
-            }
-        }
+        let v = super::run_policy_script(ctx, round, context, schema, |d| {
+            d.get("choice")
+                .and_then(Value::as_str)
+                .filter(|c| self.legal(c))
+                .map(Value::from)
+        })
+        .await?;
+        v.as_str().map(str::to_owned)
     }
 
     /// The previous round for this side's policies (none before the first
@@ -440,7 +402,6 @@ impl Hooks for ChoiceGame {
         let auto = if ctx.control_mode == crate::engine::ControlMode::Human {
             String::new()
         } else if let Some(c) = self.scripted(ctx, round).await {
-            strategy_applied(ctx, round, &ctx.strategy.get(), Value::from(c.as_str()));
             c
         } else {
             self.pick_auto(ctx, round)

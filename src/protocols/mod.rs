@@ -138,6 +138,66 @@ pub(crate) fn last_event(summary: impl Into<String>, structured: Map) -> Value {
 }
 
 /// Emits `strategy_applied {round, strategy, result}`.
+/// Runs the strategy's policy script for window `round` (strategy mode
+/// `script`): `context` is the protocol's (None: nothing to decide from
+/// yet), `accept` turns the script's decision into the window's value or
+/// refuses it. The outcome is recorded — `policy_generated`, or
+/// `policy_failed` / `policy_timeout` with the reason — and `None` means
+/// the automatic choice stands in.
+pub(crate) async fn run_policy_script(
+    ctx: &crate::engine::Ctx,
+    round: u64,
+    context: Option<Map>,
+    schema: Map,
+    accept: impl Fn(&Map) -> Option<Value>,
+) -> Option<Value> {
+    use crate::engine::policy_script;
+    let strat = ctx.strategy.get();
+    let id = policy_script::script_id(&strat)?.to_owned();
+    let fail = |kind: &'static str, reason: &str, detail: Option<String>| {
+        ctx.emit(
+            kind,
+            crate::obj! { "match_key" => "round", "match_value" => round, "reason" => reason, "script_id" => id.as_str(),
+                "detail" => detail.map(Value::from).unwrap_or(Value::Null) },
+            Some(format!("Policy script {id}: {reason}; the automatic choice plays")),
+        );
+    };
+    let Some(context) = context else {
+        fail("policy_failed", "unsupported_context", None);
+        return None;
+    };
+    let dir = ctx.sink.state_dir();
+    match policy_script::run(dir.as_deref(), &strat, &schema, &context).await {
+        Ok(p) => match accept(&p.decision) {
+            Some(v) => {
+                ctx.emit(
+                    "policy_generated",
+                    crate::obj! { "match_key" => "round", "match_value" => round, "decision" => p.decision.clone(),
+                        "origin" => "script_runner", "script_id" => id.as_str(),
+                        "reason" => p.reason.clone().map(Value::from).unwrap_or(Value::Null) },
+                    Some(format!("Policy script {id} chose {}", v.py_str())),
+                );
+                strategy_applied(ctx, round, &strat, v.clone());
+                Some(v)
+            }
+            None => {
+                let text = crate::json::canonical::to_string_ordered(&Value::Object(p.decision));
+                fail("policy_failed", "illegal_decision", Some(text));
+                None
+            }
+        },
+        Err(f) => {
+            let kind = if f.reason == "policy_timeout" {
+                "policy_timeout"
+            } else {
+                "policy_failed"
+            };
+            fail(kind, &f.reason, f.detail);
+            None
+        }
+    }
+}
+
 pub(crate) fn strategy_applied(
     ctx: &crate::engine::Ctx,
     round: u64,

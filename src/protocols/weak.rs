@@ -44,6 +44,8 @@ pub struct WeakWins {
     host_score: i64,
     guest_score: i64,
     role: Option<Role>,
+    /// (own, opponent) bids of the last round, for policy scripts.
+    last: Option<(i64, i64)>,
 }
 
 impl WeakWins {
@@ -52,6 +54,42 @@ impl WeakWins {
             self.host_remaining
         } else {
             self.guest_remaining
+        }
+    }
+
+    /// A policy script's bid for `round` (strategy mode `script`; the
+    /// last round always bids what is left): the context holds the previous
+    /// round's bids (`previous.self.bid`, `previous.opponent.bid`) and what
+    /// is left, as `adaptive_bid` reads it.
+    async fn scripted(&self, ctx: &Ctx, round: u64, last: bool) -> Option<i64> {
+        if last {
+            return None;
+        }
+        let remaining = self.remaining();
+        let context = self.last.map(|(own, opp)| {
+            obj! {
+                "supported" => true, "match_key" => "round", "match_value" => round, "value_field" => "bid",
+                "previous" => obj! { "self" => obj! { "bid" => own }, "opponent" => obj! { "bid" => opp } },
+                "remaining" => remaining, "legal_range" => vec![Value::from(0), Value::from(remaining)],
+            }
+        });
+        let schema = self.decision_schema().unwrap_or_default();
+        super::run_policy_script(ctx, round, context, schema, |d| {
+            d.get("bid")
+                .and_then(super::as_int)
+                .filter(|b| (0..=remaining).contains(b))
+                .map(Value::from)
+        })
+        .await?
+        .as_i64()
+    }
+
+    /// (host, guest) as (this side's, the opponent's).
+    fn own_first(&self, (h, g): (i64, i64)) -> (i64, i64) {
+        if self.role == Some(Role::Host) {
+            (h, g)
+        } else {
+            (g, h)
         }
     }
 
@@ -203,6 +241,8 @@ impl Hooks for WeakWins {
         let last = round as i64 >= self.total_rounds - 1;
         let auto = if ctx.control_mode == ControlMode::Human {
             remaining
+        } else if let Some(b) = self.scripted(ctx, round, last).await {
+            b
         } else {
             self.bid_auto(ctx, round)
         };
@@ -276,6 +316,7 @@ impl Hooks for WeakWins {
             "game_over" => over, "game_winner" => game_winner,
         };
         self.record(ctx, round as i64, (hb, gb), winner, over, game_winner);
+        self.last = Some(self.own_first((hb, gb)));
         Ok(HookResult {
             response: Some(resp),
             completed: over,
@@ -294,6 +335,7 @@ impl Hooks for WeakWins {
             let w = str_field(msg, "round_winner").to_owned();
             let bids = (int_field(msg, "host_bid"), int_field(msg, "guest_bid"));
             self.record(ctx, int_field(msg, "round"), bids, &w, over, &gw);
+            self.last = Some(self.own_first(bids));
         }
         Ok(HookResult::none())
     }
