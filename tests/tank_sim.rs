@@ -9,7 +9,8 @@
 //! fire for live and dead units, and now and then a malformed, duplicate or
 //! foreign command that the batch check must refuse alike), and a chaser
 //! that drives the host's tanks at the guest's so that one side is wiped
-//! out. The test also checks that, over all streams, fire, hits, brick
+//! out. Every reference state must also read back into palaver's world
+//! (`World::from_value`) with the same hash. The test also checks that, over all streams, fire, hits, brick
 //! breaks, power-ups, tank-on-tank collisions and both endings (elimination
 //! and max_ticks) happened, so a quiet stream cannot pass vacuously.
 //!
@@ -253,6 +254,18 @@ fn compare(name: &str, stream: &Value, ours: &[Tick]) {
                 o.tick
             );
         }
+        let read = World::from_value(&t.state).unwrap_or_else(|e| {
+            panic!(
+                "{name}: the reference's state at tick {} does not read back: {e}",
+                t.tick
+            )
+        });
+        assert_eq!(
+            read.state_hash(),
+            t.hash,
+            "{name}: the state read back at tick {}",
+            t.tick
+        );
         assert_eq!(
             o.accepted, t.accepted,
             "{name}: batch acceptance (host, guest) at tick {}",

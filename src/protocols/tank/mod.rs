@@ -9,13 +9,15 @@
 //!   returns typed [`Command`]s; [`World::step`] advances one tick with both
 //!   sides' commands and returns its [`Event`]s.
 //! - [`World::outcome`], [`World::state_hash`], [`World::to_value`] (the
-//!   frame's `state`).
+//!   frame's `state`), and [`World::from_value`] to read a frame's state
+//!   back (checked, and refused unless it writes back byte for byte).
 //!
 //! Not here: the realtime runtime (handshake, tick loop, frames, journals)
 //! and the auto commander. tests/tank_sim.rs steps the reference's
 //! hooks.py and this module side by side and compares every tick's hash.
 
 mod command;
+mod decode;
 mod encode;
 mod map;
 mod rules;

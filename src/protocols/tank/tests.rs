@@ -1,7 +1,7 @@
 //! Unit tests of the rules.
 
 use super::*;
-use crate::json::canonical;
+use crate::json::{Value, canonical};
 
 fn world(options: &str) -> World {
     let v = crate::json::parse_str(options).unwrap();
@@ -345,4 +345,61 @@ fn a_step_is_fast_enough_for_ten_hertz() {
         let _ = w.state_hash();
     }
     assert!(started.elapsed().as_secs() < 10);
+}
+
+#[test]
+fn a_frame_state_reads_back_into_the_same_world() {
+    let mut w = field(r#","pickup_mode":"powerups","balance":{"tank":{"hp":2,"fire_cooldown":3}}"#);
+    place(&mut w, "h0", 5, 4);
+    place(&mut w, "g0", 1, 4);
+    w.step(&[cmd("h0", Dir::None, Dir::Up, true)], &[]);
+    for _ in 0..40 {
+        let back = World::from_value(&w.to_value()).unwrap();
+        assert_eq!(back, w, "tick {}", w.tick);
+        assert_eq!(back.state_hash(), w.state_hash());
+        if w.game_over {
+            break;
+        }
+        w.step(&[], &[]);
+    }
+    assert!(w.game_over);
+    let good = w.to_value();
+    let tamper = |path: &[&str], v: Value| {
+        let mut s = good.clone();
+        let mut at = &mut s;
+        for (i, k) in path.iter().enumerate() {
+            at = if let Ok(n) = k.parse::<usize>() {
+                match at {
+                    Value::Array(a) => &mut a[n],
+                    _ => unreachable!("a list"),
+                }
+            } else if i + 1 == path.len() {
+                at.as_object_mut().unwrap().insert(*k, v.clone());
+                return s;
+            } else {
+                at.as_object_mut().unwrap().get_mut(k).unwrap()
+            };
+        }
+        *at = v;
+        s
+    };
+    for bad in [
+        tamper(&["tanks", "0", "hp"], 100.into()),
+        tamper(&["tanks", "0", "hp"], "2".into()),
+        tamper(&["tanks", "0", "x"], (-5i64).into()),
+        tamper(&["tanks", "0", "id"], "g0".into()),
+        tamper(&["tanks", "0", "extra"], true.into()),
+        tamper(&["tick"], (-1i64).into()),
+        tamper(&["winner"], "nobody".into()),
+        tamper(&["rules", "team_size"], 2.into()),
+        tamper(&["grid", "0", "0"], ".#".into()),
+        tamper(&["extra"], Value::Null),
+        Value::Null,
+    ] {
+        assert!(
+            World::from_value(&bad).is_err(),
+            "{}",
+            canonical::to_string(&bad)
+        );
+    }
 }

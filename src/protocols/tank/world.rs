@@ -178,7 +178,7 @@ pub struct World {
     pub winner: Outcome,
     pub rules: Rules,
     /// Tank indexes in the order of their ids' texts.
-    by_text: Vec<usize>,
+    pub(super) by_text: Vec<usize>,
 }
 
 /// Whether a tank centred at (x, y) would stand on a tile that stops it.
