@@ -14,9 +14,13 @@
 //! breaks, power-ups, tank-on-tank collisions and both endings (elimination
 //! and max_ticks) happened, so a quiet stream cannot pass vacuously.
 //!
-//! Needs `PALAVER_REFERENCE_PYTHON` (scripts/test sets it). The test is
-//! `#[ignore]`d: run it with `-- --include-ignored`; there a missing
-//! reference is a failure, never a skip.
+//! Property tests (not ignored) feed options, maps, command batches and
+//! frame states from outside to the simulation: each is taken or refused
+//! with a reason, never a panic, and what is taken writes back exactly.
+//!
+//! The differential test needs `PALAVER_REFERENCE_PYTHON` (scripts/test
+//! sets it) and is `#[ignore]`d: run it with `-- --include-ignored`; there
+//! a missing reference is a failure, never a skip.
 
 mod common;
 
@@ -493,4 +497,99 @@ fn palaver_steps_like_the_reference() {
     }
     assert!(seen.collisions > 0, "no tank ever stopped another");
     assert!(seen.refused > 0, "no batch was ever refused");
+}
+
+/// Replace the `pick`-th node (in a depth-first walk) of `v` by `with`.
+fn replace_node(v: &mut Value, pick: &mut usize, with: &Value) -> bool {
+    if *pick == 0 {
+        *v = with.clone();
+        return true;
+    }
+    *pick -= 1;
+    match v {
+        Value::Array(a) => a.iter_mut().any(|x| replace_node(x, pick, with)),
+        Value::Object(m) => {
+            let keys: Vec<String> = m.keys().map(str::to_string).collect();
+            keys.iter()
+                .any(|k| m.get_mut(k).is_some_and(|x| replace_node(x, pick, with)))
+        }
+        _ => false,
+    }
+}
+
+fn small_world() -> World {
+    let options = parse(r#"{"team_size":2,"pickup_mode":"powerups","max_ticks":50}"#);
+    World::from_options(options.as_object().unwrap()).unwrap()
+}
+
+proptest::proptest! {
+    #![proptest_config(proptest::prelude::ProptestConfig { cases: 96, ..Default::default() })]
+
+    #[test]
+    fn options_from_outside_are_taken_or_refused_never_a_panic(v in common::value()) {
+        let mut options = Map::new();
+        for key in ["team_size", "max_ticks", "map_text", "balance", "pickup_mode", "friendly_fire"] {
+            options.insert(key, v.clone());
+            let _ = World::from_options(&options);
+            options.remove(key);
+        }
+        if let Some(m) = v.as_object()
+            && let Ok(w) = World::from_options(m)
+        {
+            proptest::prop_assert_eq!(w.canonical_bytes(), canonical::to_vec(&w.to_value()));
+        }
+    }
+
+    #[test]
+    fn maps_from_outside_are_parsed_or_refused(text in "[#.BWSP\\n\\r x]{0,200}") {
+        let _ = palaver::protocols::tank::parse_map(&text);
+    }
+
+    #[test]
+    fn batches_from_outside_are_normalised_or_refused_and_step_cleanly(
+        v in common::value(),
+        picks in proptest::collection::vec((0usize..6, 0usize..6, 0usize..6, proptest::bool::ANY), 0..8),
+        ticks in 1usize..40,
+    ) {
+        let mut w = small_world();
+        let _ = validate_commands(&w, Team::Host, &v, 1);
+        let _ = validate_commands(&w, Team::Guest, &Value::Array(vec![v.clone()]), 1);
+        let units = ["h0", "h1", "g0", "g1", "h2", "h01"];
+        let batch = Value::Array(
+            picks
+                .iter()
+                .map(|&(u, m, a, f)| {
+                    command(units[u].to_string(), Dir::ALL[m % 5], Dir::ALL[a % 5], f)
+                })
+                .collect(),
+        );
+        for tick in 1..=ticks as i64 {
+            let h = validate_commands(&w, Team::Host, &batch, tick).unwrap_or_default();
+            let g = validate_commands(&w, Team::Guest, &batch, tick).unwrap_or_default();
+            w.step(&h, &g);
+            proptest::prop_assert_eq!(w.canonical_bytes(), canonical::to_vec(&w.to_value()));
+        }
+    }
+
+    #[test]
+    fn frame_states_from_outside_read_back_exactly_or_are_refused(
+        pick in 0usize..4000,
+        with in common::value(),
+    ) {
+        let mut w = small_world();
+        let fire: Vec<_> = validate_commands(
+            &w,
+            Team::Host,
+            &parse(r#"[{"unit_id":"h0","fire":true,"move":"up"}]"#),
+            1,
+        )
+        .unwrap();
+        w.step(&fire, &[]);
+        let mut v = w.to_value();
+        let mut at = pick;
+        replace_node(&mut v, &mut at, &with);
+        if let Ok(back) = World::from_value(&v) {
+            proptest::prop_assert_eq!(back.canonical_bytes(), canonical::to_vec(&v));
+        }
+    }
 }

@@ -39,7 +39,10 @@ impl Grid {
         if row < 0 || col < 0 || row >= self.rows as i64 || col >= self.cols as i64 {
             return STEEL;
         }
-        self.cells[row as usize * self.cols + col as usize]
+        self.cells
+            .get(row as usize * self.cols + col as usize)
+            .copied()
+            .unwrap_or(STEEL)
     }
 
     /// The tile under a fixed-point point (floor division, so a negative
@@ -49,7 +52,9 @@ impl Grid {
     }
 
     pub(crate) fn set(&mut self, row: usize, col: usize, tile: u8) {
-        self.cells[row * self.cols + col] = tile;
+        if let Some(c) = self.cells.get_mut(row * self.cols + col) {
+            *c = tile;
+        }
     }
 
     /// The map as text, one line a row, `\n` between rows.

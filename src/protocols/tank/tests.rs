@@ -344,7 +344,9 @@ fn a_step_is_fast_enough_for_ten_hertz() {
         w.step(&cmds, &cmds);
         let _ = w.state_hash();
     }
-    assert!(started.elapsed().as_secs() < 10);
+    let took = started.elapsed();
+    eprintln!("300 ticks of 5 v 5 with state_hash: {took:?}");
+    assert!(took.as_secs() < 10);
 }
 
 #[test]

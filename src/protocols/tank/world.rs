@@ -354,6 +354,9 @@ impl World {
     /// 5. a power-up under exactly one live tank is taken;
     /// 6. the match ends when a side is eliminated (a draw if both are) or at
     ///    `max_ticks`, where more tanks left, then more hp left, wins.
+    ///
+    /// A finished world steps on as the reference's does (and lists
+    /// `game_over` again); the runtime stops at the first outcome.
     pub fn step(&mut self, host: &[Command], guest: &[Command]) -> &[Event] {
         let tick = self.tick + 1;
         self.tick = tick;
