@@ -14,6 +14,10 @@
 //! breaks, power-ups, tank-on-tank collisions and both endings (elimination
 //! and max_ticks) happened, so a quiet stream cannot pass vacuously.
 //!
+//! A second differential test holds the options palaver takes to those
+//! the reference takes (its spec check, then its hooks' setup), with the
+//! same tick-0 hash.
+//!
 //! Property tests (not ignored) feed options, maps, command batches and
 //! frame states from outside to the simulation: each is taken or refused
 //! with a reason, never a panic, and what is taken writes back exactly.
@@ -592,4 +596,150 @@ proptest::proptest! {
             proptest::prop_assert_eq!(back.canonical_bytes(), canonical::to_vec(&v));
         }
     }
+}
+
+/// Option values to try: range edges, wrong types, odd maps.
+fn option_pool(key: &str, rng: &mut Rng) -> Value {
+    let (lo, hi) = match key {
+        "team_size" => (1, 32),
+        "max_ticks" => (10, 100_000),
+        "powerup_duration_ticks" => (10, 10_000),
+        _ => (0, 1),
+    };
+    let edges = [lo - 1, lo, lo + 1, hi - 1, hi, hi + 1];
+    match key {
+        "map_text" => {
+            let maps = [
+                "",
+                "   ",
+                "#####\n#...#\n#.P.#\n#...#\n#####",
+                "#####\r\n#...#\r\n#.P.#\r\n#...#\r\n#####\r\n",
+                "\n\n#######\n#..S..#\n#.BWB.#\n#P...P#\n#######\n\n",
+                "#####\u{c}#...#\u{c}#...#\u{c}#...#\u{c}#####",
+                "#####\n#...#\n#...#\n#...#\n##.##",
+                "#####\n#.x.#\n#...#\n#...#\n#####",
+                "#####\n#...#\n#...#\n#####",
+                "####\n#..#\n#..#\n#..#\n####",
+                "#####\n#...#\n#....#\n#...#\n#####",
+                "#####\n#.é.#\n#...#\n#...#\n#####",
+                "#####\n#...# \n#...#\n#...#\n#####",
+            ];
+            if rng.chance(5) {
+                return Value::from(format!("#####\n{}", "#...#\n".repeat(5500)));
+            }
+            Value::from(maps[rng.below(maps.len() as u64) as usize])
+        }
+        "balance" => {
+            let cols = ["hp", "speed", "fire_cooldown", "bullet_speed"];
+            let ranges = [(1, 99), (40, 1000), (1, 60), (100, 3000)];
+            let mut row = Map::new();
+            for (c, (lo, hi)) in cols.iter().zip(ranges) {
+                if rng.chance(5) {
+                    continue;
+                }
+                let n = [lo - 1, lo, hi, hi + 1, (lo + hi) / 2][rng.below(5) as usize];
+                row.insert(
+                    *c,
+                    if rng.chance(5) {
+                        Value::from(n as f64)
+                    } else {
+                        n.into()
+                    },
+                );
+            }
+            if rng.chance(5) {
+                row.insert("armor", 1.into());
+            }
+            let name = ["tank", "heavy"][rng.below(2) as usize];
+            match rng.below(8) {
+                0 => Value::Null,
+                1 => Value::Array(vec![]),
+                2 => obj(vec![(name, 3.into())]),
+                3 => obj(vec![]),
+                _ => obj(vec![(name, Value::Object(row))]),
+            }
+        }
+        "friendly_fire" | "pickup_mode" => [
+            Value::Bool(true),
+            Value::Bool(false),
+            Value::Null,
+            "none".into(),
+            "powerups".into(),
+            "mines".into(),
+            1.into(),
+        ][rng.below(7) as usize]
+            .clone(),
+        _ => match rng.below(6) {
+            0 => Value::Null,
+            1 => Value::from(edges[0] as f64),
+            2 => Value::from(edges[1].to_string()),
+            3 => Value::Bool(true),
+            _ => Value::from(edges[rng.below(6) as usize]),
+        },
+    }
+}
+
+#[test]
+#[ignore = "needs the reference client (aigenora 0.1.4 in a venv): run scripts/test"]
+fn options_are_taken_or_refused_like_the_reference() {
+    let keys = [
+        "team_size",
+        "max_ticks",
+        "map_text",
+        "friendly_fire",
+        "pickup_mode",
+        "powerup_duration_ticks",
+        "balance",
+    ];
+    let mut rng = Rng(0x005e_ed0f_7a4c);
+    let mut cases = vec![obj(vec![])];
+    for _ in 0..400 {
+        let mut m = Map::new();
+        for _ in 0..=rng.below(3) {
+            let key = keys[rng.below(keys.len() as u64) as usize];
+            m.insert(key, option_pool(key, &mut rng));
+        }
+        if rng.chance(10) {
+            m.insert("unrelated", "x".into());
+        }
+        cases.push(Value::Object(m));
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("options.json");
+    std::fs::write(&path, canonical::to_string(&Value::Array(cases.clone()))).unwrap();
+    let answers = harness(&["--options", path.to_str().unwrap()]);
+    assert_eq!(answers.len(), cases.len());
+    let (mut taken, mut refused) = (0, 0);
+    for (case, answer) in cases.iter().zip(&answers) {
+        let a = answer.as_object().unwrap();
+        let ours = World::from_options(case.as_object().unwrap());
+        let theirs = a.get("ok").and_then(Value::as_bool).unwrap();
+        let what = canonical::to_string(case);
+        match ours {
+            Ok(w) => {
+                assert!(
+                    theirs,
+                    "palaver takes {what:.300}, the reference refuses: {:?}",
+                    a.get_str("error")
+                );
+                assert_eq!(
+                    Some(w.state_hash().as_str()),
+                    a.get_str("hash"),
+                    "tick 0 of {what:.300}"
+                );
+                taken += 1;
+            }
+            Err(e) => {
+                assert!(
+                    !theirs,
+                    "palaver refuses {what:.300} ({e}), the reference takes it"
+                );
+                refused += 1;
+            }
+        }
+    }
+    assert!(
+        taken > 40 && refused > 40,
+        "taken {taken}, refused {refused}"
+    );
 }

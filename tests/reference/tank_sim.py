@@ -5,6 +5,11 @@ Usage: python tank_sim.py STREAM.json            replay a command stream
        python tank_sim.py --record TICKS OPTIONS  play the reference's own
                                                   auto commander against itself
                                                   and print the stream it made
+       python tank_sim.py --options LIST.json     for each options object: does
+                                                  the reference take it (spec
+                                                  check, then proto_init and the
+                                                  tick-0 world), and that
+                                                  world's hash
 
 STREAM.json: {"options": {...}, "lead": L, "ticks": [{"host": [...],
 "guest": [...]}, ...]}. The batch at index i targets tick i+1; like the
@@ -31,9 +36,11 @@ from pathlib import Path
 
 import aigenora
 from aigenora.proto.realtime import json_hash
+from aigenora.proto.validate import validate_options
 
 
-def load_hooks_module():
+def load_protocol():
+    """The tank-battle spec (a dict) and its hooks module."""
     root = Path(aigenora.__file__).parent / "protocols"
     for spec_path in sorted(root.glob("*/*/spec.json")):
         spec = json.loads(spec_path.read_text(encoding="utf-8"))
@@ -42,7 +49,7 @@ def load_hooks_module():
             module_spec = importlib.util.spec_from_file_location("tank_hooks", hooks_path)
             module = importlib.util.module_from_spec(module_spec)
             module_spec.loader.exec_module(module)
-            return module
+            return spec, module
     raise SystemExit("no tank-battle protocol in the installed aigenora")
 
 
@@ -114,8 +121,25 @@ def record(module, ticks, options):
         emit({"options": options, "lead": 1, "ticks": out})
 
 
+def check_options(spec, module, cases):
+    with tempfile.TemporaryDirectory() as tmp:
+        for options in cases:
+            try:
+                validate_options(spec, options)
+                hooks = new_hooks(module, options, "host", tmp)
+                state = hooks.proto_realtime_initial_state()
+            except Exception as error:  # the reference refuses with any of several types
+                emit({"ok": False, "error": str(error)[:200]})
+                continue
+            emit({"ok": True, "hash": json_hash(state)})
+
+
 def main():
-    module = load_hooks_module()
+    spec, module = load_protocol()
+    if len(sys.argv) == 3 and sys.argv[1] == "--options":
+        with open(sys.argv[2], encoding="utf-8") as handle:
+            check_options(spec, module, json.load(handle))
+        return
     if len(sys.argv) == 4 and sys.argv[1] == "--record":
         record(module, int(sys.argv[2]), json.loads(sys.argv[3]))
         return

@@ -96,25 +96,51 @@ impl MatchSetup {
     /// bullet_speed}}, `team_size`, `max_ticks`, `map_text`,
     /// `friendly_fire`, `pickup_mode`, `powerup_duration_ticks`; absent ones
     /// take the reference's defaults, other keys are not the simulation's).
-    /// Every value is checked against the spec's range; the map must parse
-    /// and have room for both teams. The reference has no random seed: the
+    /// Every value is checked as the reference checks options against the
+    /// spec's parameters (types, ranges, a `balance` table whose every row
+    /// has all four columns and no other, `map_text` at most 32768 UTF-8
+    /// bytes); the map must parse and have room for both teams. The reference has no random seed: the
     /// same options always give the same world.
     pub fn from_options(options: &Map) -> Result<MatchSetup, TankError> {
+        // The spec's `table` parameter: every row (whatever its key) complete,
+        // no unknown column, each in range; the `tank` row is the one used.
         let mut balance = Balance::default();
         match options.get("balance") {
-            None | Some(Value::Null) => {}
-            Some(Value::Object(table)) => match table.get("tank") {
-                None => {}
-                Some(Value::Object(row)) => {
-                    balance = Balance {
-                        hp: int_in(row, "hp", 1, 99, balance.hp)?,
-                        speed: int_in(row, "speed", 40, 1000, balance.speed)?,
-                        fire_cooldown: int_in(row, "fire_cooldown", 1, 60, balance.fire_cooldown)?,
-                        bullet_speed: int_in(row, "bullet_speed", 100, 3000, balance.bullet_speed)?,
+            None => {}
+            Some(Value::Object(table)) => {
+                for (key, row) in table.iter() {
+                    let Some(row) = row.as_object() else {
+                        return Err(TankError::new(format!(
+                            "option balance.{key} must be an object"
+                        )));
+                    };
+                    if let Some(k) = row
+                        .keys()
+                        .find(|k| !matches!(*k, "hp" | "speed" | "fire_cooldown" | "bullet_speed"))
+                    {
+                        return Err(TankError::new(format!(
+                            "option balance.{key} has an unknown column {k:?}"
+                        )));
+                    }
+                    let need = |col: &str, lo: i64, hi: i64| -> Result<i64, TankError> {
+                        match row.get(col).and_then(Value::as_i64) {
+                            Some(n) if (lo..=hi).contains(&n) => Ok(n),
+                            _ => Err(TankError::new(format!(
+                                "option balance.{key}.{col} must be an integer from {lo} to {hi}"
+                            ))),
+                        }
+                    };
+                    let b = Balance {
+                        hp: need("hp", 1, 99)?,
+                        speed: need("speed", 40, 1000)?,
+                        fire_cooldown: need("fire_cooldown", 1, 60)?,
+                        bullet_speed: need("bullet_speed", 100, 3000)?,
+                    };
+                    if key == "tank" {
+                        balance = b;
                     }
                 }
-                Some(_) => return Err(TankError::new("option balance.tank must be an object")),
-            },
+            }
             Some(_) => return Err(TankError::new("option balance must be an object")),
         }
         let d = Rules::default();
@@ -128,7 +154,7 @@ impl MatchSetup {
             d.powerup_duration_ticks,
         )?;
         let friendly_fire = match options.get("friendly_fire") {
-            None | Some(Value::Null) => false,
+            None => false,
             Some(Value::Bool(b)) => *b,
             Some(_) => return Err(TankError::new("option friendly_fire must be true or false")),
         };
@@ -145,12 +171,12 @@ impl MatchSetup {
             },
         };
         let grid = match options.get("map_text") {
-            None | Some(Value::Null) => map::default_grid(),
+            None => map::default_grid(),
             Some(Value::String(s)) if s.is_empty() => map::default_grid(),
             Some(Value::String(s)) => {
-                if s.chars().count() > 32_768 {
+                if s.len() > 32_768 {
                     return Err(TankError::new(
-                        "option map_text is longer than 32768 characters",
+                        "option map_text is longer than 32768 bytes (UTF-8)",
                     ));
                 }
                 map::parse_map(s)?

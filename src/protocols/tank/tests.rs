@@ -94,13 +94,22 @@ fn options_out_of_range_are_refused_with_a_reason() {
         r#"{"balance":{"tank":{"bullet_speed":3001}}}"#,
         r#"{"balance":{"tank":[]}}"#,
         r#"{"balance":3}"#,
+        r#"{"balance":null}"#,
+        r#"{"balance":{"tank":{"hp":9}}}"#,
+        r#"{"balance":{"tank":{"hp":9,"speed":180,"fire_cooldown":7,"bullet_speed":560,"armor":1}}}"#,
+        r#"{"balance":{"heavy":{"hp":0,"speed":180,"fire_cooldown":7,"bullet_speed":560}}}"#,
+        r#"{"map_text":null}"#,
+        r#"{"friendly_fire":null}"#,
+        r#"{"pickup_mode":null}"#,
         "{\"team_size\":32,\"map_text\":\"#####\\n#...#\\n#...#\\n#...#\\n#####\"}",
     ] {
         let v = crate::json::parse_str(bad).unwrap();
         let e = MatchSetup::from_options(v.as_object().unwrap()).unwrap_err();
         assert!(!e.reason.is_empty(), "{bad}");
     }
-    let w = world(r#"{"balance":{"tank":{"hp":9}},"map_text":"","extra":true}"#);
+    let w = world(
+        r#"{"balance":{"tank":{"hp":9,"speed":180,"fire_cooldown":7,"bullet_speed":560},"heavy":{"hp":99,"speed":40,"fire_cooldown":60,"bullet_speed":100}},"map_text":"","extra":true}"#,
+    );
     assert_eq!(w.rules.balance.hp, 9);
     assert_eq!(w.rules.balance.speed, 180);
     let mut floor = default_grid();
@@ -218,7 +227,8 @@ fn tanks_stop_at_walls_and_at_each_other_without_priority() {
 
 #[test]
 fn shells_break_bricks_hit_tanks_and_end_the_match() {
-    let mut w = field(r#","balance":{"tank":{"hp":2,"fire_cooldown":3}}"#);
+    let mut w =
+        field(r#","balance":{"tank":{"hp":2,"speed":180,"fire_cooldown":3,"bullet_speed":560}}"#);
     place(&mut w, "h0", 5, 4);
     place(&mut w, "g0", 1, 4);
     // Up from (5,4): the brick at (3,4) stops the shell and breaks.
@@ -351,7 +361,9 @@ fn a_step_is_fast_enough_for_ten_hertz() {
 
 #[test]
 fn a_frame_state_reads_back_into_the_same_world() {
-    let mut w = field(r#","pickup_mode":"powerups","balance":{"tank":{"hp":2,"fire_cooldown":3}}"#);
+    let mut w = field(
+        r#","pickup_mode":"powerups","balance":{"tank":{"hp":2,"speed":180,"fire_cooldown":3,"bullet_speed":560}}"#,
+    );
     place(&mut w, "h0", 5, 4);
     place(&mut w, "g0", 1, 4);
     w.step(&[cmd("h0", Dir::None, Dir::Up, true)], &[]);
