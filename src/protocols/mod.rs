@@ -30,6 +30,7 @@ mod guess;
 mod hero;
 pub mod rooms;
 pub mod tables;
+pub mod tank;
 pub mod task;
 mod weak;
 
