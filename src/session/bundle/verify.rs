@@ -198,6 +198,11 @@ fn check_inventory(manifest: &Map, content: &HashMap<String, Vec<u8>>) -> Result
 /// Verifies one bundle; `Err(BundleError::Failed)` names the first check it
 /// fails.
 pub fn verify(path: &Path) -> Result<Verified, BundleError> {
+    // A bundle that cannot be opened is an error, not a verdict.
+    std::fs::File::open(path).map_err(|source| BundleError::Io {
+        path: path.to_owned(),
+        source,
+    })?;
     let entries = archive::read_entries(path)?;
     let mut content: HashMap<String, Vec<u8>> = entries.into_iter().collect();
     let Some(raw) = content.remove("manifest.json") else {
