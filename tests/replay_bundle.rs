@@ -799,3 +799,126 @@ async fn a_room_crosses_with_the_reference_and_reconcile_agrees() {
     let (_, _, err) = reference(&py, None, &["verify", s(&bad)]);
     assert_eq!(err, format!("ValueError: {}", refused(&bad).reason));
 }
+
+/// A state dir whose peer evidence log the reference itself wrote: alice
+/// sent bob one signed peer message (grant by the leader, receipt by bob);
+/// alice's key.json in `<root>/alice`. Returns (state dir, alice's dir).
+fn reference_peer_log(py: &str, root: &Path) -> (PathBuf, PathBuf) {
+    let state = root.join("peer-state");
+    let alice = root.join("alice");
+    let script = r#"
+import json, sys, secrets
+from pathlib import Path
+from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
+from cryptography.hazmat.primitives import serialization as s
+from aigenora.engine.keys import KeyPair, sign_raw
+from aigenora.proto.group import canonical_json, json_hash
+from aigenora.proto.group_peer import build_peer_message, build_peer_receipt, PeerEvidenceLog
+
+def kp():
+    k = Ed25519PrivateKey.generate()
+    priv = k.private_bytes(s.Encoding.Raw, s.PrivateFormat.Raw, s.NoEncryption()).hex()
+    pub = k.public_key().public_bytes(s.Encoding.Raw, s.PublicFormat.Raw).hex()
+    return KeyPair(public_key=pub, private_key=priv)
+
+state, alice_dir = Path(sys.argv[1]), Path(sys.argv[2])
+state.mkdir(parents=True); alice_dir.mkdir(parents=True)
+leader, alice, bob = kp(), kp(), kp()
+(alice_dir / "key.json").write_text(json.dumps({"public_key": alice.public_key, "private_key": alice.private_key}))
+(state / "session.json").write_text(json.dumps({"session_id": "peer-test"}))
+ctx = dict(group_id="g1", protocol_id="a" * 64, leader_public_key=leader.public_key,
+           leader_epoch=1, authority_seq=4, membership_version=2)
+grant_body = {"wire_version": 1, **ctx, "sender_public_key": alice.public_key,
+              "recipient_public_key": bob.public_key, "recipient_ticket_hash": "b" * 64,
+              "channels": ["whisper"]}
+grant = {**grant_body, "signature": sign_raw(leader.private_key, canonical_json(grant_body))}
+log = PeerEvidenceLog(state)
+for text in ["first", "second"]:
+    message = build_peer_message(**ctx, message_id=secrets.token_hex(16), sender_keypair=alice,
+        recipient_public_key=bob.public_key, channel="whisper", payload={"text": text},
+        grant=grant, max_message_bytes=65536)
+    envelope = json_hash(message)
+    receipt = build_peer_receipt(message=message, envelope_hash=envelope, status="accepted",
+                                 recipient_keypair=bob)
+    log.append(direction="sent", group_id="g1", protocol_id="a" * 64, leader_epoch=1,
+               authority_seq=4, message_id=message["message_id"], envelope_hash=envelope,
+               peer_public_key=bob.public_key, channel="whisper", message=message, receipt=receipt)
+"#;
+    let o = Command::new(py)
+        .args(["-c", script])
+        .arg(&state)
+        .arg(&alice)
+        .output()
+        .unwrap();
+    common::ok(o, "the reference's peer evidence log");
+    (state, alice)
+}
+
+#[test]
+#[ignore = "needs the reference client (PALAVER_REFERENCE_PYTHON or target/reference-venv)"]
+fn peer_evidence_crosses_with_the_reference_and_a_forged_message_is_named() {
+    let py = common::reference_python();
+    let tmp = tempfile::tempdir().unwrap();
+    let (state, alice_dir) = reference_peer_log(&py, tmp.path());
+    let alice = KeyPair::load(&alice_dir).unwrap();
+    cross_check(&py, tmp.path(), "peer", &state, &alice);
+    let ours = tmp.path().join("peer-participant-palaver.zip");
+    let v = bundle::verify(&ours).unwrap();
+    assert_eq!(v.peer_index.len(), 2);
+
+    // The second message's payload changed, the log re-chained and the
+    // manifest re-signed by alice: the sender's signature fails.
+    let log = "participant/state/group-peer-evidence.jsonl";
+    let mut files = entries(&ours);
+    let text = String::from_utf8(file_mut(&mut files, log).clone()).unwrap();
+    let mut records: Vec<Map> = text
+        .lines()
+        .map(|l| match palaver::json::parse_str(l).unwrap() {
+            Value::Object(m) => m,
+            _ => panic!(),
+        })
+        .collect();
+    let mut message = records[1]
+        .get("message")
+        .unwrap()
+        .as_object()
+        .unwrap()
+        .clone();
+    let mut payload = Map::new();
+    payload.insert("text", Value::from("forged"));
+    message.insert("payload", Value::Object(payload));
+    records[1].insert("message", Value::Object(message));
+    records[1].remove("record_hash");
+    let h = palaver::engine::group::core::json_hash(&Value::Object(records[1].clone())).unwrap();
+    records[1].insert("record_hash", Value::from(h));
+    let mut out = Vec::new();
+    for r in &records {
+        out.extend(
+            palaver::json::canonical::to_string_ordered(&Value::Object(r.clone())).into_bytes(),
+        );
+        out.push(b'\n');
+    }
+    *file_mut(&mut files, log) = out;
+    resign(&mut files, &alice);
+    let bad = tmp.path().join("forged.zip");
+    write(&bad, &files);
+    let f = refused(&bad);
+    assert_eq!(
+        (
+            f.reason.as_str(),
+            f.file.as_deref(),
+            f.line,
+            f.field.as_deref()
+        ),
+        (
+            "participant peer evidence signature is invalid",
+            Some(log),
+            Some(2),
+            Some("message.signature")
+        ),
+        "{f}"
+    );
+    let (code, _, err) = reference(&py, None, &["verify", s(&bad)]);
+    assert_ne!(code, 0);
+    assert_eq!(err, format!("ValueError: {}", f.reason));
+}

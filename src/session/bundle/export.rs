@@ -384,6 +384,22 @@ fn public_events(source: &Path, effective: &Path) -> Result<Vec<Map>, BundleErro
     Ok(out)
 }
 
+/// The public index of the peer evidence log, its chain checked first.
+fn peer_index(path: &Path) -> Result<Vec<Map>, BundleError> {
+    if !path.exists() {
+        return Ok(Vec::new());
+    }
+    let data = std::fs::read(path).map_err(io(path))?;
+    let records = decode_jsonl(&path.display().to_string(), &data)?;
+    if let Err((line, field)) = super::peer::check_chain(&records) {
+        return Err(BundleError::Export(format!(
+            "peer evidence hash chain is invalid: {} line {line}, field {field}",
+            path.display()
+        )));
+    }
+    Ok(super::peer::index(&records))
+}
+
 /// The checkpoint's members, public fields only.
 fn membership(checkpoint: &Map) -> Vec<Value> {
     let Some(members) = checkpoint.get("members").and_then(Value::as_array) else {
@@ -449,11 +465,7 @@ pub fn export(
             "group replay requires a valid protocol_id".into(),
         ));
     }
-    if effective.join("group-peer-evidence.jsonl").exists() {
-        return Err(BundleError::Unsupported(
-            "exporting a group peer evidence log (group-peer-evidence.jsonl) is not supported by palaver yet".into(),
-        ));
-    }
+    let peer_index = peer_index(&effective.join("group-peer-evidence.jsonl"))?;
     let details = read_jsonl(&effective.join("details.jsonl"))?;
     let frames = authority_frames(&details);
     let mut files: Vec<(String, Vec<u8>)> = vec![
@@ -463,7 +475,7 @@ pub fn export(
             PUBLIC.into(),
             jsonl_bytes(&public_events(&source, &effective)?),
         ),
-        (PEERS.into(), Vec::new()),
+        (PEERS.into(), jsonl_bytes(&peer_index)),
     ];
     if scope == Scope::Participant {
         let roots: Vec<(&str, &Path)> = if source == effective {

@@ -17,6 +17,7 @@
 pub mod archive;
 mod evidence;
 mod export;
+mod peer;
 mod reconcile;
 mod verify;
 
@@ -127,9 +128,6 @@ pub enum BundleError {
     /// The output exists and --force was not given.
     #[error("{0} exists (use --force to replace it)")]
     Exists(std::path::PathBuf),
-    /// Something the reference verifies that palaver does not implement.
-    #[error("{0}")]
-    Unsupported(String),
     #[error("{path}: {source}")]
     Io {
         path: std::path::PathBuf,

@@ -234,24 +234,16 @@ pub fn verify(path: &Path) -> Result<Verified, BundleError> {
     evidence::validate_terminal(manifest.get("terminal_evidence"), &frames, group)?;
     let peer_index = evidence::lines(&content, PEERS)?;
     if manifest.get_str("scope") == Some("participant") {
-        let logs: Vec<&String> = content
-            .keys()
-            .filter(|p| p.starts_with("participant/") && p.ends_with("/group-peer-evidence.jsonl"))
+        let mut logs: Vec<(&str, &[u8])> = content
+            .iter()
+            .filter(|(p, _)| {
+                p.starts_with("participant/") && p.ends_with("/group-peer-evidence.jsonl")
+            })
+            .map(|(p, d)| (p.as_str(), d.as_slice()))
             .collect();
-        if logs.is_empty() && !peer_index.is_empty() {
-            return Err(Failure::new(
-                "peer_evidence",
-                "participant replay omits its peer evidence log",
-            )
-            .file(PEERS)
-            .into());
-        }
-        if !logs.is_empty() {
-            return Err(BundleError::Unsupported(format!(
-                "this participant bundle carries a group peer evidence log ({}); palaver cannot verify peer message signatures yet",
-                logs[0]
-            )));
-        }
+        logs.sort_by(|a, b| a.0.cmp(b.0));
+        let index: Vec<Map> = peer_index.iter().map(|(_, m)| m.clone()).collect();
+        super::peer::validate_participant(&logs, &index, PEERS)?;
     }
     let abs = path.canonicalize().map_err(|source| BundleError::Io {
         path: path.to_owned(),
