@@ -47,7 +47,7 @@ pub enum BundleCmd {
         output: PathBuf,
         /// What the bundle shows: public evidence, or also your own view.
         #[arg(long, value_enum, default_value = "public")]
-        scope: Scope,
+        scope: ScopeArg,
         /// Replace --output if it exists.
         #[arg(long)]
         force: bool,
@@ -84,6 +84,24 @@ pub enum BundleCmd {
     },
 }
 
+/// `--scope`: who the bundle is for.
+#[derive(Debug, Clone, Copy, clap::ValueEnum)]
+pub enum ScopeArg {
+    /// Frames, protocol events, public lifecycle events and the peer index.
+    Public,
+    /// Also your own state files (your view, peer message payloads).
+    Participant,
+}
+
+impl From<ScopeArg> for Scope {
+    fn from(s: ScopeArg) -> Scope {
+        match s {
+            ScopeArg::Public => Scope::Public,
+            ScopeArg::Participant => Scope::Participant,
+        }
+    }
+}
+
 /// Runs a bundle subcommand.
 pub fn run(ctx: &Ctx, cmd: BundleCmd) -> Result<Outcome> {
     match cmd {
@@ -92,7 +110,7 @@ pub fn run(ctx: &Ctx, cmd: BundleCmd) -> Result<Outcome> {
             output,
             scope,
             force,
-        } => export(ctx, &target, &output, scope, force),
+        } => export(ctx, &target, &output, scope.into(), force),
         BundleCmd::Verify { bundle } => verify(ctx, &bundle),
         BundleCmd::Reconcile { bundles, output } => reconcile(ctx, &bundles, output.as_deref()),
     }
