@@ -234,3 +234,42 @@ pub(crate) fn json_hash(v: &Value) -> Option<String> {
 pub(crate) fn get_or_null(m: &Map, k: &str) -> Value {
     m.get(k).cloned().unwrap_or(Value::Null)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::archive::check_path;
+    use super::decode_jsonl;
+
+    #[test]
+    fn jsonl_lines_split_as_python_splitlines_and_are_numbered() {
+        let data = b"{\"a\":1}\r\n\n  \r{\"b\":2}\r{\"c\":3}";
+        let got: Vec<(usize, String)> = decode_jsonl("f", data)
+            .unwrap()
+            .into_iter()
+            .map(|(l, m)| (l, m.keys().next().unwrap().to_owned()))
+            .collect();
+        assert_eq!(got, [(1, "a".into()), (4, "b".into()), (5, "c".into())]);
+        let f = decode_jsonl("f", b"{}\n[1]\n").unwrap_err();
+        assert_eq!(
+            (f.line, f.reason.as_str()),
+            (Some(2), "replay JSONL evidence must contain objects")
+        );
+        let f = decode_jsonl("f", b"{}\n{}\n{\"x\":").unwrap_err();
+        assert_eq!(
+            (f.check, f.file.as_deref(), f.line),
+            ("jsonl", Some("f"), Some(3))
+        );
+    }
+
+    #[test]
+    fn only_plain_relative_paths_pass() {
+        for ok in ["manifest.json", "evidence/a.jsonl", "participant/state/x"] {
+            assert!(check_path(ok).is_ok(), "{ok}");
+        }
+        for bad in [
+            "", "../x", "a/../b", "/abs", "a\\b", "a//b", "./a", "a/.", "a\0b",
+        ] {
+            assert!(check_path(bad).is_err(), "{bad:?}");
+        }
+    }
+}
