@@ -4,6 +4,7 @@
 //! broadcast of every write.
 
 pub mod appender;
+pub mod bundle;
 pub mod coalesce;
 pub mod decision;
 pub mod files;

@@ -1,6 +1,7 @@
 //! `palaver session …`: look at and steer session state dirs — palaver's
 //! and the reference client's alike (same layout, same files).
 
+mod bundle_cmd;
 mod replay;
 
 use super::{Ctx, Outcome};
@@ -103,16 +104,9 @@ pub enum SessionCmd {
     /// write it): every talk, whisper, vote, divination, guard, attack and
     /// execution, each day's status and the result, with who is alive, the
     /// roles, the day's talk and votes as they stood. --json prints the
-    /// reconstructed timeline.
-    Replay {
-        #[command(flatten)]
-        target: Target,
-        /// Pace the steps by their recorded times, this many times faster
-        /// (1 = real time; each pause at most 5 s; a game .log has no times:
-        /// a line that says something takes a second). Default: all at once.
-        #[arg(long, value_name = "X")]
-        speed: Option<f64>,
-    },
+    /// reconstructed timeline. The subcommands export, verify and reconcile
+    /// signed replay bundles (the reference client's format).
+    Replay(bundle_cmd::ReplayArgs),
     /// Whisper to your own side: "always paper", "下一轮出石头", "counter
     /// them", "bid 7". Recorded in whispers.jsonl; a user whisper also sets
     /// strategy.operator_hint and becomes a strategy, a decision or a
@@ -312,7 +306,10 @@ pub fn run(ctx: &Ctx, cmd: SessionCmd) -> Result<Outcome> {
             action.or(action_flag),
             action_file,
         ),
-        SessionCmd::Replay { target, speed } => {
+        SessionCmd::Replay(bundle_cmd::ReplayArgs {
+            bundle: Some(cmd), ..
+        }) => bundle_cmd::run(ctx, cmd),
+        SessionCmd::Replay(bundle_cmd::ReplayArgs { target, speed, .. }) => {
             match target.dir.as_ref().or(target.state_dir.as_ref()) {
                 // A file: a werewolf game's .log (by its content).
                 Some(p) if p.is_file() => {

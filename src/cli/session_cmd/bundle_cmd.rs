@@ -1,0 +1,221 @@
+//! `palaver session replay [DIR]` and its bundle subcommands: `export`,
+//! `verify`, `reconcile` (signed replay bundles in the reference client's
+//! format; the library is `session::bundle`).
+
+use super::{Target, resolve};
+use crate::cli::{Ctx, Outcome};
+use crate::identity::KeyPair;
+use crate::json::Value;
+use crate::session::bundle::{self, BundleError, Scope};
+use crate::session::files::pretty;
+use anyhow::{Context, Result};
+use clap::{Args, Subcommand};
+use std::io::Write;
+use std::path::PathBuf;
+
+/// `session replay`: a state dir's timeline, or a bundle subcommand.
+#[derive(Debug, Args)]
+#[command(args_conflicts_with_subcommands = true, subcommand_negates_reqs = true)]
+pub struct ReplayArgs {
+    #[command(flatten)]
+    pub target: Target,
+    /// Pace the steps by their recorded times, this many times faster
+    /// (1 = real time; each pause at most 5 s; a game .log has no times:
+    /// a line that says something takes a second). Default: all at once.
+    #[arg(long, value_name = "X")]
+    pub speed: Option<f64>,
+    #[command(subcommand)]
+    pub bundle: Option<BundleCmd>,
+}
+
+/// Signed replay bundles: evidence of a session anyone can check offline.
+#[derive(Debug, Subcommand)]
+pub enum BundleCmd {
+    /// Export a finished session as a signed replay bundle.
+    ///
+    /// A zip with manifest.json and the evidence files, signed with this
+    /// data dir's key. `public` holds the authority frames and their protocol events,
+    /// the lifecycle events with their public fields only, and the peer
+    /// index; `participant` adds this participant's own state files. The
+    /// reference client's format: `aigenora session replay verify` checks
+    /// it. Example: palaver session replay export DIR --output game.zip
+    Export {
+        #[command(flatten)]
+        target: Target,
+        /// Where to write the bundle (refused if it exists, unless --force).
+        #[arg(long, value_name = "FILE")]
+        output: PathBuf,
+        /// What the bundle shows: public evidence, or also your own view.
+        #[arg(long, value_enum, default_value = "public")]
+        scope: ScopeArg,
+        /// Replace --output if it exists.
+        #[arg(long)]
+        force: bool,
+    },
+    /// Verify a replay bundle (yours or anyone's); nothing is written.
+    ///
+    /// Checks, in order: the zip (refused before anything is read
+    /// when it has more than 64 entries, a path with `..`, an absolute path,
+    /// a backslash, a duplicate, a directory or symlink entry, or entries
+    /// past 32 MiB each / 128 MiB in all, declared or inflated), the
+    /// manifest's bundle_id and signature, each file's size and SHA-256,
+    /// the authority frames (core hash, checkpoint certificate, chain), the
+    /// protocol events of each frame, the peer index and the terminal
+    /// evidence. Nothing is written. Exit 0: verified; 1: a check failed
+    /// (named, with the file, line and field); 2: an error.
+    Verify {
+        /// The bundle (.zip).
+        #[arg(value_name = "BUNDLE")]
+        bundle: PathBuf,
+    },
+    /// Cross-check two or more members' bundles of one group session.
+    ///
+    /// Compares the authority frames each holds (gaps) and where they differ
+    /// (conflicts), peer messages seen by both ends, terminal evidence.
+    /// Prints the report as JSON (also to --output). Exit 0: status ok;
+    /// 1: conflict or incomplete, or a bundle failed verification; 2: an
+    /// error (fewer than two bundles, not one group).
+    Reconcile {
+        #[arg(value_name = "BUNDLE", required = true, num_args = 1..)]
+        bundles: Vec<PathBuf>,
+        /// Also write the report to this file.
+        #[arg(long, value_name = "FILE")]
+        output: Option<PathBuf>,
+    },
+}
+
+/// `--scope`: who the bundle is for.
+#[derive(Debug, Clone, Copy, clap::ValueEnum)]
+pub enum ScopeArg {
+    /// Frames, protocol events, public lifecycle events and the peer index.
+    Public,
+    /// Also your own state files (your view, peer message payloads).
+    Participant,
+}
+
+impl From<ScopeArg> for Scope {
+    fn from(s: ScopeArg) -> Scope {
+        match s {
+            ScopeArg::Public => Scope::Public,
+            ScopeArg::Participant => Scope::Participant,
+        }
+    }
+}
+
+/// Runs a bundle subcommand.
+pub fn run(ctx: &Ctx, cmd: BundleCmd) -> Result<Outcome> {
+    match cmd {
+        BundleCmd::Export {
+            target,
+            output,
+            scope,
+            force,
+        } => export(ctx, &target, &output, scope.into(), force),
+        BundleCmd::Verify { bundle } => verify(ctx, &bundle),
+        BundleCmd::Reconcile { bundles, output } => reconcile(ctx, &bundles, output.as_deref()),
+    }
+}
+
+fn export(
+    ctx: &Ctx,
+    target: &Target,
+    output: &std::path::Path,
+    scope: Scope,
+    force: bool,
+) -> Result<Outcome> {
+    let dir = match target.dir.clone().or_else(|| target.state_dir.clone()) {
+        Some(p) => p,
+        None => {
+            let d = resolve(ctx, target)?;
+            d.parent.unwrap_or(d.child)
+        }
+    };
+    let data_dir = ctx.data_dir()?;
+    let key = KeyPair::load(&data_dir)
+        .with_context(|| format!("loading the signing key from {}", data_dir.display()))?;
+    let manifest = bundle::export(&dir, output, scope, &key, force)?;
+    let mut out = std::io::stdout().lock();
+    if ctx.json {
+        writeln!(out, "{}", pretty(&Value::Object(manifest)))?;
+    } else {
+        let s = |k: &str| manifest.get_str(k).unwrap_or_default().to_owned();
+        writeln!(out, "[OK] replay bundle: {}", s("output"))?;
+        writeln!(out, "bundle_id: {}", s("bundle_id"))?;
+        writeln!(out, "scope: {}", s("scope"))?;
+        writeln!(out, "participant: {}", s("participant_public_key"))?;
+    }
+    Ok(Outcome::Ok)
+}
+
+/// Prints a failed check; `Err` for anything that is not one.
+fn refused(ctx: &Ctx, path: &std::path::Path, e: BundleError) -> Result<Outcome> {
+    let BundleError::Failed(f) = e else {
+        return Err(e.into());
+    };
+    if ctx.json {
+        let out = serde_json::json!({
+            "status": "failed",
+            "path": path.display().to_string(),
+            "failure": f,
+        });
+        ctx.print_json(&out)?;
+    } else {
+        writeln!(std::io::stdout(), "[FAILED] {}: {f}", path.display())?;
+    }
+    Ok(Outcome::Rejected)
+}
+
+fn verify(ctx: &Ctx, path: &std::path::Path) -> Result<Outcome> {
+    let v = match bundle::verify(path) {
+        Ok(v) => v,
+        Err(e) => return refused(ctx, path, e),
+    };
+    let mut out = std::io::stdout().lock();
+    if ctx.json {
+        writeln!(out, "{}", pretty(&v.to_value()))?;
+    } else {
+        let s = |k: &str| v.manifest.get_str(k).unwrap_or_default().to_owned();
+        writeln!(out, "[OK] replay bundle verified")?;
+        writeln!(out, "bundle_id: {}", s("bundle_id"))?;
+        writeln!(out, "participant: {}", s("participant_public_key"))?;
+        writeln!(out, "scope: {}", s("scope"))?;
+        writeln!(out, "authority_frames: {}", v.authority_frames.len())?;
+        writeln!(out, "peer_records: {}", v.peer_index.len())?;
+    }
+    Ok(Outcome::Ok)
+}
+
+fn reconcile(ctx: &Ctx, paths: &[PathBuf], output: Option<&std::path::Path>) -> Result<Outcome> {
+    let report = match bundle::reconcile(paths) {
+        Ok(r) => r,
+        Err(BundleError::BundleFailed { path, failure }) => {
+            return refused(ctx, &path, BundleError::Failed(failure));
+        }
+        Err(e) => return Err(e.into()),
+    };
+    let text = pretty(&report);
+    if let Some(path) = output {
+        crate::fsutil::write_atomic(path, format!("{text}\n").as_bytes())
+            .with_context(|| format!("writing {}", path.display()))?;
+    }
+    let mut out = std::io::stdout().lock();
+    if ctx.json || output.is_none() {
+        writeln!(out, "{text}")?;
+    } else if let Some(path) = output {
+        let count = |k: &str| report.get(k).and_then(Value::as_array).map_or(0, Vec::len);
+        writeln!(out, "[OK] replay reconciliation: {}", path.display())?;
+        writeln!(
+            out,
+            "status: {}",
+            report.get_str("status").unwrap_or_default()
+        )?;
+        writeln!(out, "participants: {}", count("participants"))?;
+        writeln!(out, "authority_conflicts: {}", count("authority_conflicts"))?;
+        writeln!(out, "peer_unmatched: {}", count("peer_unmatched"))?;
+    }
+    Ok(if report.get_str("status") == Some("ok") {
+        Outcome::Ok
+    } else {
+        Outcome::Rejected
+    })
+}
