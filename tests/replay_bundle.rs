@@ -593,6 +593,45 @@ async fn the_cli_exports_verifies_and_still_replays() {
     let o = palaver(&data, &["session", "replay", dir, "--json"]);
     let v: serde_json::Value = serde_json::from_str(&common::ok(o, "replay")).unwrap();
     assert_eq!(v["finished"], true);
+
+    // `session replay BUNDLE`: verified first, then the same timeline from
+    // the bundle's own files (a participant bundle carries them).
+    let part = tmp.path().join("p.zip");
+    let o = palaver(
+        &data,
+        &[
+            "session",
+            "replay",
+            "export",
+            dir,
+            "--output",
+            part.to_str().unwrap(),
+            "--scope",
+            "participant",
+        ],
+    );
+    common::ok(o, "export participant");
+    let o = palaver(
+        &data,
+        &["session", "replay", part.to_str().unwrap(), "--json"],
+    );
+    let from_bundle: serde_json::Value =
+        serde_json::from_str(&common::ok(o, "replay bundle")).unwrap();
+    assert_eq!(from_bundle["finished"], true);
+    assert_eq!(
+        from_bundle["steps"].as_array().map(Vec::len),
+        v["steps"].as_array().map(Vec::len)
+    );
+    let o = palaver(&data, &["session", "replay", part.to_str().unwrap()]);
+    let text = common::ok(o, "replay bundle text");
+    assert!(text.starts_with("[OK] replay bundle verified"), "{text}");
+    // A public bundle verifies but has nothing to replay; a tampered one
+    // stops at its failed check.
+    let o = palaver(&data, &["session", "replay", out.to_str().unwrap()]);
+    assert!(common::ok(o, "replay public").contains("carries no session files"));
+    let o = palaver(&data, &["session", "replay", bad.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&o.stdout).contains("[FAILED]"));
 }
 
 /// `python -m aigenora session replay <args>`; (exit code, stdout, the

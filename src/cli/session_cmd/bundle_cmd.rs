@@ -185,6 +185,45 @@ fn verify(ctx: &Ctx, path: &std::path::Path) -> Result<Outcome> {
     Ok(Outcome::Ok)
 }
 
+/// `palaver session replay BUNDLE`: the verification first (a failed check
+/// ends it there, exit 1), then the session's timeline from the bundle's
+/// own files.
+pub fn replay_bundle(ctx: &Ctx, path: &std::path::Path, speed: Option<f64>) -> Result<Outcome> {
+    let (v, timeline) = match bundle::replay(path) {
+        Ok(r) => r,
+        Err(e) => return refused(ctx, path, e),
+    };
+    let s = |k: &str| v.manifest.get_str(k).unwrap_or_default().to_owned();
+    let Some(tl) = timeline else {
+        if ctx.json {
+            ctx.print_json(&serde_json::json!({
+                "status": "verified", "bundle_id": s("bundle_id"), "scope": s("scope"),
+                "timeline": null, "why": "a public bundle carries no session files to replay",
+            }))?;
+        } else {
+            writeln!(
+                std::io::stdout(),
+                "[OK] replay bundle verified ({}; signed by {})\na {} bundle carries no session files to replay: `palaver session replay verify --json {}` lists its frames and events",
+                s("bundle_id"),
+                s("participant_public_key"),
+                s("scope"),
+                path.display()
+            )?;
+        }
+        return Ok(Outcome::Ok);
+    };
+    if !ctx.json {
+        writeln!(
+            std::io::stdout(),
+            "[OK] replay bundle verified ({}; signed by {}; {} scope)",
+            s("bundle_id"),
+            s("participant_public_key"),
+            s("scope")
+        )?;
+    }
+    super::replay::print_timeline(ctx, &tl, speed)
+}
+
 fn reconcile(ctx: &Ctx, paths: &[PathBuf], output: Option<&std::path::Path>) -> Result<Outcome> {
     let report = match bundle::reconcile(paths) {
         Ok(r) => r,

@@ -311,6 +311,11 @@ pub fn run(ctx: &Ctx, cmd: SessionCmd) -> Result<Outcome> {
         }) => bundle_cmd::run(ctx, cmd),
         SessionCmd::Replay(bundle_cmd::ReplayArgs { target, speed, .. }) => {
             match target.dir.as_ref().or(target.state_dir.as_ref()) {
+                // A signed replay bundle: verified first, then replayed.
+                Some(p) if p.is_file() && crate::session::bundle::is_bundle(p) => {
+                    check_speed(speed)?;
+                    bundle_cmd::replay_bundle(ctx, p, speed)
+                }
                 // A file: a werewolf game's .log (by its content).
                 Some(p) if p.is_file() => {
                     check_speed(speed)?;

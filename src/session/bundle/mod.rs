@@ -19,10 +19,12 @@ mod evidence;
 mod export;
 mod peer;
 mod reconcile;
+mod replay;
 mod verify;
 
 pub use export::{Scope, export};
 pub use reconcile::reconcile;
+pub use replay::{is_bundle, replay};
 pub use verify::{Verified, verify};
 
 use crate::json::{Map, Value};
