@@ -276,3 +276,92 @@ async fn o_opens_a_werewolf_game_log_by_its_content() {
     h.key(key(KeyCode::Esc));
     assert_eq!(replay_open(&h), None);
 }
+
+/// `o` with a signed replay bundle: verified first (the status line says
+/// so), then the session's replay opens from the bundle's own files; a
+/// damaged bundle is refused with the failed check, nothing opens.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn o_opens_a_replay_bundle_after_verifying_it() {
+    let data = tempfile::tempdir().unwrap();
+    let bin = env!("CARGO_BIN_EXE_palaver");
+    let run = |args: &[&str]| {
+        let o = std::process::Command::new(bin)
+            .arg("--data-dir")
+            .arg(data.path())
+            .args(args)
+            .output()
+            .unwrap();
+        assert!(
+            o.status.success(),
+            "{args:?}: {}",
+            String::from_utf8_lossy(&o.stderr)
+        );
+        format!(
+            "{}{}",
+            String::from_utf8_lossy(&o.stdout),
+            String::from_utf8_lossy(&o.stderr)
+        )
+    };
+    run(&["init"]);
+    let out = run(&[
+        "protocol",
+        "test",
+        "rps-v1",
+        "--role",
+        "host",
+        "--control-mode",
+        "autonomous",
+    ]);
+    let dir = out
+        .lines()
+        .find_map(|l| l.strip_prefix("session state: "))
+        .and_then(|l| l.split_whitespace().next())
+        .unwrap()
+        .to_owned();
+    let bundle = data.path().join("evidence.zip");
+    run(&[
+        "session",
+        "replay",
+        "export",
+        &dir,
+        "--output",
+        bundle.to_str().unwrap(),
+        "--scope",
+        "participant",
+    ]);
+    let broken = data.path().join("broken.zip");
+    let bytes = std::fs::read(&bundle).unwrap();
+    std::fs::write(&broken, &bytes[..bytes.len() / 2]).unwrap();
+
+    let mut h = console(data.path(), 120, 40);
+    h.key(key(KeyCode::Tab));
+    let open = |h: &mut Headless, p: &Path| {
+        h.key(ch('o'));
+        h.update(palaver::tui::msg::Msg::Paste(p.display().to_string()));
+        h.key(key(KeyCode::Enter));
+    };
+    open(&mut h, &broken);
+    let ok = h
+        .until(Duration::from_secs(10), |app| {
+            app.status.text.contains("the bundle failed verification")
+        })
+        .await;
+    assert!(ok, "{}", h.screen());
+    assert_eq!(replay_open(&h), None);
+    open(&mut h, &bundle);
+    let ok = h
+        .until(Duration::from_secs(10), |app| {
+            matches!(app.sessions.modal, Some(Modal::Replay(_)))
+        })
+        .await;
+    assert!(ok, "the replay did not open:\n{}", h.screen());
+    assert!(
+        h.app
+            .status
+            .text
+            .starts_with("bundle verified (participant scope"),
+        "{}",
+        h.app.status.text
+    );
+    assert!(h.screen().contains("Replay"), "{}", h.screen());
+}

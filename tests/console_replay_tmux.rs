@@ -98,7 +98,7 @@ fn open_a_werewolf_game_log_by_its_path_and_replay_it() {
     c.wait_for("Sessions", Duration::from_secs(15));
     c.keys(&["Tab"]);
     c.keys(&["o"]);
-    c.wait_for("replay a werewolf game .log", Duration::from_secs(5));
+    c.wait_for("replay a bundle or a werewolf .log", Duration::from_secs(5));
     c.type_text(log.to_str().unwrap());
     c.keys(&["Enter"]);
     let s = c.wait_for("Replay · werewolf game, 5 agents", Duration::from_secs(10));

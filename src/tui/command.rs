@@ -68,7 +68,7 @@ commands! {
     Refresh = "refresh": "read again now: invitations, sessions, the market, the inbox, the leaderboard",
     /// Attach a state dir by path.
     OpenPath = "open_path":
-        "attach a state dir by path (any process's, the reference client's too), or replay a werewolf game .log",
+        "attach a state dir by path (any process's, the reference client's too), or replay a signed replay bundle (verified first) or a werewolf game .log",
     /// Pick the n-th legal choice in the decision prompt.
     Choose1 = "choose_1": "decision prompt: choice 1",
     Choose2 = "choose_2": "decision prompt: choice 2",

@@ -44,6 +44,12 @@ pub enum Report {
     RoomAction(Result<String, String>),
     /// A session's timeline for the replay view, or why it cannot be read.
     Replay(Result<Box<crate::session::replay::Timeline>, String>),
+    /// A signed replay bundle opened: its verification (a failed check is
+    /// `timeline`'s error) and the session's timeline from its files.
+    BundleReplay {
+        verified: String,
+        timeline: Result<Box<crate::session::replay::Timeline>, String>,
+    },
     /// A whisper was written to the attached session: Ok((whisper id,
     /// what it was understood as)) or Err(why not).
     Whispered(Result<(String, String), String>),

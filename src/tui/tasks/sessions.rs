@@ -36,6 +36,32 @@ pub(super) fn start(
                 let _ = tx.send(Report::Replay(Ok(Box::new(t))));
             });
         }
+        SessionTask::ReplayLog { path } if crate::session::bundle::is_bundle(&path) => {
+            tokio::task::spawn_blocking(move || {
+                let r = match crate::session::bundle::replay(&path) {
+                    Ok((v, t)) => {
+                        let s = |k: &str| v.manifest.get_str(k).unwrap_or_default().to_owned();
+                        let short = |t: String| t.chars().take(12).collect::<String>();
+                        let verified = format!(
+                            "bundle verified ({} scope, signed by {}…)",
+                            s("scope"),
+                            short(s("participant_public_key"))
+                        );
+                        let timeline = t.map(Box::new).ok_or_else(|| {
+                            format!(
+                                "{verified}, but a public bundle carries no session files to replay"
+                            )
+                        });
+                        Report::BundleReplay { verified, timeline }
+                    }
+                    Err(e) => Report::BundleReplay {
+                        verified: String::new(),
+                        timeline: Err(format!("the bundle failed verification: {e}")),
+                    },
+                };
+                let _ = tx.send(r);
+            });
+        }
         SessionTask::ReplayLog { path } => {
             tokio::task::spawn_blocking(move || {
                 let t = crate::werewolf::replay::load(&path)

@@ -223,7 +223,10 @@ impl SessionsView {
             Report::Picker(r) => self.picker_report(*r, &mut fx),
             Report::Whispered(r) => self.whispered(r, &mut fx),
             Report::Coach(r) => self.coach_report(r, &mut fx),
-            Report::Replay(r) => self.replay_loaded(r, &mut fx),
+            Report::Replay(r) => self.replay_loaded(r, None, &mut fx),
+            Report::BundleReplay { verified, timeline } => {
+                self.replay_loaded(timeline, Some(&verified), &mut fx)
+            }
             Report::Saved(r) => {
                 let note = match r {
                     Ok(s) => Note::ok(s),
@@ -484,11 +487,18 @@ impl SessionsView {
         fx.push(SessionTask::Replay { dir }.into());
     }
 
+    /// A timeline loaded for replay; `verified` says how a bundle it came
+    /// from was verified (shown first, in the status line).
     fn replay_loaded(
         &mut self,
         r: Result<Box<crate::session::replay::Timeline>, String>,
+        verified: Option<&str>,
         fx: &mut Effects,
     ) {
+        let first = verified
+            .filter(|v| !v.is_empty())
+            .map(|v| format!("{v} · "))
+            .unwrap_or_default();
         match r {
             Err(e) => say(fx, false, format!("replay: {e}")),
             Ok(t) if !t.finished => say(
@@ -502,7 +512,7 @@ impl SessionsView {
                     fx,
                     true,
                     format!(
-                        "replay: {} steps (←/→ step, space plays, +/- speed, Esc leaves)",
+                        "{first}replay: {} steps (←/→ step, space plays, +/- speed, Esc leaves)",
                         t.steps.len()
                     ),
                 );

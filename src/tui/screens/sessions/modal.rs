@@ -166,9 +166,10 @@ impl SessionsView {
                         self.focus = Focus::Feed;
                         None
                     } else if p.is_file() {
-                        // A file: a werewolf game's .log, told by its
-                        // content when the task reads it.
-                        say(&mut fx, true, "reading the game log for its replay…");
+                        // A file: a signed replay bundle (verified first)
+                        // or a werewolf game's .log, told by its content
+                        // when the task reads it.
+                        say(&mut fx, true, "reading the file for its replay…");
                         fx.push(SessionTask::ReplayLog { path: p }.into());
                         None
                     } else {
@@ -176,7 +177,7 @@ impl SessionsView {
                             &mut fx,
                             false,
                             format!(
-                                "{} is neither a session state dir nor a game log",
+                                "{} is neither a session state dir, a replay bundle nor a game log",
                                 p.display()
                             ),
                         );

@@ -99,7 +99,7 @@ pub(super) fn draw(v: &SessionsView, f: &mut Frame, area: Rect, p: &Paint<'_>) {
             f,
             area,
             theme,
-            "Attach a state dir, or replay a werewolf game .log (path)",
+            "Attach a state dir, or replay a bundle or a werewolf .log (path)",
             text,
         ),
         Some(Modal::Topic(text)) => dialogs::draw_search(
