@@ -11,6 +11,8 @@
 
 mod common;
 
+use common::rng::Rng;
+
 use common::{aigenora, ok};
 use palaver::community::trust::{self, Snapshot};
 use std::io::{BufRead, BufReader, Write};
@@ -18,26 +20,6 @@ use std::path::Path;
 use std::process::{Command, Output, Stdio};
 
 const BIN: &str = env!("CARGO_BIN_EXE_palaver");
-
-/// A small deterministic generator (xorshift64*).
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 >> 12;
-        self.0 ^= self.0 << 25;
-        self.0 ^= self.0 >> 27;
-        self.0.wrapping_mul(0x2545_f491_4f6c_dd1d)
-    }
-
-    fn below(&mut self, n: u64) -> u64 {
-        self.next() % n
-    }
-
-    fn range(&mut self, lo: i64, hi: i64) -> i64 {
-        lo + self.below((hi - lo + 1) as u64) as i64
-    }
-}
 
 /// A weight: karma-like, small odd (halves at hop 1), multiples of 2 and 4
 /// (halves at hops 2 and 3), negative (distrust), now and then a float.

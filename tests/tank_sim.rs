@@ -28,6 +28,8 @@
 
 mod common;
 
+use common::rng::Rng;
+
 use palaver::json::{self, Map, Value, canonical};
 use palaver::protocols::tank::{Dir, Event, Team, World, rect_blocked, validate_commands};
 use std::collections::BTreeSet;
@@ -35,28 +37,9 @@ use std::process::Command as Process;
 
 const HARNESS: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/reference/tank_sim.py");
 
-/// xorshift64*.
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 >> 12;
-        self.0 ^= self.0 << 25;
-        self.0 ^= self.0 >> 27;
-        self.0.wrapping_mul(0x2545_f491_4f6c_dd1d)
-    }
-
-    fn below(&mut self, n: u64) -> u64 {
-        self.next() % n
-    }
-
-    fn chance(&mut self, percent: u64) -> bool {
-        self.below(100) < percent
-    }
-
-    fn dir(&mut self) -> Dir {
-        Dir::ALL[self.below(5) as usize]
-    }
+/// A random direction.
+fn dir(r: &mut Rng) -> Dir {
+    Dir::ALL[r.below(5) as usize]
 }
 
 fn parse(text: &str) -> Value {
@@ -310,8 +293,8 @@ fn random_batch(world: &World, team: Team, rng: &mut Rng) -> Value {
         if (t.hp > 0 || rng.chance(3)) && rng.chance(70) {
             list.push(command(
                 t.id.to_string(),
-                rng.dir(),
-                rng.dir(),
+                dir(rng),
+                dir(rng),
                 rng.chance(40),
             ));
         }
@@ -352,7 +335,7 @@ fn random_batch(world: &World, team: Team, rng: &mut Rng) -> Value {
     {
         list.push(obj(vec![
             ("unit_id", t.id.to_string().into()),
-            ("move", rng.dir().as_str().into()),
+            ("move", dir(rng).as_str().into()),
         ]));
     }
     Value::Array(list)
@@ -388,7 +371,7 @@ fn chase(world: &World, rng: &mut Rng) -> (Value, Value) {
         let mv = if lined && rng.chance(60) {
             Dir::None
         } else if rng.chance(25) {
-            rng.dir()
+            dir(rng)
         } else {
             toward
         };

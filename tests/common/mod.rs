@@ -6,6 +6,7 @@ pub mod cli;
 pub mod console;
 pub mod pg;
 pub mod played;
+pub mod rng;
 pub mod rooms;
 pub mod table_seat;
 pub mod tmux;
