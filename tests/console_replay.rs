@@ -225,6 +225,13 @@ async fn pane_replay_werewolf() {
     snap("replay_werewolf_13p", &t, &vec![key(KeyCode::Right); exec]);
 }
 
+/// `o` on the sessions list, the path pasted, Enter.
+fn open(h: &mut Headless, p: &Path) {
+    h.key(ch('o'));
+    h.update(palaver::tui::msg::Msg::Paste(p.display().to_string()));
+    h.key(key(KeyCode::Enter));
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn o_opens_a_werewolf_game_log_by_its_content() {
     let data = tempfile::tempdir().unwrap();
@@ -235,11 +242,6 @@ async fn o_opens_a_werewolf_game_log_by_its_content() {
     std::fs::write(&notes, "not a game\n").unwrap();
     let mut h = console(data.path(), 120, 40);
     h.key(key(KeyCode::Tab));
-    let open = |h: &mut Headless, p: &Path| {
-        h.key(ch('o'));
-        h.update(palaver::tui::msg::Msg::Paste(p.display().to_string()));
-        h.key(key(KeyCode::Enter));
-    };
     // A file that is not a game log: the replay does not open, the status
     // says why.
     open(&mut h, &notes);
@@ -335,11 +337,6 @@ async fn o_opens_a_replay_bundle_after_verifying_it() {
 
     let mut h = console(data.path(), 120, 40);
     h.key(key(KeyCode::Tab));
-    let open = |h: &mut Headless, p: &Path| {
-        h.key(ch('o'));
-        h.update(palaver::tui::msg::Msg::Paste(p.display().to_string()));
-        h.key(key(KeyCode::Enter));
-    };
     open(&mut h, &broken);
     let ok = h
         .until(Duration::from_secs(10), |app| {

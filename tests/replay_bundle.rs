@@ -653,6 +653,25 @@ fn reference(py: &str, data: Option<&Path>, args: &[&str]) -> (i32, String, Stri
 }
 
 /// A reference data dir holding this key (key.json is the same format).
+/// Reconciles `paths` with the reference's CLI and with palaver: the same
+/// report, and the reference's exit code says ok exactly when palaver's
+/// status does. Returns palaver's report.
+fn same_reconcile(py: &str, paths: &[PathBuf], what: &str) -> Map {
+    let args: Vec<&str> = std::iter::once("reconcile")
+        .chain(paths.iter().map(|p| s(p)))
+        .chain(["--json"])
+        .collect();
+    let (code, out, err) = reference(py, None, &args);
+    let theirs: serde_json::Value = serde_json::from_str(&out)
+        .unwrap_or_else(|e| panic!("reference reconcile ({code}): {e}: {err}"));
+    let report = bundle::reconcile(paths).unwrap();
+    let ours: serde_json::Value =
+        serde_json::from_str(&palaver::session::files::pretty(&report)).unwrap();
+    assert_eq!(theirs, ours, "reconcile of {what}");
+    assert_eq!(code == 0, report.get_str("status") == Some("ok"), "{what}");
+    report.as_object().cloned().unwrap_or_default()
+}
+
 fn reference_key_dir(root: &Path, name: &str, key: &KeyPair) -> PathBuf {
     let dir = root.join(name);
     std::fs::create_dir_all(&dir).unwrap();
@@ -796,23 +815,12 @@ async fn a_room_crosses_with_the_reference_and_reconcile_agrees() {
         let paths: Vec<PathBuf> = (0..members.len())
             .map(|i| tmp.path().join(format!("m{i}-public-{maker}.zip")))
             .collect();
-        let args: Vec<&str> = std::iter::once("reconcile")
-            .chain(paths.iter().map(|p| s(p)))
-            .chain(["--json"])
-            .collect();
-        let (code, out, err) = reference(&py, None, &args);
-        let theirs: serde_json::Value = serde_json::from_str(&out)
-            .unwrap_or_else(|e| panic!("reference reconcile ({code}): {e}: {err}"));
-        let report = bundle::reconcile(&paths).unwrap();
-        let ours: serde_json::Value =
-            serde_json::from_str(&palaver::session::files::pretty(&report)).unwrap();
-        assert_eq!(theirs, ours, "reconcile of {maker}'s bundles");
+        let report = same_reconcile(&py, &paths, &format!("{maker}'s bundles"));
         eprintln!(
             "reconcile of {maker}'s bundles: {}",
             report.get_str("status").unwrap()
         );
         assert!(report.get("authority_head").is_some_and(Value::truthy));
-        assert_eq!(code == 0, report.get_str("status") == Some("ok"));
     }
     // The reference refuses palaver's tamper cases for the same reason.
     let good = tmp.path().join("m0-public-palaver.zip");
@@ -1085,17 +1093,6 @@ fn a_four_seat_table_crosses_with_the_reference_and_reconcile_agrees() {
         let paths: Vec<PathBuf> = (0..players.len())
             .map(|i| tmp.path().join(format!("seat{i}-participant-{maker}.zip")))
             .collect();
-        let args: Vec<&str> = std::iter::once("reconcile")
-            .chain(paths.iter().map(|p| s(p)))
-            .chain(["--json"])
-            .collect();
-        let (code, out, err) = reference(&py, None, &args);
-        let theirs: serde_json::Value = serde_json::from_str(&out)
-            .unwrap_or_else(|e| panic!("reference reconcile ({code}): {e}: {err}"));
-        let report = bundle::reconcile(&paths).unwrap();
-        let ours: serde_json::Value =
-            serde_json::from_str(&palaver::session::files::pretty(&report)).unwrap();
-        assert_eq!(theirs, ours, "reconcile of {maker}'s table bundles");
-        assert_eq!(code == 0, report.get_str("status") == Some("ok"));
+        same_reconcile(&py, &paths, &format!("{maker}'s table bundles"));
     }
 }
