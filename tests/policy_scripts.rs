@@ -7,7 +7,7 @@
 
 mod common;
 
-use palaver::engine::{ControlMode, EngineConfig, Role, Strategy};
+use palaver::engine::{ControlMode, EngineConfig, Strategy};
 use palaver::json::{Map, Value};
 use palaver::obj;
 use palaver::services::local::{Side, play};
@@ -73,7 +73,6 @@ async fn host_of(
                 .unwrap_or_default()
         })
         .collect();
-    let _ = Role::Host;
     (events, choices, took)
 }
 

@@ -233,6 +233,8 @@ async fn run_program(
         let status = child.wait().await;
         (status, out, err)
     };
+    // Only at the timeout, before the script is reaped (its group id is
+    // still its own then).
     let kill = || {
         if let Some(pid) = pgid {
             let _ = nix::sys::signal::killpg(
@@ -251,8 +253,8 @@ async fn run_program(
             ));
         }
     };
-    // Whatever the script left running in its group goes with it.
-    kill();
+    // No kill here: once the script is reaped its group id may be reused,
+    // and a group left with no member holding stdout is not ours to chase.
     if out.len() > MAX_OUTPUT {
         return Err(Failed::new(
             "script_error",
