@@ -8,7 +8,7 @@ mod common;
 
 use common::{Kill, ok, read_until};
 use palaver::json::{self, Value};
-use std::io::BufReader;
+use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
@@ -640,24 +640,61 @@ fn survive_a_killed_leader(table: &str, reference: Option<String>) {
     let _ = host.k.0.wait();
     // The player comes back as a member and plays its seat with the bot.
     std::thread::sleep(Duration::from_secs(1));
+    let err = w.tmp.path().join(format!("rejoin-{table}.err"));
     let mut back = Kill(
         w.palaver(
             "h",
             &["join", &post, "--direct", "--control-mode", "autonomous"],
         )
         .stdout(Stdio::piped())
-        .stderr(Stdio::null())
+        .stderr(std::fs::File::create(&err).unwrap())
         .spawn()
         .unwrap(),
     );
+    // Read as it goes, so a rejoin that does not finish says how far it got.
     let out = BufReader::new(back.0.stdout.take().unwrap());
-    let back = common::finish(
-        back,
-        out,
-        String::new(),
-        &format!("{table}: the old leader joining again"),
-        Duration::from_secs(300),
+    let (tx, printed) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        for line in out.lines().map_while(Result::ok) {
+            let _ = tx.send(line);
+        }
+    });
+    let mut back_out = String::new();
+    let started = Instant::now();
+    let status = loop {
+        while let Ok(line) = printed.try_recv() {
+            back_out.push_str(&line);
+            back_out.push('\n');
+        }
+        if let Some(status) = back.0.try_wait().unwrap() {
+            break status;
+        }
+        if started.elapsed() > Duration::from_secs(300) {
+            let dir = back_out
+                .lines()
+                .find_map(|l| l.strip_prefix("session state: "))
+                .and_then(|l| l.split_whitespace().next())
+                .map(PathBuf::from);
+            panic!(
+                "{table}: the old leader joining again did not finish in 300 s\nprinted:\n{back_out}\nstderr:\n{}\n{}",
+                std::fs::read_to_string(&err).unwrap_or_default(),
+                dir.map(|d| why_not(&d)).unwrap_or_default()
+            );
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    };
+    // The reader ends with the pipe; take what it still holds.
+    let drained = Instant::now() + Duration::from_secs(5);
+    while let Ok(line) = printed.recv_timeout(drained.saturating_duration_since(Instant::now())) {
+        back_out.push_str(&line);
+        back_out.push('\n');
+    }
+    assert!(
+        status.success(),
+        "{table}: the old leader joining again exited with {status}:\n{back_out}\n{}",
+        std::fs::read_to_string(&err).unwrap_or_default()
     );
+    let back = back_out;
     let (_, bs) = snapshot(&back);
     assert_eq!(bs.get("completed"), Some(&Value::Bool(true)), "{bs:?}");
     let view = bs.get("group_view").unwrap();

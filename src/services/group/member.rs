@@ -57,8 +57,35 @@ fn accepted_seq(replica: &Replica, pk: &str) -> u64 {
         .unwrap_or(0)
 }
 
+/// How often a member asks the community whether its leader's lease still
+/// runs: half the lease, at least this.
+const LEASE_CHECK_MIN: Duration = Duration::from_secs(1);
+
+/// Returns once the community says the room's leader lease has run out, or
+/// that a later epoch leads it: a leader killed without a goodbye leaves
+/// its members' connections open until their transport's idle timeout,
+/// far longer than the lease. A community that does not answer is asked
+/// again at the next check.
+async fn lease_gone(room: &Room, lease_seconds: u64, epoch: u64) {
+    let every = Duration::from_millis(lease_seconds * 500).max(LEASE_CHECK_MIN);
+    loop {
+        tokio::time::sleep(every).await;
+        if let Ok(g) = api::get(&room.client, &room.group_id).await
+            && (api::lease_expired(&g) || api::count(&g, "leader_epoch").is_ok_and(|e| e > epoch))
+        {
+            return;
+        }
+    }
+}
+
 /// Serves one connection to a leader until it ends.
-async fn serve(room: &Room, ch: &mut Channel, replica: &mut Replica, first: Map) -> ChannelEnd {
+async fn serve(
+    room: &Room,
+    ch: &mut Channel,
+    replica: &mut Replica,
+    first: Map,
+    lease_seconds: u64,
+) -> ChannelEnd {
     let pk = room.keys.public_key.clone();
     match replica.apply(&Value::Object(first), true) {
         Ok(_) => {
@@ -81,8 +108,14 @@ async fn serve(room: &Room, ch: &mut Channel, replica: &mut Replica, first: Map)
     let mut sent: Option<Instant> = None;
     let mut tick = tokio::time::interval(super::ACTION_POLL);
     tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    let gone = lease_gone(room, lease_seconds, replica.leader_epoch());
+    let mut gone = std::pin::pin!(gone);
     loop {
         tokio::select! {
+            () = gone.as_mut() => {
+                room.event("group_leader_lease_expired", obj! { "group_id" => room.group_id.as_str(), "leader_epoch" => replica.leader_epoch() });
+                return ChannelEnd::LeaderGone;
+            }
             frame = ch.rx.recv() => {
                 let frame = match frame {
                     Ok(f) => f,
@@ -344,6 +377,16 @@ pub async fn join(
     let mut dial = DIAL_NEW;
     let mut first_tries = 0;
     let end = loop {
+        if replica.is_none() {
+            let waited = tokio::select! {
+                g = live_leader(client, group, &room.keys.public_key, progress) => g,
+                _ = cancel.as_mut() => break Err(RemoteError::Cancelled),
+            };
+            group = match waited {
+                Ok(g) => g,
+                Err(e) => break Err(e),
+            };
+        }
         let leader = group
             .get_str("leader_public_key")
             .unwrap_or_default()
@@ -414,7 +457,7 @@ pub async fn join(
                     }
                 };
                 let r = tokio::select! {
-                    r = serve(&room, &mut ch, rep, first) => r,
+                    r = serve(&room, &mut ch, rep, first, api::lease_seconds(&group)) => r,
                     _ = cancel.as_mut() => { drop(ch); link.finish(Duration::ZERO).await; break Err(RemoteError::Cancelled) }
                 };
                 drop(ch);
@@ -501,6 +544,56 @@ pub async fn join(
     }
     let end = end?;
     Ok(super::finish(&room, &post, end, false))
+}
+
+/// How long a first join waits, beyond the room's lease, for a leader it can
+/// reach (see [`live_leader`]).
+const NEXT_LEADER: Duration = Duration::from_secs(60);
+
+/// `group` once its leader is one a first join can reach: not this identity
+/// (a player whose leading process died and who comes back as a member
+/// would dial its own dead endpoint) and with a lease that still runs (a
+/// dead leader's members are about to claim the room). Asks the community
+/// again every 250 ms, for at most the lease plus [`NEXT_LEADER`]; a closed
+/// or failed room ends the wait.
+async fn live_leader(
+    client: &Client,
+    mut group: api::GroupObj,
+    me: &str,
+    progress: &(dyn Fn(Progress) + Send + Sync),
+) -> Result<api::GroupObj, RemoteError> {
+    let deadline =
+        tokio::time::Instant::now() + Duration::from_secs(api::lease_seconds(&group)) + NEXT_LEADER;
+    let mut told = false;
+    loop {
+        if let Some(s @ ("closed" | "failed")) = group.get_str("status") {
+            return Err(RemoteError::Invitation(format!("the room is {s}")));
+        }
+        let mine = group.get_str("leader_public_key") == Some(me);
+        if !mine && !api::lease_expired(&group) {
+            return Ok(group);
+        }
+        if tokio::time::Instant::now() >= deadline {
+            return Err(RemoteError::Invitation(if mine {
+                "this identity still leads the room (is its leading process running?)".to_owned()
+            } else {
+                "the room's leader is gone and no member has taken it over".to_owned()
+            }));
+        }
+        if !told {
+            told = true;
+            progress(Progress::Group(if mine {
+                "this identity led the room: waiting for the member that takes it over".to_owned()
+            } else {
+                "the room's leader is gone: waiting for the member that takes it over".to_owned()
+            }));
+        }
+        tokio::time::sleep(Duration::from_millis(250)).await;
+        let id = api::text(&group, "group_id")
+            .map_err(super::api_err)?
+            .to_owned();
+        group = api::get(client, &id).await.map_err(super::api_err)?;
+    }
 }
 
 /// How long a member waits for the room of an invitation it has just seen:
