@@ -26,9 +26,9 @@ use std::time::Duration;
 #[derive(Debug, Args)]
 pub struct PeerArgs {
     /// autonomous (plays from strategy.json), hybrid (plays, but takes your
-    /// decisions) or human (waits for every decision). Default: hybrid for
-    /// join; for host the spec's `decision.mode` (manual is human,
-    /// autonomous autonomous, auto or none hybrid).
+    /// decisions) or human (waits for every decision). Default: the
+    /// protocol's `decision.mode` (for join, of the invitation's protocol):
+    /// manual is human, autonomous autonomous, auto or none hybrid.
     #[arg(long, value_name = "MODE")]
     pub control_mode: Option<String>,
     /// Reach the peer by direct addresses only, without n0's relays and
@@ -440,6 +440,37 @@ fn report_room(ctx: &Ctx, f: &group::RoomFinished) -> Result<Outcome> {
     })
 }
 
+/// The control mode the author of the invitation's protocol asks for
+/// (`decision.mode`, see [`ControlMode::author_default`]), for a `join`
+/// that names none. An invitation or protocol this cannot read here gives
+/// the reference's default, hybrid: the join itself then says what is wrong.
+fn invitation_default_mode(ctx: &Ctx, post_id: &str) -> ControlMode {
+    let spec = (|| -> Option<crate::spec::Spec> {
+        let c = client(ctx).ok()?;
+        let data_dir = ctx.data_dir().ok()?;
+        let rt = session_runtime().ok()?;
+        let inv = rt.block_on(async {
+            tokio::time::timeout(
+                std::time::Duration::from_secs(15),
+                c.call(
+                    "GET",
+                    &format!("/api/v1/invitations/{post_id}"),
+                    None,
+                    &[200],
+                ),
+            )
+            .await
+        });
+        shut_down(rt);
+        let pid = inv.ok()?.ok()?.get_str("protocol_id")?.to_owned();
+        let lib = crate::library::Library::open(Some(&data_dir)).ok();
+        lib.as_ref()
+            .and_then(|l| l.resolve(&pid).ok().and_then(|e| l.load(e).ok()))
+            .or_else(|| crate::library::bundled_spec_by_id(&pid).cloned())
+    })();
+    spec.map_or(ControlMode::Hybrid, |s| ControlMode::author_default(&s))
+}
+
 /// The spec of the protocol an invitation names, when it is a group
 /// protocol palaver knows (installed or bundled).
 async fn room_spec(
@@ -468,7 +499,7 @@ pub fn join(ctx: &Ctx, a: JoinArgs) -> Result<Outcome> {
     }
     let mode: ControlMode = match &a.peer.control_mode {
         Some(m) => m.parse().map_err(anyhow::Error::msg)?,
-        None => ControlMode::Hybrid,
+        None => invitation_default_mode(ctx, &a.post_id),
     };
     if wants_console(ctx, &a.peer, mode) {
         return with_console(ctx, Role::Guest, &["session_id:", "session state:"]);
