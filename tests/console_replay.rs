@@ -279,17 +279,13 @@ async fn o_opens_a_werewolf_game_log_by_its_content() {
     assert_eq!(replay_open(&h), None);
 }
 
-/// `o` with a signed replay bundle: verified first (the status line says
-/// so), then the session's replay opens from the bundle's own files; a
-/// damaged bundle is refused with the failed check, nothing opens.
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn o_opens_a_replay_bundle_after_verifying_it() {
-    let data = tempfile::tempdir().unwrap();
-    let bin = env!("CARGO_BIN_EXE_palaver");
+/// A finished rps-v1 session of palaver's (`protocol test --role host`) in
+/// `data`, exported as a participant bundle to `out`.
+fn rps_bundle(data: &Path, out: &Path) {
     let run = |args: &[&str]| {
-        let o = std::process::Command::new(bin)
+        let o = std::process::Command::new(env!("CARGO_BIN_EXE_palaver"))
             .arg("--data-dir")
-            .arg(data.path())
+            .arg(data)
             .args(args)
             .output()
             .unwrap();
@@ -298,6 +294,7 @@ async fn o_opens_a_replay_bundle_after_verifying_it() {
             "{args:?}: {}",
             String::from_utf8_lossy(&o.stderr)
         );
+        // The state dir's line is on stderr.
         format!(
             "{}{}",
             String::from_utf8_lossy(&o.stdout),
@@ -305,7 +302,7 @@ async fn o_opens_a_replay_bundle_after_verifying_it() {
         )
     };
     run(&["init"]);
-    let out = run(&[
+    let printed = run(&[
         "protocol",
         "test",
         "rps-v1",
@@ -314,23 +311,32 @@ async fn o_opens_a_replay_bundle_after_verifying_it() {
         "--control-mode",
         "autonomous",
     ]);
-    let dir = out
+    let dir = printed
         .lines()
         .find_map(|l| l.strip_prefix("session state: "))
         .and_then(|l| l.split_whitespace().next())
         .unwrap()
         .to_owned();
-    let bundle = data.path().join("evidence.zip");
     run(&[
         "session",
         "replay",
         "export",
         &dir,
         "--output",
-        bundle.to_str().unwrap(),
+        out.to_str().unwrap(),
         "--scope",
         "participant",
     ]);
+}
+
+/// `o` with a signed replay bundle: verified first (the status line says
+/// so), then the session's replay opens from the bundle's own files; a
+/// damaged bundle is refused with the failed check, nothing opens.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn o_opens_a_replay_bundle_after_verifying_it() {
+    let data = tempfile::tempdir().unwrap();
+    let bundle = data.path().join("evidence.zip");
+    rps_bundle(data.path(), &bundle);
     let broken = data.path().join("broken.zip");
     let bytes = std::fs::read(&bundle).unwrap();
     std::fs::write(&broken, &bytes[..bytes.len() / 2]).unwrap();
@@ -361,4 +367,48 @@ async fn o_opens_a_replay_bundle_after_verifying_it() {
         h.app.status.text
     );
     assert!(h.screen().contains("Replay"), "{}", h.screen());
+}
+
+/// A bundle dropped into `<data dir>/bundles` is listed with the sessions
+/// (role `bundle`); Enter on it verifies it and opens its replay. A file
+/// there that is not a zip is not listed.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_bundle_dropped_in_the_data_dir_is_listed_and_opens() {
+    let data = tempfile::tempdir().unwrap();
+    let bundles = data.path().join("bundles");
+    std::fs::create_dir_all(&bundles).unwrap();
+    rps_bundle(data.path(), &bundles.join("dispute-7.zip"));
+    std::fs::write(bundles.join("notes.zip"), "not a zip").unwrap();
+
+    let mut h = console(data.path(), 120, 40);
+    h.key(key(KeyCode::Tab));
+    let ok = h
+        .until(Duration::from_secs(10), |app| {
+            app.sessions.rows.iter().any(|r| r.is_bundle())
+        })
+        .await;
+    assert!(ok, "no bundle row:\n{}", h.screen());
+    let rows = h.app.sessions.rows.clone();
+    assert_eq!(rows.iter().filter(|r| r.is_bundle()).count(), 1, "{rows:?}");
+    let screen = h.screen();
+    assert!(screen.contains("dispute-7.zip"), "{screen}");
+    let at = rows.iter().position(|r| r.is_bundle()).unwrap();
+    for _ in 0..at {
+        h.key(key(KeyCode::Down));
+    }
+    h.key(key(KeyCode::Enter));
+    let ok = h
+        .until(Duration::from_secs(10), |app| {
+            matches!(app.sessions.modal, Some(Modal::Replay(_)))
+        })
+        .await;
+    assert!(ok, "the replay did not open:\n{}", h.screen());
+    assert!(
+        h.app
+            .status
+            .text
+            .starts_with("bundle verified (participant scope"),
+        "{}",
+        h.app.status.text
+    );
 }

@@ -2,7 +2,7 @@
 //! sessions in the data dir. Both filter by a search query.
 
 use crate::tui::command::Command;
-use crate::tui::report::rows::{Invitation, SessionRow};
+use crate::tui::report::rows::{self, Invitation, SessionRow};
 use crate::tui::theme::{Slot, Theme};
 use ratatui::Frame;
 use ratatui::layout::Rect;
@@ -293,7 +293,7 @@ pub fn draw_sessions(
                     s.started_at,
                     match s.status.as_str() {
                         "running" | "starting" => theme.fg(Slot::Ok),
-                        "closed" => theme.muted(),
+                        "closed" | "replay" => theme.muted(),
                         _ => theme.fg(Slot::Warn),
                     },
                 ),
@@ -303,14 +303,19 @@ pub fn draw_sessions(
                 Span::styled(format!("{mark}{proto:<pw$} "), theme.text()),
                 Span::styled(
                     if narrow {
-                        format!("{} ", if s.role == "host" { "H" } else { "G" })
+                        let tag = match s.role.as_str() {
+                            "host" => "H",
+                            rows::BUNDLE_ROLE => "B",
+                            _ => "G",
+                        };
+                        format!("{tag} ")
                     } else {
-                        format!("{:<5} ", s.role)
+                        format!("{:<5} ", s.role.chars().take(6).collect::<String>())
                     },
-                    theme.fg(if s.role == "host" {
-                        Slot::Host
-                    } else {
-                        Slot::Guest
+                    theme.fg(match s.role.as_str() {
+                        "host" => Slot::Host,
+                        rows::BUNDLE_ROLE => Slot::Accent,
+                        _ => Slot::Guest,
                     }),
                 ),
                 Span::styled(

@@ -211,18 +211,85 @@ impl SessionRow {
     }
 }
 
-/// Every session under `<data dir>/sessions`, newest first (dead daemons
-/// are marked as `session list` marks them).
-pub fn scan_sessions(data_dir: &Path) -> Vec<SessionRow> {
-    let root = data_dir.join("sessions");
-    let Ok(entries) = std::fs::read_dir(&root) else {
+/// Where the console finds replay bundles dropped into the data dir.
+pub const BUNDLES_DIR: &str = "bundles";
+
+/// The `role` of a row that is a replay bundle, not a state dir.
+pub const BUNDLE_ROLE: &str = "bundle";
+
+/// Most bundles listed from [`BUNDLES_DIR`] (the newest by modification).
+pub const MAX_LISTED_BUNDLES: usize = 200;
+
+impl SessionRow {
+    /// A replay bundle file (`dir` is its path): opening it verifies it and
+    /// replays it.
+    pub fn is_bundle(&self) -> bool {
+        self.role == BUNDLE_ROLE
+    }
+
+    fn bundle(path: &Path, modified: f64) -> SessionRow {
+        SessionRow {
+            dir: path.to_owned(),
+            role: BUNDLE_ROLE.to_owned(),
+            status: "replay".to_owned(),
+            protocol: path
+                .file_name()
+                .map(|n| n.to_string_lossy().into_owned())
+                .unwrap_or_default(),
+            control_mode: String::new(),
+            started_at: modified,
+            winner: String::new(),
+            post_id: String::new(),
+            waiting_since: None,
+            peer: String::new(),
+        }
+    }
+}
+
+/// The `.zip` files in `<data dir>/bundles` that start as a zip does, newest
+/// first, at most [`MAX_LISTED_BUNDLES`]. Only the first bytes are read
+/// here: a bundle is verified when it is opened.
+fn scan_bundles(data_dir: &Path) -> Vec<SessionRow> {
+    let Ok(entries) = std::fs::read_dir(data_dir.join(BUNDLES_DIR)) else {
         return Vec::new();
     };
-    let mut rows: Vec<SessionRow> = entries
+    let mut found: Vec<(f64, PathBuf)> = entries
+        .filter_map(|e| e.ok())
+        .filter(|e| e.file_type().is_ok_and(|t| t.is_file()))
+        .map(|e| e.path())
+        .filter(|p| p.extension().is_some_and(|x| x.eq_ignore_ascii_case("zip")))
+        .filter_map(|p| {
+            let modified = std::fs::metadata(&p)
+                .and_then(|m| m.modified())
+                .ok()?
+                .duration_since(std::time::UNIX_EPOCH)
+                .ok()?
+                .as_secs_f64();
+            Some((modified, p))
+        })
+        .collect();
+    found.sort_by(|a, b| b.0.total_cmp(&a.0));
+    found
+        .into_iter()
+        .filter(|(_, p)| crate::session::bundle::is_bundle(p))
+        .take(MAX_LISTED_BUNDLES)
+        .map(|(t, p)| SessionRow::bundle(&p, t))
+        .collect()
+}
+
+/// Every session under `<data dir>/sessions` and every replay bundle in
+/// `<data dir>/bundles`, newest first (dead daemons are marked as `session
+/// list` marks them).
+pub fn scan_sessions(data_dir: &Path) -> Vec<SessionRow> {
+    let root = data_dir.join("sessions");
+    let mut rows: Vec<SessionRow> = std::fs::read_dir(&root)
+        .into_iter()
+        .flatten()
         .filter_map(|e| e.ok().map(|e| e.path()))
         .filter(|p| p.is_dir())
         .filter_map(|d| run::check_daemon(&d).map(|m| SessionRow::from_meta(&d, &m)))
         .collect();
+    rows.extend(scan_bundles(data_dir));
     rows.sort_by(|a, b| {
         b.started_at
             .partial_cmp(&a.started_at)

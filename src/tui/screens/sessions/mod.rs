@@ -451,10 +451,15 @@ impl SessionsView {
             return Effects::new();
         }
         if c == Command::Activate {
-            let dir = lists::filter_sessions(&self.rows, &self.ses_cur.query)
+            let row = lists::filter_sessions(&self.rows, &self.ses_cur.query)
                 .get(self.ses_cur.selected)
-                .map(|s| s.dir.clone());
-            if let Some(d) = dir {
+                .map(|s| (s.dir.clone(), s.is_bundle()));
+            if let Some((path, true)) = row {
+                let mut fx = Effects::new();
+                open_bundle(path, &mut fx);
+                return fx;
+            }
+            if let Some((d, false)) = row {
                 let fx = self.attach(&d);
                 self.focus = Focus::Feed;
                 return fx;
@@ -472,9 +477,14 @@ impl SessionsView {
             .then(|| {
                 lists::filter_sessions(&self.rows, &self.ses_cur.query)
                     .get(self.ses_cur.selected)
-                    .map(|s| s.dir.clone())
+                    .map(|s| (s.dir.clone(), s.is_bundle()))
             })
             .flatten();
+        let selected = match selected {
+            Some((path, true)) => return open_bundle(path, fx),
+            Some((dir, false)) => Some(dir),
+            None => None,
+        };
         let dir = match selected {
             Some(p) => crate::session::StateDir::resolve(&p),
             None => self.attached.as_ref().map(|a| a.dir.clone()),
@@ -523,6 +533,12 @@ impl SessionsView {
             }
         }
     }
+}
+
+/// A bundle listed from the data dir: verified, then replayed, by a task.
+fn open_bundle(path: std::path::PathBuf, fx: &mut Effects) {
+    say(fx, true, "verifying the bundle for its replay…");
+    fx.push(SessionTask::ReplayLog { path }.into());
 }
 
 /// Lists the sessions in the data dir.
