@@ -1096,3 +1096,91 @@ fn a_four_seat_table_crosses_with_the_reference_and_reconcile_agrees() {
         same_reconcile(&py, &paths, &format!("{maker}'s table bundles"));
     }
 }
+
+/// A mental-poker match (crazy-eights-v1): palaver's host state dir from
+/// `palaver protocol test --role host`, and both of the reference's own
+/// state dirs from its `protocol test` (written under its TMPDIR), cross
+/// both ways.
+#[test]
+#[ignore = "needs the reference client (PALAVER_REFERENCE_PYTHON or target/reference-venv)"]
+fn a_mental_poker_match_crosses_with_the_reference_both_ways() {
+    let py = common::reference_python();
+    let tmp = tempfile::tempdir().unwrap();
+    let data = tmp.path().join("data");
+    let o = palaver(&data, &["init"]);
+    assert!(o.status.success());
+    let o = palaver(
+        &data,
+        &[
+            "protocol",
+            "test",
+            "crazy-eights-v1",
+            "--options",
+            r#"{"hand_size":5}"#,
+            "--role",
+            "host",
+            "--control-mode",
+            "autonomous",
+        ],
+    );
+    let printed = format!(
+        "{}{}",
+        String::from_utf8_lossy(&o.stdout),
+        String::from_utf8_lossy(&o.stderr)
+    );
+    assert!(o.status.success(), "{printed}");
+    let ours = printed_state_dir(&printed);
+    assert!(
+        ours.join("transcript_receipt.json").is_file()
+            || std::fs::read_dir(&ours)
+                .unwrap()
+                .flatten()
+                .any(|e| e.path().join("transcript_receipt.json").is_file()),
+        "a mental-poker state dir keeps its transcript receipt"
+    );
+    let key = KeyPair::generate();
+    cross_check(&py, tmp.path(), "mp", &ours, &key);
+    // The reference's own match.
+    let lib = Command::new(&py)
+        .args([
+            "-c",
+            "import aigenora, os; print(os.path.dirname(aigenora.__file__))",
+        ])
+        .output()
+        .unwrap();
+    let pkg = PathBuf::from(String::from_utf8_lossy(&lib.stdout).trim());
+    let spec_dir = std::fs::read_dir(pkg.join("protocols"))
+        .unwrap()
+        .flatten()
+        .flat_map(|d| std::fs::read_dir(d.path()).into_iter().flatten().flatten())
+        .map(|d| d.path())
+        .find(|d| {
+            std::fs::read_to_string(d.join("spec.json"))
+                .is_ok_and(|t| t.contains("\"name\": \"Crazy Eights\""))
+        })
+        .expect("the reference bundles crazy-eights");
+    let ref_tmp = tmp.path().join("ref-tmp");
+    std::fs::create_dir_all(&ref_tmp).unwrap();
+    let o = Command::new(&py)
+        .args(["-m", "aigenora", "protocol", "test"])
+        .arg(&spec_dir)
+        .env("TMPDIR", &ref_tmp)
+        .output()
+        .unwrap();
+    assert!(
+        o.status.success(),
+        "the reference's protocol test: {}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    let sides: Vec<PathBuf> = std::fs::read_dir(ref_tmp.join("aigenora-sessions"))
+        .expect("the reference writes its sessions under TMPDIR/aigenora-sessions")
+        .flatten()
+        .map(|e| e.path())
+        .collect();
+    assert_eq!(sides.len(), 2, "{sides:?}");
+    for side in sides {
+        let tag = side.file_name().unwrap().to_str().unwrap().to_owned();
+        assert!(side.join("transcript_receipt.json").is_file(), "{tag}");
+        cross_check(&py, tmp.path(), &tag, &side, &key);
+    }
+}

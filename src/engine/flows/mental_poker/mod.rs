@@ -520,10 +520,11 @@ async fn finalize(
     } else {
         root
     };
+    let our_signature = receipt::sign(&m.identity, &signed_root);
     let receipt = obj([
         ("action", "mp_terminal_receipt".into()),
         ("transcript_hash", thash.as_str().into()),
-        ("signature", receipt::sign(&m.identity, &signed_root).into()),
+        ("signature", our_signature.as_str().into()),
         ("audit_status", "passed".into()),
         ("public_key", m.identity.public_key.as_str().into()),
     ]);
@@ -574,6 +575,19 @@ async fn finalize(
         });
     }
     run.audit_passed = Some(true);
+    let theirs_sig = theirs.get_str("signature").unwrap_or_default();
+    if let Some(dir) = run.ctx.sink.state_dir()
+        && let Err(e) = crate::fsutil::write_atomic(
+            &dir.join(RECEIPT_FILE),
+            receipt_file(&thash, &our_signature, theirs_sig).as_bytes(),
+        )
+    {
+        run.ctx.emit(
+            "transcript_receipt_not_saved",
+            obj([("error", e.to_string().into())]),
+            Some(format!("The transcript receipt was not saved: {e}")),
+        );
+    }
     run.ctx.emit(
         "game_over",
         obj([
@@ -592,6 +606,26 @@ async fn finalize(
         winner: winner.map(str::to_owned),
         error: None,
     })
+}
+
+/// The state file that keeps a passed audit's terminal receipts, as the
+/// reference writes it (replay bundles carry it).
+pub const RECEIPT_FILE: &str = "transcript_receipt.json";
+
+/// `transcript_receipt.json`'s text, byte for byte as the reference's
+/// `json.dumps` writes it (its default separators, this key order).
+fn receipt_file(transcript_hash: &str, signature: &str, peer_signature: &str) -> String {
+    let q = |s: &str| {
+        let mut out = Vec::new();
+        crate::json::canonical::write_str(s, &mut out);
+        String::from_utf8_lossy(&out).into_owned()
+    };
+    format!(
+        "{{\"transcript_hash\": {}, \"signature\": {}, \"peer_signature\": {}, \"audit_status\": \"passed\"}}",
+        q(transcript_hash),
+        q(signature),
+        q(peer_signature)
+    )
 }
 
 /// Rewrites the first entry of a frame's list of JSON strings that
@@ -623,5 +657,20 @@ fn flip_hex(e: &mut Map, key: &str) {
         && let Some(c) = s.pop()
     {
         s.push(if c == '0' { '1' } else { '0' });
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_receipt_file_is_written_as_the_references_json_dumps_writes_it() {
+        // aigenora 0.1.4's transcript_receipt.json: default separators,
+        // this key order, no newline at the end.
+        assert_eq!(
+            receipt_file("ab12", "cd34", "ef\"56"),
+            r#"{"transcript_hash": "ab12", "signature": "cd34", "peer_signature": "ef\"56", "audit_status": "passed"}"#
+        );
     }
 }
