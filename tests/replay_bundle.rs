@@ -1184,3 +1184,110 @@ fn a_mental_poker_match_crosses_with_the_reference_both_ways() {
         cross_check(&py, tmp.path(), &tag, &side, &key);
     }
 }
+
+/// A werewolf game's .log as palaver's own bundle kind: exported and
+/// verified by the CLI (text and --json), replayed from the bundle, the
+/// log changed under its manifest refused by its hash, the log changed and
+/// the manifest re-signed by its forger refused because the log no longer
+/// says what the terminal evidence records, and the reference's verifier
+/// refusing the kind it does not know (it has no werewolf bundles).
+#[test]
+#[ignore = "needs the reference client (PALAVER_REFERENCE_PYTHON or target/reference-venv)"]
+fn a_werewolf_game_log_bundles_verifies_and_replays() {
+    let py = common::reference_python();
+    let tmp = tempfile::tempdir().unwrap();
+    let data = tmp.path().join("data");
+    assert!(palaver(&data, &["init"]).status.success());
+    let log = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/data/aiwolf/v0.4.12_5p_abort_after_timeout_game.log");
+    let out = tmp.path().join("wolf.zip");
+    let o = palaver(
+        &data,
+        &[
+            "--json",
+            "session",
+            "replay",
+            "export",
+            s(&log),
+            "--output",
+            s(&out),
+        ],
+    );
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let m = palaver::json::parse_bytes(&o.stdout).unwrap();
+    assert_eq!(
+        m.get_str("bundle_kind"),
+        Some(palaver::werewolf::bundle::KIND)
+    );
+    let o = palaver(
+        &data,
+        &[
+            "session",
+            "replay",
+            "export",
+            s(&log),
+            "--output",
+            s(&out),
+            "--force",
+            "--scope",
+            "participant",
+        ],
+    );
+    assert_eq!(o.status.code(), Some(2), "participant scope refused");
+    assert!(String::from_utf8_lossy(&o.stderr).contains("is public"));
+
+    let o = palaver(&data, &["--json", "session", "replay", "verify", s(&out)]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stdout));
+    let v = palaver::json::parse_bytes(&o.stdout).unwrap();
+    assert_eq!(v.get_str("status"), Some("verified"));
+    let te = v.get("terminal_evidence").unwrap();
+    assert!(te.get("steps").and_then(Value::as_i64) > Some(10), "{te:?}");
+    let o = palaver(&data, &["session", "replay", s(&out), "--json"]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let tl = palaver::json::parse_bytes(&o.stdout).unwrap();
+    assert_eq!(tl.get("werewolf"), Some(&Value::Bool(true)));
+
+    // A byte of the log changed under the signed inventory.
+    let mut files = entries(&out);
+    let body = file_mut(&mut files, palaver::werewolf::bundle::LOG);
+    let cut = body.iter().rposition(|b| *b == b'\n').unwrap();
+    body.truncate(cut);
+    let cut = body.iter().rposition(|b| *b == b'\n').unwrap();
+    body.truncate(cut + 1);
+    let tampered = tmp.path().join("tampered.zip");
+    write(&tampered, &files);
+    let o = palaver(
+        &data,
+        &["--json", "session", "replay", "verify", s(&tampered)],
+    );
+    assert_eq!(o.status.code(), Some(1));
+    let f = palaver::json::parse_bytes(&o.stdout).unwrap();
+    assert_eq!(
+        f.get("failure").and_then(|f| f.get_str("check")),
+        Some("hash_mismatch"),
+        "{f:?}"
+    );
+    // The forger re-signs: the inventory holds, the story does not.
+    resign(&mut files, &KeyPair::generate());
+    write(&tampered, &files);
+    match palaver::werewolf::bundle::verify(&tampered) {
+        Err(BundleError::Failed(f)) => {
+            assert_eq!(f.check, "terminal", "{f}");
+            assert!(
+                f.field
+                    .as_deref()
+                    .unwrap()
+                    .starts_with("terminal_evidence."),
+                "{f}"
+            );
+        }
+        other => panic!(
+            "a re-signed shorter log verified: {:?}",
+            other.map(|v| v.manifest)
+        ),
+    }
+    // The reference has no such kind: it refuses the manifest's identity.
+    let (code, _, err) = reference(&py, None, &["verify", s(&out)]);
+    assert_ne!(code, 0);
+    assert!(err.contains("identity"), "{err}");
+}

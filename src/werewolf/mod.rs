@@ -13,6 +13,7 @@
 
 pub mod agent;
 pub mod bot;
+pub mod bundle;
 pub mod config;
 pub mod game;
 pub mod jwt;

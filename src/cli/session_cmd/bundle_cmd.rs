@@ -38,7 +38,10 @@ pub enum BundleCmd {
     /// the lifecycle events with their public fields only, and the peer
     /// index; `participant` adds this participant's own state files. The
     /// reference client's format: `aigenora session replay verify` checks
-    /// it. Example: palaver session replay export DIR --output game.zip
+    /// it. A werewolf game's .log exports as palaver's own kind
+    /// (`palaver-werewolf-replay`, public: the log, checked again on
+    /// verify), which the reference does not read.
+    /// Example: palaver session replay export DIR --output game.zip
     Export {
         #[command(flatten)]
         target: Target,
@@ -133,7 +136,17 @@ fn export(
     let data_dir = ctx.data_dir()?;
     let key = KeyPair::load(&data_dir)
         .with_context(|| format!("loading the signing key from {}", data_dir.display()))?;
-    let manifest = bundle::export(&dir, output, scope, &key, force)?;
+    // A werewolf game's .log (by its content) is palaver's own kind.
+    let manifest = if dir.is_file() && crate::werewolf::replay::sniff(&dir) {
+        if scope != Scope::Public {
+            anyhow::bail!(
+                "a werewolf game log's bundle is public: it holds the log and nothing of yours (drop --scope)"
+            );
+        }
+        crate::werewolf::bundle::export(&dir, output, &key, force)?
+    } else {
+        bundle::export(&dir, output, scope, &key, force)?
+    };
     let mut out = std::io::stdout().lock();
     if ctx.json {
         writeln!(out, "{}", pretty(&Value::Object(manifest)))?;
@@ -165,7 +178,35 @@ fn refused(ctx: &Ctx, path: &std::path::Path, e: BundleError) -> Result<Outcome>
     Ok(Outcome::Rejected)
 }
 
+/// Whether the bundle at `path` says it is a werewolf game's (palaver's own
+/// kind); anything unreadable goes to the session verifier, which names it.
+fn is_werewolf(path: &std::path::Path) -> bool {
+    bundle::kind_of(path).is_ok_and(|k| k == crate::werewolf::bundle::KIND)
+}
+
 fn verify(ctx: &Ctx, path: &std::path::Path) -> Result<Outcome> {
+    if is_werewolf(path) {
+        let v = match crate::werewolf::bundle::verify(path) {
+            Ok(v) => v,
+            Err(e) => return refused(ctx, path, e),
+        };
+        if ctx.json {
+            writeln!(std::io::stdout(), "{}", pretty(&v.to_value(path)))?;
+        } else {
+            let s = |k: &str| v.manifest.get_str(k).unwrap_or_default().to_owned();
+            let mut out = std::io::stdout().lock();
+            writeln!(out, "[OK] werewolf game bundle verified")?;
+            writeln!(out, "bundle_id: {}", s("bundle_id"))?;
+            writeln!(out, "signed by: {}", s("participant_public_key"))?;
+            writeln!(
+                out,
+                "game: {} steps, {}",
+                v.timeline.steps.len(),
+                v.timeline.winner.as_deref().unwrap_or("no winner")
+            )?;
+        }
+        return Ok(Outcome::Ok);
+    }
     let v = match bundle::verify(path) {
         Ok(v) => v,
         Err(e) => return refused(ctx, path, e),
@@ -189,6 +230,23 @@ fn verify(ctx: &Ctx, path: &std::path::Path) -> Result<Outcome> {
 /// ends it there, exit 1), then the session's timeline from the bundle's
 /// own files.
 pub fn replay_bundle(ctx: &Ctx, path: &std::path::Path, speed: Option<f64>) -> Result<Outcome> {
+    if is_werewolf(path) {
+        let v = match crate::werewolf::bundle::verify(path) {
+            Ok(v) => v,
+            Err(e) => return refused(ctx, path, e),
+        };
+        if !ctx.json {
+            writeln!(
+                std::io::stdout(),
+                "[OK] werewolf game bundle verified ({}; signed by {})",
+                v.manifest.get_str("bundle_id").unwrap_or_default(),
+                v.manifest
+                    .get_str("participant_public_key")
+                    .unwrap_or_default()
+            )?;
+        }
+        return super::replay::print_timeline(ctx, &v.timeline, speed);
+    }
     let (v, timeline) = match bundle::replay(path) {
         Ok(r) => r,
         Err(e) => return refused(ctx, path, e),

@@ -494,30 +494,6 @@ pub fn export(
             }
         }
     }
-    files.sort_by(|a, b| a.0.cmp(&b.0));
-    let mut total = 0u64;
-    for (name, data) in &files {
-        let len = data.len() as u64;
-        total += len;
-        if len > MAX_BUNDLE_ENTRY_BYTES || total > MAX_BUNDLE_TOTAL_BYTES {
-            return Err(BundleError::Export(format!(
-                "replay evidence file is too large for a bundle: {name} ({len} bytes)"
-            )));
-        }
-    }
-    let inventory: Vec<Value> = files
-        .iter()
-        .map(|(name, data)| {
-            let mut m = Map::new();
-            m.insert("path", Value::from(name.as_str()));
-            m.insert(
-                "sha256",
-                Value::from(crate::json::canonical::sha256_hex(data)),
-            );
-            m.insert("size_bytes", Value::from(data.len()));
-            Value::Object(m)
-        })
-        .collect();
     let members = membership(&checkpoint);
     if group_id
         && !members
@@ -553,14 +529,57 @@ pub fn export(
     }
     body.insert("membership", Value::Array(members));
     body.insert("terminal_evidence", terminal);
-    let mut privacy = Map::new();
     let participant = scope == Scope::Participant;
-    privacy.insert("contains_participant_view", Value::Bool(participant));
-    privacy.insert("contains_peer_payloads", Value::Bool(participant));
+    body.insert("privacy", privacy(participant, participant));
+    seal(body, files, signer, output)
+}
+
+/// The manifest's `privacy` block: what the bundle carries beyond public
+/// evidence, and what it never does.
+pub fn privacy(participant_view: bool, peer_payloads: bool) -> Value {
+    let mut privacy = Map::new();
+    privacy.insert("contains_participant_view", Value::Bool(participant_view));
+    privacy.insert("contains_peer_payloads", Value::Bool(peer_payloads));
     privacy.insert("excludes_private_keys", Value::Bool(true));
     privacy.insert("excludes_provider_secrets", Value::Bool(true));
     privacy.insert("excludes_hidden_reasoning", Value::Bool(true));
-    body.insert("privacy", Value::Object(privacy));
+    Value::Object(privacy)
+}
+
+/// Finishes a bundle of any kind: `files` sorted and bounded, listed in the
+/// manifest `body` with their sizes and hashes, `bundle_id` the hash of the
+/// body, the signer's signature over body and id, the zip written
+/// atomically to `output`. Returns the manifest with its `output` path.
+pub fn seal(
+    mut body: Map,
+    mut files: Vec<(String, Vec<u8>)>,
+    signer: &KeyPair,
+    output: &Path,
+) -> Result<Map, BundleError> {
+    files.sort_by(|a, b| a.0.cmp(&b.0));
+    let mut total = 0u64;
+    for (name, data) in &files {
+        let len = data.len() as u64;
+        total += len;
+        if len > MAX_BUNDLE_ENTRY_BYTES || total > MAX_BUNDLE_TOTAL_BYTES {
+            return Err(BundleError::Export(format!(
+                "replay evidence file is too large for a bundle: {name} ({len} bytes)"
+            )));
+        }
+    }
+    let inventory: Vec<Value> = files
+        .iter()
+        .map(|(name, data)| {
+            let mut m = Map::new();
+            m.insert("path", Value::from(name.as_str()));
+            m.insert(
+                "sha256",
+                Value::from(crate::json::canonical::sha256_hex(data)),
+            );
+            m.insert("size_bytes", Value::from(data.len()));
+            Value::Object(m)
+        })
+        .collect();
     body.insert("files", Value::Array(inventory));
     let bundle_id = super::json_hash(&Value::Object(body.clone())).ok_or_else(|| {
         BundleError::Export("the manifest holds a value the group canonical form refuses".into())

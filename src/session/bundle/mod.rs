@@ -22,10 +22,10 @@ mod reconcile;
 mod replay;
 mod verify;
 
-pub use export::{Scope, export};
+pub use export::{Scope, export, privacy, seal};
 pub use reconcile::reconcile;
 pub use replay::{is_bundle, replay};
-pub use verify::{Verified, verify};
+pub use verify::{Verified, kind_of, open, verify};
 
 use crate::json::{Map, Value};
 use serde::Serialize;

@@ -42,8 +42,9 @@ fn manifest_failure(check: &'static str, reason: &str, field: &str) -> Failure {
         .field(field)
 }
 
-/// Checks the manifest's identity, signer, membership and signature.
-fn check_manifest(manifest: &Map) -> Result<(), Failure> {
+/// Checks the manifest's identity (of bundle kind `kind`), signer,
+/// membership and signature.
+fn check_manifest(manifest: &Map, kind: &str) -> Result<(), Failure> {
     let mut signed = manifest.clone();
     signed.remove("signature");
     let mut body = signed.clone();
@@ -53,7 +54,7 @@ fn check_manifest(manifest: &Map) -> Result<(), Failure> {
         Some(&Value::from(REPLAY_BUNDLE_VERSION)),
     ) {
         Some("bundle_version")
-    } else if manifest.get_str("bundle_kind") != Some(BUNDLE_KIND) {
+    } else if manifest.get_str("bundle_kind") != Some(kind) {
         Some("bundle_kind")
     } else if !matches!(manifest.get_str("scope"), Some("public" | "participant")) {
         Some("scope")
@@ -195,9 +196,9 @@ fn check_inventory(manifest: &Map, content: &HashMap<String, Vec<u8>>) -> Result
     Ok(())
 }
 
-/// Verifies one bundle; `Err(BundleError::Failed)` names the first check it
-/// fails.
-pub fn verify(path: &Path) -> Result<Verified, BundleError> {
+/// The bundle at `path` read as hostile input: its files, the manifest
+/// apart.
+fn read(path: &Path) -> Result<(Map, HashMap<String, Vec<u8>>), BundleError> {
     // A bundle that cannot be opened is an error, not a verdict.
     std::fs::File::open(path).map_err(|source| BundleError::Io {
         path: path.to_owned(),
@@ -226,8 +227,33 @@ pub fn verify(path: &Path) -> Result<Verified, BundleError> {
             .into());
         }
     };
-    check_manifest(&manifest)?;
+    Ok((manifest, content))
+}
+
+/// The `bundle_kind` a bundle's manifest names (read as hostile input, not
+/// yet verified), to pick its verifier.
+pub fn kind_of(path: &Path) -> Result<String, BundleError> {
+    let (manifest, _) = read(path)?;
+    Ok(manifest
+        .get_str("bundle_kind")
+        .unwrap_or_default()
+        .to_owned())
+}
+
+/// Opens a bundle of kind `kind` and checks what every kind shares: the
+/// manifest's identity, signer and signature, and the inventory against
+/// the archive's files. Returns the manifest and the evidence files.
+pub fn open(path: &Path, kind: &str) -> Result<(Map, HashMap<String, Vec<u8>>), BundleError> {
+    let (manifest, content) = read(path)?;
+    check_manifest(&manifest, kind)?;
     check_inventory(&manifest, &content)?;
+    Ok((manifest, content))
+}
+
+/// Verifies one bundle; `Err(BundleError::Failed)` names the first check it
+/// fails.
+pub fn verify(path: &Path) -> Result<Verified, BundleError> {
+    let (manifest, content) = open(path, BUNDLE_KIND)?;
     evidence::validate_derived(&content)?;
     let frames = evidence::lines(&content, FRAMES)?;
     let group = manifest.get("group_id").is_some_and(Value::truthy);

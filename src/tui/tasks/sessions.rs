@@ -38,6 +38,30 @@ pub(super) fn start(
         }
         SessionTask::ReplayLog { path } if crate::session::bundle::is_bundle(&path) => {
             tokio::task::spawn_blocking(move || {
+                let werewolf = crate::session::bundle::kind_of(&path)
+                    .is_ok_and(|k| k == crate::werewolf::bundle::KIND);
+                if werewolf {
+                    let r = match crate::werewolf::bundle::verify(&path) {
+                        Ok(v) => Report::BundleReplay {
+                            verified: format!(
+                                "bundle verified (werewolf game, signed by {}…)",
+                                v.manifest
+                                    .get_str("participant_public_key")
+                                    .unwrap_or_default()
+                                    .chars()
+                                    .take(12)
+                                    .collect::<String>()
+                            ),
+                            timeline: Ok(Box::new(v.timeline)),
+                        },
+                        Err(e) => Report::BundleReplay {
+                            verified: String::new(),
+                            timeline: Err(format!("the bundle failed verification: {e}")),
+                        },
+                    };
+                    let _ = tx.send(r);
+                    return;
+                }
                 let r = match crate::session::bundle::replay(&path) {
                     Ok((v, t)) => {
                         let s = |k: &str| v.manifest.get_str(k).unwrap_or_default().to_owned();
