@@ -262,6 +262,29 @@ impl Map {
         None
     }
 
+    /// A map of `entries`, whose keys are distinct (what `obj!` and the
+    /// rules' whole-object rebuilds make: the members are moved in at once,
+    /// not pushed one by one, each push checking the map is unshared; a
+    /// repeated key is a bug, caught by the debug assertion in tests).
+    pub fn from_distinct(entries: Vec<(Key, Value)>) -> Self {
+        debug_assert!(
+            entries
+                .iter()
+                .enumerate()
+                .all(|(i, (k, _))| entries[..i].iter().all(|(j, _)| j != k)),
+            "a key twice among distinct entries"
+        );
+        Self {
+            inner: Arc::new(Members {
+                entries,
+                meta: None,
+                canonical: OnceLock::new(),
+                written: AtomicBool::new(false),
+                nest: AtomicU32::new(0),
+            }),
+        }
+    }
+
     /// Appends a member whose key the map does not hold yet (what `obj!`
     /// builds with: its keys are distinct by construction; a repeated key
     /// is a bug, caught by the debug assertion in tests).
@@ -529,10 +552,9 @@ impl From<&Value> for Value {
 #[macro_export]
 macro_rules! obj {
     ($($k:expr => $v:expr),* $(,)?) => {{
-        #[allow(unused_mut)]
-        let mut m = $crate::json::Map::with_capacity(0 $(+ { let _ = stringify!($k); 1 })*);
-        $( m.push_new($k, $crate::json::Value::from($v)); )*
-        m
+        $crate::json::Map::from_distinct(::std::vec![
+            $( (::core::convert::Into::<$crate::json::Key>::into($k), $crate::json::Value::from($v)), )*
+        ])
     }};
 }
 

@@ -17,7 +17,7 @@
 //! in exactly one place.
 
 use crate::json::canonical::to_string;
-use crate::json::{Map, Value};
+use crate::json::{Key, Map, Value};
 use crate::obj;
 use sha2::{Digest, Sha256};
 use std::collections::HashSet;
@@ -107,7 +107,7 @@ pub fn create_from(
         return Err("card_faces must not be empty".into());
     }
     let size = faces.cards.len() * copies;
-    let mut catalog = Map::with_capacity(size);
+    let mut catalog: Vec<(Key, Value)> = Vec::with_capacity(size);
     let mut ids = Vec::with_capacity(size);
     let mut taken: HashSet<[u8; 12], foldhash::fast::RandomState> =
         HashSet::with_capacity_and_hasher(size, Default::default());
@@ -132,16 +132,23 @@ pub fn create_from(
             if !taken.insert(prefix) {
                 return Err("card identity collision".into());
             }
-            let id = hex::encode(prefix);
-            let mut card = template.clone();
-            if let Some(v) = card.get_mut("card_id") {
-                *v = Value::from(id.as_str());
-            }
-            if let Some(v) = card.get_mut("copy") {
-                *v = Value::from(copy);
-            }
-            catalog.push_new(id.as_str(), Value::Object(card));
-            ids.push(id);
+            let mut hex = [0u8; 24];
+            let id = hex_id(&prefix, &mut hex);
+            // The face's members, then the id and the copy, in one go.
+            let card: Vec<(Key, Value)> = template
+                .entries()
+                .iter()
+                .map(|(k, v)| {
+                    let v = match k.as_str() {
+                        "card_id" => Value::from(id),
+                        "copy" => Value::from(copy),
+                        _ => v.clone(),
+                    };
+                    (k.clone(), v)
+                })
+                .collect();
+            catalog.push((Key::from(id), Value::Object(Map::from_distinct(card))));
+            ids.push(id.to_owned());
         }
     }
     let mut pile = shuffle(ids, seed);
@@ -174,7 +181,7 @@ pub fn create_from(
     }
     let total = catalog.len();
     let deck = obj! {
-        "catalog" => Value::Object(catalog),
+        "catalog" => Value::Object(Map::from_distinct(catalog)),
         "draw_pile" => Value::Array(pile.into_iter().map(Value::from).collect()),
         "hands" => Value::Object(hand_map),
         "discard_pile" => Value::Array(Vec::new()),
@@ -183,6 +190,17 @@ pub fn create_from(
     };
     validate(&deck)?;
     Ok(deck)
+}
+
+/// The 24 lower-case hex digits of a card id's 12 bytes, written into
+/// `out`.
+fn hex_id<'a>(bytes: &[u8; 12], out: &'a mut [u8; 24]) -> &'a str {
+    const DIGITS: &[u8; 16] = b"0123456789abcdef";
+    for (pair, b) in out.chunks_exact_mut(2).zip(bytes) {
+        pair[0] = DIGITS[usize::from(b >> 4)];
+        pair[1] = DIGITS[usize::from(b & 15)];
+    }
+    std::str::from_utf8(out).unwrap_or_default()
 }
 
 /// The reference's deterministic Fisher-Yates shuffle.
@@ -217,6 +235,21 @@ fn decimal(mut n: usize, buf: &mut [u8; 20]) -> &[u8] {
 
 /// A big-endian unsigned integer modulo `m` (m > 0).
 fn mod_be(bytes: &[u8], m: u64) -> u64 {
+    if (2..1 << 16).contains(&m) && bytes.len().is_multiple_of(2) {
+        // A shuffle's moduli are small: two bytes at a time the running
+        // value `r << 16 | chunk` stays below 2^32, and a 32-bit remainder
+        // is a multiplication by the divisor's 64-bit reciprocal (Lemire,
+        // Kaser and Kurz, "Faster remainder by direct computation", 2019:
+        // exact for every 32-bit numerator and divisor): one division per
+        // digest instead of one per four bytes.
+        let c = u64::MAX / m + 1;
+        let mut r: u64 = 0;
+        for pair in bytes.chunks_exact(2) {
+            let n = (r << 16) | u64::from(u16::from_be_bytes([pair[0], pair[1]]));
+            r = ((u128::from(c.wrapping_mul(n)) * u128::from(m)) >> 64) as u64;
+        }
+        return r;
+    }
     if m <= u64::from(u32::MAX) && bytes.len().is_multiple_of(4) {
         // Four bytes at a time: the remainder stays below 2^32, so
         // `r << 32 | chunk` fits in a u64.

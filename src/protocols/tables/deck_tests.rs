@@ -137,6 +137,16 @@ fn ids_and_shuffle_are_the_references() {
             .fold(0u128, |r, &b| (r * 256 + u128::from(b)) % u128::from(m));
         assert_eq!(u128::from(mod_be(&digest, m)), want, "m = {m}");
     }
+    // The small moduli's reciprocal path, against the bytewise fold.
+    for k in 0..64u32 {
+        let digest = Sha256::digest(k.to_be_bytes());
+        for m in (2..=600).chain([4_095, 4_096, 65_521, 65_534, 65_535, 65_536]) {
+            let want = digest
+                .iter()
+                .fold(0u128, |r, &b| (r * 256 + u128::from(b)) % u128::from(m));
+            assert_eq!(u128::from(mod_be(&digest, m)), want, "m = {m}");
+        }
+    }
 }
 
 #[test]

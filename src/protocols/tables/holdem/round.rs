@@ -8,7 +8,7 @@
 
 use super::Hooked;
 use super::hand::{Player, set};
-use crate::json::{Map, Value};
+use crate::json::{Key, Map, Value};
 
 /// A table's seats (a hand always has four).
 pub(super) const SEATS: usize = 4;
@@ -306,17 +306,17 @@ impl Patch {
     /// The state with the changes: members in the state's order, new ones
     /// last.
     pub(super) fn apply(mut self, s: &Map) -> Map {
-        let mut out = Map::with_capacity(s.len() + self.members.len());
+        let mut out: Vec<(Key, Value)> = Vec::with_capacity(s.len() + self.members.len());
         for (k, v) in s.iter() {
             let at = self.members.iter().position(|(key, _)| *key == k);
             match at {
-                Some(at) => out.push_new(k, self.members.swap_remove(at).1),
-                None => out.push_new(k, v.clone()),
+                Some(at) => out.push((k.into(), self.members.swap_remove(at).1)),
+                None => out.push((k.into(), v.clone())),
             }
         }
         for (k, v) in self.members {
-            out.push_new(k, v);
+            out.push((k.into(), v));
         }
-        out
+        Map::from_distinct(out)
     }
 }
