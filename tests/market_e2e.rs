@@ -145,6 +145,7 @@ fn two_processes_settle_a_solved_job_and_refund_a_wrong_digest() {
     );
     let chain = ok(&buyer, &url, &["market", "verify-chain", "e2e_ok"]);
     assert_eq!(chain.get("events").and_then(Value::as_i64), Some(8));
+    transaction_bundle(&buyer, &url, tmp.path(), &chain);
     assert_eq!(
         (balance(&buyer, &url), balance(&provider, &url)),
         (988, 1012)
@@ -191,4 +192,60 @@ fn two_processes_settle_a_solved_job_and_refund_a_wrong_digest() {
     // Nothing moves after a terminal state.
     let (code, _) = json(&provider, &url, &["market", "deliver", "e2e_bad"]);
     assert_eq!(code, 1);
+}
+
+/// The settled transaction as a signed bundle (`market bundle`): verified by
+/// `session replay verify` with the chain's head; a byte of an event changed
+/// and the manifest re-signed by a forger is refused by the chain check; the
+/// bundle moved anywhere still verifies (it needs no market).
+fn transaction_bundle(buyer: &Path, url: &str, tmp: &Path, chain: &Value) {
+    use palaver::session::bundle::{BundleError, archive};
+    let out = tmp.join("e2e_ok.zip");
+    let m = ok(
+        buyer,
+        url,
+        &[
+            "market",
+            "bundle",
+            "e2e_ok",
+            "--output",
+            out.to_str().unwrap(),
+        ],
+    );
+    assert_eq!(
+        m.get("bundle_kind").and_then(Value::as_str),
+        Some(palaver::market::bundle::KIND)
+    );
+    let moved = tmp.join("elsewhere.zip");
+    std::fs::rename(&out, &moved).unwrap();
+    let v = ok(
+        buyer,
+        "http://127.0.0.1:9",
+        &["session", "replay", "verify", moved.to_str().unwrap()],
+    );
+    assert_eq!(v.get("status").and_then(Value::as_str), Some("verified"));
+    let te = v.get("terminal_evidence").unwrap();
+    assert_eq!(te.get("state").and_then(Value::as_str), Some("SETTLED"));
+    assert_eq!(te.get("head"), chain.get("head"));
+    // A forger changes an event's body and signs the bundle again.
+    let mut files = archive::read_entries(&moved).unwrap();
+    let tx = &mut files
+        .iter_mut()
+        .find(|(n, _)| n == palaver::market::bundle::TRANSACTION)
+        .unwrap()
+        .1;
+    let text = String::from_utf8(tx.clone()).unwrap();
+    let forged = text.replacen("\"SETTLED\"", "\"REFUNDED\"", 1);
+    assert_ne!(forged, text);
+    *tx = forged.into_bytes();
+    common::forge::resign(&mut files, &palaver::identity::KeyPair::generate());
+    let forged_zip = tmp.join("forged.zip");
+    std::fs::write(&forged_zip, archive::zip_bytes(&files).unwrap()).unwrap();
+    match palaver::market::bundle::verify(&forged_zip) {
+        Err(BundleError::Failed(f)) => assert!(matches!(f.check, "chain" | "transaction"), "{f}"),
+        other => panic!(
+            "a forged transaction verified: {:?}",
+            other.map(|v| v.manifest)
+        ),
+    }
 }

@@ -51,41 +51,7 @@ fn manifest(files: &[(String, Vec<u8>)]) -> Map {
     }
 }
 
-/// Rebuilds the manifest's inventory, bundle_id and signature for `files`
-/// as `key` (what a forger with that key can do).
-fn resign(files: &mut Vec<(String, Vec<u8>)>, key: &KeyPair) {
-    let mut m = manifest(files);
-    files.retain(|(n, _)| n != "manifest.json");
-    files.sort_by(|a, b| a.0.cmp(&b.0));
-    let inventory = files
-        .iter()
-        .map(|(n, d)| {
-            let mut e = Map::new();
-            e.insert("path", Value::from(n.as_str()));
-            e.insert(
-                "sha256",
-                Value::from(palaver::json::canonical::sha256_hex(d)),
-            );
-            e.insert("size_bytes", Value::from(d.len()));
-            Value::Object(e)
-        })
-        .collect();
-    m.insert("files", Value::Array(inventory));
-    m.insert(
-        "participant_public_key",
-        Value::from(key.public_key.as_str()),
-    );
-    m.remove("signature");
-    m.remove("bundle_id");
-    let id = palaver::engine::group::core::json_hash(&Value::Object(m.clone())).unwrap();
-    m.insert("bundle_id", Value::from(id));
-    let signed = palaver::json::canonical::to_vec(&Value::Object(m.clone()));
-    m.insert("signature", Value::from(key.sign(&signed)));
-    files.push((
-        "manifest.json".into(),
-        palaver::json::canonical::to_vec(&Value::Object(m)),
-    ));
-}
+use common::forge::resign;
 
 fn file_mut<'a>(files: &'a mut [(String, Vec<u8>)], name: &str) -> &'a mut Vec<u8> {
     &mut files.iter_mut().find(|(n, _)| n == name).unwrap().1

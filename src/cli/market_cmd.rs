@@ -89,6 +89,23 @@ pub enum MarketCmd {
     /// Recompute a transaction's event chain here: every event hash, link
     /// and sequence number. Exits 1 when anything does not match.
     VerifyChain { transaction_id: String },
+    /// Export a transaction as a signed bundle anyone can check offline.
+    ///
+    /// palaver's own kind (`palaver-gtl-transaction`; the reference has
+    /// none): the transaction as the market shows it, its chain checked
+    /// first, signed with this data dir's key. `palaver session replay
+    /// verify FILE` checks it again (signature, inventory, every event hash
+    /// and link, the state it ends in).
+    /// Example: palaver market bundle tx_42 --output tx_42.zip
+    Bundle {
+        transaction_id: String,
+        /// Where to write the bundle (refused if it exists, unless --force).
+        #[arg(long, value_name = "FILE")]
+        output: std::path::PathBuf,
+        /// Replace --output if it exists.
+        #[arg(long)]
+        force: bool,
+    },
     /// Solve a sha256_nonce.v1 puzzle locally (no server).
     Solve {
         #[arg(long)]
@@ -333,6 +350,25 @@ pub fn run(ctx: &Ctx, cmd: MarketCmd) -> Result<Outcome> {
                 let b = c.balance().await?;
                 let v = Value::Object(crate::obj! { "principal_id" => c.principal_id(), "balance" => b, "asset" => "GTU" });
                 answer(ctx, Ok(v), |_| format!("{} GTU ({})", b, c.principal_id()))
+            }
+            MarketCmd::Bundle {
+                transaction_id,
+                output,
+                force,
+            } => {
+                let c = connect(ctx, None).await?;
+                let view = c.transaction(&transaction_id).await?;
+                let data_dir = ctx.data_dir()?;
+                let key = KeyPair::load(&data_dir).with_context(|| {
+                    format!("loading the signing key from {}", data_dir.display())
+                })?;
+                let m = crate::market::bundle::export(&view, &output, &key, force)?;
+                let line = format!(
+                    "[OK] transaction bundle: {}\nbundle_id: {}",
+                    m.get_str("output").unwrap_or_default(),
+                    m.get_str("bundle_id").unwrap_or_default()
+                );
+                answer(ctx, Ok(Value::Object(m)), |_| line)
             }
             MarketCmd::VerifyChain { transaction_id } => {
                 let c = connect(ctx, None).await?;

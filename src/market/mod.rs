@@ -26,6 +26,7 @@
 //! docs/gtl.md records every decision the seed leaves open.
 
 pub mod bot;
+pub mod bundle;
 pub mod canonical;
 pub mod chain;
 pub mod client;

@@ -141,25 +141,11 @@ pub fn verify(path: &Path) -> Result<Verified, BundleError> {
     }
     let timeline = super::replay::parse(&text, &path.display().to_string());
     let derived = terminal(&timeline);
-    let recorded = manifest.get("terminal_evidence");
-    if recorded.is_none_or(|r| *r != derived) {
-        let field = match (recorded.and_then(Value::as_object), derived.as_object()) {
-            (Some(r), Some(d)) => d
-                .iter()
-                .find(|(k, v)| r.get(k) != Some(*v))
-                .map_or("terminal_evidence".to_owned(), |(k, _)| {
-                    format!("terminal_evidence.{k}")
-                }),
-            _ => "terminal_evidence".to_owned(),
-        };
-        return Err(Failure::new(
-            "terminal",
-            "the game log does not say what the manifest's terminal evidence records",
-        )
-        .file("manifest.json")
-        .field(field)
-        .into());
-    }
+    bundle::check_terminal(
+        &manifest,
+        &derived,
+        "the game log does not say what the manifest's terminal evidence records",
+    )?;
     Ok(Verified { manifest, timeline })
 }
 

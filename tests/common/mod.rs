@@ -4,6 +4,7 @@
 
 pub mod cli;
 pub mod console;
+pub mod forge;
 pub mod pg;
 pub mod played;
 pub mod rng;

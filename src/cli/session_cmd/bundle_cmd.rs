@@ -184,7 +184,49 @@ fn is_werewolf(path: &std::path::Path) -> bool {
     bundle::kind_of(path).is_ok_and(|k| k == crate::werewolf::bundle::KIND)
 }
 
+/// A market transaction's bundle: verified, its report printed.
+fn verify_transaction(ctx: &Ctx, path: &std::path::Path) -> Result<Outcome> {
+    let v = match crate::market::bundle::verify(path) {
+        Ok(v) => v,
+        Err(e) => return refused(ctx, path, e),
+    };
+    if ctx.json {
+        writeln!(std::io::stdout(), "{}", pretty(&v.to_value(path)))?;
+    } else {
+        let mut out = std::io::stdout().lock();
+        writeln!(out, "[OK] GTL transaction bundle verified")?;
+        writeln!(
+            out,
+            "bundle_id: {}",
+            v.manifest.get_str("bundle_id").unwrap_or_default()
+        )?;
+        writeln!(
+            out,
+            "signed by: {}",
+            v.manifest
+                .get_str("participant_public_key")
+                .unwrap_or_default()
+        )?;
+        writeln!(
+            out,
+            "transaction {}: {}, a chain of {} events, head {}",
+            v.view.transaction_id,
+            v.view.state.as_str(),
+            v.chain.events,
+            v.chain.head
+        )?;
+    }
+    Ok(Outcome::Ok)
+}
+
+fn is_transaction(path: &std::path::Path) -> bool {
+    bundle::kind_of(path).is_ok_and(|k| k == crate::market::bundle::KIND)
+}
+
 fn verify(ctx: &Ctx, path: &std::path::Path) -> Result<Outcome> {
+    if is_transaction(path) {
+        return verify_transaction(ctx, path);
+    }
     if is_werewolf(path) {
         let v = match crate::werewolf::bundle::verify(path) {
             Ok(v) => v,
@@ -230,6 +272,10 @@ fn verify(ctx: &Ctx, path: &std::path::Path) -> Result<Outcome> {
 /// ends it there, exit 1), then the session's timeline from the bundle's
 /// own files.
 pub fn replay_bundle(ctx: &Ctx, path: &std::path::Path, speed: Option<f64>) -> Result<Outcome> {
+    // A transaction has no steps to play: its verification is its record.
+    if is_transaction(path) {
+        return verify_transaction(ctx, path);
+    }
     if is_werewolf(path) {
         let v = match crate::werewolf::bundle::verify(path) {
             Ok(v) => v,

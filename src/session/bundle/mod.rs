@@ -25,7 +25,7 @@ mod verify;
 pub use export::{Scope, export, privacy, seal};
 pub use reconcile::reconcile;
 pub use replay::{is_bundle, replay};
-pub use verify::{Verified, kind_of, open, verify};
+pub use verify::{Verified, check_terminal, kind_of, open, verify};
 
 use crate::json::{Map, Value};
 use serde::Serialize;

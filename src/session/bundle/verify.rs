@@ -250,6 +250,28 @@ pub fn open(path: &Path, kind: &str) -> Result<(Map, HashMap<String, Vec<u8>>), 
     Ok((manifest, content))
 }
 
+/// Holds what a bundle of palaver's own kinds derives from its evidence to
+/// the `terminal_evidence` its manifest recorded at export: a mismatch is
+/// the `terminal` check, naming the first field that differs.
+pub fn check_terminal(manifest: &Map, derived: &Value, reason: &str) -> Result<(), Failure> {
+    let recorded = manifest.get("terminal_evidence");
+    if recorded == Some(derived) {
+        return Ok(());
+    }
+    let field = match (recorded.and_then(Value::as_object), derived.as_object()) {
+        (Some(r), Some(d)) => d
+            .iter()
+            .find(|(k, v)| r.get(k) != Some(*v))
+            .map_or("terminal_evidence".to_owned(), |(k, _)| {
+                format!("terminal_evidence.{k}")
+            }),
+        _ => "terminal_evidence".to_owned(),
+    };
+    Err(Failure::new("terminal", reason)
+        .file("manifest.json")
+        .field(field))
+}
+
 /// Verifies one bundle; `Err(BundleError::Failed)` names the first check it
 /// fails.
 pub fn verify(path: &Path) -> Result<Verified, BundleError> {

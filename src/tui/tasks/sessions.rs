@@ -38,8 +38,24 @@ pub(super) fn start(
         }
         SessionTask::ReplayLog { path } if crate::session::bundle::is_bundle(&path) => {
             tokio::task::spawn_blocking(move || {
-                let werewolf = crate::session::bundle::kind_of(&path)
-                    .is_ok_and(|k| k == crate::werewolf::bundle::KIND);
+                let kind = crate::session::bundle::kind_of(&path).unwrap_or_default();
+                if kind == crate::market::bundle::KIND {
+                    let timeline = Err(match crate::market::bundle::verify(&path) {
+                        Ok(v) => format!(
+                            "bundle verified (GTL transaction {}: {}, {} chained events); a transaction has no steps to replay",
+                            v.view.transaction_id,
+                            v.view.state.as_str(),
+                            v.chain.events
+                        ),
+                        Err(e) => format!("the bundle failed verification: {e}"),
+                    });
+                    let _ = tx.send(Report::BundleReplay {
+                        verified: String::new(),
+                        timeline,
+                    });
+                    return;
+                }
+                let werewolf = kind == crate::werewolf::bundle::KIND;
                 if werewolf {
                     let r = match crate::werewolf::bundle::verify(&path) {
                         Ok(v) => Report::BundleReplay {
