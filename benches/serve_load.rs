@@ -1,13 +1,15 @@
 //! Load on the release binary as a user deploys it, in one run: (a) one
-//! `palaver serve` on SQLite (its default store), then (b) two `palaver
-//! serve --db postgres://…` instances on one throwaway PostgreSQL cluster
-//! (`scripts/pg start`, schema made first by `palaver serve --migrate-only`),
-//! the load clients spread over both instances (client k talks to instance
-//! k mod 2). Every server runs with `--rate-limit 0`; everything — the
+//! `palaver serve` on SQLite (its default store), then on one throwaway
+//! PostgreSQL cluster (`scripts/pg start`, each half in a database of its
+//! own whose schema `palaver serve --migrate-only` makes first) (b) one
+//! `palaver serve --db postgres://…` instance and (c) two instances on the
+//! same database, the load clients spread over both (client k talks to
+//! instance k mod 2). The summary gives each PostgreSQL figure as a share
+//! of SQLite's. Every server runs with `--rate-limit 0`; everything — the
 //! servers, the database and the clients in this process — shares this
 //! machine's cores.
 //!
-//! Figures, each for (a) and (b):
+//! Figures, each for (a), (b) and (c):
 //! - **browse**: signed `GET /api/v1/invitations?limit=50` from 32 clients at
 //!   once (each its own registered identity), on a community holding 3 open
 //!   invitations; requests per second over the whole batch.
@@ -27,8 +29,8 @@
 //!   (DELIVER also records VERIFICATION and SETTLEMENT) are printed beside.
 //!   Every accepted market message is durable before it is answered: SQLite
 //!   `synchronous=FULL`; PostgreSQL `synchronous_commit=on`, but the
-//!   throwaway cluster runs with `fsync=off` (scripts/pg), so (b) pays no
-//!   disk flush.
+//!   throwaway cluster runs with `fsync=off` (scripts/pg), so (b) and (c)
+//!   pay no disk flush.
 //!
 //! Excluded from every figure: process start, registration, tokens,
 //! posting invitations (all done before the clock starts), and the checks.
@@ -498,50 +500,62 @@ fn main() {
     // who could not enter a dir of root's.
     let pg_dir = tempfile::tempdir().unwrap();
     let pg = cluster(pg_dir.path()).map(|cluster| {
-        let out = Command::new(&bin)
-            .args(["serve", "--migrate-only", "--db", &cluster.url])
-            .arg("--data-dir")
-            .arg(dir.path().join("b0"))
-            .output()
-            .unwrap();
-        assert!(
-            out.status.success(),
-            "palaver serve --migrate-only: {}",
-            String::from_utf8_lossy(&out.stderr)
-        );
+        // One database per half, so each half's checks count its own rows.
+        let database = |name: &str| -> String {
+            let mut admin = postgres::Client::connect(&cluster.url, postgres::NoTls).unwrap();
+            admin
+                .batch_execute(&format!("CREATE DATABASE {name}"))
+                .unwrap();
+            let base = cluster.url.rsplit_once('/').unwrap().0;
+            let url = format!("{base}/{name}");
+            let out = Command::new(&bin)
+                .args(["serve", "--migrate-only", "--db", &url])
+                .arg("--data-dir")
+                .arg(dir.path().join(format!("{name}-migrate")))
+                .output()
+                .unwrap();
+            assert!(
+                out.status.success(),
+                "palaver serve --migrate-only: {}",
+                String::from_utf8_lossy(&out.stderr)
+            );
+            url
+        };
+        let (url1, url2) = (database("one_instance"), database("two_instances"));
         let f = rt.block_on(async {
-            let one = serve(&bin, &dir.path().join("b1"), &cluster.url).await;
-            let two = serve(&bin, &dir.path().join("b2"), &cluster.url).await;
-            measure(
-                "(b) two palaver serve instances, one PostgreSQL",
-                &[one.url.clone(), two.url.clone()],
-                &Db::Postgres(cluster.url.clone()),
+            let alone = serve(&bin, &dir.path().join("b"), &url1).await;
+            let one = measure(
+                "(b) one palaver serve instance, PostgreSQL",
+                std::slice::from_ref(&alone.url),
+                &Db::Postgres(url1.clone()),
             )
-            .await
+            .await;
+            drop(alone);
+            let first = serve(&bin, &dir.path().join("c1"), &url2).await;
+            let second = serve(&bin, &dir.path().join("c2"), &url2).await;
+            let two = measure(
+                "(c) two palaver serve instances, one PostgreSQL",
+                &[first.url.clone(), second.url.clone()],
+                &Db::Postgres(url2.clone()),
+            )
+            .await;
+            (one, two)
         });
         drop(cluster);
         f
     });
     println!(
-        "\nsummary (per second)               SQLite, one instance   PostgreSQL, two instances"
+        "\nsummary (per second)          SQLite, one   PostgreSQL, one (÷ SQLite)   PostgreSQL, two (÷ SQLite)"
     );
-    let row = |what: &str, a: f64, b: Option<f64>| {
-        let b = b.map_or("skipped".to_owned(), |b| format!("{b:.0}"));
-        println!("  {what:<34} {a:>20.0}   {b:>24}");
+    let row = |what: &str, pick: fn(&Figures) -> f64| {
+        let a = pick(&sqlite);
+        let pg = pg.as_ref().map_or("skipped".to_owned(), |(one, two)| {
+            let (b, c) = (pick(one), pick(two));
+            format!("{b:>12.0} ({:.2})   {c:>16.0} ({:.2})", b / a, c / a)
+        });
+        println!("  {what:<28} {a:>11.0}   {pg}");
     };
-    row(
-        "browse (req/s)",
-        sqlite.browse,
-        pg.as_ref().map(|f| f.browse),
-    );
-    row(
-        "session create (creates/s)",
-        sqlite.sessions,
-        pg.as_ref().map(|f| f.sessions),
-    );
-    row(
-        "market transitions, 16 clients",
-        sqlite.jobs * 6.0,
-        pg.as_ref().map(|f| f.jobs * 6.0),
-    );
+    row("browse (req/s)", |f| f.browse);
+    row("session create (creates/s)", |f| f.sessions);
+    row("market transitions, 16 cl.", |f| f.jobs * 6.0);
 }

@@ -5,7 +5,9 @@
 //! (no TLS: the server's own network) of at most `size` connections: one is
 //! made at once, so an unreachable database is an error when the pool is
 //! built; a call waits at most [`CHECKOUT_TIMEOUT`] for a connection (then
-//! it fails and `palaver_db_pool_timeouts_total` counts it); every checkout's
+//! it fails and `palaver_db_pool_timeouts_total` counts it); a connection
+//! is checked with an empty query at checkout unless it answered one within
+//! [`CHECK_EVERY`] (and is dropped when its socket closed); every checkout's
 //! wait is a metric under the pool's name (`community`, `market`). `palaver
 //! serve` builds one pool of `--db-pool` connections for each; a market
 //! opened on a bare URL gets [`DEFAULT_POOL_SIZE`].
@@ -34,7 +36,7 @@ use postgres::{Client, NoTls, Statement};
 use r2d2_postgres::r2d2;
 use std::collections::HashMap;
 use std::str::FromStr;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 /// How long a call waits for a pooled connection, and a new connection for
 /// the server.
@@ -159,10 +161,17 @@ fn url_problem(url: &str) -> Option<String> {
     None
 }
 
+/// How long a connection that answered its checkout check is trusted
+/// without another: a busy connection is checked about once per this, an
+/// idle one (the one a restarted database broke) at its next checkout.
+pub const CHECK_EVERY: Duration = Duration::from_secs(1);
+
 /// One pooled connection: the client and its prepared statements.
 pub struct Conn {
     pub client: Client,
     statements: HashMap<String, Statement>,
+    /// When the connection last answered the checkout check.
+    checked: Option<Instant>,
 }
 
 impl Conn {
@@ -195,11 +204,23 @@ impl r2d2::ManageConnection for Manager {
         Ok(Conn {
             client: self.0.connect(NoTls)?,
             statements: HashMap::new(),
+            checked: Some(Instant::now()),
         })
     }
 
+    /// An empty query (a round trip) unless the connection answered one
+    /// within [`CHECK_EVERY`]: under load the check would otherwise double
+    /// the round trips of a one-statement call.
     fn is_valid(&self, c: &mut Conn) -> Result<(), postgres::Error> {
-        c.client.simple_query("").map(|_| ())
+        if c.client.is_closed() {
+            c.checked = None;
+        }
+        if c.checked.is_some_and(|t| t.elapsed() < CHECK_EVERY) {
+            return Ok(());
+        }
+        c.client.simple_query("")?;
+        c.checked = Some(Instant::now());
+        Ok(())
     }
 
     fn has_broken(&self, c: &mut Conn) -> bool {
