@@ -19,15 +19,17 @@
 mod astar;
 mod orders;
 mod text;
+mod vocab;
 mod whisper;
 
 pub use astar::{NavMemory, ROUTE_TTL, STUCK_REPLAN_TICKS, direction_order, plan_route};
 pub use orders::deep_merge;
 pub use text::{Nat, PyInt};
+pub use vocab::{CHOICES, hint_maneuver, match_maneuver};
 pub use whisper::{
-    CHOICES, DEFAULT_PHASE_TICKS, PlanOrder, TacticalPlan, Target, Trigger, TriggerKind,
-    WhisperContext, WhisperIntent, extract_tactical_targets, extract_tactical_units, hint_maneuver,
-    match_maneuver, parse_tactical_whisper, split_tactical_clauses,
+    DEFAULT_PHASE_TICKS, PlanOrder, TacticalPlan, Target, Trigger, TriggerKind, WhisperContext,
+    WhisperIntent, extract_tactical_targets, extract_tactical_units, parse_tactical_whisper,
+    split_tactical_clauses,
 };
 
 use super::{

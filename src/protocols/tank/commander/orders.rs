@@ -5,7 +5,7 @@
 //! lead in the reference (including to a refusal where it raises).
 
 use super::Maneuver;
-use super::whisper::hint_maneuver;
+use super::vocab::hint_maneuver;
 use crate::json::{Map, Number, Value};
 use crate::protocols::tank::{Tank, TankError, Team, World};
 

@@ -134,7 +134,7 @@ fn whispers_compile_to_plans() {
     assert_eq!(o.expires_tick, Some(PyInt::Small(40)));
 
     let i = parse_tactical_whisper(
-        "3号坦克 在第4行第6列 到第 4行 第9列 之间巡逻，敌方只剩2辆",
+        "3号坦克 在第4行第6列 到第 4行 第9列 之间巡逻 敌方只剩2辆",
         &ctx,
     )
     .unwrap();
