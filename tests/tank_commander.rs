@@ -159,7 +159,7 @@ fn order(
         m.insert(
             "trigger",
             obj(vec![
-                ("type", s(*pick(rng, &kinds))),
+                ("type", s(pick::<&str>(rng, &kinds))),
                 ("value", i(rng.range(0, 5))),
             ]),
         );
@@ -225,7 +225,7 @@ fn strategy(rng: &mut Rng, me: Team, size: i64, now: i64) -> Value {
                 "retreat now",
                 "nothing useful",
             ];
-            m.insert("operator_hint", s(*pick(rng, &hints)));
+            m.insert("operator_hint", s(pick::<&str>(rng, &hints)));
         }
         4 | 5 => {
             if rng.chance(50) {
@@ -263,8 +263,8 @@ fn strategy(rng: &mut Rng, me: Team, size: i64, now: i64) -> Value {
                 .map(|_| {
                     obj(vec![
                         ("unit_id", s(&unit(rng, mc, size))),
-                        ("move", s(*pick(rng, &dirs))),
-                        ("aim", s(*pick(rng, &dirs))),
+                        ("move", s(pick::<&str>(rng, &dirs))),
+                        ("aim", s(pick::<&str>(rng, &dirs))),
                         ("fire", Value::Bool(rng.chance(50))),
                     ])
                 })
@@ -282,7 +282,7 @@ fn phrase(rng: &mut Rng, me: char, foe: char, size: i64) -> String {
     let mut out = String::new();
     for c in 0..rng.range(1, 4) {
         if c > 0 {
-            out.push_str(*pick(
+            out.push_str(pick::<&str>(
                 rng,
                 &[
                     "，",
@@ -390,7 +390,7 @@ fn hostile_text(rng: &mut Rng) -> String {
     let mut out: String = (0..len).map(|_| *pick(rng, &pool)).collect();
     if rng.chance(20) {
         out.push_str(&"9".repeat(rng.range(18, 60) as usize));
-        out.push_str(*pick(
+        out.push_str(pick::<&str>(
             rng,
             &[
                 " ticks later",
@@ -516,7 +516,7 @@ fn commander_plays_like_the_reference() {
                 Value::Array(if rng.chance(50) {
                     vec![]
                 } else {
-                    vec![s(*pick(&mut rng, &fallbacks))]
+                    vec![s(pick::<&str>(&mut rng, &fallbacks))]
                 }),
             ),
             (
@@ -524,7 +524,7 @@ fn commander_plays_like_the_reference() {
                 Value::Array(if rng.chance(50) {
                     vec![]
                 } else {
-                    vec![s(*pick(&mut rng, &fallbacks))]
+                    vec![s(pick::<&str>(&mut rng, &fallbacks))]
                 }),
             ),
         ]);

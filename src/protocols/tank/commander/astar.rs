@@ -320,7 +320,7 @@ pub fn path_direction(
     let drift = memory
         .planned_target
         .map_or(1 << 30, |p| (p.0 - target.0).abs() + (p.1 - target.1).abs());
-    let threshold = ((route.len() as i64 / 4).max(1)).min(12).max(4);
+    let threshold = (route.len() as i64 / 4).clamp(4, 12);
     let drifted = drift > threshold && (target_tick + uindex).rem_euclid(4) == 0;
     let invalid = route
         .iter()

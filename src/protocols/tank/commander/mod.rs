@@ -402,7 +402,7 @@ impl Commander {
                 .into_iter()
                 .filter(|p| p.kind != super::PickupKind::Repair || tank.hp < max_hp)
                 .collect();
-            if !useful.is_empty() && (tank.hp < max_hp || index % 3 == 0) {
+            if !useful.is_empty() && (tank.hp < max_hp || index.is_multiple_of(3)) {
                 let cell_of = |p: &super::Pickup| (p.y.div_euclid(SCALE), p.x.div_euclid(SCALE));
                 let best = useful.iter().copied().min_by_key(|p| {
                     let c = to_canonical(world, team, cell_of(p));

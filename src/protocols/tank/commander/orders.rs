@@ -138,7 +138,7 @@ pub fn read<'a>(
 }
 
 /// The micro commands in strategy.json for this tick, if still live.
-pub fn direct<'a>(strategy: &'a Map, target_tick: i64) -> Option<&'a Value> {
+pub fn direct(strategy: &Map, target_tick: i64) -> Option<&Value> {
     let list = strategy
         .get("micro_commands")
         .filter(|v| v.as_array().is_some())?;

@@ -247,8 +247,10 @@ impl Target {
     }
 }
 
-/// `第3行…第4列` at `p`: the match's end, row and column.
-fn row_col_at(c: &[char], p: usize) -> Option<(usize, Nat, Nat)> {
+/// `第3行…第4列` at `p`: the match's end, row and column. `cols[m]` is
+/// [`col_at`]`(c, m)`, worked out once per clause (the lazy `.*?` tries
+/// every position after each row).
+fn row_col_at(c: &[char], p: usize, cols: &[Option<(usize, Nat)>]) -> Option<(usize, Nat, Nat)> {
     let firsts: &[usize] = if c.get(p) == Some(&'第') {
         &[p + 1, p]
     } else {
@@ -265,8 +267,8 @@ fn row_col_at(c: &[char], p: usize) -> Option<(usize, Nat, Nat)> {
         }
         let mut m = k + 1;
         loop {
-            if let Some((end, col)) = col_at(c, m) {
-                return Some((end, row, col));
+            if let Some(Some((end, col))) = cols.get(m) {
+                return Some((*end, row, col.clone()));
             }
             if m >= c.len() || c[m] == '\n' {
                 break;
@@ -285,10 +287,11 @@ fn col_at(c: &[char], m: usize) -> Option<(usize, Nat)> {
     };
     for &q in starts {
         let j = skip_space(c, q);
-        if let Some((col, e)) = digits_at(c, j) {
+        let e = j + digit_run(c, j);
+        if e > j {
             let k = skip_space(c, e);
             if c.get(k) == Some(&'列') {
-                return Some((k + 1, col));
+                return Some((k + 1, Nat::from_digits(&c[j..e])));
             }
         }
     }
@@ -356,7 +359,8 @@ fn find_all(
 /// border when the map is known, repeats in a row dropped.
 pub fn extract_tactical_targets(clause: &str, rows: i64, cols: i64) -> Vec<Target> {
     let c: Vec<char> = clause.chars().collect();
-    let mut matches: Vec<(usize, Nat, Nat)> = find_all(&c, row_col_at);
+    let cols_at: Vec<Option<(usize, Nat)>> = (0..=c.len()).map(|m| col_at(&c, m)).collect();
+    let mut matches: Vec<(usize, Nat, Nat)> = find_all(&c, |c, p| row_col_at(c, p, &cols_at));
     matches.extend(find_all(&c, xy_at).into_iter().map(|(p, x, y)| (p, y, x)));
     matches.sort();
     let clamp = |n: &Nat, limit: i64| -> PyInt {
