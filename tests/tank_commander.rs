@@ -20,8 +20,12 @@
 //! clauses, each clause's maneuver and cells, and the hint maneuver must
 //! be equal.
 //!
-//! Needs `PALAVER_REFERENCE_PYTHON` (scripts/test sets it) and is
-//! `#[ignore]`d: run it with `-- --include-ignored`; there a missing
+//! Property tests (not ignored, no Python) put arbitrary JSON in every
+//! place of strategy.json an order value can go and feed arbitrary text as
+//! whispers: commands or a refusal, a plan or none, never a panic.
+//!
+//! The differential tests need `PALAVER_REFERENCE_PYTHON` (scripts/test
+//! sets it) and are `#[ignore]`d: run it with `-- --include-ignored`; there a missing
 //! reference is a failure, never a skip.
 
 mod common;
@@ -778,4 +782,98 @@ fn whisper_parser_reads_like_the_reference() {
     }
     eprintln!("{} whispers, {plans} compiled to plans: equal", cases.len());
     assert!(plans > 1000);
+}
+
+/// A strategy with `v` put in one place an order value can go.
+fn plant(v: &Value, slot: u8) -> Value {
+    let o = |entries: Vec<(&str, Value)>| obj(entries);
+    match slot % 10 {
+        0 => v.clone(),
+        1 => o(vec![("maneuver", v.clone())]),
+        2 => o(vec![("order", v.clone())]),
+        3 => o(vec![(
+            "order",
+            o(vec![("kind", s("move_to")), ("target", v.clone())]),
+        )]),
+        4 => o(vec![(
+            "order",
+            o(vec![("kind", s("patrol")), ("waypoints", v.clone())]),
+        )]),
+        5 => o(vec![("plan", o(vec![("orders", v.clone())]))]),
+        6 => o(vec![(
+            "plan",
+            o(vec![(
+                "orders",
+                Value::Array(vec![o(vec![
+                    ("kind", s("assault")),
+                    ("trigger", v.clone()),
+                ])]),
+            )]),
+        )]),
+        7 => o(vec![
+            ("micro_commands", v.clone()),
+            ("micro_expires_tick", i(99)),
+        ]),
+        8 => o(vec![("operator_hint", v.clone())]),
+        _ => o(vec![
+            (
+                "order",
+                o(vec![
+                    ("kind", s("attack_unit")),
+                    ("target_unit_id", v.clone()),
+                    ("issued_at_tick", v.clone()),
+                ]),
+            ),
+            (
+                "plan",
+                o(vec![
+                    ("issued_at_tick", v.clone()),
+                    ("orders", Value::Array(vec![])),
+                ]),
+            ),
+        ]),
+    }
+}
+
+proptest::proptest! {
+    #![proptest_config(proptest::prelude::ProptestConfig { cases: 96, ..Default::default() })]
+
+    #[test]
+    fn strategies_from_outside_give_commands_or_a_refusal_never_a_panic(
+        v in common::value(),
+        slot in 0u8..10,
+    ) {
+        let options: Map = json::parse_str(r#"{"team_size":3,"pickup_mode":"powerups"}"#)
+            .unwrap().as_object().cloned().unwrap();
+        let mut world = World::from_options(&options).unwrap();
+        let strategy = plant(&v, slot);
+        let mut host = Commander::new(Team::Host);
+        let mut guest = Commander::with_fallback(Team::Guest, "banana");
+        for tick in 1..=6 {
+            let h = host.commands(&world, tick, &strategy);
+            let g = guest.commands(&world, tick, &strategy);
+            if let Ok(c) = &h {
+                proptest::prop_assert!(c.iter().all(|c| c.unit.team == Team::Host));
+            }
+            world.step(&h.unwrap_or_default(), &g.unwrap_or_default());
+        }
+    }
+
+    #[test]
+    fn whispers_from_outside_compile_or_not_never_a_panic(
+        text in proptest::prelude::any::<String>(),
+        tick in proptest::prelude::any::<i64>(),
+    ) {
+        let options: Map = json::parse_str(r#"{"team_size":4}"#)
+            .unwrap().as_object().cloned().unwrap();
+        let world = World::from_options(&options).unwrap();
+        for role in [None, Some(Team::Host), Some(Team::Guest)] {
+            for w in [None, Some(&world)] {
+                let ctx = WhisperContext { role, tick, world: w };
+                let mut strategy = Map::new();
+                let _ = apply_whisper(&mut strategy, &text, &ctx);
+                let _ = Commander::new(Team::Host).commands(&world, 1, &Value::Object(strategy));
+            }
+        }
+    }
 }

@@ -321,7 +321,8 @@ pub fn path_direction(
         .planned_target
         .map_or(1 << 30, |p| (p.0 - target.0).abs() + (p.1 - target.1).abs());
     let threshold = (route.len() as i64 / 4).clamp(4, 12);
-    let drifted = drift > threshold && (target_tick + uindex).rem_euclid(4) == 0;
+    let drifted =
+        drift > threshold && (i128::from(target_tick) + i128::from(uindex)).rem_euclid(4) == 0;
     let invalid = route
         .iter()
         .take(4)
@@ -331,7 +332,7 @@ pub fn path_direction(
         || drifted
         || invalid
         || memory.stuck_ticks >= STUCK_REPLAN_TICKS
-        || target_tick - memory.planned_at >= ROUTE_TTL
+        || target_tick.saturating_sub(memory.planned_at) >= ROUTE_TTL
     {
         let banned = if memory.stuck_ticks >= STUCK_REPLAN_TICKS && memory.last_output != Dir::None
         {
@@ -341,7 +342,7 @@ pub fn path_direction(
         };
         route = plan_route(world, tank, start, target, memory, reserved, banned);
         memory.planned_target = Some(target);
-        memory.planned_at = target_tick + uindex.rem_euclid(24);
+        memory.planned_at = target_tick.saturating_add(uindex.rem_euclid(24));
         memory.stuck_ticks = 0;
     }
 
@@ -400,7 +401,7 @@ pub fn path_direction(
     {
         candidate = Dir::None;
         route.clear();
-        memory.yield_until = target_tick + 2;
+        memory.yield_until = target_tick.saturating_add(2);
         memory.cycle_breaks += 1;
     }
     memory.route = route;
