@@ -6,12 +6,20 @@
 //! frame carries), i.e. the host's simulation cost per tick without the
 //! commander. The world restarts from tick 0 whenever a match ends.
 //!
+//! `tank/step+commanders` is the whole per-tick cost with the auto
+//! commander: both sides' `Commander::commands` (A* navigation, target
+//! choice, fire) from the default strategy, then `World::step` and
+//! `World::state_hash`; `tank/commanders` is the two commanders alone on
+//! a mid-match world.
+//!
 //! Run: `cargo bench --bench tank`. The budget is 0.2 ms per tick
 //! for simulation + commander at 5 v 5.
 
 use criterion::{Criterion, criterion_group, criterion_main};
+use palaver::json::Value;
 use palaver::json::{self, Map};
-use palaver::protocols::tank::{Command, Dir, World};
+use palaver::protocols::tank::commander::Commander;
+use palaver::protocols::tank::{Command, Dir, Team, World};
 use std::hint::black_box;
 
 fn commands(world: &World, seed: &mut u64) -> Vec<Command> {
@@ -55,6 +63,42 @@ fn ticks(c: &mut Criterion) {
             })
         });
     }
+    let strategy = Value::Object(Map::new());
+    let fresh = || {
+        (
+            Commander::new(Team::Host),
+            Commander::new(Team::Guest),
+            start.clone(),
+        )
+    };
+    let (mut host, mut guest, mut world) = fresh();
+    g.bench_function("step+commanders", |b| {
+        b.iter(|| {
+            if world.game_over {
+                (host, guest, world) = fresh();
+            }
+            let tick = world.tick + 1;
+            let h = host.commands(&world, tick, &strategy).unwrap_or_default();
+            let a = guest.commands(&world, tick, &strategy).unwrap_or_default();
+            world.step(&h, &a);
+            black_box(world.state_hash());
+        })
+    });
+    // A mid-match world: 60 ticks of commanded play.
+    let (mut host, mut guest, mut mid) = fresh();
+    for _ in 0..60 {
+        let tick = mid.tick + 1;
+        let h = host.commands(&mid, tick, &strategy).unwrap_or_default();
+        let a = guest.commands(&mid, tick, &strategy).unwrap_or_default();
+        mid.step(&h, &a);
+    }
+    g.bench_function("commanders", |b| {
+        b.iter(|| {
+            let tick = mid.tick + 1;
+            black_box(host.commands(&mid, tick, &strategy).unwrap_or_default());
+            black_box(guest.commands(&mid, tick, &strategy).unwrap_or_default());
+        })
+    });
     g.finish();
 }
 

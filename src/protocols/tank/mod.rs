@@ -12,11 +12,14 @@
 //!   frame's `state`), and [`World::from_value`] to read a frame's state
 //!   back (checked, and refused unless it writes back byte for byte).
 //!
-//! Not here: the realtime runtime (handshake, tick loop, frames, journals)
-//! and the auto commander. tests/tank_sim.rs steps the reference's
-//! hooks.py and this module side by side and compares every tick's hash.
+//! - [`commander`]: the reference's auto commander (a side's commands
+//!   for a tick from its strategy.json) and its tactical whisper parser.
+//!
+//! Not here: the realtime runtime (handshake, tick loop, frames,
+//! journals). tests/tank_sim.rs steps the reference's hooks.py and this module side by side and compares every tick's hash.
 
 mod command;
+pub mod commander;
 mod decode;
 mod encode;
 mod map;
