@@ -89,6 +89,29 @@ fn harness(mode: &str, input: &Value) -> Vec<Value> {
         .collect()
 }
 
+/// Every `unit_ids` list in `v` sorted (the order a Python set gave it).
+fn sort_unit_ids(v: &mut Value) {
+    match v {
+        Value::Object(m) => {
+            let keys: Vec<String> = m.iter().map(|(k, _)| k.to_owned()).collect();
+            for k in keys {
+                if let Some(child) = m.get(&k).cloned() {
+                    let mut child = child;
+                    if k == "unit_ids"
+                        && let Value::Array(a) = &mut child
+                    {
+                        a.sort_by_key(canonical::to_string);
+                    }
+                    sort_unit_ids(&mut child);
+                    m.insert(k.as_str(), child);
+                }
+            }
+        }
+        Value::Array(a) => a.iter_mut().for_each(sort_unit_ids),
+        _ => {}
+    }
+}
+
 fn pick<'a, T>(rng: &mut Rng, items: &'a [T]) -> &'a T {
     &items[rng.below(items.len() as u64) as usize]
 }
@@ -712,6 +735,7 @@ fn whisper_parser_reads_like_the_reference() {
     let theirs = harness("--whispers", &Value::Array(cases.clone()));
     assert_eq!(theirs.len(), cases.len());
     let mut plans = 0;
+    let mut set_ordered = 0;
     for (case, t) in cases.iter().zip(&theirs) {
         let c = case.as_object().unwrap();
         let text = c.get_str("text").unwrap();
@@ -773,14 +797,37 @@ fn whisper_parser_reads_like_the_reference() {
                 hint_maneuver(text).map_or(Value::Null, |m| s(m.as_str())),
             ),
         ]);
+        // The one documented difference (docs/realtime.md, Commander): a
+        // whisper naming one unit two ways where no unit is known gives
+        // the reference a Python set's order, which changes per process;
+        // palaver sorts. Only such an order is forgiven.
+        let theirs = if canonical::to_string(&ours) != canonical::to_string(t) {
+            let mut sorted_theirs = t.clone();
+            let mut sorted_ours = ours.clone();
+            sort_unit_ids(&mut sorted_theirs);
+            sort_unit_ids(&mut sorted_ours);
+            if canonical::to_string(&sorted_ours) == canonical::to_string(&sorted_theirs)
+                && canonical::to_string(&sorted_ours) == canonical::to_string(&ours)
+            {
+                set_ordered += 1;
+                ours.clone()
+            } else {
+                t.clone()
+            }
+        } else {
+            t.clone()
+        };
         assert_eq!(
             canonical::to_string(&ours),
-            canonical::to_string(t),
+            canonical::to_string(&theirs),
             "whisper {text:?} as {:?} (palaver left, reference right)",
             c.get("role")
         );
     }
-    eprintln!("{} whispers, {plans} compiled to plans: equal", cases.len());
+    eprintln!(
+        "{} whispers, {plans} compiled to plans: equal ({set_ordered} only up to a Python set's order of unit_ids)",
+        cases.len()
+    );
     assert!(plans > 1000);
 }
 

@@ -58,18 +58,8 @@ pub fn export(
     }
     let text = serde_json::to_vec_pretty(view)
         .map_err(|e| BundleError::Export(format!("writing the transaction: {e}")))?;
-    let mut body = Map::new();
-    body.insert("bundle_version", Value::from(bundle::REPLAY_BUNDLE_VERSION));
-    body.insert("bundle_kind", Value::from(KIND));
-    body.insert("scope", Value::from("public"));
-    body.insert("exported_at", Value::from(crate::utc::iso_now()));
-    body.insert(
-        "participant_public_key",
-        Value::from(signer.public_key.as_str()),
-    );
-    body.insert("membership", Value::Array(Vec::new()));
+    let mut body = bundle::own_kind_body(KIND, signer);
     body.insert("terminal_evidence", terminal(view, &report));
-    body.insert("privacy", bundle::privacy(false, false));
     bundle::seal(body, vec![(TRANSACTION.to_owned(), text)], signer, output)
 }
 
@@ -85,13 +75,12 @@ impl Verified {
     /// `{"status": "verified", "path", "bundle_kind", "manifest",
     /// "terminal_evidence"}`.
     pub fn to_value(&self, path: &Path) -> Value {
-        let mut m = Map::new();
-        m.insert("status", Value::from("verified"));
-        m.insert("path", Value::from(path.display().to_string()));
-        m.insert("bundle_kind", Value::from(KIND));
-        m.insert("manifest", Value::Object(self.manifest.clone()));
-        m.insert("terminal_evidence", terminal(&self.view, &self.chain));
-        Value::Object(m)
+        bundle::own_kind_report(
+            path,
+            KIND,
+            &self.manifest,
+            terminal(&self.view, &self.chain),
+        )
     }
 }
 

@@ -79,16 +79,7 @@ pub fn export(
     }
     let text = log_text(log)?;
     let timeline = super::replay::parse(&String::from_utf8_lossy(&text), LOG);
-    let mut body = Map::new();
-    body.insert("bundle_version", Value::from(bundle::REPLAY_BUNDLE_VERSION));
-    body.insert("bundle_kind", Value::from(KIND));
-    body.insert("scope", Value::from("public"));
-    body.insert("exported_at", Value::from(crate::utc::iso_now()));
-    body.insert(
-        "participant_public_key",
-        Value::from(signer.public_key.as_str()),
-    );
-    body.insert("membership", Value::Array(Vec::new()));
+    let mut body = bundle::own_kind_body(KIND, signer);
     body.insert(
         "source_name",
         Value::from(
@@ -98,7 +89,6 @@ pub fn export(
         ),
     );
     body.insert("terminal_evidence", terminal(&timeline));
-    body.insert("privacy", bundle::privacy(false, false));
     bundle::seal(body, vec![(LOG.to_owned(), text)], signer, output)
 }
 
@@ -112,13 +102,7 @@ impl Verified {
     /// `{"status": "verified", "path", "bundle_kind", "manifest",
     /// "terminal_evidence"}`.
     pub fn to_value(&self, path: &Path) -> Value {
-        let mut m = Map::new();
-        m.insert("status", Value::from("verified"));
-        m.insert("path", Value::from(path.display().to_string()));
-        m.insert("bundle_kind", Value::from(KIND));
-        m.insert("manifest", Value::Object(self.manifest.clone()));
-        m.insert("terminal_evidence", terminal(&self.timeline));
-        Value::Object(m)
+        bundle::own_kind_report(path, KIND, &self.manifest, terminal(&self.timeline))
     }
 }
 

@@ -534,6 +534,35 @@ pub fn export(
     seal(body, files, signer, output)
 }
 
+/// The start of the manifest of one of palaver's own public kinds (werewolf
+/// games, GTL transactions): version, kind, scope, time, signer, no
+/// membership, the privacy block; the caller adds its terminal evidence.
+pub fn own_kind_body(kind: &str, signer: &KeyPair) -> Map {
+    let mut body = Map::new();
+    body.insert("bundle_version", Value::from(REPLAY_BUNDLE_VERSION));
+    body.insert("bundle_kind", Value::from(kind));
+    body.insert("scope", Value::from("public"));
+    body.insert("exported_at", Value::from(crate::utc::iso_now()));
+    body.insert(
+        "participant_public_key",
+        Value::from(signer.public_key.as_str()),
+    );
+    body.insert("membership", Value::Array(Vec::new()));
+    body.insert("privacy", privacy(false, false));
+    body
+}
+
+/// What `verify --json` prints for one of palaver's own kinds.
+pub fn own_kind_report(path: &Path, kind: &str, manifest: &Map, terminal: Value) -> Value {
+    let mut m = Map::new();
+    m.insert("status", Value::from("verified"));
+    m.insert("path", Value::from(path.display().to_string()));
+    m.insert("bundle_kind", Value::from(kind));
+    m.insert("manifest", Value::Object(manifest.clone()));
+    m.insert("terminal_evidence", terminal);
+    Value::Object(m)
+}
+
 /// The manifest's `privacy` block: what the bundle carries beyond public
 /// evidence, and what it never does.
 pub fn privacy(participant_view: bool, peer_payloads: bool) -> Value {

@@ -22,7 +22,7 @@ mod reconcile;
 mod replay;
 mod verify;
 
-pub use export::{Scope, export, privacy, seal};
+pub use export::{Scope, export, own_kind_body, own_kind_report, privacy, seal};
 pub use reconcile::reconcile;
 pub use replay::{is_bundle, replay};
 pub use verify::{Verified, check_terminal, kind_of, open, verify};
