@@ -167,6 +167,14 @@ CREATE INDEX inbox_expiry ON inbox (expires_at);
 CREATE TABLE trust_snapshots (snapshot_date TEXT PRIMARY KEY, body TEXT NOT NULL);
 CREATE INDEX protocols_newest ON protocols (created_at DESC, protocol_id DESC);
 "#,
+    // The replay window and the rate buckets hold seconds of state that
+    // SQLite keeps in the server's memory: unlogged, they skip the WAL on
+    // every signed request (and, like SQLite's, are empty after a crash or
+    // on a standby that takes over).
+    r#"
+ALTER TABLE request_ids SET UNLOGGED;
+ALTER TABLE rate_buckets SET UNLOGGED;
+"#,
 ];
 
 /// The schema version this palaver's community store has on PostgreSQL.

@@ -120,6 +120,10 @@ commands! {
     ReplayPlay = "replay_play": "replay: play / pause",
     ReplayFaster = "replay_faster": "replay: play faster (×2, up to ×64)",
     ReplaySlower = "replay_slower": "replay: play slower (÷2, down to ×1/8)",
+    ReplayNextRound = "replay_next_round":
+        "replay: jump to the next round's first step (a werewolf game: the next day)",
+    ReplayPrevRound = "replay_prev_round":
+        "replay: jump to this round's first step, or the previous round's when there",
     /// The attached session's coaching: a whisper to your own side, the
     /// protocol's detail records in the feed, the round-by-round history.
     Whisper = "whisper":

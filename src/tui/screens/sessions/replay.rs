@@ -49,6 +49,18 @@ impl Replay {
         SPEEDS[self.speed.min(SPEEDS.len() - 1)]
     }
 
+    /// The round (a werewolf game's day, a table's round) step `i`'s state
+    /// stands in, as its canonical text; steps with none share one.
+    fn round_at(&self, i: usize) -> Option<String> {
+        let state = &self.timeline.steps.get(i)?.state;
+        ["round", "day"]
+            .iter()
+            .find_map(|k| state.get(k))
+            .or_else(|| state.get("group_view").and_then(|v| v.get("round")))
+            .filter(|v| !v.is_null())
+            .map(crate::json::canonical::to_string)
+    }
+
     fn go(&mut self, pos: usize) {
         self.pos = pos.min(self.len().saturating_sub(1));
         self.waited = 0.0;
@@ -69,6 +81,29 @@ impl Replay {
                 }
                 self.playing = !self.playing;
                 self.last = Some(now);
+            }
+            Command::ReplayNextRound => {
+                let here = self.round_at(self.pos);
+                let next = (self.pos + 1..self.len())
+                    .find(|i| self.round_at(*i) != here)
+                    .unwrap_or(usize::MAX);
+                self.go(next);
+            }
+            Command::ReplayPrevRound => {
+                let start = |r: &Replay, mut i: usize| {
+                    let round = r.round_at(i);
+                    while i > 0 && r.round_at(i - 1) == round {
+                        i -= 1;
+                    }
+                    i
+                };
+                let here = start(self, self.pos);
+                let to = if here < self.pos || here == 0 {
+                    here
+                } else {
+                    start(self, here - 1)
+                };
+                self.go(to);
             }
             Command::ReplayFaster => self.speed = (self.speed + 1).min(SPEEDS.len() - 1),
             Command::ReplaySlower => self.speed = self.speed.saturating_sub(1),
@@ -143,6 +178,31 @@ mod tests {
                 })
                 .collect(),
         })
+    }
+
+    #[test]
+    fn brackets_jump_between_rounds() {
+        let mut t = timeline(&[0.0, 1.0, 2.0, 3.0, 4.0, 5.0]);
+        for (step, round) in t.steps.iter_mut().zip([1, 1, 2, 2, 2, 3]) {
+            step.state.insert("round", crate::json::Value::from(round));
+        }
+        let mut r = Replay::new(t);
+        let t0 = Instant::now();
+        r.command(Command::ReplayNextRound, t0);
+        assert_eq!(r.pos, 2);
+        r.command(Command::ReplayNextRound, t0);
+        assert_eq!(r.pos, 5);
+        r.command(Command::ReplayNextRound, t0);
+        assert_eq!(r.pos, 5, "the last round stays");
+        r.command(Command::ReplayPrevRound, t0);
+        assert_eq!(r.pos, 2, "from a round's first step: the previous round's");
+        r.command(Command::Right, t0);
+        r.command(Command::ReplayPrevRound, t0);
+        assert_eq!(r.pos, 2, "from inside a round: its first step");
+        r.command(Command::ReplayPrevRound, t0);
+        assert_eq!(r.pos, 0);
+        r.command(Command::ReplayPrevRound, t0);
+        assert_eq!(r.pos, 0);
     }
 
     #[test]
