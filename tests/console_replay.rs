@@ -282,6 +282,10 @@ async fn o_opens_a_werewolf_game_log_by_its_content() {
 /// A finished rps-v1 session of palaver's (`protocol test --role host`) in
 /// `data`, exported as a participant bundle to `out`.
 fn rps_bundle(data: &Path, out: &Path) {
+    rps_bundle_scoped(data, out, "participant");
+}
+
+fn rps_bundle_scoped(data: &Path, out: &Path, scope: &str) {
     let run = |args: &[&str]| {
         let o = std::process::Command::new(env!("CARGO_BIN_EXE_palaver"))
             .arg("--data-dir")
@@ -325,7 +329,7 @@ fn rps_bundle(data: &Path, out: &Path) {
         "--output",
         out.to_str().unwrap(),
         "--scope",
-        "participant",
+        scope,
     ]);
 }
 
@@ -411,4 +415,49 @@ async fn a_bundle_dropped_in_the_data_dir_is_listed_and_opens() {
         "{}",
         h.app.status.text
     );
+}
+
+/// A public bundle verifies but carries no session files: the status line
+/// says it verified (not as a failure) and why nothing plays.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_public_bundle_verifies_green_and_says_why_nothing_plays() {
+    let data = tempfile::tempdir().unwrap();
+    let bundles = data.path().join("bundles");
+    std::fs::create_dir_all(&bundles).unwrap();
+    rps_bundle_scoped(data.path(), &bundles.join("public.zip"), "public");
+    let mut h = console(data.path(), 120, 40);
+    h.key(key(KeyCode::Tab));
+    let ok = h
+        .until(Duration::from_secs(10), |app| {
+            app.sessions.rows.iter().any(|r| r.is_bundle())
+        })
+        .await;
+    assert!(ok, "no bundle row:\n{}", h.screen());
+    let at = h
+        .app
+        .sessions
+        .rows
+        .iter()
+        .position(|r| r.is_bundle())
+        .unwrap();
+    for _ in 0..at {
+        h.key(key(KeyCode::Down));
+    }
+    h.key(key(KeyCode::Enter));
+    let ok = h
+        .until(Duration::from_secs(10), |app| {
+            app.status.text.contains("carries no session files")
+        })
+        .await;
+    assert!(ok, "{}", h.app.status.text);
+    assert!(h.app.status.ok, "a verified bundle is not a failure");
+    assert!(
+        h.app
+            .status
+            .text
+            .starts_with("bundle verified (public scope"),
+        "{}",
+        h.app.status.text
+    );
+    assert_eq!(replay_open(&h), None);
 }

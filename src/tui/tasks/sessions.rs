@@ -40,19 +40,22 @@ pub(super) fn start(
             tokio::task::spawn_blocking(move || {
                 let kind = crate::session::bundle::kind_of(&path).unwrap_or_default();
                 if kind == crate::market::bundle::KIND {
-                    let timeline = Err(match crate::market::bundle::verify(&path) {
-                        Ok(v) => format!(
-                            "bundle verified (GTL transaction {}: {}, {} chained events); a transaction has no steps to replay",
-                            v.view.transaction_id,
-                            v.view.state.as_str(),
-                            v.chain.events
-                        ),
-                        Err(e) => format!("the bundle failed verification: {e}"),
-                    });
-                    let _ = tx.send(Report::BundleReplay {
-                        verified: String::new(),
-                        timeline,
-                    });
+                    let r = match crate::market::bundle::verify(&path) {
+                        Ok(v) => Report::BundleReplay {
+                            verified: format!(
+                                "bundle verified (GTL transaction {}: {}, {} chained events)",
+                                v.view.transaction_id,
+                                v.view.state.as_str(),
+                                v.chain.events
+                            ),
+                            timeline: Err("a transaction has no steps to replay".into()),
+                        },
+                        Err(e) => Report::BundleReplay {
+                            verified: String::new(),
+                            timeline: Err(format!("the bundle failed verification: {e}")),
+                        },
+                    };
+                    let _ = tx.send(r);
                     return;
                 }
                 let werewolf = kind == crate::werewolf::bundle::KIND;
@@ -88,9 +91,7 @@ pub(super) fn start(
                             short(s("participant_public_key"))
                         );
                         let timeline = t.map(Box::new).ok_or_else(|| {
-                            format!(
-                                "{verified}, but a public bundle carries no session files to replay"
-                            )
+                            "a public bundle carries no session files to replay".to_owned()
                         });
                         Report::BundleReplay { verified, timeline }
                     }

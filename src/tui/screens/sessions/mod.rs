@@ -510,6 +510,9 @@ impl SessionsView {
             .map(|v| format!("{v} · "))
             .unwrap_or_default();
         match r {
+            // A bundle that verified but has nothing to play (a public
+            // scope, a transaction): its verification is the answer, green.
+            Err(e) if !first.is_empty() => say(fx, true, format!("{first}{e}")),
             Err(e) => say(fx, false, format!("replay: {e}")),
             Ok(t) if !t.finished => say(
                 fx,
