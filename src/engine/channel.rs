@@ -124,7 +124,12 @@ pub struct Liveness {
     start: std::time::Instant,
     last_ms: AtomicU64,
     pongs: AtomicU64,
+    /// Probes waiting for their pong (at most [`MAX_PROBES`]).
+    probes: std::sync::Mutex<Vec<(String, tokio::sync::oneshot::Sender<()>)>>,
 }
+
+/// Most round-trip probes waiting for a pong at once.
+pub const MAX_PROBES: usize = 8;
 
 impl Default for Liveness {
     fn default() -> Self {
@@ -132,6 +137,7 @@ impl Default for Liveness {
             start: std::time::Instant::now(),
             last_ms: AtomicU64::new(0),
             pongs: AtomicU64::new(0),
+            probes: std::sync::Mutex::new(Vec::new()),
         }
     }
 }
@@ -152,6 +158,31 @@ impl Liveness {
     /// Heartbeat pongs received.
     pub fn pongs(&self) -> u64 {
         self.pongs.load(Ordering::Relaxed)
+    }
+
+    /// Resolves when the pong of probe `id` arrives (a round-trip probe:
+    /// send a `_sys` ping with this probe id after calling this). The
+    /// oldest waiting probe is dropped past [`MAX_PROBES`].
+    pub fn await_pong(&self, id: &str) -> tokio::sync::oneshot::Receiver<()> {
+        let (tx, rx) = tokio::sync::oneshot::channel();
+        if let Ok(mut p) = self.probes.lock() {
+            p.retain(|(_, t)| !t.is_closed());
+            if p.len() >= MAX_PROBES {
+                p.remove(0);
+            }
+            p.push((id.to_owned(), tx));
+        }
+        rx
+    }
+
+    fn pong(&self, id: Option<&str>) {
+        self.pongs.fetch_add(1, Ordering::Relaxed);
+        if let (Some(id), Ok(mut p)) = (id, self.probes.lock())
+            && let Some(i) = p.iter().position(|(k, _)| k == id)
+        {
+            let (_, tx) = p.remove(i);
+            let _ = tx.send(());
+        }
     }
 }
 
@@ -183,7 +214,7 @@ async fn answer_sys(m: &Map, pong: &Sender, live: &Liveness) {
         // failed pong surfaces on the next business send.
         let _ = pong.try_send(&Value::Object(reply)).await;
     } else if kind == Some("pong") {
-        live.pongs.fetch_add(1, Ordering::Relaxed);
+        live.pong(m.get("probe_id").and_then(Value::as_str));
     }
 }
 

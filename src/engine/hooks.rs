@@ -250,6 +250,12 @@ pub trait Hooks: Send + Sync {
         None
     }
 
+    /// authoritative_realtime: the protocol's simulation (None: not a
+    /// realtime protocol).
+    fn realtime(&mut self) -> Option<&mut dyn super::realtime::RealtimeRules> {
+        None
+    }
+
     /// A one-line (or few-line) human rendering of a frame.
     fn display(&self, _msg: &Map, _dir: Dir) -> Option<String> {
         None

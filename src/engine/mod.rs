@@ -17,6 +17,7 @@ pub mod group;
 pub mod hooks;
 pub mod mental_poker;
 pub mod policy_script;
+pub mod realtime;
 pub mod scaffold;
 pub mod whisper;
 
@@ -465,6 +466,10 @@ pub struct EngineConfig {
     pub pace: Duration,
     /// Give up on a peer silent this long.
     pub peer_timeout: Option<Duration>,
+    /// authoritative_realtime host: step each tick as soon as the guest
+    /// answered the last frame instead of at the tick rate's deadlines
+    /// (`protocol test`, which plays as fast as the CPU allows).
+    pub realtime_lockstep: bool,
 }
 
 impl Default for EngineConfig {
@@ -473,6 +478,7 @@ impl Default for EngineConfig {
             validate: true,
             pace: Duration::ZERO,
             peer_timeout: Some(Duration::from_secs(900)),
+            realtime_lockstep: false,
         }
     }
 }

@@ -84,12 +84,13 @@ pub fn native_hooks_for_alias(alias: &str) -> Option<Box<dyn Hooks>> {
         "crazy-eights-v1" => Box::new(cards::CrazyEights::default()),
         "briscola-v1" => Box::new(cards::Briscola::default()),
         "trusted-agent-task-v1" => Box::new(task::TrustedAgentTask::default()),
+        tank::hooks::ALIAS => Box::new(tank::hooks::TankBattle::default()),
         _ => return None,
     })
 }
 
 /// Aliases with native hooks.
-pub const NATIVE: [&str; 12] = [
+pub const NATIVE: [&str; 13] = [
     "rps-v1",
     "coin-flip-v1",
     "guess-number-v1",
@@ -102,6 +103,7 @@ pub const NATIVE: [&str; 12] = [
     "crazy-eights-v1",
     "briscola-v1",
     "trusted-agent-task-v1",
+    "tank-battle-v1",
 ];
 
 /// Python's `int(options.get(key) or default)` for an integer option.

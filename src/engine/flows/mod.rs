@@ -17,6 +17,7 @@ use crate::spec::Spec;
 use std::time::{SystemTime, UNIX_EPOCH};
 
 mod mental_poker;
+mod realtime;
 mod rounds;
 use rounds::{free, request_response, simultaneous_round};
 
@@ -571,6 +572,7 @@ pub(super) async fn run(
         "simultaneous_round" => simultaneous_round(&mut run, hooks).await,
         "request_response" => request_response(&mut run, hooks).await,
         "mental_poker" => mental_poker::mental_poker(&mut run, hooks).await,
+        "authoritative_realtime" => realtime::realtime(&mut run, hooks).await,
         other => Err(Stop::from(HookError::Invalid(format!(
             "flow mode {other} is not supported by this engine yet"
         )))),

@@ -15,13 +15,16 @@
 //! - [`commander`]: the reference's auto commander (a side's commands
 //!   for a tick from its strategy.json) and its tactical whisper parser.
 //!
-//! Not here: the realtime runtime (handshake, tick loop, frames,
-//! journals). tests/tank_sim.rs steps the reference's hooks.py and this module side by side and compares every tick's hash.
+//! - [`hooks::TankBattle`]: the native hooks the realtime runtime
+//!   (`engine::realtime`, `engine/flows/realtime.rs`) drives.
+//!
+//! tests/tank_sim.rs steps the reference's hooks.py and this module side by side and compares every tick's hash.
 
 mod command;
 pub mod commander;
 mod decode;
 mod encode;
+pub mod hooks;
 mod map;
 mod rules;
 mod types;
