@@ -86,6 +86,27 @@ pub struct PeerArgs {
     /// Run hooks programs even if they are the untouched scaffold skeleton.
     #[arg(long)]
     pub allow_skeleton_hooks: bool,
+    /// A realtime protocol (tank-battle-v1) only: present the ruleset hash
+    /// of this protocol dir (every file but ui/, caches and dot-files, as
+    /// the reference hashes it) instead of palaver's native one, to play a
+    /// peer that runs those rules, e.g. the reference client's bundled
+    /// tank-battle dir (docs/realtime.md, Rulesets).
+    #[arg(long, value_name = "DIR")]
+    pub ruleset_dir: Option<PathBuf>,
+}
+
+/// `--ruleset-dir`: the hooks present that dir's ruleset hash.
+fn present_ruleset(hooks: &mut dyn crate::engine::Hooks, dir: Option<&Path>) -> Result<(), String> {
+    let Some(dir) = dir else {
+        return Ok(());
+    };
+    let hash =
+        crate::engine::realtime::ruleset_hash(dir).map_err(|e| format!("--ruleset-dir: {e}"))?;
+    hooks
+        .realtime()
+        .ok_or("--ruleset-dir is for realtime protocols (tank-battle-v1) only")?
+        .present_ruleset(hash);
+    Ok(())
 }
 
 #[derive(Debug, Args)]
@@ -299,6 +320,8 @@ pub fn host(ctx: &Ctx, a: HostArgs) -> Result<Outcome> {
                 let mut h = subj.hooks()?;
                 h.set_extra_args(a.extra_args.clone())
                     .map_err(anyhow::Error::new)?;
+                present_ruleset(h.as_mut(), a.peer.ruleset_dir.as_deref())
+                    .map_err(anyhow::Error::msg)?;
                 h
             },
             spec: subj.spec,
@@ -514,6 +537,7 @@ pub fn join(ctx: &Ctx, a: JoinArgs) -> Result<Outcome> {
         }
         let allow = a.peer.allow_skeleton_hooks;
         let extra = a.extra_args.clone();
+        let ruleset_dir = a.peer.ruleset_dir.clone();
         let resolve = |pid: &str| {
             let (spec, mut hooks) =
                 crate::services::protocol::hooks_for(Some(&data_dir), pid, allow)
@@ -522,6 +546,7 @@ pub fn join(ctx: &Ctx, a: JoinArgs) -> Result<Outcome> {
             hooks
                 .set_extra_args(extra.clone())
                 .map_err(|e| e.to_string())?;
+            present_ruleset(hooks.as_mut(), ruleset_dir.as_deref())?;
             Ok((spec, hooks))
         };
         let mut plan = JoinPlan::new(

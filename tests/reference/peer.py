@@ -62,7 +62,7 @@ class RecordingBus:
     KEPT = (
         "protocol_message", "session_ended", "game_over", "audit_passed", "audit_failed",
         "audit_refused", "play_rejected", "mp_terminal_receipt_verified",
-        "mp_test_fault_injected",
+        "mp_test_fault_injected", "realtime_command_rejected", "realtime_integrity_failed",
     )
 
     def __init__(self):
@@ -122,7 +122,8 @@ async def main():
         )
     writer.close()
     result = {
-        k: v for k, v in result.items() if k in ("completed", "outcome", "reason", "audit_passed")
+        k: v for k, v in result.items()
+        if k in ("completed", "outcome", "reason", "audit_passed", "audit", "tick", "ruleset_hash")
     }
     result["events"] = bus.events
     sys.stdout.write("\nRESULT " + json.dumps(result) + "\n")
