@@ -116,59 +116,66 @@ impl Run<'_> {
         self.received += 1;
         Ok(m)
     }
+}
 
-    fn snapshot_frame(&self, rules: &mut dyn RealtimeRules, frame: &Map, config: &Config) {
-        let tick = frame.get("tick").and_then(Value::as_i64).unwrap_or(0);
-        let outcome = frame
-            .get("outcome")
-            .and_then(Value::as_str)
-            .unwrap_or("none");
-        if outcome == "none" && tick as u64 % config.snapshot_every_ticks != 0 {
-            return;
-        }
-        let mut base = obj([
-            (
-                "phase",
-                Value::from(if outcome == "none" {
-                    "in_progress"
-                } else {
-                    "game_over"
-                }),
-            ),
-            ("role", Value::from(self.ctx.role.as_str())),
-            ("tick", Value::from(tick)),
-            ("game_over", Value::Bool(outcome != "none")),
-            ("winner", Value::from(outcome)),
-            (
-                "state_hash",
-                frame.get("state_hash").cloned().unwrap_or(Value::Null),
-            ),
-            (
-                "chain_hash",
-                frame.get("chain_hash").cloned().unwrap_or(Value::Null),
-            ),
-            (
-                "realtime",
-                Value::Object(obj([
-                    ("wire_version", Value::from(rt::WIRE_VERSION)),
-                    ("tick_rate_hz", Value::from(i64::from(config.tick_rate_hz))),
-                    (
-                        "input_delay_ticks",
-                        Value::from(config.input_delay_ticks as i64),
-                    ),
-                ])),
-            ),
-        ]);
-        let empty = Value::Array(Vec::new());
-        let patch = rules.snapshot(
+async fn snapshot_frame(
+    ctx: &crate::engine::Ctx,
+    rules: &mut dyn RealtimeRules,
+    frame: &Map,
+    config: &Config,
+) {
+    let tick = frame.get("tick").and_then(Value::as_i64).unwrap_or(0);
+    let outcome = frame
+        .get("outcome")
+        .and_then(Value::as_str)
+        .unwrap_or("none");
+    if outcome == "none" && tick as u64 % config.snapshot_every_ticks != 0 {
+        return;
+    }
+    let mut base = obj([
+        (
+            "phase",
+            Value::from(if outcome == "none" {
+                "in_progress"
+            } else {
+                "game_over"
+            }),
+        ),
+        ("role", Value::from(ctx.role.as_str())),
+        ("tick", Value::from(tick)),
+        ("game_over", Value::Bool(outcome != "none")),
+        ("winner", Value::from(outcome)),
+        (
+            "state_hash",
+            frame.get("state_hash").cloned().unwrap_or(Value::Null),
+        ),
+        (
+            "chain_hash",
+            frame.get("chain_hash").cloned().unwrap_or(Value::Null),
+        ),
+        (
+            "realtime",
+            Value::Object(obj([
+                ("wire_version", Value::from(rt::WIRE_VERSION)),
+                ("tick_rate_hz", Value::from(i64::from(config.tick_rate_hz))),
+                (
+                    "input_delay_ticks",
+                    Value::from(config.input_delay_ticks as i64),
+                ),
+            ])),
+        ),
+    ]);
+    let empty = Value::Array(Vec::new());
+    let patch = rules
+        .snapshot(
             frame.get("state").unwrap_or(&Value::Null),
             frame.get("events").unwrap_or(&empty),
-        );
-        for (k, v) in patch.into_entries() {
-            base.insert(k, v);
-        }
-        self.ctx.sink.snapshot(base);
+        )
+        .await;
+    for (k, v) in patch.into_entries() {
+        base.insert(k, v);
     }
+    ctx.sink.snapshot(base);
 }
 
 /// Runs this side of an authoritative_realtime session.
@@ -218,7 +225,7 @@ struct GuestInbox {
 }
 
 /// A guest message the host refuses, with the reference's reason.
-fn check_command(
+async fn check_command(
     msg: &Map,
     inbox: &GuestInbox,
     current: u64,
@@ -266,7 +273,9 @@ fn check_command(
     if list.len() > config.max_commands_per_frame {
         return Err("command frame exceeds max_commands_per_frame".into());
     }
-    let normalized = rules.validate_commands(Role::Guest, &commands, target)?;
+    let normalized = rules
+        .validate_commands(Role::Guest, &commands, target)
+        .await?;
     if normalized.len() > config.max_commands_per_frame {
         return Err("normalized command frame exceeds max_commands_per_frame".into());
     }
@@ -308,7 +317,7 @@ async fn take_guest(
         inbox.commands += 1;
     }
     let spec_error = run.valid_in(&msg).err();
-    let ack = match check_command(&msg, inbox, current, config, rules, spec_error) {
+    let ack = match check_command(&msg, inbox, current, config, rules, spec_error).await {
         Ok((seq, target, accepted)) => {
             inbox.rejected_in_a_row = 0;
             let ack = obj([
@@ -400,8 +409,8 @@ async fn send_or_disconnect(
 
 /// The host's own commands for `source_tick + input delay`, from the state
 /// at `source_tick` (the guest gets the same delay through its lead).
-fn queue_host(
-    run: &Run<'_>,
+async fn queue_host(
+    ctx: &crate::engine::Ctx,
     rules: &mut dyn RealtimeRules,
     journal: &mut Journal,
     pending: &mut BTreeMap<u64, Map>,
@@ -411,30 +420,22 @@ fn queue_host(
 ) {
     let target = source_tick + config.input_delay_ticks;
     *seq += 1;
-    let strategy = run.ctx.strategy.get();
-    let commands = rules
-        .commands(Role::Host, target, &strategy)
-        .and_then(|raw| {
-            if raw.len() > config.max_commands_per_frame {
-                return Err("command frame exceeds max_commands_per_frame".into());
-            }
-            rules.validate_commands(Role::Host, &Value::Array(raw), target)
-        })
-        .unwrap_or_else(|reason| {
+    let strategy = ctx.strategy.get();
+    let commands = match own_commands(rules, Role::Host, target, &strategy, config, None).await {
+        Ok(c) => c,
+        Err(reason) => {
             journal.command(
                 "local_generation_failed",
                 obj([
                     ("side", Value::from("host")),
                     ("seq", Value::from(*seq as i64)),
                     ("target_tick", Value::from(target as i64)),
-                    (
-                        "reason",
-                        Value::from(reason.chars().take(200).collect::<String>()),
-                    ),
+                    ("reason", Value::from(reason)),
                 ]),
             );
             Vec::new()
-        });
+        }
+    };
     let message = rt::command_message(*seq, target, commands);
     journal.command(
         "generated",
@@ -445,6 +446,31 @@ fn queue_host(
         ]),
     );
     pending.insert(target, message);
+}
+
+/// This side's commands for `target` from its rules (after reading
+/// `observe`, a guest's latest verified state), checked as the host checks
+/// them; the reason (at most 200 characters) when there are none to send.
+async fn own_commands(
+    rules: &mut dyn RealtimeRules,
+    side: Role,
+    target: u64,
+    strategy: &Map,
+    config: &Config,
+    observe: Option<&Value>,
+) -> Result<Vec<Value>, String> {
+    let cut = |e: String| e.chars().take(200).collect::<String>();
+    if let Some(state) = observe {
+        rules.observe(state).await.map_err(|e| cut(e.to_string()))?;
+    }
+    let raw = rules.commands(side, target, strategy).await.map_err(cut)?;
+    if raw.len() > config.max_commands_per_frame {
+        return Err("command frame exceeds max_commands_per_frame".into());
+    }
+    rules
+        .validate_commands(side, &Value::Array(raw), target)
+        .await
+        .map_err(cut)
 }
 
 /// Lateness of each tick against its deadline, for the jitter figures.
@@ -542,7 +568,7 @@ async fn host(
         state_hash,
         events: _,
         outcome: _,
-    } = rules.initial_state().map_err(rules_failed)?;
+    } = rules.initial_state().await.map_err(rules_failed)?;
     let applied0 = obj([
         ("host", rt::empty_applied("host", 0)),
         ("guest", rt::empty_applied("guest", 0)),
@@ -567,7 +593,7 @@ async fn host(
     run.note(Dir::Sent, &ready);
     run.send_rt(ready).await?;
     journal.frame(&previous, "sent");
-    run.snapshot_frame(rules, &previous, config);
+    snapshot_frame(run.ctx, rules, &previous, config).await;
     run.ctx.emit(
         "realtime_started",
         obj([
@@ -592,14 +618,15 @@ async fn host(
     let mut host_pending: BTreeMap<u64, Map> = BTreeMap::new();
     let mut host_seq = 0u64;
     queue_host(
-        run,
+        run.ctx,
         rules,
         journal,
         &mut host_pending,
         &mut host_seq,
         0,
         config,
-    );
+    )
+    .await;
     let period = Duration::from_secs_f64(1.0 / f64::from(config.tick_rate_hz.max(1)));
     let lockstep = run.cfg.realtime_lockstep;
     let limit = silence(run);
@@ -679,6 +706,7 @@ async fn host(
         };
         let stepped = rules
             .step(tick, &cmds(&host_message), &cmds(&guest_message))
+            .await
             .map_err(rules_failed)?;
         let applied_of = |side: &str, m: &Option<Map>| match m {
             Some(m) => rt::applied(side, m),
@@ -699,17 +727,18 @@ async fn host(
         );
         if stepped.outcome == "none" {
             queue_host(
-                run,
+                run.ctx,
                 rules,
                 journal,
                 &mut host_pending,
                 &mut host_seq,
                 tick,
                 config,
-            );
+            )
+            .await;
         }
         journal.frame(&frame, "sent");
-        run.snapshot_frame(rules, &frame, config);
+        snapshot_frame(run.ctx, rules, &frame, config).await;
         let message = obj([
             ("action", Value::from("rt_frame")),
             ("frame", Value::Object(frame.clone())),
@@ -874,7 +903,7 @@ async fn guest(
     }
     let rules = rules_of(hooks)?;
     journal.frame(&first, "received");
-    run.snapshot_frame(rules, &first, config);
+    snapshot_frame(run.ctx, rules, &first, config).await;
     run.ctx.emit(
         "realtime_started",
         obj([
@@ -930,14 +959,14 @@ async fn guest(
                 }
                 let frame = frame.clone();
                 journal.frame(&frame, "received");
-                run.snapshot_frame(rules, &frame, config);
+                snapshot_frame(run.ctx, rules, &frame, config).await;
                 let outcome = frame
                     .get("outcome")
                     .and_then(Value::as_str)
                     .unwrap_or("none")
                     .to_owned();
                 if outcome != "none" {
-                    return Ok(audit_end(run, rules, journal, &frame, &outcome));
+                    return Ok(audit_end(run.ctx, rules, journal, &frame, &outcome).await);
                 }
                 previous = frame;
                 send_commands(run, rules, journal, config, &previous, lead, &mut seq).await?;
@@ -953,25 +982,25 @@ async fn guest(
 
 /// The guest's end: the protocol's audit of the final frame, written to
 /// realtime-audit.json.
-fn audit_end(
-    run: &Run<'_>,
+async fn audit_end(
+    ctx: &crate::engine::Ctx,
     rules: &mut dyn RealtimeRules,
     journal: &mut Journal,
     frame: &Map,
     outcome: &str,
 ) -> Ending {
-    let mut audit = rules.audit_outcome(frame);
+    let mut audit = rules.audit_outcome(frame).await;
     audit.insert("integrity", Value::from("verified"));
     for k in ["tick", "outcome", "chain_hash"] {
         audit.insert(k, frame.get(k).cloned().unwrap_or(Value::Null));
     }
     journal.audit(&audit);
-    run.ctx.sink.snapshot(obj([(
+    ctx.sink.snapshot(obj([(
         "realtime",
         Value::Object(obj([("audit", Value::Object(audit.clone()))])),
     )]));
     let passed = audit.get("status").and_then(Value::as_str) == Some("passed");
-    run.ctx.emit(
+    ctx.emit(
         "realtime_ended",
         obj([
             ("role", Value::from("guest")),
@@ -1027,30 +1056,21 @@ async fn send_commands(
     *seq += 1;
     let strategy = run.ctx.strategy.get();
     let state = frame.get("state").unwrap_or(&Value::Null);
-    let commands = rules
-        .observe(state)
-        .map_err(|e| e.to_string())
-        .and_then(|()| rules.commands(Role::Guest, target, &strategy))
-        .and_then(|raw| {
-            if raw.len() > config.max_commands_per_frame {
-                return Err("command frame exceeds max_commands_per_frame".into());
+    let commands =
+        match own_commands(rules, Role::Guest, target, &strategy, config, Some(state)).await {
+            Ok(c) => c,
+            Err(reason) => {
+                journal.command(
+                    "local_generation_failed",
+                    obj([
+                        ("seq", Value::from(*seq as i64)),
+                        ("target_tick", Value::from(target as i64)),
+                        ("reason", Value::from(reason)),
+                    ]),
+                );
+                Vec::new()
             }
-            rules.validate_commands(Role::Guest, &Value::Array(raw), target)
-        })
-        .unwrap_or_else(|reason| {
-            journal.command(
-                "local_generation_failed",
-                obj([
-                    ("seq", Value::from(*seq as i64)),
-                    ("target_tick", Value::from(target as i64)),
-                    (
-                        "reason",
-                        Value::from(reason.chars().take(200).collect::<String>()),
-                    ),
-                ]),
-            );
-            Vec::new()
-        });
+        };
     let message = rt::command_message(*seq, target, commands);
     journal.command(
         "sent",

@@ -4,6 +4,7 @@
 
 use crate::engine::Role;
 use crate::json::{Map, Value};
+use async_trait::async_trait;
 
 /// The rules failed (a bug or a broken rules program, never peer input).
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -23,6 +24,9 @@ pub struct Stepped {
     pub outcome: &'static str,
 }
 
+/// Async because a protocol's rules may be a program (a hooks.py through
+/// the bridge) answering over a pipe.
+#[async_trait]
 pub trait RealtimeRules: Send {
     /// The ruleset hash this side presents in the handshake.
     fn ruleset_hash(&self) -> Result<String, RulesError>;
@@ -32,11 +36,11 @@ pub trait RealtimeRules: Send {
     fn present_ruleset(&mut self, hash: String);
 
     /// The state at tick 0 (host).
-    fn initial_state(&mut self) -> Result<Stepped, RulesError>;
+    async fn initial_state(&mut self) -> Result<Stepped, RulesError>;
 
     /// The host's check of `side`'s batch for `target_tick` against the
     /// current state: the normalised list, or why it is refused.
-    fn validate_commands(
+    async fn validate_commands(
         &mut self,
         side: Role,
         commands: &Value,
@@ -45,14 +49,19 @@ pub trait RealtimeRules: Send {
 
     /// Advances the current state by one tick with both sides' accepted
     /// commands (host).
-    fn step(&mut self, tick: u64, host: &[Value], guest: &[Value]) -> Result<Stepped, RulesError>;
+    async fn step(
+        &mut self,
+        tick: u64,
+        host: &[Value],
+        guest: &[Value],
+    ) -> Result<Stepped, RulesError>;
 
     /// A verified frame's state becomes the current state (guest).
-    fn observe(&mut self, state: &Value) -> Result<(), RulesError>;
+    async fn observe(&mut self, state: &Value) -> Result<(), RulesError>;
 
     /// This side's own commands for `target_tick`, from the current state
     /// and its strategy; an error sends an empty batch for that tick.
-    fn commands(
+    async fn commands(
         &mut self,
         side: Role,
         target_tick: u64,
@@ -60,9 +69,9 @@ pub trait RealtimeRules: Send {
     ) -> Result<Vec<Value>, String>;
 
     /// The guest's check of the final frame (`status` passed or failed).
-    fn audit_outcome(&mut self, frame: &Map) -> Map;
+    async fn audit_outcome(&mut self, frame: &Map) -> Map;
 
     /// What the session snapshot shows for a frame (merged over the
     /// runtime's own keys).
-    fn snapshot(&mut self, state: &Value, events: &Value) -> Map;
+    async fn snapshot(&mut self, state: &Value, events: &Value) -> Map;
 }

@@ -154,6 +154,7 @@ impl Hooks for TankBattle {
     }
 }
 
+#[async_trait]
 impl RealtimeRules for TankBattle {
     fn ruleset_hash(&self) -> Result<String, RulesError> {
         Ok(self.ruleset.clone().unwrap_or_else(native_ruleset))
@@ -163,7 +164,7 @@ impl RealtimeRules for TankBattle {
         self.ruleset = Some(hash);
     }
 
-    fn initial_state(&mut self) -> Result<Stepped, RulesError> {
+    async fn initial_state(&mut self) -> Result<Stepped, RulesError> {
         let setup = self
             .setup
             .clone()
@@ -174,7 +175,7 @@ impl RealtimeRules for TankBattle {
         Ok(s)
     }
 
-    fn validate_commands(
+    async fn validate_commands(
         &mut self,
         side: Role,
         commands: &Value,
@@ -187,7 +188,12 @@ impl RealtimeRules for TankBattle {
             .map_err(|e| e.reason)
     }
 
-    fn step(&mut self, tick: u64, host: &[Value], guest: &[Value]) -> Result<Stepped, RulesError> {
+    async fn step(
+        &mut self,
+        tick: u64,
+        host: &[Value],
+        guest: &[Value],
+    ) -> Result<Stepped, RulesError> {
         let (host, guest) = (typed(host)?, typed(guest)?);
         let world = self
             .world
@@ -200,12 +206,12 @@ impl RealtimeRules for TankBattle {
         Ok(Self::stepped(world))
     }
 
-    fn observe(&mut self, state: &Value) -> Result<(), RulesError> {
+    async fn observe(&mut self, state: &Value) -> Result<(), RulesError> {
         self.world = Some(World::from_value(state).map_err(|e| RulesError(e.reason))?);
         Ok(())
     }
 
-    fn commands(
+    async fn commands(
         &mut self,
         side: Role,
         target_tick: u64,
@@ -225,7 +231,7 @@ impl RealtimeRules for TankBattle {
             .map_err(|e| e.reason)
     }
 
-    fn audit_outcome(&mut self, frame: &Map) -> Map {
+    async fn audit_outcome(&mut self, frame: &Map) -> Map {
         let state = frame.get("state").and_then(Value::as_object);
         let count = |side: &str| -> i64 {
             state
@@ -264,7 +270,7 @@ impl RealtimeRules for TankBattle {
         }
     }
 
-    fn snapshot(&mut self, state: &Value, events: &Value) -> Map {
+    async fn snapshot(&mut self, state: &Value, events: &Value) -> Map {
         let field = |k: &str| state.get(k).cloned().unwrap_or(Value::Null);
         let over = state.get("game_over").and_then(Value::as_bool) == Some(true);
         let mut patch = obj! {
