@@ -206,11 +206,23 @@ fn host_args<'a>(alias: &'a str, options: Option<&'a str>) -> Vec<&'a str> {
 /// both records and the server's. Returns the agreed winner.
 fn palaver_with_palaver(
     w: &World,
+    host: (&str, &str),
+    guest: (&str, &str),
+    alias: &str,
+    options: Option<&str>,
+) -> Option<String> {
+    let (hseen, _) = palaver_with_palaver_seen(w, host, guest, alias, options);
+    palaver_record(&hseen).2
+}
+
+/// [`palaver_with_palaver`], returning what the host and the guest printed.
+fn palaver_with_palaver_seen(
+    w: &World,
     (host, host_key): (&str, &str),
     (guest, guest_key): (&str, &str),
     alias: &str,
     options: Option<&str>,
-) -> Option<String> {
+) -> (String, String) {
     let mut h = Kill(
         w.palaver(host, &host_args(alias, options))
             .stdout(Stdio::piped())
@@ -270,7 +282,7 @@ fn palaver_with_palaver(
         want.sort();
         assert_eq!(reports, want, "the server's reports: {ctx}");
     }
-    hw
+    (hseen, gseen)
 }
 
 /// Waits for a palaver side to exit successfully within [`MATCH_WITHIN`];
@@ -544,4 +556,178 @@ fn reference_hosts_palaver_joins(
     let ctx =
         format!("{alias} {post} (reference hosts)\n--- palaver:\n{gseen}\n--- reference:\n{hseen}");
     check_with_reference(w, &post, &gseen, keys, &ctx);
+}
+
+/// tank-battle-v1 (authoritative_realtime, at its real 10 Hz) keeps short.
+const TANK: (&str, Option<&str>) = ("tank-battle-v1", Some(r#"{"max_ticks":30,"team_size":2}"#));
+
+/// The engine state dir (`host-…`/`guest-…`) of a side from what it printed.
+fn engine_dir(printed: &str) -> PathBuf {
+    let line = printed
+        .lines()
+        .find_map(|l| l.strip_prefix("session state: "))
+        .unwrap_or_else(|| panic!("no state dir in:\n{printed}"));
+    let parent = PathBuf::from(line.split_whitespace().next().unwrap());
+    std::fs::read_dir(&parent)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .find(|p| p.join("realtime-frames.jsonl").exists())
+        .unwrap_or_else(|| panic!("no realtime journal under {}", parent.display()))
+}
+
+fn journal(dir: &Path) -> Vec<String> {
+    std::fs::read_to_string(dir.join("realtime-frames.jsonl"))
+        .unwrap()
+        .lines()
+        .map(|l| {
+            let v = json::parse_str(l).unwrap();
+            let f = v.get("frame").unwrap();
+            palaver::json::canonical::to_string(f)
+        })
+        .collect()
+}
+
+/// The tank battle over iroh, palaver with palaver, three matches: both
+/// records and the server agree, both journals hold the same verified
+/// chain, and the guest's audit passed.
+#[test]
+fn tank_battle_palaver_with_palaver_over_iroh() {
+    let w = World::new();
+    let hk = w.palaver_identity("h");
+    let gk = w.palaver_identity("g");
+    for _ in 0..3 {
+        let (hseen, gseen) = palaver_with_palaver_seen(&w, ("h", &hk), ("g", &gk), TANK.0, TANK.1);
+        let (hd, gd) = (engine_dir(&hseen), engine_dir(&gseen));
+        let (hj, gj) = (journal(&hd), journal(&gd));
+        assert_eq!(hj.len(), 31, "ticks 0 to 30");
+        assert_eq!(hj, gj, "both journals hold the same frames");
+        let audit = std::fs::read_to_string(gd.join("realtime-audit.json")).unwrap();
+        assert!(audit.contains(r#""status":"passed""#), "{audit}");
+        assert!(audit.contains(r#""integrity":"verified""#), "{audit}");
+    }
+}
+
+/// palaver and the reference client play the tank battle both ways: the
+/// palaver side presents the reference's ruleset (`--ruleset-dir` on the
+/// reference's own tank-battle dir).
+#[ignore = "needs the reference client (aigenora 0.1.4 in a venv): run scripts/test"]
+#[test]
+fn tank_battle_with_the_reference_both_ways() {
+    let py = common::reference_python();
+    let w = World::new();
+    let pk = w.palaver_identity("pal");
+    let rk = w.reference_identity(&py, "ref");
+    let out = Command::new(&py)
+        .args([
+            "-c",
+            "import aigenora, json, pathlib\n\
+             root = pathlib.Path(aigenora.__file__).parent / 'protocols'\n\
+             idx = json.loads((root / 'index.json').read_text())\n\
+             print(next(root / p['path'] for p in idx['protocols'] if p['alias'] == 'tank-battle-v1'))",
+        ])
+        .output()
+        .unwrap();
+    let refdir = String::from_utf8(out.stdout).unwrap().trim().to_owned();
+    let (alias, options) = TANK;
+    let options = options.unwrap();
+
+    // palaver hosts, the reference joins.
+    let mut args = host_args(alias, Some(options));
+    args.extend(["--ruleset-dir", &refdir]);
+    let mut h = Kill(
+        w.palaver("pal", &args)
+            .stdout(Stdio::piped())
+            .stderr(w.log("pal-tank-host"))
+            .spawn()
+            .unwrap(),
+    );
+    let mut hout = BufReader::new(h.0.stdout.take().unwrap());
+    let mut hseen = String::new();
+    let post = read_until(&mut hout, "post_id:", &mut hseen);
+    let j = common::aigenora(
+        &py,
+        &w.url,
+        &w.dir("ref"),
+        &["join", &post, "--control-mode", "autonomous", "--no-web"],
+    )
+    .stdin(Stdio::null())
+    .stdout(Stdio::piped())
+    .stderr(Stdio::piped())
+    .spawn()
+    .unwrap();
+    let ref_out = ok(
+        j.wait_with_output().unwrap(),
+        "aigenora join tank-battle-v1",
+    );
+    let hseen = finish_logged(
+        h,
+        hout,
+        hseen,
+        "palaver host tank",
+        &w.log_path("pal-tank-host"),
+    );
+    let ctx = format!("{post} (palaver hosts)\n--- palaver:\n{hseen}\n--- reference:\n{ref_out}");
+    check_with_reference(&w, &post, &hseen, (&pk, &rk), &ctx);
+
+    // The reference hosts its own tank-battle dir, palaver joins.
+    let mut h = Kill(
+        common::aigenora(
+            &py,
+            &w.url,
+            &w.dir("ref"),
+            &[
+                "host",
+                "--protocol-dir",
+                &refdir,
+                "--control-mode",
+                "autonomous",
+                "--no-web",
+                "--options",
+                options,
+            ],
+        )
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap(),
+    );
+    let mut hout = BufReader::new(h.0.stdout.take().unwrap());
+    let mut hseen = String::new();
+    let post = read_until(&mut hout, "post_id:", &mut hseen);
+    let mut g = Kill(
+        w.palaver(
+            "pal",
+            &[
+                "join",
+                &post,
+                "--direct",
+                "--control-mode",
+                "autonomous",
+                "--ruleset-dir",
+                &refdir,
+            ],
+        )
+        .stdout(Stdio::piped())
+        .stderr(w.log("pal-tank-join"))
+        .spawn()
+        .unwrap(),
+    );
+    let gout = BufReader::new(g.0.stdout.take().unwrap());
+    let gseen = finish_logged(
+        g,
+        gout,
+        String::new(),
+        "palaver join tank",
+        &w.log_path("pal-tank-join"),
+    );
+    let what = "aigenora host tank-battle-v1";
+    let (status, hseen) = common::finish_status(h, hout, hseen, what, MATCH_WITHIN);
+    common::reference_host_ended(status, what, &hseen, || {
+        common::settled(&w.db, &post, 0).0 == "closed"
+    });
+    let ctx = format!("{post} (reference hosts)\n--- palaver:\n{gseen}\n--- reference:\n{hseen}");
+    check_with_reference(&w, &post, &gseen, (&pk, &rk), &ctx);
+    let audit = std::fs::read_to_string(engine_dir(&gseen).join("realtime-audit.json")).unwrap();
+    assert!(audit.contains(r#""status":"passed""#), "{audit}\n{ctx}");
 }
