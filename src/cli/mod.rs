@@ -6,6 +6,7 @@
 //! run (unreadable file, invalid JSON, unknown protocol, bad arguments).
 
 mod community_cmd;
+mod direct_cmd;
 pub mod logging;
 mod market_cmd;
 mod mcp_cmd;
@@ -193,6 +194,11 @@ pub enum Command {
     /// Join an invitation from `palaver browse`: dial the host over iroh,
     /// check and countersign its session proof, play.
     Join(p2p_cmd::JoinArgs),
+    /// Play a ticket directly as the guest, with no community, invitation
+    /// or session proof (the reference's `guest --iroh-ticket`); the host is
+    /// `palaver host PROTOCOL --no-server` or any peer that plays the engine
+    /// straight on the stream.
+    Guest(direct_cmd::GuestArgs),
     /// The GTL 0.2 market on the community server: open verifiable jobs,
     /// offer, lock and confirm deals, fund, deliver, inspect transactions
     /// and their hash chains, and run the provider bot.
@@ -378,6 +384,7 @@ pub fn run(cli: Cli) -> Result<Outcome> {
         Some(Command::Market(cmd)) => market_cmd::run(&ctx, cmd),
         Some(Command::Host(a)) => p2p_cmd::host(&ctx, a),
         Some(Command::Join(a)) => p2p_cmd::join(&ctx, a),
+        Some(Command::Guest(a)) => direct_cmd::guest(&ctx, a),
         Some(Command::Wolf(w)) => wolf_cmd::run(&ctx, w),
         Some(Command::Mcp) => mcp_cmd::run(&ctx),
         Some(Command::Skill(c)) => skill_cmd::run(&ctx, c),

@@ -96,7 +96,10 @@ pub struct PeerArgs {
 }
 
 /// `--ruleset-dir`: the hooks present that dir's ruleset hash.
-fn present_ruleset(hooks: &mut dyn crate::engine::Hooks, dir: Option<&Path>) -> Result<(), String> {
+pub(super) fn present_ruleset(
+    hooks: &mut dyn crate::engine::Hooks,
+    dir: Option<&Path>,
+) -> Result<(), String> {
     let Some(dir) = dir else {
         return Ok(());
     };
@@ -146,6 +149,13 @@ pub struct HostArgs {
     pub bots: u8,
     #[command(flatten)]
     pub peer: PeerArgs,
+    /// Skip the community: print an iroh ticket and play the first guest
+    /// that dials it with `palaver guest --iroh-ticket TICKET PROTOCOL` (or
+    /// the reference's `guest --iroh-ticket`), within
+    /// --invitation-ttl-minutes. No invitation, no session proof, nothing
+    /// reported to a server; the session is written to a state dir as usual.
+    #[arg(long)]
+    pub no_server: bool,
     /// Arguments for the hooks after `--` (the reference's extra_args):
     /// taken only by a protocol whose spec says `decision.mode: manual`,
     /// and handed to its hooks program's `init` as `args`.
@@ -166,7 +176,7 @@ pub struct JoinArgs {
 
 /// The peer options, each duration checked against its range again (clap
 /// checked the flags; a daemon's job file is read back from disk).
-fn peer_opts(p: &PeerArgs) -> Result<PeerOpts> {
+pub(super) fn peer_opts(p: &PeerArgs) -> Result<PeerOpts> {
     Ok(PeerOpts {
         reach: if p.direct {
             Reach::Direct
@@ -191,7 +201,7 @@ fn peer_opts(p: &PeerArgs) -> Result<PeerOpts> {
 }
 
 /// Prints one progress line (stdout, or stderr under --json).
-fn say(ctx: &Ctx, line: &str) {
+pub(super) fn say(ctx: &Ctx, line: &str) {
     if ctx.json {
         eprintln!("{line}");
     } else {
@@ -249,7 +259,7 @@ fn show(ctx: &Ctx, p: Progress, waiting: &AtomicBool) {
 }
 
 /// Ctrl-C, and SIGTERM (`session abort`, a service manager), listened for.
-struct Signals {
+pub(super) struct Signals {
     int: tokio::signal::unix::Signal,
     term: tokio::signal::unix::Signal,
 }
@@ -257,7 +267,7 @@ struct Signals {
 /// Resolves when Ctrl-C is pressed or SIGTERM arrives (never, if both
 /// signal streams end): the side is cancelled, its invitation withdrawn or
 /// its session ended and reported as `cancelled`.
-async fn interrupted(s: &mut Signals) {
+pub(super) async fn interrupted(s: &mut Signals) {
     async fn one(sig: &mut tokio::signal::unix::Signal) {
         if sig.recv().await.is_none() {
             std::future::pending::<()>().await;
@@ -271,7 +281,7 @@ async fn interrupted(s: &mut Signals) {
 
 /// Listens for Ctrl-C and SIGTERM from here on (they then no longer kill
 /// the process).
-fn ctrl_c() -> Result<Signals> {
+pub(super) fn ctrl_c() -> Result<Signals> {
     use tokio::signal::unix::{SignalKind, signal};
     Ok(Signals {
         int: signal(SignalKind::interrupt()).context("listening for Ctrl-C")?,
@@ -298,6 +308,9 @@ pub fn host(ctx: &Ctx, a: HostArgs) -> Result<Outcome> {
     };
     if wants_console(ctx, &a.peer, mode) {
         return with_console(ctx, Role::Host, &["post_id:", "session state:"]);
+    }
+    if a.no_server {
+        return super::direct_cmd::host(ctx, &protocol, &a, a.invitation_ttl_minutes);
     }
     let options = options_of(ctx, &subj, a.profile.as_deref(), a.options.as_deref())?;
     if subj.spec.flow_mode() == "authoritative_group" {
@@ -576,7 +589,7 @@ pub fn join(ctx: &Ctx, a: JoinArgs) -> Result<Outcome> {
 /// wakeups and context switches (16 per RPS round on the joining side,
 /// against 3 here). Nothing on the session's path blocks: hooks and the
 /// server are awaited, heavy crypto goes to `spawn_blocking`.
-fn session_runtime() -> Result<tokio::runtime::Runtime> {
+pub(super) fn session_runtime() -> Result<tokio::runtime::Runtime> {
     Ok(tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()?)
@@ -785,7 +798,12 @@ fn start_daemon(ctx: &Ctx, role: Role, wait_for: &[&str]) -> Result<Map> {
     Ok(out)
 }
 
-fn options_of(ctx: &Ctx, subj: &Subject, profile: Option<&str>, raw: Option<&str>) -> Result<Map> {
+pub(super) fn options_of(
+    ctx: &Ctx,
+    subj: &Subject,
+    profile: Option<&str>,
+    raw: Option<&str>,
+) -> Result<Map> {
     let Some(v) = super::test_cmd::profiled_options(ctx, &subj.spec, profile, raw)? else {
         return Ok(Map::new());
     };

@@ -3,6 +3,7 @@
 
 pub mod adversarial;
 pub mod coach;
+pub mod direct;
 pub mod doctor;
 pub mod group;
 pub mod house;
