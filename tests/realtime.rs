@@ -37,8 +37,10 @@ impl EventSink for DirSink {
     fn detail(&self, r: Map) {
         self.mem.detail(r)
     }
+    /// None without a dir: the journals are then not written (never into
+    /// the working directory).
     fn state_dir(&self) -> Option<PathBuf> {
-        Some(self.dir.clone())
+        (!self.dir.as_os_str().is_empty()).then(|| self.dir.clone())
     }
 }
 

@@ -150,17 +150,18 @@ pub fn guest(ctx: &Ctx, a: GuestArgs) -> Result<Outcome> {
     r
 }
 
-/// `palaver host PROTOCOL --no-server`: waits `ttl_minutes` for a guest.
-pub fn host(
-    ctx: &Ctx,
-    protocol: &str,
-    a: &super::p2p_cmd::HostArgs,
-    ttl_minutes: f64,
-) -> Result<Outcome> {
-    let wait = Duration::from_secs_f64(ttl_minutes * 60.0);
+/// `palaver host PROTOCOL --no-server`: waits --invitation-ttl-minutes
+/// for a guest.
+pub fn host(ctx: &Ctx, a: &super::p2p_cmd::HostArgs) -> Result<Outcome> {
+    let protocol = a
+        .protocol
+        .clone()
+        .or(a.protocol_flag.clone())
+        .ok_or_else(|| anyhow!("name a protocol"))?;
+    let wait = crate::limits::INVITATION_TTL_MINUTES.check(a.invitation_ttl_minutes)?;
     let p = plan(
         ctx,
-        protocol,
+        &protocol,
         a.options.as_deref(),
         a.profile.as_deref(),
         &a.peer,

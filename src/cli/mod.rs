@@ -382,6 +382,7 @@ pub fn run(cli: Cli) -> Result<Outcome> {
             )
         }
         Some(Command::Market(cmd)) => market_cmd::run(&ctx, cmd),
+        Some(Command::Host(a)) if a.no_server => direct_cmd::host(&ctx, &a),
         Some(Command::Host(a)) => p2p_cmd::host(&ctx, a),
         Some(Command::Join(a)) => p2p_cmd::join(&ctx, a),
         Some(Command::Guest(a)) => direct_cmd::guest(&ctx, a),

@@ -154,7 +154,7 @@ pub struct HostArgs {
     /// the reference's `guest --iroh-ticket`), within
     /// --invitation-ttl-minutes. No invitation, no session proof, nothing
     /// reported to a server; the session is written to a state dir as usual.
-    #[arg(long)]
+    #[arg(long, conflicts_with = "daemon")]
     pub no_server: bool,
     /// Arguments for the hooks after `--` (the reference's extra_args):
     /// taken only by a protocol whose spec says `decision.mode: manual`,
@@ -308,9 +308,6 @@ pub fn host(ctx: &Ctx, a: HostArgs) -> Result<Outcome> {
     };
     if wants_console(ctx, &a.peer, mode) {
         return with_console(ctx, Role::Host, &["post_id:", "session state:"]);
-    }
-    if a.no_server {
-        return super::direct_cmd::host(ctx, &protocol, &a, a.invitation_ttl_minutes);
     }
     let options = options_of(ctx, &subj, a.profile.as_deref(), a.options.as_deref())?;
     if subj.spec.flow_mode() == "authoritative_group" {

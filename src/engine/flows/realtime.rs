@@ -129,7 +129,7 @@ async fn snapshot_frame(
         .get("outcome")
         .and_then(Value::as_str)
         .unwrap_or("none");
-    if outcome == "none" && tick as u64 % config.snapshot_every_ticks != 0 {
+    if outcome == "none" && !(tick as u64).is_multiple_of(config.snapshot_every_ticks) {
         return;
     }
     let mut base = obj([
@@ -789,7 +789,10 @@ async fn probe(
         let ping = Value::Object(obj([
             ("_sys", Value::from("ping")),
             ("probe_id", Value::from(id.as_str())),
-            ("ts", Value::from(crate::session::files::epoch_now())),
+            (
+                "ts",
+                Value::Number(crate::json::Number::Float(super::now_epoch())),
+            ),
         ]));
         let sent = Instant::now();
         if tx.send_within(&ping, PROBE_WAIT).await.is_err() {

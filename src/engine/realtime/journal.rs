@@ -25,8 +25,10 @@ impl Journal {
     pub const COMMANDS: &'static str = "realtime-commands.jsonl";
     pub const AUDIT: &'static str = "realtime-audit.json";
 
-    /// A journal in `dir`; None writes nothing (a test without files).
+    /// A journal in `dir`; None (or an empty path, never the working
+    /// directory) writes nothing.
     pub fn new(dir: Option<&Path>) -> Journal {
+        let dir = dir.filter(|d| !d.as_os_str().is_empty());
         let mut j = Journal {
             dir: dir.map(Path::to_path_buf).unwrap_or_default(),
             frames: None,
