@@ -491,3 +491,39 @@ async fn a_program_of_a_non_realtime_spec_has_no_realtime_rules() {
         .unwrap();
     assert!(hooks.realtime().is_none());
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "needs the reference client (PALAVER_REFERENCE_PYTHON)"]
+async fn the_strategy_palaver_passes_is_what_the_reference_hooks_read() {
+    let py = common::reference_python();
+    let dir = reference_dir(&py);
+    let ctx = Ctx::new(Role::Host, ControlMode::Autonomous, options(OPTIONS));
+    let mut theirs = bridged(&py, &dir);
+    let mut ours = native_hooks_for_alias(ALIAS).unwrap();
+    theirs.init(&ctx).await.unwrap();
+    ours.init(&ctx).await.unwrap();
+    let (t, o) = (theirs.realtime().unwrap(), ours.realtime().unwrap());
+    let (ts, os) = (
+        t.initial_state().await.unwrap(),
+        o.initial_state().await.unwrap(),
+    );
+    assert_eq!(ts.state, os.state, "the same tick 0");
+    let mut seen = Vec::new();
+    for (tick, strategy) in [
+        (2, r#"{}"#),
+        (3, r#"{"maneuver":"retreat"}"#),
+        (4, r#"{"maneuver":"hold"}"#),
+        (5, r#"{"maneuver":"flank_left"}"#),
+    ] {
+        let s = options(strategy);
+        let mine = o.commands(Role::Host, tick, &s).await.unwrap();
+        let bridged = t.commands(Role::Host, tick, &s).await.unwrap();
+        assert_eq!(bridged, mine, "strategy {strategy}");
+        seen.push(bridged);
+    }
+    seen.dedup();
+    assert!(
+        seen.len() > 1,
+        "the strategy changes the reference's commands"
+    );
+}
