@@ -527,3 +527,46 @@ async fn the_strategy_palaver_passes_is_what_the_reference_hooks_read() {
         "the strategy changes the reference's commands"
     );
 }
+
+/// `palaver protocol test <the reference's tank dir>` picks the bridge for
+/// both sides (the dir's hooks.py is on the reference SDK) and plays a
+/// whole match at default options, unpaced.
+#[test]
+#[ignore = "needs the reference client (PALAVER_REFERENCE_PYTHON)"]
+fn protocol_test_plays_the_reference_tank_dir_through_the_bridge() {
+    let py = common::reference_python();
+    let dir = reference_dir(&py);
+    let data = tempfile::tempdir().unwrap();
+    let started = Instant::now();
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_palaver"))
+        .arg("--data-dir")
+        .arg(data.path())
+        .args(["--json", "protocol", "test"])
+        .arg(&dir)
+        .env("PALAVER_HOOKS_PYTHON", &py)
+        .env("PYTHONDONTWRITEBYTECODE", "1")
+        .output()
+        .unwrap();
+    let elapsed = started.elapsed();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{text}\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let r = json::parse_str(&text).unwrap();
+    let get = |path: &[&str]| -> Value {
+        path.iter()
+            .try_fold(&r, |v, k| v.get(k))
+            .cloned()
+            .unwrap_or(Value::Null)
+    };
+    assert_eq!(get(&["flow_mode"]), Value::from("authoritative_realtime"));
+    assert_eq!(get(&["paced"]), Value::Bool(false));
+    assert_eq!(get(&["host", "completed"]), Value::Bool(true), "{text}");
+    assert_eq!(get(&["guest", "completed"]), Value::Bool(true), "{text}");
+    assert_eq!(get(&["host", "winner"]), get(&["guest", "winner"]));
+    assert_eq!(get(&["audit", "status"]), Value::from("passed"), "{text}");
+    assert!(get(&["ticks"]).as_i64().unwrap_or(0) > 0);
+    assert!(elapsed < Duration::from_secs(60), "{elapsed:?}");
+}
