@@ -129,7 +129,7 @@ async fn snapshot_frame(
         .get("outcome")
         .and_then(Value::as_str)
         .unwrap_or("none");
-    if outcome == "none" && tick as u64 % config.snapshot_every_ticks != 0 {
+    if outcome == "none" && !(tick as u64).is_multiple_of(config.snapshot_every_ticks) {
         return;
     }
     let mut base = obj([
