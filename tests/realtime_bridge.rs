@@ -33,6 +33,8 @@ use tokio::net::TcpListener;
 
 const ALIAS: &str = "tank-battle-v1";
 const OPTIONS: &str = r#"{"max_ticks":40,"team_size":3}"#;
+/// The ruleset hash aigenora 0.1.4 presents for its tank-battle dir.
+const REFERENCE_RULESET: &str = "b67f90ae20f6f26856727cf9426eced5eee6ed061601c851a3d1988b3aa8a3d0";
 
 /// The installed reference's tank-battle protocol dir.
 fn reference_dir(py: &str) -> PathBuf {
@@ -288,10 +290,15 @@ async fn a_bridged_host_serves_a_native_guest_presenting_the_reference_ruleset()
     );
     assert_eq!(audit.get("integrity"), Some(&Value::from("verified")));
     assert!(event(&m.host_sink.mem, "realtime_command_rejected").is_none());
-    // Both sides started with the dir's hash: the bridged host presents it
-    // without being told.
-    let started = event(&m.host_sink.mem, "realtime_started");
-    assert!(started.is_some());
+    // The bridged host presents the dir's hash, the reference's own,
+    // without being told; the guest was told to.
+    for sink in [&m.host_sink, &m.guest_sink] {
+        let snap = sink.mem.snapshot.lock().unwrap();
+        assert_eq!(
+            snap.get("ruleset_hash").and_then(Value::as_str),
+            Some(REFERENCE_RULESET)
+        );
+    }
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
