@@ -452,14 +452,18 @@ async fn a_realtime_program_that_crashes_ends_the_host_with_hook_error() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_realtime_program_with_a_malformed_state_fails_each_call_with_its_reason() {
     // A reply that is JSON but not a step: the call fails, typed, and the
-    // program is still usable.
+    // program is still usable. Its reporting lines before each reply reach
+    // the session's sink although the realtime hooks get no Ctx.
     let tmp = broken_program(
-        "printf '{\"id\":%s,\"ok\":true,\"result\":{\"state\":[1],\"outcome\":\"maybe\"}}\\n' \"$id\"",
+        "printf '{\"snapshot\":{\"from_program\":%s}}\\n' \"$id\"; \
+         printf '{\"id\":%s,\"ok\":true,\"result\":{\"state\":[1],\"outcome\":\"maybe\"}}\\n' \"$id\"",
     );
     let mut program = HooksProgram::find(tmp.path(), false, "python3").unwrap();
     program.timeout = Duration::from_secs(3);
     let mut hooks = program.spawn().unwrap();
-    let ctx = Ctx::new(Role::Host, ControlMode::Autonomous, options(OPTIONS));
+    let sink = Arc::new(MemorySink::default());
+    let ctx =
+        Ctx::new(Role::Host, ControlMode::Autonomous, options(OPTIONS)).with_sink(sink.clone());
     hooks.init(&ctx).await.unwrap();
     let rules = hooks
         .realtime()
@@ -479,6 +483,10 @@ async fn a_realtime_program_with_a_malformed_state_fails_each_call_with_its_reas
     assert!(e.contains("instead of a list"), "{e}");
     let audit = rules.audit_outcome(&Map::new()).await;
     assert_eq!(audit.get("status"), Some(&Value::from("failed")));
+    assert!(
+        sink.snapshot.lock().unwrap().get("from_program").is_some(),
+        "the program's snapshot line reached the sink"
+    );
     rules.present_ruleset("ab".repeat(32));
     assert_eq!(rules.ruleset_hash().unwrap(), "ab".repeat(32));
 }
