@@ -585,3 +585,55 @@ fn protocol_test_plays_the_reference_tank_dir_through_the_bridge() {
     assert!(get(&["ticks"]).as_i64().unwrap_or(0) > 0);
     assert!(elapsed < Duration::from_secs(60), "{elapsed:?}");
 }
+
+/// The reference's tank dir copied with its `proto_realtime_step` made to
+/// do `act` (Python, `os` imported) at tick 10.
+fn dying_reference_dir(py: &str, act: &str) -> tempfile::TempDir {
+    let from = reference_dir(py);
+    let tmp = tempfile::tempdir().unwrap();
+    for name in ["spec.json", "hooks.py"] {
+        std::fs::copy(from.join(name), tmp.path().join(name)).unwrap();
+    }
+    let mut hooks = std::fs::read_to_string(tmp.path().join("hooks.py")).unwrap();
+    hooks.push_str(&format!(
+        "\n\nimport os as _os\n\
+         _step = Hooks.proto_realtime_step\n\
+         def _dying_step(self, state, tick, commands):\n\
+         \x20   if tick == 10:\n\
+         \x20       {act}\n\
+         \x20   return _step(self, state, tick, commands)\n\
+         Hooks.proto_realtime_step = _dying_step\n"
+    ));
+    std::fs::write(tmp.path().join("hooks.py"), hooks).unwrap();
+    tmp
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "needs the reference client (PALAVER_REFERENCE_PYTHON)"]
+async fn a_bridged_host_whose_hooks_die_or_raise_mid_match_ends_with_hook_error() {
+    let py = common::reference_python();
+    for (act, says) in [
+        ("_os._exit(5)", "closed its output"),
+        (
+            "raise ValueError('the tank rules broke')",
+            "the tank rules broke",
+        ),
+    ] {
+        let dir = dying_reference_dir(&py, act);
+        let (hd, gd) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+        let m =
+            bridged_host_vs_native_guest(&py, dir.path(), OPTIONS, true, (hd.path(), gd.path()))
+                .await;
+        assert!(
+            !m.host.completed && !m.guest.completed,
+            "{act}: {m:?}",
+            m = (&m.host, &m.guest)
+        );
+        assert_eq!(m.host.reason, "hook_error", "{act}: {:?}", m.host);
+        let error = m.host.error.as_deref().unwrap_or("");
+        assert!(error.contains(says), "{act}: {error}");
+        // The match ran until then.
+        let frames = journal_frames(gd.path());
+        assert_eq!(frames.len(), 10, "{act}: ticks 0 to 9 reached the guest");
+    }
+}
