@@ -31,6 +31,7 @@ Only the standard library and the reference SDK are used.
 
 from __future__ import annotations
 
+import copy
 import hashlib
 import importlib.util
 import io
@@ -451,6 +452,11 @@ class Bridge:
         # Automatic values the hooks announced (strategy_applied), by round;
         # shown to palaver as the `auto` of the round's decision window.
         self.announced_auto: dict = {}
+        # authoritative_realtime: the current state (the reference's
+        # proto_realtime_* methods take it as an argument; the bridge keeps
+        # it between palaver's calls) and the strategy palaver last passed.
+        self.rt_state = None
+        self.rt_strategy = None
         self.state_dir, self.owns_state_dir = scratch_state_dir()
         self.strategy_file = os.environ.get("PALAVER_STRATEGY_FILE") or None
         self._install_sdk_overrides()
@@ -512,13 +518,20 @@ class Bridge:
                 bridge.note_event(event_type, data, summary)
 
         class SessionStrategyStore(sdk.StrategyStore):
-            """Reads palaver's strategy.json when palaver names it."""
+            """Reads palaver's strategy.json when palaver names it, and the
+            strategy palaver passes with `realtime_commands` once it has."""
 
             def __init__(self, state_dir, default=None):
                 super().__init__(state_dir, default)
                 if bridge.strategy_file:
                     self.path = Path(bridge.strategy_file)
                     self.events_path = self.path.with_name("strategy_events.jsonl")
+
+            def read(self):
+                if bridge.rt_strategy is not None:
+                    # A copy: the hooks may change what they read.
+                    return copy.deepcopy(bridge.rt_strategy)
+                return super().read()
 
         class PalaverDecisionBus(sdk.DecisionBus):
             """Takes local decisions from palaver instead of decision/decisions.jsonl.
@@ -790,6 +803,8 @@ class Bridge:
             raise ValueError("init: options must be an object")
         self.hooks = self.hooks_cls()
         self.round_state = {}
+        self.rt_state = None
+        self.rt_strategy = None
         self.reporting = True
         # The reference engine: free mode initialises without a decision
         # config (so the hooks run autonomous); the other modes get the
@@ -876,6 +891,121 @@ class Bridge:
         # Not called by palaver yet: the console line for a frame.
         text = self.live().proto_display(msg_of(args), args.get("direction") or "received")
         return text if isinstance(text, str) and text else None
+
+    # ---- authoritative_realtime ------------------------------------------------------
+    #
+    # palaver's realtime runtime asks for one step of the rules at a time; the
+    # reference's methods take the state as an argument. The bridge holds the
+    # current state: set by the initial state and each step (host) or by
+    # `realtime_observe` (guest), read by validation and the commander.
+
+    def realtime_method(self, name: str):
+        method = getattr(self.live(), "proto_realtime_" + name, None)
+        if not callable(method):
+            mode = self.flow_mode
+            raise RuntimeError(
+                f"hooks.py has no proto_realtime_{name} (its spec's flow.mode is {mode!r}, "
+                f"the realtime hooks are for authoritative_realtime protocols)"
+            )
+        return method
+
+    def current_state(self) -> dict:
+        if not isinstance(self.rt_state, dict):
+            raise RuntimeError("no realtime state yet (realtime_initial_state or realtime_observe comes first)")
+        return self.rt_state
+
+    @staticmethod
+    def stepped(result, what: str) -> dict:
+        """A step's result as palaver reads it, checked as the reference's runtime checks it."""
+        if not isinstance(result, dict) or not isinstance(result.get("state"), dict):
+            raise ValueError(f"{what} must return an object containing state")
+        events = result.get("events", [])
+        if events is None:
+            events = []
+        outcome = result.get("outcome", "none")
+        if not isinstance(events, list) or not all(isinstance(e, dict) for e in events):
+            raise ValueError(f"{what} events must be a list of objects")
+        if outcome not in ("none", "host", "guest", "draw"):
+            raise ValueError(f"{what} outcome is invalid")
+        return {"state": result["state"], "events": events, "outcome": outcome}
+
+    def h_realtime_initial_state(self, args):
+        state = self.realtime_method("initial_state")()
+        if not isinstance(state, dict):
+            raise ValueError("proto_realtime_initial_state must return an object")
+        self.rt_state = state
+        return {"state": state, "events": [], "outcome": "none"}
+
+    def h_realtime_validate_commands(self, args):
+        side = args.get("side")
+        if side not in ("host", "guest"):
+            raise ValueError(f"realtime_validate_commands: side must be host or guest, not {side!r}")
+        validate = self.realtime_method("validate_commands")
+        state = self.current_state()
+        target = int_arg(args, "target_tick")
+        commands = args.get("commands")
+        # As the reference's runtime: whatever the hooks raise refuses the
+        # batch, and the peer is told why.
+        try:
+            if not isinstance(commands, list):
+                raise ValueError("commands must be a list")
+            normalized = validate(side, commands, state, target)
+            if not isinstance(normalized, list):
+                raise ValueError("proto_realtime_validate_commands must return a list")
+        except Exception as e:
+            return {"rejected": str(e)[:200]}
+        return {"accepted": normalized}
+
+    def h_realtime_step(self, args):
+        step = self.realtime_method("step")
+        state = self.current_state()
+        host, guest = args.get("host"), args.get("guest")
+        if not isinstance(host, list) or not isinstance(guest, list):
+            raise TypeError("realtime_step: host and guest must be lists of commands")
+        out = self.stepped(step(state, int_arg(args, "tick"), {"host": host, "guest": guest}), "proto_realtime_step")
+        self.rt_state = out["state"]
+        return out
+
+    def h_realtime_observe(self, args):
+        state = args.get("state")
+        if not isinstance(state, dict):
+            raise TypeError("realtime_observe: state must be an object")
+        self.rt_state = state
+        return None
+
+    def h_realtime_commands(self, args):
+        strategy = args.get("strategy")
+        if strategy is None:
+            strategy = {}
+        if not isinstance(strategy, dict):
+            raise TypeError("realtime_commands: strategy must be an object")
+        commands = self.realtime_method("commands")
+        state = self.current_state()
+        # The hooks' self.strategy.read() now returns this.
+        self.rt_strategy = strategy
+        raw = commands(state, int_arg(args, "target_tick"))
+        if not isinstance(raw, list):
+            raise ValueError("proto_realtime_commands must return a list")
+        return raw
+
+    def h_realtime_audit_outcome(self, args):
+        frame = args.get("frame")
+        if not isinstance(frame, dict):
+            raise TypeError("realtime_audit_outcome: frame must be an object")
+        audit = self.realtime_method("audit_outcome")(frame)
+        if not isinstance(audit, dict):
+            raise ValueError("proto_realtime_audit_outcome must return an object")
+        return audit
+
+    def h_realtime_snapshot(self, args):
+        state = args.get("state")
+        if not isinstance(state, dict):
+            raise TypeError("realtime_snapshot: state must be an object")
+        events = args.get("events")
+        # The reference passes the whole frame; its state and events are
+        # what a snapshot reads.
+        patch = self.realtime_method("snapshot")(state, {"state": state, "events": events if isinstance(events, list) else []})
+        return patch if isinstance(patch, dict) else {"world": state}
 
     # ---- the loop ----------------------------------------------------------------
 
