@@ -27,6 +27,10 @@ use tokio::time::Instant;
 /// A realtime peer silent this long (or the peer timeout, if shorter) is
 /// gone: frames and commands flow every tick.
 pub const SILENCE_LIMIT: Duration = Duration::from_secs(10);
+/// How long before a tick's deadline the host stops sleeping and yields
+/// until the deadline instead (the timer rounds sleeps up to whole
+/// milliseconds).
+const SPIN: Duration = Duration::from_micros(1500);
 /// Guest commands refused in a row before the host gives up on the guest.
 pub const MAX_REJECTED_IN_A_ROW: u32 = 50;
 /// Command frames a guest may send per tick on average (it sends one per
@@ -645,10 +649,12 @@ async fn host(
                 Line(Result<Map, ChannelError>),
                 Due,
             }
+            // The timer has millisecond granularity and rounds up: sleep to
+            // just before the deadline, then yield until it (below).
             let wait_until = if lockstep {
                 Instant::now() + limit
             } else {
-                deadline
+                deadline.checked_sub(SPIN).unwrap_or(deadline)
             };
             let ev = if inbox.disconnected {
                 tokio::time::sleep_until(wait_until).await;
@@ -662,7 +668,14 @@ async fn host(
             };
             match ev {
                 Ev::Due if lockstep => return Err(Stop::Timeout),
-                Ev::Due => break,
+                Ev::Due => {
+                    // The last stretch: other tasks (the channel's reader) run
+                    // between checks, and the tick starts on its deadline.
+                    while Instant::now() < deadline {
+                        tokio::task::yield_now().await;
+                    }
+                    break;
+                }
                 Ev::Line(Ok(msg)) => {
                     run.received += 1;
                     take_guest(run, rules, &mut inbox, journal, config, tick, msg).await?;
@@ -670,6 +683,9 @@ async fn host(
                 Ev::Line(Err(ChannelError::Closed)) => inbox.disconnected = true,
                 Ev::Line(Err(e)) => return Err(Stop::Channel(e)),
             }
+        }
+        if !lockstep {
+            lateness.add(Instant::now().saturating_duration_since(deadline));
         }
         // Lines that are already here count for this tick: never waited for.
         while !inbox.disconnected {
@@ -683,9 +699,6 @@ async fn host(
                 Some(Err(e)) => return Err(Stop::Channel(e)),
                 None => break,
             }
-        }
-        if !lockstep {
-            lateness.add(Instant::now().saturating_duration_since(deadline));
         }
         if inbox.disconnected && config.disconnect_policy == "abort" {
             return Err(Stop::Channel(ChannelError::Closed));
