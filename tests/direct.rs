@@ -152,17 +152,9 @@ fn a_bad_ticket_and_a_group_protocol_are_refused_with_a_reason() {
 fn the_reference_guest_plays_a_palaver_host_on_its_ticket() {
     let py = common::reference_python();
     let tmp = tempfile::tempdir().unwrap();
-    let out = Command::new(&py)
-        .args([
-            "-c",
-            "import aigenora, json, pathlib\n\
-             root = pathlib.Path(aigenora.__file__).parent / 'protocols'\n\
-             idx = json.loads((root / 'index.json').read_text())\n\
-             print(next(root / p['path'] for p in idx['protocols'] if p['alias'] == 'rps-v1'))",
-        ])
-        .output()
-        .unwrap();
-    let dir = String::from_utf8(out.stdout).unwrap().trim().to_owned();
+    let dir = common::realtime::reference_protocol_dir(&py, "rps-v1")
+        .display()
+        .to_string();
     let (h, hout, hseen, ticket) = host(&tmp.path().join("h"), "rps-v1", &[]);
     let g = Command::new(&py)
         .args([

@@ -617,17 +617,9 @@ fn tank_battle_with_the_reference_both_ways() {
     let w = World::new();
     let pk = w.palaver_identity("pal");
     let rk = w.reference_identity(&py, "ref");
-    let out = Command::new(&py)
-        .args([
-            "-c",
-            "import aigenora, json, pathlib\n\
-             root = pathlib.Path(aigenora.__file__).parent / 'protocols'\n\
-             idx = json.loads((root / 'index.json').read_text())\n\
-             print(next(root / p['path'] for p in idx['protocols'] if p['alias'] == 'tank-battle-v1'))",
-        ])
-        .output()
-        .unwrap();
-    let refdir = String::from_utf8(out.stdout).unwrap().trim().to_owned();
+    let refdir = common::realtime::reference_protocol_dir(&py, "tank-battle-v1")
+        .display()
+        .to_string();
     let (alias, options) = TANK;
     let options = options.unwrap();
 

@@ -7,8 +7,7 @@ use palaver::engine::realtime::{
     self as rt, Journal, command_message, empty_applied, make_frame, verify_frame,
 };
 use palaver::engine::{
-    self, Channel, ControlMode, Ctx, EngineConfig, Event, EventSink, MemorySink, Role,
-    SessionOutcome,
+    self, Channel, ControlMode, Ctx, EngineConfig, MemorySink, Role, SessionOutcome,
 };
 use palaver::json::{self, Map, Value};
 use palaver::library;
@@ -19,30 +18,11 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+mod common;
+
+use common::realtime::{DirSink, last_event};
+
 const ALIAS: &str = "tank-battle-v1";
-
-/// A memory sink that also names a state dir (so the journals are written).
-struct DirSink {
-    mem: MemorySink,
-    dir: PathBuf,
-}
-
-impl EventSink for DirSink {
-    fn emit(&self, e: Event) {
-        self.mem.emit(e)
-    }
-    fn snapshot(&self, p: Map) {
-        self.mem.snapshot(p)
-    }
-    fn detail(&self, r: Map) {
-        self.mem.detail(r)
-    }
-    /// None without a dir: the journals are then not written (never into
-    /// the working directory).
-    fn state_dir(&self) -> Option<PathBuf> {
-        (!self.dir.as_os_str().is_empty()).then(|| self.dir.clone())
-    }
-}
 
 fn options(s: &str) -> Map {
     json::parse_str(s).unwrap().as_object().cloned().unwrap()
@@ -83,14 +63,6 @@ async fn play(
     (h, g, hs, gs)
 }
 
-fn event(sink: &MemorySink, kind: &str) -> Option<Map> {
-    let e = sink.events.lock().unwrap();
-    e.iter()
-        .rev()
-        .find(|e| e.kind == kind)
-        .map(|e| e.data.clone())
-}
-
 fn journal_frames(dir: &std::path::Path) -> Vec<Map> {
     let text = std::fs::read_to_string(dir.join(Journal::FRAMES)).unwrap();
     text.lines()
@@ -113,7 +85,7 @@ async fn a_whole_match_in_lockstep_ends_the_same_on_both_sides_and_its_journals_
     assert!(h.completed && g.completed, "host {h:?}\nguest {g:?}");
     assert_eq!(h.winner, g.winner);
     assert!(h.winner.is_some());
-    let ended = event(&gs.mem, "realtime_ended").unwrap();
+    let ended = last_event(&gs.mem, "realtime_ended").unwrap();
     let audit = ended.get("audit").and_then(Value::as_object).unwrap();
     assert_eq!(
         audit.get("status"),
@@ -124,7 +96,7 @@ async fn a_whole_match_in_lockstep_ends_the_same_on_both_sides_and_its_journals_
     // Both journals hold the same chain, tick 0 to the end, and it verifies.
     let (hf, gf) = (journal_frames(hd.path()), journal_frames(gd.path()));
     assert_eq!(hf, gf);
-    let ticks = event(&hs.mem, "realtime_ended")
+    let ticks = last_event(&hs.mem, "realtime_ended")
         .unwrap()
         .get("tick")
         .and_then(Value::as_i64)
@@ -201,7 +173,7 @@ async fn many_lockstep_matches_always_agree_on_the_ending() {
         let (h, g, _, gs) = play(&options(opts), &cfg(true, Duration::from_secs(10)), None).await;
         assert!(h.completed && g.completed, "{i} {opts}: {h:?} / {g:?}");
         assert_eq!(h.winner, g.winner, "{opts}");
-        let audit = event(&gs.mem, "realtime_ended").unwrap();
+        let audit = last_event(&gs.mem, "realtime_ended").unwrap();
         assert_eq!(
             audit.get("audit").and_then(|a| a.get("status")),
             Some(&Value::from("passed")),
@@ -224,7 +196,7 @@ async fn at_the_tick_rate_the_host_keeps_its_deadlines_and_never_waits_for_the_g
     let took = started.elapsed();
     // 20 ticks at 10 Hz, after the probes: about two seconds, never much less.
     assert!(took >= Duration::from_millis(1900), "{took:?}");
-    let ended = event(&hs.mem, "realtime_ended").unwrap();
+    let ended = last_event(&hs.mem, "realtime_ended").unwrap();
     let lateness = ended.get("tick_lateness").unwrap();
     assert_eq!(lateness.get("ticks"), Some(&Value::from(20i64)));
     assert!(lateness.get("p99_ms").and_then(Value::as_f64).is_some());

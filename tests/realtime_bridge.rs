@@ -17,44 +17,25 @@ mod common;
 use palaver::engine::external::HooksProgram;
 use palaver::engine::realtime::{Journal, ruleset_hash, verify_frame};
 use palaver::engine::{
-    self, Channel, ControlMode, Ctx, EngineConfig, Event, EventSink, Hooks, MemorySink, Role,
-    SessionOutcome,
+    self, Channel, ControlMode, Ctx, EngineConfig, Hooks, MemorySink, Role, SessionOutcome,
 };
 use palaver::json::{self, Map, Value};
 use palaver::library;
 use palaver::protocols::native_hooks_for_alias;
 use palaver::protocols::tank::{Command, World};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::Stdio;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 use tokio::io::AsyncReadExt;
 use tokio::net::TcpListener;
 
+use common::realtime::DirSink;
+
 const ALIAS: &str = "tank-battle-v1";
 const OPTIONS: &str = r#"{"max_ticks":40,"team_size":3}"#;
 /// The ruleset hash aigenora 0.1.4 presents for its tank-battle dir.
 const REFERENCE_RULESET: &str = "b67f90ae20f6f26856727cf9426eced5eee6ed061601c851a3d1988b3aa8a3d0";
-
-/// The installed reference's tank-battle protocol dir.
-fn reference_dir(py: &str) -> PathBuf {
-    let out = std::process::Command::new(py)
-        .args([
-            "-c",
-            "import aigenora, json, pathlib\n\
-             root = pathlib.Path(aigenora.__file__).parent / 'protocols'\n\
-             idx = json.loads((root / 'index.json').read_text())\n\
-             print(next(root / p['path'] for p in idx['protocols'] if p['alias'] == 'tank-battle-v1'))",
-        ])
-        .output()
-        .expect("run the reference's Python");
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    PathBuf::from(String::from_utf8_lossy(&out.stdout).trim())
-}
 
 /// The reference's hooks.py through the bridge, as `palaver host <dir>`
 /// starts it.
@@ -73,35 +54,6 @@ fn bridged(py: &str, dir: &Path) -> Box<dyn Hooks> {
 
 fn options(s: &str) -> Map {
     json::parse_str(s).unwrap().as_object().cloned().unwrap()
-}
-
-/// A memory sink that also names a state dir (so the journals are written).
-struct DirSink {
-    mem: MemorySink,
-    dir: PathBuf,
-}
-
-impl EventSink for DirSink {
-    fn emit(&self, e: Event) {
-        self.mem.emit(e)
-    }
-    fn snapshot(&self, p: Map) {
-        self.mem.snapshot(p)
-    }
-    fn detail(&self, r: Map) {
-        self.mem.detail(r)
-    }
-    fn state_dir(&self) -> Option<PathBuf> {
-        Some(self.dir.clone())
-    }
-}
-
-fn event(sink: &MemorySink, kind: &str) -> Option<Map> {
-    let e = sink.events.lock().unwrap();
-    e.iter()
-        .rev()
-        .find(|e| e.kind == kind)
-        .map(|e| e.data.clone())
 }
 
 /// A bridged palaver host against the reference guest: (ours, theirs).
@@ -164,7 +116,7 @@ async fn bridged_host_vs_reference_guest(py: &str, dir: &Path) -> (SessionOutcom
         .and_then(|j| json::parse_str(j).ok())
         .unwrap_or_else(|| panic!("no result from the reference.\nstdout:\n{out}\nstderr:\n{err}"));
     assert!(
-        event(&sink, "realtime_command_rejected").is_none(),
+        common::realtime::last_event(&sink, "realtime_command_rejected").is_none(),
         "every command of the reference's guest was accepted by its own rules"
     );
     (ours, theirs)
@@ -243,7 +195,7 @@ fn journal_frames(dir: &Path) -> Vec<Map> {
 #[ignore = "needs the reference client (PALAVER_REFERENCE_PYTHON)"]
 async fn a_bridged_palaver_host_serves_a_reference_guest_whose_audit_passes() {
     let py = common::reference_python();
-    let dir = reference_dir(&py);
+    let dir = common::realtime::reference_protocol_dir(&py, ALIAS);
     let (ours, theirs) = bridged_host_vs_reference_guest(&py, &dir).await;
     assert!(ours.completed, "ours {ours:?}\ntheirs {theirs}");
     assert_eq!(
@@ -269,7 +221,7 @@ async fn a_bridged_palaver_host_serves_a_reference_guest_whose_audit_passes() {
 #[ignore = "needs the reference client (PALAVER_REFERENCE_PYTHON)"]
 async fn a_bridged_host_serves_a_native_guest_presenting_the_reference_ruleset() {
     let py = common::reference_python();
-    let dir = reference_dir(&py);
+    let dir = common::realtime::reference_protocol_dir(&py, ALIAS);
     let (hd, gd) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
     // At the tick rate, as a live match.
     let m = bridged_host_vs_native_guest(&py, &dir, OPTIONS, false, (hd.path(), gd.path())).await;
@@ -281,7 +233,7 @@ async fn a_bridged_host_serves_a_native_guest_presenting_the_reference_ruleset()
     );
     assert!(m.host.winner.is_some());
     assert_eq!(m.host.winner, m.guest.winner);
-    let ended = event(&m.guest_sink.mem, "realtime_ended").unwrap();
+    let ended = common::realtime::last_event(&m.guest_sink.mem, "realtime_ended").unwrap();
     let audit = ended.get("audit").and_then(Value::as_object).unwrap();
     assert_eq!(
         audit.get("status"),
@@ -289,7 +241,7 @@ async fn a_bridged_host_serves_a_native_guest_presenting_the_reference_ruleset()
         "{audit:?}"
     );
     assert_eq!(audit.get("integrity"), Some(&Value::from("verified")));
-    assert!(event(&m.host_sink.mem, "realtime_command_rejected").is_none());
+    assert!(common::realtime::last_event(&m.host_sink.mem, "realtime_command_rejected").is_none());
     // The bridged host presents the dir's hash, the reference's own,
     // without being told; the guest was told to.
     for sink in [&m.host_sink, &m.guest_sink] {
@@ -305,7 +257,7 @@ async fn a_bridged_host_serves_a_native_guest_presenting_the_reference_ruleset()
 #[ignore = "needs the reference client (PALAVER_REFERENCE_PYTHON)"]
 async fn the_bridged_hosts_frames_equal_the_native_simulation_tick_by_tick() {
     let py = common::reference_python();
-    let dir = reference_dir(&py);
+    let dir = common::realtime::reference_protocol_dir(&py, ALIAS);
     let opts = r#"{"max_ticks":150,"team_size":4,"pickup_mode":"powerups"}"#;
     let (hd, gd) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
     let m = bridged_host_vs_native_guest(&py, &dir, opts, true, (hd.path(), gd.path())).await;
@@ -511,7 +463,7 @@ async fn a_program_of_a_non_realtime_spec_has_no_realtime_rules() {
 #[ignore = "needs the reference client (PALAVER_REFERENCE_PYTHON)"]
 async fn the_strategy_palaver_passes_is_what_the_reference_hooks_read() {
     let py = common::reference_python();
-    let dir = reference_dir(&py);
+    let dir = common::realtime::reference_protocol_dir(&py, ALIAS);
     let ctx = Ctx::new(Role::Host, ControlMode::Autonomous, options(OPTIONS));
     let mut theirs = bridged(&py, &dir);
     let mut ours = native_hooks_for_alias(ALIAS).unwrap();
@@ -550,7 +502,7 @@ async fn the_strategy_palaver_passes_is_what_the_reference_hooks_read() {
 #[ignore = "needs the reference client (PALAVER_REFERENCE_PYTHON)"]
 fn protocol_test_plays_the_reference_tank_dir_through_the_bridge() {
     let py = common::reference_python();
-    let dir = reference_dir(&py);
+    let dir = common::realtime::reference_protocol_dir(&py, ALIAS);
     let data = tempfile::tempdir().unwrap();
     let started = Instant::now();
     let out = std::process::Command::new(env!("CARGO_BIN_EXE_palaver"))
@@ -589,7 +541,7 @@ fn protocol_test_plays_the_reference_tank_dir_through_the_bridge() {
 /// The reference's tank dir copied with its `proto_realtime_step` made to
 /// do `act` (Python, `os` imported) at tick 10.
 fn dying_reference_dir(py: &str, act: &str) -> tempfile::TempDir {
-    let from = reference_dir(py);
+    let from = common::realtime::reference_protocol_dir(py, ALIAS);
     let tmp = tempfile::tempdir().unwrap();
     for name in ["spec.json", "hooks.py"] {
         std::fs::copy(from.join(name), tmp.path().join(name)).unwrap();

@@ -16,7 +16,6 @@ use palaver::engine::{
 use palaver::json::{self, Map, Value};
 use palaver::library;
 use palaver::protocols::native_hooks_for_alias;
-use std::path::PathBuf;
 use std::process::Stdio;
 use std::sync::Arc;
 use std::time::Duration;
@@ -24,26 +23,6 @@ use tokio::io::AsyncReadExt;
 use tokio::net::TcpListener;
 
 const ALIAS: &str = "tank-battle-v1";
-
-/// The installed reference's tank-battle protocol dir.
-fn reference_dir(py: &str) -> PathBuf {
-    let out = std::process::Command::new(py)
-        .args([
-            "-c",
-            "import aigenora, json, pathlib\n\
-             root = pathlib.Path(aigenora.__file__).parent / 'protocols'\n\
-             idx = json.loads((root / 'index.json').read_text())\n\
-             print(next(root / p['path'] for p in idx['protocols'] if p['alias'] == 'tank-battle-v1'))",
-        ])
-        .output()
-        .expect("run the reference's Python");
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    PathBuf::from(String::from_utf8_lossy(&out.stdout).trim())
-}
 
 struct Match {
     ours: SessionOutcome,
@@ -124,20 +103,12 @@ async fn against_reference(
     Match { ours, theirs, sink }
 }
 
-fn event(sink: &MemorySink, kind: &str) -> Option<Map> {
-    let e = sink.events.lock().unwrap();
-    e.iter()
-        .rev()
-        .find(|e| e.kind == kind)
-        .map(|e| e.data.clone())
-}
-
 #[test]
 #[ignore = "needs the reference client (PALAVER_REFERENCE_PYTHON)"]
 fn the_reference_protocol_dir_hashes_to_the_documented_ruleset() {
     let py = common::reference_python();
     assert_eq!(
-        ruleset_hash(&reference_dir(&py)).unwrap(),
+        ruleset_hash(&common::realtime::reference_protocol_dir(&py, ALIAS)).unwrap(),
         "b67f90ae20f6f26856727cf9426eced5eee6ed061601c851a3d1988b3aa8a3d0"
     );
 }
@@ -146,7 +117,7 @@ fn the_reference_protocol_dir_hashes_to_the_documented_ruleset() {
 #[ignore = "needs the reference client (PALAVER_REFERENCE_PYTHON)"]
 async fn a_palaver_guest_plays_a_reference_host_and_audits_its_frames() {
     let py = common::reference_python();
-    let theirs_hash = ruleset_hash(&reference_dir(&py)).unwrap();
+    let theirs_hash = ruleset_hash(&common::realtime::reference_protocol_dir(&py, ALIAS)).unwrap();
     let m = against_reference(
         &py,
         Role::Guest,
@@ -166,7 +137,7 @@ async fn a_palaver_guest_plays_a_reference_host_and_audits_its_frames() {
         m.theirs.get("outcome").and_then(Value::as_str),
         "both sides record the same outcome"
     );
-    let ended = event(&m.sink, "realtime_ended").unwrap();
+    let ended = common::realtime::last_event(&m.sink, "realtime_ended").unwrap();
     assert_eq!(
         ended.get("audit").and_then(|a| a.get("status")),
         Some(&Value::from("passed")),
@@ -191,7 +162,7 @@ async fn a_palaver_guest_plays_a_reference_host_and_audits_its_frames() {
 #[ignore = "needs the reference client (PALAVER_REFERENCE_PYTHON)"]
 async fn a_palaver_host_serves_a_reference_guest_whose_audit_passes() {
     let py = common::reference_python();
-    let theirs_hash = ruleset_hash(&reference_dir(&py)).unwrap();
+    let theirs_hash = ruleset_hash(&common::realtime::reference_protocol_dir(&py, ALIAS)).unwrap();
     let m = against_reference(
         &py,
         Role::Host,
@@ -218,7 +189,7 @@ async fn a_palaver_host_serves_a_reference_guest_whose_audit_passes() {
     );
     assert_eq!(audit.get("integrity"), Some(&Value::from("verified")));
     // Every command the reference's commander sent was accepted by palaver.
-    assert!(event(&m.sink, "realtime_command_rejected").is_none());
+    assert!(common::realtime::last_event(&m.sink, "realtime_command_rejected").is_none());
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

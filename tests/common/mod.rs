@@ -7,6 +7,7 @@ pub mod console;
 pub mod forge;
 pub mod pg;
 pub mod played;
+pub mod realtime;
 pub mod rng;
 pub mod rooms;
 pub mod table_seat;
