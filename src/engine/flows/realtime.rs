@@ -425,21 +425,16 @@ async fn queue_host(
     let target = source_tick + config.input_delay_ticks;
     *seq += 1;
     let strategy = ctx.strategy.get();
-    let commands = match own_commands(rules, Role::Host, target, &strategy, config, None).await {
-        Ok(c) => c,
-        Err(reason) => {
-            journal.command(
-                "local_generation_failed",
-                obj([
-                    ("side", Value::from("host")),
-                    ("seq", Value::from(*seq as i64)),
-                    ("target_tick", Value::from(target as i64)),
-                    ("reason", Value::from(reason)),
-                ]),
-            );
-            Vec::new()
-        }
-    };
+    let commands = own_commands(
+        rules,
+        Role::Host,
+        (*seq, target),
+        &strategy,
+        config,
+        None,
+        journal,
+    )
+    .await;
     let message = rt::command_message(*seq, target, commands);
     journal.command(
         "generated",
@@ -454,27 +449,46 @@ async fn queue_host(
 
 /// This side's commands for `target` from its rules (after reading
 /// `observe`, a guest's latest verified state), checked as the host checks
-/// them; the reason (at most 200 characters) when there are none to send.
+/// them. None can be made: the reason (at most 200 characters) goes to the
+/// journal as `local_generation_failed` (the host's record names its side,
+/// as the reference's does) and the batch is empty.
 async fn own_commands(
     rules: &mut dyn RealtimeRules,
     side: Role,
-    target: u64,
+    (seq, target): (u64, u64),
     strategy: &Map,
     config: &Config,
     observe: Option<&Value>,
-) -> Result<Vec<Value>, String> {
+    journal: &mut Journal,
+) -> Vec<Value> {
     let cut = |e: String| e.chars().take(200).collect::<String>();
-    if let Some(state) = observe {
-        rules.observe(state).await.map_err(|e| cut(e.to_string()))?;
+    let made = async {
+        if let Some(state) = observe {
+            rules.observe(state).await.map_err(|e| cut(e.to_string()))?;
+        }
+        let raw = rules.commands(side, target, strategy).await.map_err(cut)?;
+        if raw.len() > config.max_commands_per_frame {
+            return Err("command frame exceeds max_commands_per_frame".to_owned());
+        }
+        rules
+            .validate_commands(side, &Value::Array(raw), target)
+            .await
+            .map_err(cut)
+    };
+    match made.await {
+        Ok(c) => c,
+        Err(reason) => {
+            let mut record = Map::with_capacity(4);
+            if side == Role::Host {
+                record.insert("side", Value::from("host"));
+            }
+            record.insert("seq", Value::from(seq as i64));
+            record.insert("target_tick", Value::from(target as i64));
+            record.insert("reason", Value::from(reason));
+            journal.command("local_generation_failed", record);
+            Vec::new()
+        }
     }
-    let raw = rules.commands(side, target, strategy).await.map_err(cut)?;
-    if raw.len() > config.max_commands_per_frame {
-        return Err("command frame exceeds max_commands_per_frame".into());
-    }
-    rules
-        .validate_commands(side, &Value::Array(raw), target)
-        .await
-        .map_err(cut)
 }
 
 /// Lateness of each tick against its deadline, for the jitter figures.
@@ -1072,21 +1086,16 @@ async fn send_commands(
     *seq += 1;
     let strategy = run.ctx.strategy.get();
     let state = frame.get("state").unwrap_or(&Value::Null);
-    let commands =
-        match own_commands(rules, Role::Guest, target, &strategy, config, Some(state)).await {
-            Ok(c) => c,
-            Err(reason) => {
-                journal.command(
-                    "local_generation_failed",
-                    obj([
-                        ("seq", Value::from(*seq as i64)),
-                        ("target_tick", Value::from(target as i64)),
-                        ("reason", Value::from(reason)),
-                    ]),
-                );
-                Vec::new()
-            }
-        };
+    let commands = own_commands(
+        rules,
+        Role::Guest,
+        (*seq, target),
+        &strategy,
+        config,
+        Some(state),
+        journal,
+    )
+    .await;
     let message = rt::command_message(*seq, target, commands);
     journal.command(
         "sent",
