@@ -22,6 +22,7 @@ pub mod panes;
 pub mod report;
 pub mod screen;
 pub mod screens;
+pub mod tank_journal;
 pub mod tasks;
 pub mod theme;
 pub mod watch;
