@@ -461,3 +461,85 @@ pub fn write_change(child: &std::path::Path, change: &TankChange) -> Result<Stri
     .map_err(|e| format!("writing {}: {e}", f.path.display()))?;
     said
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn world() -> Box<World> {
+        Box::new(World::from_options(&Map::new()).unwrap())
+    }
+
+    #[test]
+    fn an_order_replaces_the_last_one_and_keeps_everything_else() {
+        let mut s = obj! { "keep" => 1, "order" => obj! { "kind" => "move_to", "target" => obj! { "row" => 1, "col" => 1 } } };
+        let change = TankChange::Order {
+            order: obj! { "kind" => "assault", "issued_at_tick" => 7 },
+            maneuver: Some("assault".into()),
+        };
+        let said = apply_change(&mut s, &change).unwrap();
+        assert_eq!(said, "order assault → all units (tick 7) written");
+        assert_eq!(
+            crate::json::canonical::to_string(&Value::Object(s)),
+            r#"{"keep":1,"maneuver":"assault","order":{"issued_at_tick":7,"kind":"assault"}}"#
+        );
+    }
+
+    #[test]
+    fn the_documented_command_lines_compile() {
+        for text in [
+            "flank left with h1",
+            "全军突击",
+            "h0 move to (4, 3)",
+            "30帧后撤退",
+        ] {
+            let mut s = Map::new();
+            let change = TankChange::Words {
+                text: text.into(),
+                role: Some(Team::Host),
+                tick: 5,
+                world: Some(world()),
+            };
+            let r = apply_change(&mut s, &change);
+            assert!(r.is_ok(), "{text}: {r:?}");
+            assert_eq!(s.get_str("operator_hint"), Some(text));
+        }
+    }
+
+    #[test]
+    fn orders_need_what_they_name() {
+        let mut t = TankState {
+            world: Some(world()),
+            role: Some(Team::Host),
+            ..TankState::default()
+        };
+        assert!(t.order("move_to").unwrap_err().contains("cursor"));
+        assert!(t.order("attack_unit").unwrap_err().contains("target"));
+        t.cursor = Some((3, 4));
+        let Ok(TankChange::Order { order, maneuver }) = t.order("patrol") else {
+            panic!("a patrol")
+        };
+        assert_eq!(maneuver, None);
+        let wp = order.get("waypoints").and_then(Value::as_array).unwrap();
+        assert_eq!(wp.len(), 2);
+        t.role = None;
+        assert!(t.order("hold").unwrap_err().contains("which side"));
+        t.role = Some(Team::Host);
+        t.world.as_mut().unwrap().game_over = true;
+        assert!(t.order("hold").unwrap_err().contains("over"));
+    }
+
+    #[test]
+    fn a_snapshot_without_a_readable_world_says_why() {
+        let mut t = TankState::default();
+        let snap = obj! { "phase" => "waiting_peer", "role" => "guest" };
+        t.take(&snap, tank_world(&snap));
+        assert_eq!(t.role, Some(Team::Guest));
+        assert!(t.problem.contains("waiting"));
+        let bad = obj! { "world" => obj! { "tanks" => Value::Array(vec![]) } };
+        let w = tank_world(&bad).unwrap();
+        assert!(w.is_err());
+        t.take(&bad, Some(w));
+        assert!(t.world.is_none() && t.problem.contains("does not read"));
+    }
+}
