@@ -381,6 +381,9 @@ async fn a_finished_match_replays_from_its_frames() {
     assert_eq!(tick(&h), 60);
     let screen = h.screen();
     assert!(screen.contains("frame 61/61"), "{screen}");
+    assert!(screen.contains("your units (host)"), "{screen}");
+    h.key(ch('v'));
+    assert!(h.screen().contains("their units (guest)"));
     h.key(key(KeyCode::Home));
     h.key(ch('+'));
     h.key(ch('+'));

@@ -196,6 +196,19 @@ mod tests {
     }
 
     #[test]
+    fn a_line_over_the_cap_is_skipped_and_the_next_one_read() {
+        let (worlds, text) = journal(1);
+        let lines: Vec<&str> = text.lines().collect();
+        let long = format!("{{\"pad\":\"{}\"}}", "x".repeat(MAX_LINE));
+        let d = tempfile::tempdir().unwrap();
+        let p = d.path().join(FRAMES_FILE);
+        std::fs::write(&p, format!("{}\n{long}\n{}\n", lines[0], lines[1])).unwrap();
+        let j = load(&p).unwrap();
+        assert_eq!(j.frames, worlds);
+        assert_eq!(j.skipped, 1);
+    }
+
+    #[test]
     fn garbage_and_out_of_order_lines_are_skipped_and_nothing_is_an_error() {
         let (worlds, text) = journal(2);
         let lines: Vec<&str> = text.lines().collect();
