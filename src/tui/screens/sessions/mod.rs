@@ -559,40 +559,6 @@ impl SessionsView {
     }
 }
 
-impl SessionsView {
-    /// A tank battle's frames loaded for replay.
-    fn tank_replay_loaded(
-        &mut self,
-        r: Result<Box<crate::tui::tank_journal::Journal>, String>,
-        fx: &mut Effects,
-    ) {
-        match r {
-            Err(e) => say(fx, false, format!("replay: {e}")),
-            Ok(j) => {
-                let n = j.frames.len();
-                let end = if j.finished() {
-                    ""
-                } else {
-                    " (the match has not ended: up to the last frame written)"
-                };
-                say(
-                    fx,
-                    true,
-                    format!(
-                        "replay: {n} frames{end} (←/→ step, space plays, +/- speed, Esc leaves)"
-                    ),
-                );
-                let role = self.tank().and_then(|t| t.role);
-                if self.modal.is_none() {
-                    self.modal = Some(Modal::TankReplay(Box::new(tank_replay::TankReplay::new(
-                        j, role,
-                    ))));
-                }
-            }
-        }
-    }
-}
-
 /// A bundle listed from the data dir: verified, then replayed, by a task.
 fn open_bundle(path: std::path::PathBuf, fx: &mut Effects) {
     say(fx, true, "verifying the bundle for its replay…");
