@@ -4,7 +4,7 @@
 //! length. Called by a task, never from the draw path.
 
 use crate::json::Value;
-use crate::protocols::tank::World;
+use crate::protocols::tank::{Team, World};
 use std::io::{BufRead, Read};
 use std::path::Path;
 
@@ -33,6 +33,9 @@ pub struct Journal {
     pub frames: Vec<World>,
     /// Lines that were not a readable frame (torn, too long, out of order).
     pub skipped: usize,
+    /// The side that wrote it: the host writes its frames `sent`, the
+    /// guest `received` (from the first frame read).
+    pub role: Option<Team>,
     /// The line cap was reached before the end of the file.
     pub truncated: bool,
 }
@@ -44,9 +47,15 @@ impl Journal {
     }
 }
 
-/// One line's frame state, when it is a frame line whose state reads.
-pub fn frame_world(line: &[u8]) -> Option<World> {
+/// One line's frame state, when it is a frame line whose state reads, and
+/// the side its direction says wrote it.
+pub fn frame_world(line: &[u8]) -> Option<(World, Option<Team>)> {
     let v = crate::json::parse_bytes(line).ok()?;
+    let side = match v.get_str("direction") {
+        Some("sent") => Some(Team::Host),
+        Some("received") => Some(Team::Guest),
+        _ => None,
+    };
     if v.get_str("kind").is_some_and(|k| k != "frame") {
         return None;
     }
@@ -56,7 +65,7 @@ pub fn frame_world(line: &[u8]) -> Option<World> {
     // A frame whose tick disagrees with its state is not trusted.
     match frame.get("tick").and_then(Value::as_i64) {
         Some(t) if t != world.tick => None,
-        _ => Some(world),
+        _ => Some((world, side)),
     }
 }
 
@@ -102,7 +111,12 @@ pub fn load(path: &Path) -> Result<Journal, JournalError> {
             continue;
         }
         match frame_world(&line) {
-            Some(w) if j.frames.last().is_none_or(|p| p.tick < w.tick) => j.frames.push(w),
+            Some((w, side)) if j.frames.last().is_none_or(|p| p.tick < w.tick) => {
+                if j.frames.is_empty() {
+                    j.role = side;
+                }
+                j.frames.push(w)
+            }
             _ => j.skipped += 1,
         }
     }
@@ -192,6 +206,7 @@ mod tests {
         let j = load(&p).unwrap();
         assert_eq!(j.frames, worlds);
         assert_eq!(j.skipped, 1);
+        assert_eq!(j.role, Some(Team::Host));
         assert!(!j.finished());
     }
 

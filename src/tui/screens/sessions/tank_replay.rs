@@ -161,7 +161,9 @@ impl super::SessionsView {
                         "replay: {n} frames{end} (←/→ step, space plays, +/- speed, Esc leaves)"
                     ),
                 );
-                let role = self.tank().and_then(|t| t.role);
+                // The journal's direction says whose it is; else the
+                // attached session's side.
+                let role = j.role.or_else(|| self.tank().and_then(|t| t.role));
                 if self.modal.is_none() {
                     self.modal = Some(super::Modal::TankReplay(Box::new(TankReplay::new(j, role))));
                 }
