@@ -123,7 +123,7 @@ pub enum SessionTask {
     /// Write a tank battle's order into strategy.json.
     TankOrder {
         child: PathBuf,
-        change: crate::tui::screens::sessions::TankChange,
+        change: crate::tui::tank_order::TankChange,
     },
     /// Read a finished werewolf game's .log (`werewolf::replay`) for the
     /// replay view.

@@ -23,6 +23,7 @@ pub mod report;
 pub mod screen;
 pub mod screens;
 pub mod tank_journal;
+pub mod tank_order;
 pub mod tasks;
 pub mod theme;
 pub mod watch;

@@ -46,7 +46,7 @@ pub(super) fn start(
         }
         SessionTask::TankOrder { child, change } => {
             tokio::task::spawn_blocking(move || {
-                let r = crate::tui::screens::sessions::write_tank_change(&child, &change);
+                let r = crate::tui::tank_order::write_change(&child, &change);
                 let _ = tx.send(Report::TankOrdered(r));
             });
         }

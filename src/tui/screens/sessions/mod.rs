@@ -23,10 +23,7 @@ pub use attached::Attached;
 pub use modal::Modal;
 pub use room_state::RoomState;
 pub use table_state::{CHOICE_PAGE, TableState, table_alias};
-pub use tank::{
-    TANK_PROTOCOL, TankChange, TankState, apply_change as apply_tank_change, tank_world,
-    write_change as write_tank_change,
-};
+pub use tank::{TANK_PROTOCOL, TankState};
 
 use crate::engine::ControlMode;
 use crate::tui::command::Command;

@@ -4,7 +4,6 @@
 
 use crate::protocols::tank::{Team, World};
 use crate::tui::command::Command;
-use crate::tui::effect::Effects;
 use crate::tui::panes::battlefield::TICK_HZ;
 use crate::tui::tank_journal::Journal;
 use std::time::Instant;
@@ -134,40 +133,6 @@ impl TankReplay {
             }
             self.waited -= 1.0;
             self.pos += 1;
-        }
-    }
-}
-
-impl super::SessionsView {
-    /// A tank battle's frames loaded for replay.
-    pub(super) fn tank_replay_loaded(
-        &mut self,
-        r: Result<Box<crate::tui::tank_journal::Journal>, String>,
-        fx: &mut Effects,
-    ) {
-        match r {
-            Err(e) => super::say(fx, false, format!("replay: {e}")),
-            Ok(j) => {
-                let n = j.frames.len();
-                let end = if j.finished() {
-                    ""
-                } else {
-                    " (the match has not ended: up to the last frame written)"
-                };
-                super::say(
-                    fx,
-                    true,
-                    format!(
-                        "replay: {n} frames{end} (←/→ step, space plays, +/- speed, Esc leaves)"
-                    ),
-                );
-                // The journal's direction says whose it is; else the
-                // attached session's side.
-                let role = j.role.or_else(|| self.tank().and_then(|t| t.role));
-                if self.modal.is_none() {
-                    self.modal = Some(super::Modal::TankReplay(Box::new(TankReplay::new(j, role))));
-                }
-            }
         }
     }
 }
