@@ -397,3 +397,30 @@ async fn a_finished_match_replays_from_its_frames() {
     h.key(key(KeyCode::Esc));
     assert!(h.app.sessions.modal.is_none());
 }
+
+#[tokio::test]
+async fn a_snapshot_that_does_not_read_keeps_the_last_world_and_says_why() {
+    let data = tempfile::tempdir().unwrap();
+    let w = played(8).pop().unwrap();
+    let (mut h, dir) = attached(data.path(), &w, "host").await;
+    std::fs::write(
+        dir.join("snapshot.json"),
+        r#"{"phase":"battle","role":"host","world":{"tanks":[{"x":"oops"}],"tick":-5}}"#,
+    )
+    .unwrap();
+    let ok = h
+        .until(LONG, |app| {
+            app.sessions
+                .tank()
+                .is_some_and(|t| t.problem.contains("does not read"))
+        })
+        .await;
+    assert!(ok, "{}", h.screen());
+    let screen = h.screen();
+    assert!(screen.contains("tick 8/1800"), "{screen}");
+    assert!(screen.contains("snapshot unreadable"), "{screen}");
+    // Torn or not JSON at all: nothing breaks either.
+    std::fs::write(dir.join("snapshot.json"), "{\"phase\":").unwrap();
+    h.until(Duration::from_millis(300), |_| false).await;
+    assert!(h.screen().contains("tick 8/1800"));
+}

@@ -173,13 +173,14 @@ impl BattlePaint<'_> {
             let (nx, _) = buf.set_stringn(x, y, s, right.saturating_sub(x) as usize, st);
             x = nx;
         };
+        let n = w.rules.team_size;
         put(
-            &format!("HOST {ha} alive {hh} hp"),
+            &format!("HOST {ha}/{n} {hh}hp"),
             theme.fg(Slot::Host).add_modifier(Modifier::BOLD),
         );
         put(" vs ", theme.muted());
         put(
-            &format!("GUEST {ga} alive {gh} hp"),
+            &format!("GUEST {ga}/{n} {gh}hp"),
             theme.fg(Slot::Guest).add_modifier(Modifier::BOLD),
         );
         put(

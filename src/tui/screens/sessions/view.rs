@@ -204,6 +204,13 @@ fn draw_right(v: &SessionsView, f: &mut Frame, area: Rect, p: &Paint<'_>) {
             .collect::<Vec<_>>()
             .join(" · ");
         let title = att.title();
+        // A newer snapshot that did not read: the last good world stays,
+        // and the score line says why it is not newer.
+        let status = if t.world.is_some() && !t.problem.is_empty() {
+            format!("{} · snapshot unreadable", t.phase)
+        } else {
+            t.phase.clone()
+        };
         crate::tui::panes::battlefield::BattlePaint {
             world: t.world().ok_or(t.problem.as_str()),
             title: &title,
@@ -212,7 +219,7 @@ fn draw_right(v: &SessionsView, f: &mut Frame, area: Rect, p: &Paint<'_>) {
             selected: t.selected,
             target: t.target,
             cursor: t.cursor,
-            status: &t.phase,
+            status: &status,
             line: t.line.as_deref(),
             note: t.note.as_ref(),
             hint: &hint,
