@@ -117,8 +117,14 @@ pub enum SessionTask {
         text: String,
         schema: Option<crate::engine::whisper::Schema>,
     },
-    /// Rebuild a finished session's timeline for the replay view.
+    /// Rebuild a finished session's timeline for the replay view (a tank
+    /// battle's: its realtime-frames.jsonl).
     Replay { dir: StateDir },
+    /// Write a tank battle's order into strategy.json.
+    TankOrder {
+        child: PathBuf,
+        change: crate::tui::tank_order::TankChange,
+    },
     /// Read a finished werewolf game's .log (`werewolf::replay`) for the
     /// replay view.
     ReplayLog { path: PathBuf },

@@ -40,10 +40,12 @@ pub enum Context {
     /// A list picked from by typing a query (the host form's protocol
     /// picker): printable keys are text.
     Picker,
+    /// A tank battle's battlefield (tank-battle-v1): orders, units, cursor.
+    Battle,
 }
 
 impl Context {
-    pub const ALL: [Context; 18] = [
+    pub const ALL: [Context; 19] = [
         Context::Global,
         Context::List,
         Context::Feed,
@@ -62,6 +64,7 @@ impl Context {
         Context::Inbox,
         Context::Leaders,
         Context::Picker,
+        Context::Battle,
     ];
     pub fn name(self) -> &'static str {
         match self {
@@ -83,6 +86,7 @@ impl Context {
             Context::Inbox => "inbox",
             Context::Leaders => "leaderboard",
             Context::Picker => "picker",
+            Context::Battle => "battle",
         }
     }
     /// Contexts where unbound printable keys are text, so [global] is not

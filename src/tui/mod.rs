@@ -22,6 +22,8 @@ pub mod panes;
 pub mod report;
 pub mod screen;
 pub mod screens;
+pub mod tank_journal;
+pub mod tank_order;
 pub mod tasks;
 pub mod theme;
 pub mod watch;

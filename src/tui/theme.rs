@@ -57,6 +57,10 @@ slots! {
     Guest = "guest",
     Board = "board",
     CursorBg = "cursor_bg",
+    Steel = "steel",
+    Brick = "brick",
+    Water = "water",
+    Bush = "bush",
 }
 
 impl Slot {

@@ -410,6 +410,7 @@ impl Watcher {
         if self.snapshot.changed(&snap) {
             let read = files::read_json_object(&snap);
             u.snapshot_unreadable = read.is_none() && snap.is_file();
+            u.world = read.as_ref().and_then(crate::tui::tank_order::tank_world);
             u.snapshot = Some(read.unwrap_or_default());
         }
         if let Some(sf) = self.dir.session_file()

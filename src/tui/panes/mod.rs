@@ -2,6 +2,7 @@
 //! `&self` (or plain data) and never changes state while drawing.
 
 pub mod aside;
+pub mod battlefield;
 pub mod card_pick;
 pub mod cards;
 pub mod coach;

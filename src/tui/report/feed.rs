@@ -49,6 +49,9 @@ pub struct WatchUpdate {
     /// With `snapshot`: the file is there but is not a JSON object (torn,
     /// or not written by a runtime); `snapshot` is then empty.
     pub snapshot_unreadable: bool,
+    /// With `snapshot`, when it carries a tank battle's `world` (with
+    /// `tanks`): the world read back (`World::from_value`), or why not.
+    pub world: Option<Result<Box<crate::protocols::tank::World>, String>>,
     pub session: Option<Map>,
     /// `Some(None)`: no window is open now.
     pub window: Option<Option<OpenWindow>>,

@@ -50,6 +50,11 @@ pub enum Report {
         verified: String,
         timeline: Result<Box<crate::session::replay::Timeline>, String>,
     },
+    /// A tank battle's frames for its replay (and the side the session
+    /// played), or why they cannot be read.
+    TankReplay(Result<Box<crate::tui::tank_journal::Journal>, String>),
+    /// A tank battle's order was written: what, or why not.
+    TankOrdered(Result<String, String>),
     /// A whisper was written to the attached session: Ok((whisper id,
     /// what it was understood as)) or Err(why not).
     Whispered(Result<(String, String), String>),

@@ -30,6 +30,26 @@ pub(super) fn start(
     let tx = tx.clone();
     match t {
         SessionTask::Scan { data_dir } => scan(data_dir, tx),
+        SessionTask::Replay { dir }
+            if dir
+                .child
+                .join(crate::tui::tank_journal::FRAMES_FILE)
+                .is_file() =>
+        {
+            tokio::task::spawn_blocking(move || {
+                let path = dir.child.join(crate::tui::tank_journal::FRAMES_FILE);
+                let r = crate::tui::tank_journal::load(&path)
+                    .map(Box::new)
+                    .map_err(|e| e.to_string());
+                let _ = tx.send(Report::TankReplay(r));
+            });
+        }
+        SessionTask::TankOrder { child, change } => {
+            tokio::task::spawn_blocking(move || {
+                let r = crate::tui::tank_order::write_change(&child, &change);
+                let _ = tx.send(Report::TankOrdered(r));
+            });
+        }
         SessionTask::Replay { dir } => {
             tokio::task::spawn_blocking(move || {
                 let t = crate::session::replay::load_dir(&dir);

@@ -40,6 +40,8 @@ pub struct Attached {
     pub room: Option<RoomState>,
     /// The card table, when the room is one.
     pub table: Option<TableState>,
+    /// The battlefield, when the session is a tank battle.
+    pub tank: Option<super::TankState>,
     /// The whisper mark, the peer banner, details and history.
     pub aside: super::Aside,
 }
@@ -109,6 +111,7 @@ impl SessionsView {
             verdict: Verdict::default(),
             room: None,
             table: None,
+            tank: None,
             aside: super::Aside::default(),
         });
         if self.focus == Focus::Prompt {
@@ -173,6 +176,18 @@ impl SessionsView {
             {
                 att.schema =
                     crate::protocols::native_hooks_by_id(pid).and_then(|h| h.decision_schema());
+            }
+            let is_tank = u.world.is_some()
+                || s.get_str("protocol_name") == Some(super::TANK_PROTOCOL)
+                || att.tank.is_some();
+            if is_tank {
+                // The battlefield takes the keys as soon as it shows.
+                if att.tank.is_none() && self.modal.is_none() {
+                    self.focus = Focus::Feed;
+                }
+                att.tank
+                    .get_or_insert_with(Default::default)
+                    .take(&s, u.world.take());
             }
             att.snapshot = s;
         }

@@ -14,6 +14,8 @@ mod room_state;
 mod social;
 mod table;
 mod table_state;
+mod tank;
+pub mod tank_replay;
 mod view;
 
 pub use aside::{Aside, WhisperMark};
@@ -21,6 +23,7 @@ pub use attached::Attached;
 pub use modal::Modal;
 pub use room_state::RoomState;
 pub use table_state::{CHOICE_PAGE, TableState, table_alias};
+pub use tank::{TANK_PROTOCOL, TankState};
 
 use crate::engine::ControlMode;
 use crate::tui::command::Command;
@@ -128,8 +131,10 @@ impl SessionsView {
     }
 
     fn tick(&mut self, env: &Env<'_>) -> Effects {
-        if let Some(Modal::Replay(r)) = self.modal.as_mut() {
-            r.tick(Instant::now());
+        match self.modal.as_mut() {
+            Some(Modal::Replay(r)) => r.tick(Instant::now()),
+            Some(Modal::TankReplay(r)) => r.tick(Instant::now()),
+            _ => {}
         }
         let due = self.last_refresh.is_none_or(|t| t.elapsed() >= REFRESH);
         if due {
@@ -224,6 +229,8 @@ impl SessionsView {
             Report::Whispered(r) => self.whispered(r, &mut fx),
             Report::Coach(r) => self.coach_report(r, &mut fx),
             Report::Replay(r) => self.replay_loaded(r, None, &mut fx),
+            Report::TankReplay(r) => self.tank_replay_loaded(r, &mut fx),
+            Report::TankOrdered(r) => self.tank_ordered(r, &mut fx),
             Report::BundleReplay { verified, timeline } => {
                 self.replay_loaded(timeline, Some(&verified), &mut fx)
             }
@@ -243,6 +250,12 @@ impl SessionsView {
     }
 
     fn paste(&mut self, s: &str) {
+        if self.modal.is_none()
+            && let Some(line) = self.tank_mut().and_then(|t| t.line.as_mut())
+        {
+            line.push_str(s.lines().next().unwrap_or(""));
+            return;
+        }
         let composing =
             self.focus == Focus::Prompt && self.room().is_some() && self.table().is_none();
         match &mut self.modal {
@@ -272,9 +285,9 @@ impl SessionsView {
 
     fn focus_order(&self) -> Vec<Focus> {
         let mut v = vec![Focus::Invitations, Focus::Sessions, Focus::Feed];
-        // A room's compose line is always there; a table takes its keys
-        // in its one pane.
-        if self.table().is_some() {
+        // A room's compose line is always there; a table and a battlefield
+        // take their keys in their one pane.
+        if self.table().is_some() || self.tank().is_some() {
             return v;
         }
         if self.prompt().is_some() || self.room().is_some() {
@@ -284,6 +297,11 @@ impl SessionsView {
     }
 
     fn pane_msg(&mut self, m: Msg, env: &Env<'_>) -> Effects {
+        if self.battle_focused()
+            && let Some(fx) = self.tank_msg(&m)
+        {
+            return fx;
+        }
         let mut fx = Effects::new();
         match m {
             Msg::Command(c @ (Command::FocusNext | Command::FocusPrev)) => {
@@ -568,7 +586,7 @@ impl Screen for SessionsView {
                 Context::Dialog
             }
             Some(Modal::Strategy(_)) => Context::Editor,
-            Some(Modal::Replay(_)) => Context::Replay,
+            Some(Modal::Replay(_)) | Some(Modal::TankReplay(_)) => Context::Replay,
             Some(Modal::Search { .. }) | Some(Modal::Open(_)) | Some(Modal::Topic(_)) => {
                 Context::Text
             }
@@ -578,6 +596,13 @@ impl Screen for SessionsView {
             None => match self.focus {
                 Focus::Invitations | Focus::Sessions => Context::List,
                 Focus::Feed | Focus::Prompt if self.table().is_some() => Context::Table,
+                Focus::Feed | Focus::Prompt if self.tank().is_some() => {
+                    if self.tank().is_some_and(|t| t.line.is_some()) {
+                        Context::Text
+                    } else {
+                        Context::Battle
+                    }
+                }
                 Focus::Feed if self.room().is_some() => Context::Room,
                 Focus::Prompt if self.room().is_some() => Context::Text,
                 Focus::Feed => Context::Feed,

@@ -32,6 +32,8 @@ pub enum Modal {
     CloseRoom(Map),
     /// The replay of a finished session.
     Replay(Box<super::replay::Replay>),
+    /// The replay of a tank battle (its frames).
+    TankReplay(Box<super::tank_replay::TankReplay>),
     /// The whisper line (w): a note to your own side.
     Whisper(crate::tui::panes::whisper::WhisperLine),
     /// The coach pane (c): a conversation with your own agent CLI.
@@ -58,6 +60,14 @@ impl SessionsView {
                     Some(Modal::Replay(r))
                 }
                 _ => Some(Modal::Replay(r)),
+            },
+            Modal::TankReplay(mut r) => match m {
+                Msg::Command(Command::Back) => None,
+                Msg::Command(c) => {
+                    r.command(c, std::time::Instant::now());
+                    Some(Modal::TankReplay(r))
+                }
+                _ => Some(Modal::TankReplay(r)),
             },
             Modal::Join(mut d) => match m {
                 Msg::Command(Command::Back) => None,

@@ -20,7 +20,10 @@ use ratatui::layout::{Constraint, Direction, Layout, Rect};
 pub(super) fn draw(v: &SessionsView, f: &mut Frame, area: Rect, p: &Paint<'_>) {
     let theme = p.theme;
     let full = f.area();
-    let left_w = if full.width >= 140 {
+    // A battlefield wants its 31 cells two columns each.
+    let left_w = if v.tank().is_some() && full.width < 160 {
+        26
+    } else if full.width >= 140 {
         48
     } else if full.width >= 100 {
         40
@@ -92,6 +95,42 @@ pub(super) fn draw(v: &SessionsView, f: &mut Frame, area: Rect, p: &Paint<'_>) {
             speed: r.speed(),
         }
         .draw(f, area, theme),
+        Some(Modal::TankReplay(r)) => {
+            let hint = p
+                .keymap
+                .hints(
+                    crate::tui::keymap::Context::Replay,
+                    &[
+                        Command::Right,
+                        Command::ReplayPlay,
+                        Command::ReplayFaster,
+                        Command::ReplaySlower,
+                        Command::Top,
+                        Command::Bottom,
+                    ],
+                )
+                .into_iter()
+                .map(|(k, label)| format!("{k} {label}"))
+                .collect::<Vec<_>>()
+                .join(" · ");
+            let status = r.status();
+            let side = r.role.map(|t| if r.spectate { t.other() } else { t });
+            crate::tui::panes::battlefield::BattlePaint {
+                world: r.world().ok_or("no frame"),
+                title: "· replay ",
+                side,
+                spectating: r.spectate,
+                selected: None,
+                target: None,
+                cursor: None,
+                status: &status,
+                line: None,
+                note: None,
+                hint: &hint,
+                focused: true,
+            }
+            .draw(f, area, theme);
+        }
         Some(Modal::Strategy(e)) => e.draw(f, full, theme),
         Some(Modal::Whisper(w)) => w.draw(f, cols[1], theme),
         Some(Modal::Coach(c)) => c.draw(f, cols[1], theme),
@@ -144,6 +183,51 @@ pub(super) fn draw(v: &SessionsView, f: &mut Frame, area: Rect, p: &Paint<'_>) {
 
 fn draw_right(v: &SessionsView, f: &mut Frame, area: Rect, p: &Paint<'_>) {
     let theme = p.theme;
+    if let Some(att) = v.attached.as_ref()
+        && let Some(t) = att.tank.as_ref()
+    {
+        let hint = p
+            .keymap
+            .hints(
+                crate::tui::keymap::Context::Battle,
+                &[
+                    Command::TankAssault,
+                    Command::TankNextUnit,
+                    Command::TankMoveTo,
+                    Command::TankCommand,
+                    Command::TankSpectate,
+                    Command::Replay,
+                ],
+            )
+            .into_iter()
+            .map(|(k, label)| format!("{k} {label}"))
+            .collect::<Vec<_>>()
+            .join(" · ");
+        let title = att.title();
+        // A newer snapshot that did not read: the last good world stays,
+        // and the score line says why it is not newer.
+        let status = if t.world.is_some() && !t.problem.is_empty() {
+            format!("{} · snapshot unreadable", t.phase)
+        } else {
+            t.phase.clone()
+        };
+        crate::tui::panes::battlefield::BattlePaint {
+            world: t.world().ok_or(t.problem.as_str()),
+            title: &title,
+            side: t.perspective(),
+            spectating: t.spectate,
+            selected: t.selected,
+            target: t.target,
+            cursor: t.cursor,
+            status: &status,
+            line: t.line.as_deref(),
+            note: t.note.as_ref(),
+            hint: &hint,
+            focused: v.battle_focused() && v.modal.is_none() && !p.covered,
+        }
+        .draw(f, area, theme);
+        return;
+    }
     if let Some(att) = v.attached.as_ref()
         && let Some(t) = att.table.as_ref()
     {
@@ -339,7 +423,7 @@ pub(super) fn hints(v: &SessionsView) -> Vec<Command> {
             Command::CoachReset,
             Command::Back,
         ],
-        (Some(Modal::Replay(_)), _) => vec![
+        (Some(Modal::Replay(_) | Modal::TankReplay(_)), _) => vec![
             Command::Right,
             Command::ReplayPlay,
             Command::ReplayFaster,
@@ -376,6 +460,18 @@ pub(super) fn hints(v: &SessionsView) -> Vec<Command> {
                 ]
             }
         }
+        (None, Focus::Feed | Focus::Prompt) if v.tank().is_some_and(|t| t.line.is_some()) => {
+            vec![Command::Submit, Command::Back]
+        }
+        (None, Focus::Feed | Focus::Prompt) if v.tank().is_some() => vec![
+            Command::TankAssault,
+            Command::TankNextUnit,
+            Command::TankCommand,
+            Command::TankSpectate,
+            Command::Replay,
+            Command::FocusNext,
+            Command::Help,
+        ],
         (None, Focus::Feed) if v.room().is_some() => vec![
             Command::Compose,
             Command::SetTopic,
