@@ -112,7 +112,10 @@ fn the_console_watches_a_live_tank_battle_and_orders_a_retreat() {
     let later = c.wait_until("the next ticks", Duration::from_secs(20), |s| {
         shown_tick(s).is_some_and(|t| t >= t0 + 10)
     });
-    assert!(later.contains('▲') || later.contains('▼') || later.contains('◀') || later.contains('▶'), "{later}");
+    assert!(
+        later.contains('▲') || later.contains('▼') || later.contains('◀') || later.contains('▶'),
+        "{later}"
+    );
 
     // r: retreat, for all units, into the session's strategy.json.
     c.keys(&["r"]);

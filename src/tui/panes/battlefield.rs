@@ -95,10 +95,12 @@ pub fn side_totals(w: &World, t: Team) -> (usize, i64) {
 }
 
 impl BattlePaint<'_> {
-    /// The smallest inner area the map and the list fit in.
+    /// The smallest inner area the map and its score line fit in; the
+    /// units list (right of the map) and the note line (below it) are
+    /// drawn when there is room for them too.
     pub fn needs(w: &World) -> (u16, u16) {
-        let width = (w.grid.cols as u16).saturating_mul(2) + 1 + LIST_W;
-        let height = w.grid.rows as u16 + 2;
+        let width = (w.grid.cols as u16).saturating_mul(2);
+        let height = w.grid.rows as u16 + 1;
         (width, height)
     }
 
@@ -148,19 +150,24 @@ impl BattlePaint<'_> {
         };
         draw_map(buf, map, w, theme);
         self.overlay(buf, map, w, theme);
-        let list = Rect {
-            x: map.right() + 1,
-            y: map.y,
-            width: inner.right().saturating_sub(map.right() + 1),
-            height: inner.height.saturating_sub(2),
-        };
-        self.units(buf, list, w, theme);
-        let bottom = Rect {
-            y: inner.bottom() - 1,
-            height: 1,
-            ..inner
-        };
-        self.bottom_line(buf, bottom, theme);
+        let with_note = inner.height > need_h;
+        if inner.width >= need_w + 1 + LIST_W {
+            let list = Rect {
+                x: map.right() + 1,
+                y: map.y,
+                width: inner.right().saturating_sub(map.right() + 1),
+                height: inner.height.saturating_sub(1 + u16::from(with_note)),
+            };
+            self.units(buf, list, w, theme);
+        }
+        if with_note {
+            let bottom = Rect {
+                y: inner.bottom() - 1,
+                height: 1,
+                ..inner
+            };
+            self.bottom_line(buf, bottom, theme);
+        }
     }
 
     fn score_line(&self, buf: &mut Buffer, inner: Rect, w: &World, theme: &Theme) {
