@@ -589,3 +589,57 @@ async fn a_bridged_host_whose_hooks_die_or_raise_mid_match_ends_with_hook_error(
         assert_eq!(frames.len(), 10, "{act}: ticks 0 to 9 reached the guest");
     }
 }
+
+/// A bridged *guest* whose program dies mid-match ends the session with
+/// `hook_error` at once (it used to play on with empty batches and fail its
+/// audit); the native host sees the guest leave.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "needs the reference client (PALAVER_REFERENCE_PYTHON)"]
+async fn a_bridged_guest_whose_hooks_die_mid_match_ends_with_hook_error() {
+    let py = common::reference_python();
+    let from = common::realtime::reference_protocol_dir(&py, ALIAS);
+    let dir = tempfile::tempdir().unwrap();
+    for name in ["spec.json", "hooks.py"] {
+        std::fs::copy(from.join(name), dir.path().join(name)).unwrap();
+    }
+    let mut hooks = std::fs::read_to_string(dir.path().join("hooks.py")).unwrap();
+    hooks.push_str(
+        "\n\nimport os as _os\n\
+         _commands = Hooks.proto_realtime_commands\n\
+         def _dying_commands(self, state, target_tick):\n\
+         \x20   if target_tick >= 12:\n\
+         \x20       _os._exit(5)\n\
+         \x20   return _commands(self, state, target_tick)\n\
+         Hooks.proto_realtime_commands = _dying_commands\n",
+    );
+    std::fs::write(dir.path().join("hooks.py"), hooks).unwrap();
+    let spec = library::bundled_spec(ALIAS).unwrap();
+    let (hc, gc) = Channel::memory_pair();
+    let (hs, gs) = (
+        Arc::new(MemorySink::default()),
+        Arc::new(MemorySink::default()),
+    );
+    let hctx = Ctx::new(Role::Host, ControlMode::Autonomous, options(OPTIONS)).with_sink(hs);
+    let gctx = Ctx::new(Role::Guest, ControlMode::Autonomous, options(OPTIONS)).with_sink(gs);
+    let mut hh = native_hooks_for_alias(ALIAS).unwrap();
+    hh.realtime()
+        .unwrap()
+        .present_ruleset(ruleset_hash(dir.path()).unwrap());
+    let mut gh = bridged(&py, dir.path());
+    let cfg = EngineConfig {
+        peer_timeout: Some(Duration::from_secs(30)),
+        realtime_lockstep: true,
+        ..Default::default()
+    };
+    let (host, guest) = tokio::time::timeout(Duration::from_secs(120), async {
+        tokio::join!(
+            engine::run(spec, hh.as_mut(), hc.pumped(), &hctx, &cfg),
+            engine::run(spec, gh.as_mut(), gc.pumped(), &gctx, &cfg),
+        )
+    })
+    .await
+    .expect("both sides end");
+    assert_eq!(guest.reason, "hook_error", "{guest:?}");
+    assert!(!guest.completed && !host.completed, "{host:?} / {guest:?}");
+    assert_eq!(host.reason, "peer_disconnected", "{host:?}");
+}

@@ -865,6 +865,10 @@ impl RealtimeRules for ExternalHooks {
         self.ruleset = Some(hash);
     }
 
+    fn broken(&self) -> Option<String> {
+        self.dead.clone()
+    }
+
     async fn initial_state(&mut self) -> Result<Stepped, RulesError> {
         let hook = "realtime_initial_state";
         let v = self

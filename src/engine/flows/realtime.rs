@@ -421,7 +421,7 @@ async fn queue_host(
     seq: &mut u64,
     source_tick: u64,
     config: &Config,
-) {
+) -> Result<(), Stop> {
     let target = source_tick + config.input_delay_ticks;
     *seq += 1;
     let strategy = ctx.strategy.get();
@@ -434,7 +434,7 @@ async fn queue_host(
         None,
         journal,
     )
-    .await;
+    .await?;
     let message = rt::command_message(*seq, target, commands);
     journal.command(
         "generated",
@@ -445,13 +445,15 @@ async fn queue_host(
         ]),
     );
     pending.insert(target, message);
+    Ok(())
 }
 
 /// This side's commands for `target` from its rules (after reading
 /// `observe`, a guest's latest verified state), checked as the host checks
 /// them. None can be made: the reason (at most 200 characters) goes to the
 /// journal as `local_generation_failed` (the host's record names its side,
-/// as the reference's does) and the batch is empty.
+/// as the reference's does) and the batch is empty — unless the rules are
+/// broken (a rules program gone), which ends the session.
 async fn own_commands(
     rules: &mut dyn RealtimeRules,
     side: Role,
@@ -460,7 +462,7 @@ async fn own_commands(
     config: &Config,
     observe: Option<&Value>,
     journal: &mut Journal,
-) -> Vec<Value> {
+) -> Result<Vec<Value>, Stop> {
     let cut = |e: String| e.chars().take(200).collect::<String>();
     let made = async {
         if let Some(state) = observe {
@@ -476,8 +478,11 @@ async fn own_commands(
             .map_err(cut)
     };
     match made.await {
-        Ok(c) => c,
+        Ok(c) => Ok(c),
         Err(reason) => {
+            if let Some(why) = rules.broken() {
+                return Err(Stop::from(HookError::External(why)));
+            }
             let mut record = Map::with_capacity(4);
             if side == Role::Host {
                 record.insert("side", Value::from("host"));
@@ -486,7 +491,7 @@ async fn own_commands(
             record.insert("target_tick", Value::from(target as i64));
             record.insert("reason", Value::from(reason));
             journal.command("local_generation_failed", record);
-            Vec::new()
+            Ok(Vec::new())
         }
     }
 }
@@ -644,7 +649,7 @@ async fn host(
         0,
         config,
     )
-    .await;
+    .await?;
     let period = Duration::from_secs_f64(1.0 / f64::from(config.tick_rate_hz.max(1)));
     let lockstep = run.cfg.realtime_lockstep;
     let limit = silence(run);
@@ -762,7 +767,7 @@ async fn host(
                 tick,
                 config,
             )
-            .await;
+            .await?;
         }
         journal.frame(&frame, "sent");
         snapshot_frame(run.ctx, rules, &frame, config).await;
@@ -1095,7 +1100,7 @@ async fn send_commands(
         Some(state),
         journal,
     )
-    .await;
+    .await?;
     let message = rt::command_message(*seq, target, commands);
     journal.command(
         "sent",

@@ -31,6 +31,13 @@ pub trait RealtimeRules: Send {
     /// The ruleset hash this side presents in the handshake.
     fn ruleset_hash(&self) -> Result<String, RulesError>;
 
+    /// Why the rules can no longer answer at all (a rules program that
+    /// died), as opposed to refusing one request: the session then ends
+    /// (`hook_error`) instead of playing on with empty batches.
+    fn broken(&self) -> Option<String> {
+        None
+    }
+
     /// Presents `hash` instead (`--ruleset-dir`: the hash of a protocol dir
     /// whose rules these are known to match, e.g. the reference's).
     fn present_ruleset(&mut self, hash: String);
