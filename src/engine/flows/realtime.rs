@@ -615,19 +615,7 @@ async fn host(
     ]);
     run.note(Dir::Sent, &ready);
     run.send_rt(ready).await?;
-    journal.frame(&previous, "sent");
-    snapshot_frame(run.ctx, rules, &previous, config).await;
-    run.ctx.emit(
-        "realtime_started",
-        obj([
-            ("role", Value::from("host")),
-            ("tick_rate_hz", Value::from(i64::from(config.tick_rate_hz))),
-        ]),
-        Some(format!(
-            "Realtime match started at {} Hz",
-            config.tick_rate_hz
-        )),
-    );
+    started(run.ctx, rules, journal, &previous, config).await;
 
     let mut inbox = GuestInbox {
         pending: BTreeMap::new(),
@@ -807,6 +795,34 @@ async fn host(
     })
 }
 
+/// The tick-0 frame is out (host) or verified (guest): journalled, in the
+/// snapshot, and the match reported started.
+async fn started(
+    ctx: &crate::engine::Ctx,
+    rules: &mut dyn RealtimeRules,
+    journal: &mut Journal,
+    first: &Map,
+    config: &Config,
+) {
+    let direction = match ctx.role {
+        Role::Host => "sent",
+        Role::Guest => "received",
+    };
+    journal.frame(first, direction);
+    snapshot_frame(ctx, rules, first, config).await;
+    ctx.emit(
+        "realtime_started",
+        obj([
+            ("role", Value::from(ctx.role.as_str())),
+            ("tick_rate_hz", Value::from(i64::from(config.tick_rate_hz))),
+        ]),
+        Some(format!(
+            "Realtime match started at {} Hz",
+            config.tick_rate_hz
+        )),
+    );
+}
+
 /// Measures the round trip with `_sys` probes (each waited for at most
 /// [`PROBE_WAIT`]); a peer that does not answer leaves no samples.
 async fn probe(
@@ -937,19 +953,7 @@ async fn guest(
         return Err(integrity(run, journal, e.to_string(), None));
     }
     let rules = rules_of(hooks)?;
-    journal.frame(&first, "received");
-    snapshot_frame(run.ctx, rules, &first, config).await;
-    run.ctx.emit(
-        "realtime_started",
-        obj([
-            ("role", Value::from("guest")),
-            ("tick_rate_hz", Value::from(i64::from(config.tick_rate_hz))),
-        ]),
-        Some(format!(
-            "Realtime match started at {} Hz",
-            config.tick_rate_hz
-        )),
-    );
+    started(run.ctx, rules, journal, &first, config).await;
     let mut seq = 0u64;
     let mut previous = first;
     send_commands(run, rules, journal, config, &previous, lead, &mut seq).await?;
