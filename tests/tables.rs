@@ -163,7 +163,17 @@ fn why_not(dir: &std::path::Path) -> String {
         })
         .collect();
     let tail = &telling[telling.len().saturating_sub(12)..];
-    format!("session.json: {session}\nevents:\n{}", tail.join("\n"))
+    // The last events whatever they say, and where the view stands: a rejoin
+    // that stalls with no failure event shows where it waits.
+    let all: Vec<&str> = events.lines().collect();
+    let last = &all[all.len().saturating_sub(8)..];
+    let snapshot = std::fs::read_to_string(dir.join("snapshot.json")).unwrap_or_default();
+    let snapshot: String = snapshot.chars().take(4000).collect();
+    format!(
+        "session.json: {session}\nevents (failures):\n{}\nlast events:\n{}\nsnapshot.json (start):\n{snapshot}",
+        tail.join("\n"),
+        last.join("\n")
+    )
 }
 
 fn scores(snap: &Value) -> String {
