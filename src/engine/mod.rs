@@ -11,6 +11,7 @@
 pub mod channel;
 pub mod commit;
 pub mod decide;
+pub mod evidence_log;
 pub mod external;
 mod flows;
 pub mod group;

@@ -3,6 +3,7 @@
 //! `free` (chat lines both ways until one side ends).
 
 use super::*;
+use crate::engine::evidence_log::{COMMIT_REVEAL_FILE, EvidenceLog};
 
 /// `spec.flow.round.value_field`, default `value`.
 fn value_field(spec: &Spec) -> String {
@@ -34,6 +35,61 @@ const SHADOW_FIELDS: [&str; 15] = [
     "game_winner",
 ];
 
+/// One side's opening of a round: its commit hash, the value it revealed
+/// and the nonce (as the hash took it).
+fn opening(hash: &str, value: &Value, nonce: &str) -> Value {
+    Value::Object(obj([
+        ("hash", hash.into()),
+        ("value", value.clone()),
+        ("nonce", nonce.into()),
+    ]))
+}
+
+/// The hash a commit frame carries, as [`opened`] compared it.
+fn committed(frame: &Map) -> String {
+    frame.get("hash").map(Value::py_str).unwrap_or_default()
+}
+
+/// The nonce a reveal frame carries, as [`opened`] hashed it.
+fn revealed_nonce(frame: &Map) -> String {
+    frame.get("nonce").map(Value::py_str).unwrap_or_default()
+}
+
+/// Appends round `r`'s verified openings (and its result frame, when the
+/// host sent one) to the commit-reveal log; a log that cannot be written
+/// is reported once and the session goes on.
+fn record_round(
+    ctx: &Ctx,
+    log: &mut EvidenceLog,
+    r: u64,
+    field: &str,
+    host: Value,
+    guest: Value,
+    result: Option<&Map>,
+) {
+    let mut line = obj([
+        ("round", Value::from(r as i64)),
+        ("role", ctx.role.as_str().into()),
+        ("value_field", field.into()),
+        ("host", host),
+        ("guest", guest),
+    ]);
+    if let Some(result) = result {
+        line.insert("result", Value::Object(result.clone()));
+    }
+    log.append(&line);
+    if let Some(error) = log.take_error() {
+        ctx.emit(
+            "evidence_log_not_saved",
+            obj([
+                ("file", COMMIT_REVEAL_FILE.into()),
+                ("error", error.as_str().into()),
+            ]),
+            Some(format!("The commit-reveal record was not saved: {error}")),
+        );
+    }
+}
+
 pub(super) async fn simultaneous_round(
     run: &mut Run<'_>,
     hooks: &mut dyn Hooks,
@@ -41,6 +97,7 @@ pub(super) async fn simultaneous_round(
     let ctx = run.ctx;
     let field = value_field(run.spec);
     let nonce = || commit::nonce_from(ctx.random_bytes::<8>());
+    let mut log = EvidenceLog::open(ctx.sink.state_dir().as_deref(), COMMIT_REVEAL_FILE);
     match ctx.role {
         crate::engine::Role::Host => {
             let join = run.recv(hooks).await?;
@@ -66,7 +123,7 @@ pub(super) async fn simultaneous_round(
                     obj([
                         ("action", "commit".into()),
                         ("round", ri.clone()),
-                        ("hash", hash.into()),
+                        ("hash", hash.as_str().into()),
                     ]),
                     hooks,
                 )
@@ -77,7 +134,7 @@ pub(super) async fn simultaneous_round(
                         ("action", "reveal".into()),
                         ("round", ri.clone()),
                         (field.as_str(), value.clone()),
-                        ("nonce", n.into()),
+                        ("nonce", n.as_str().into()),
                     ]),
                     hooks,
                 )
@@ -95,6 +152,19 @@ pub(super) async fn simultaneous_round(
                     return Err(Stop::CommitMismatch);
                 };
                 let judged = hooks.round_judge(ctx, r, &value, &guest_value).await?;
+                record_round(
+                    ctx,
+                    &mut log,
+                    r,
+                    &field,
+                    opening(&hash, &value, &n),
+                    opening(
+                        &committed(&guest_commit),
+                        &guest_value,
+                        &revealed_nonce(&guest_reveal),
+                    ),
+                    judged.response.as_ref(),
+                );
                 if let Some(resp) = judged.response.clone() {
                     run.send(resp, hooks).await?;
                 }
@@ -168,7 +238,7 @@ pub(super) async fn simultaneous_round(
                     obj([
                         ("action", "commit".into()),
                         ("round", ri.clone()),
-                        ("hash", hash.into()),
+                        ("hash", hash.as_str().into()),
                     ]),
                     hooks,
                 )
@@ -183,12 +253,25 @@ pub(super) async fn simultaneous_round(
                         ("action", "reveal".into()),
                         ("round", ri.clone()),
                         (field.as_str(), value.clone()),
-                        ("nonce", n.into()),
+                        ("nonce", n.as_str().into()),
                     ]),
                     hooks,
                 )
                 .await?;
                 let result = run.expect("round_result", Some(r), hooks).await?;
+                record_round(
+                    ctx,
+                    &mut log,
+                    r,
+                    &field,
+                    opening(
+                        &committed(&host_commit),
+                        &host_value,
+                        &revealed_nonce(&host_reveal),
+                    ),
+                    opening(&hash, &value, &n),
+                    Some(&result),
+                );
                 let expected = if shadow {
                     hooks.round_judge_pure(ctx, r, &host_value, &value).await
                 } else {

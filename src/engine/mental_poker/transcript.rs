@@ -38,6 +38,16 @@ impl Transcript {
         Ok(self.events.len() as u64 - 1)
     }
 
+    /// The entries from `from` on: (seq, type, the payload's canonical
+    /// JSON), for the flow to log as they come.
+    pub fn entries_from(&self, from: usize) -> impl Iterator<Item = (usize, &str, &[u8])> {
+        self.events
+            .iter()
+            .enumerate()
+            .skip(from)
+            .map(|(seq, (ty, payload))| (seq, ty.as_str(), payload.as_slice()))
+    }
+
     pub fn len(&self) -> usize {
         self.events.len()
     }

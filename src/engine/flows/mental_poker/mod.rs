@@ -9,6 +9,7 @@ use super::{Ending, HookError, Hooks, Run, Stop, action_of, obj};
 
 mod turns;
 use crate::engine::Role;
+use crate::engine::evidence_log::{EvidenceLog, MP_RECEIPT_FILE, MP_TRANSCRIPT_FILE};
 use crate::engine::mental_poker::audit::audit;
 use crate::engine::mental_poker::fault::Fault;
 use crate::engine::mental_poker::game::{CardGame, Face, TableView};
@@ -130,12 +131,34 @@ struct Match {
     played_last: Option<String>,
     /// Cards dealt: (host, guest).
     deal: (usize, usize),
+    /// The transcript's entries as they come (`{"seq", "type", "payload"}`),
+    /// for replay bundles to recompute its root from.
+    log: EvidenceLog,
+    /// Transcript entries written to `log` so far.
+    logged: usize,
 }
 
 impl Match {
-    fn emit(&self, run: &Run<'_>, kind: &'static str, data: Map) {
+    fn emit(&mut self, run: &Run<'_>, kind: &'static str, data: Map) {
+        self.log_transcript();
         let summary = summary(kind, &data);
         run.ctx.emit(kind, data, summary);
+    }
+
+    /// Writes the transcript entries appended since the last call.
+    fn log_transcript(&mut self) {
+        for (seq, kind, payload) in self.side.transcript.entries_from(self.logged) {
+            let line = obj([
+                ("seq", Value::from(seq)),
+                ("type", kind.into()),
+                (
+                    "payload",
+                    crate::json::parse_bytes(payload).unwrap_or(Value::Null),
+                ),
+            ]);
+            self.log.append(&line);
+        }
+        self.logged = self.side.transcript.len();
     }
 }
 
@@ -184,8 +207,21 @@ pub(super) async fn mental_poker(run: &mut Run<'_>, hooks: &mut dyn Hooks) -> Re
         action_seq: 0,
         played_last: None,
         deal: (deal_h, deal_g),
+        log: EvidenceLog::open(ctx.sink.state_dir().as_deref(), MP_TRANSCRIPT_FILE),
+        logged: 0,
     };
     let result = play_match(run, hooks, &mut m, building).await;
+    m.log_transcript();
+    if let Some(error) = m.log.take_error() {
+        ctx.emit(
+            "evidence_log_not_saved",
+            obj([
+                ("file", MP_TRANSCRIPT_FILE.into()),
+                ("error", error.as_str().into()),
+            ]),
+            Some(format!("The transcript log was not saved: {error}")),
+        );
+    }
     if result.is_err() {
         run.audit_passed.get_or_insert(false);
     }
@@ -576,9 +612,11 @@ async fn finalize(
     }
     run.audit_passed = Some(true);
     let theirs_sig = theirs.get_str("signature").unwrap_or_default();
+    // Every entry the receipt signs is in the log before the receipt is.
+    m.log_transcript();
     if let Some(dir) = run.ctx.sink.state_dir()
         && let Err(e) = crate::fsutil::write_atomic(
-            &dir.join(RECEIPT_FILE),
+            &dir.join(MP_RECEIPT_FILE),
             receipt_file(&thash, &our_signature, theirs_sig).as_bytes(),
         )
     {
@@ -607,10 +645,6 @@ async fn finalize(
         error: None,
     })
 }
-
-/// The state file that keeps a passed audit's terminal receipts, as the
-/// reference writes it (replay bundles carry it).
-pub const RECEIPT_FILE: &str = "transcript_receipt.json";
 
 /// `transcript_receipt.json`'s text, byte for byte as the reference's
 /// `json.dumps` writes it (its default separators, this key order).

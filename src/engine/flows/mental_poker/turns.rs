@@ -364,7 +364,7 @@ async fn react(run: &mut Run<'_>, hooks: &mut dyn Hooks, m: &mut Match) -> Resul
     }
 }
 
-fn rejected(run: &Run<'_>, m: &Match, reason: &'static str, tell: &'static str) -> Stop {
+fn rejected(run: &Run<'_>, m: &mut Match, reason: &'static str, tell: &'static str) -> Stop {
     m.emit(
         run,
         "play_rejected",
