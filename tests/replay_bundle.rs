@@ -509,6 +509,28 @@ async fn the_cli_exports_verifies_and_still_replays() {
     );
     let v: serde_json::Value = serde_json::from_str(&common::ok(o, "verify")).unwrap();
     assert_eq!(v["status"], "verified");
+    // palaver's extension checks: the rounds re-derived, no transcript.
+    let checks = &v["extension_checks"];
+    assert_eq!(
+        (&checks[0]["check"], &checks[0]["status"]),
+        (&"commit_reveal".into(), &"passed".into()),
+        "{checks}"
+    );
+    assert!(
+        checks[0]["count"].as_u64().is_some_and(|n| n >= 2),
+        "{checks}"
+    );
+    assert_eq!(checks[1]["status"], "not_applicable", "{checks}");
+    let o = palaver(
+        &data,
+        &["session", "replay", "verify", out.to_str().unwrap()],
+    );
+    let text = common::ok(o, "verify text");
+    assert!(text.contains("\ncommit_reveal: passed ("), "{text}");
+    assert!(
+        text.contains("\ntranscript_root: not applicable ("),
+        "{text}"
+    );
     // A tampered bundle: exit 1 with the reason.
     let mut files = entries(&out);
     file_mut(&mut files, "evidence/public-events.jsonl")[2] ^= 1;
@@ -653,15 +675,17 @@ fn reference_key_dir(root: &Path, name: &str, key: &KeyPair) -> PathBuf {
     dir
 }
 
-/// The evidence files of a bundle (all but the manifest).
+/// The evidence files of a bundle (all but the manifest), without
+/// palaver's extension files (the reference writes none).
 fn evidence(path: &Path) -> Vec<(String, Vec<u8>)> {
     let mut e = entries(path);
-    e.retain(|(n, _)| n != "manifest.json");
+    e.retain(|(n, _)| n != "manifest.json" && !bundle::EXTENSION_FILES.contains(&n.as_str()));
     e.sort();
     e
 }
 
-/// The manifest's fields that do not depend on who signed or when.
+/// The manifest's fields that do not depend on who signed or when, its
+/// inventory without palaver's extension files.
 fn body(path: &Path) -> Map {
     let mut m = manifest(&entries(path));
     for k in [
@@ -671,6 +695,12 @@ fn body(path: &Path) -> Map {
         "participant_public_key",
     ] {
         m.remove(k);
+    }
+    if let Some(Value::Array(files)) = m.get_mut("files") {
+        files.retain(|f| {
+            !f.get_str("path")
+                .is_some_and(|p| bundle::EXTENSION_FILES.contains(&p))
+        });
     }
     m
 }
@@ -699,10 +729,15 @@ fn cross_check(py: &str, tmp: &Path, tag: &str, state_dir: &Path, key: &KeyPair)
             "the reference refused palaver's {scope} bundle: {err}"
         );
         let theirs_report: serde_json::Value = serde_json::from_str(&out).unwrap();
-        let our_report: serde_json::Value = serde_json::from_str(&palaver::session::files::pretty(
-            &bundle::verify(&ours).unwrap().to_value(),
-        ))
+        let mut our_report: serde_json::Value = serde_json::from_str(
+            &palaver::session::files::pretty(&bundle::verify(&ours).unwrap().to_value()),
+        )
         .unwrap();
+        // palaver's report is the reference's plus its extension checks.
+        let extension = our_report
+            .as_object_mut()
+            .and_then(|m| m.remove("extension_checks"));
+        assert!(extension.is_some_and(|e| e.is_array()), "{tag} {scope}");
         assert_eq!(
             theirs_report, our_report,
             "{tag} {scope}: verify reports differ"
@@ -724,6 +759,12 @@ fn cross_check(py: &str, tmp: &Path, tag: &str, state_dir: &Path, key: &KeyPair)
         assert_eq!(code, 0, "reference export: {err}");
         let v = bundle::verify(&theirs)
             .unwrap_or_else(|e| panic!("palaver refused the reference's {scope} bundle: {e}"));
+        // The reference writes none of palaver's extension evidence.
+        assert!(
+            v.extensions.iter().all(|c| !c.ran),
+            "{tag} {scope}: {:?}",
+            v.extensions
+        );
         assert_eq!(
             v.manifest.get_str("participant_public_key"),
             Some(key.public_key.as_str())
@@ -749,6 +790,16 @@ async fn a_two_party_game_crosses_with_the_reference_both_ways() {
     let parent = rps_session(&tmp.path().join("data")).await;
     let key = KeyPair::generate();
     cross_check(&py, tmp.path(), "rps", &parent, &key);
+    // What the reference accepted carries palaver's commit-reveal record.
+    for scope in ["public", "participant"] {
+        let ours = tmp.path().join(format!("rps-{scope}-palaver.zip"));
+        assert!(
+            entries(&ours)
+                .iter()
+                .any(|(n, _)| n == bundle::COMMIT_REVEAL),
+            "{scope}"
+        );
+    }
     // The reference's own state dir (its `protocol test`, stored).
     let fixture =
         Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/reference-state/rps-protocol-test");
@@ -1106,6 +1157,14 @@ fn a_mental_poker_match_crosses_with_the_reference_both_ways() {
     );
     let key = KeyPair::generate();
     cross_check(&py, tmp.path(), "mp", &ours, &key);
+    // What the reference accepted carries palaver's transcript and receipt.
+    let names: Vec<String> = entries(&tmp.path().join("mp-participant-palaver.zip"))
+        .into_iter()
+        .map(|(n, _)| n)
+        .collect();
+    for f in [bundle::MP_TRANSCRIPT, bundle::MP_RECEIPT] {
+        assert!(names.iter().any(|n| n == f), "{f}: {names:?}");
+    }
     // The reference's own match.
     let lib = Command::new(&py)
         .args([

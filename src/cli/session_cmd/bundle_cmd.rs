@@ -264,6 +264,10 @@ fn verify(ctx: &Ctx, path: &std::path::Path) -> Result<Outcome> {
         writeln!(out, "scope: {}", s("scope"))?;
         writeln!(out, "authority_frames: {}", v.authority_frames.len())?;
         writeln!(out, "peer_records: {}", v.peer_index.len())?;
+        for c in &v.extensions {
+            let status = if c.ran { "passed" } else { "not applicable" };
+            writeln!(out, "{}: {status} ({})", c.check, c.detail)?;
+        }
     }
     Ok(Outcome::Ok)
 }

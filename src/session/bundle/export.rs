@@ -6,12 +6,20 @@
 //! dir), the peer index, and for the participant scope the state dir's own
 //! files. The manifest's body is hashed into `bundle_id`, and body plus id
 //! are signed.
+//!
+//! palaver adds its extension evidence ([`super::extension`]) when the
+//! state dir has it: the commit-reveal record of a `simultaneous_round`
+//! session in both scopes (every entry is a commit both sides saw and the
+//! value and nonce that opened it, public once revealed), a mental-poker
+//! match's transcript and receipt file in the participant scope only (the
+//! transcript's openings decrypt every card, both hands and the stock).
 
 use super::evidence::{self, EVENTS, FRAMES, PEERS, PUBLIC};
 use super::{
     BUNDLE_KIND, BundleError, Failure, MAX_BUNDLE_ENTRY_BYTES, MAX_BUNDLE_TOTAL_BYTES,
     REPLAY_BUNDLE_VERSION, decode_jsonl, get_or_null, int, is_hash, jsonl_bytes,
 };
+use crate::engine::evidence_log::{COMMIT_REVEAL_FILE, MP_RECEIPT_FILE, MP_TRANSCRIPT_FILE};
 use crate::identity::KeyPair;
 use crate::json::{Map, Value};
 use std::collections::{BTreeMap, HashMap};
@@ -280,6 +288,18 @@ fn read_jsonl(path: &Path) -> Result<Vec<Map>, BundleError> {
         .collect())
 }
 
+/// An append-only log's whole lines (a line a killed writer left
+/// unfinished is left out); `None` when there is no such file.
+fn whole_lines(path: &Path) -> Result<Option<Vec<u8>>, BundleError> {
+    if !path.is_file() {
+        return Ok(None);
+    }
+    let mut data = std::fs::read(path).map_err(io(path))?;
+    let end = data.iter().rposition(|b| *b == b'\n').map_or(0, |i| i + 1);
+    data.truncate(end);
+    Ok(Some(data))
+}
+
 /// Group frames and recovery records merged by (epoch, seq, frame_hash).
 fn authority_frames(details: &[Map]) -> Vec<Map> {
     let mut merged: BTreeMap<(i64, i64, String), Map> = BTreeMap::new();
@@ -477,7 +497,18 @@ pub fn export(
         ),
         (PEERS.into(), jsonl_bytes(&peer_index)),
     ];
+    if let Some(data) = whole_lines(&effective.join(COMMIT_REVEAL_FILE))? {
+        files.push((super::COMMIT_REVEAL.into(), data));
+    }
     if scope == Scope::Participant {
+        if let Some(data) = whole_lines(&effective.join(MP_TRANSCRIPT_FILE))? {
+            files.push((super::MP_TRANSCRIPT.into(), data));
+        }
+        let receipt = effective.join(MP_RECEIPT_FILE);
+        if receipt.is_file() {
+            let data = std::fs::read(&receipt).map_err(io(&receipt))?;
+            files.push((super::MP_RECEIPT.into(), data));
+        }
         let roots: Vec<(&str, &Path)> = if source == effective {
             vec![("state", &effective)]
         } else {
@@ -514,6 +545,7 @@ pub fn export(
         .map(|(i, f)| (i + 1, f))
         .collect();
     evidence::validate_terminal(Some(&terminal), &frame_lines, group_id).map_err(export_failure)?;
+    super::extension::check(&content).map_err(export_failure)?;
 
     let mut body = Map::new();
     body.insert("bundle_version", Value::from(REPLAY_BUNDLE_VERSION));

@@ -9,7 +9,11 @@
 //!   as a [`Failure`]: which check, the reference's reason, and where (file,
 //!   line, field);
 //! - [`reconcile`] cross-checks several verified bundles of one group
-//!   session (authority frames, peer messages, terminal evidence).
+//!   session (authority frames, peer messages, terminal evidence);
+//! - [`extension`] re-derives palaver's extension evidence after the
+//!   reference's checks: the commit-reveal openings of simultaneous rounds
+//!   and a mental-poker match's transcript root and receipts (files the
+//!   reference's verifier accepts as listed evidence and ignores).
 //!
 //! The manifest's body is hashed (`bundle_id`) and signed as the group
 //! protocol's canonical JSON; evidence files are JSONL in the same form.
@@ -17,12 +21,14 @@
 pub mod archive;
 mod evidence;
 mod export;
+mod extension;
 mod peer;
 mod reconcile;
 mod replay;
 mod verify;
 
 pub use export::{Scope, export, own_kind_body, own_kind_report, privacy, seal};
+pub use extension::{COMMIT_REVEAL, EXTENSION_FILES, ExtensionCheck, MP_RECEIPT, MP_TRANSCRIPT};
 pub use reconcile::reconcile;
 pub use replay::{is_bundle, replay};
 pub use verify::{Verified, check_terminal, kind_of, open, verify};

@@ -3,7 +3,8 @@
 //! its signer and membership, its signature, the file inventory (every
 //! file listed once, with its size and SHA-256, nothing unlisted), the
 //! derived evidence, the terminal evidence, and for a participant bundle
-//! its peer evidence.
+//! its peer evidence; then palaver's own extension checks
+//! ([`super::extension`]), which the report lists (`extension_checks`).
 
 use super::evidence::{self, FRAMES, PEERS};
 use super::{BUNDLE_KIND, BundleError, Failure, REPLAY_BUNDLE_VERSION, archive, differs, is_hash};
@@ -19,11 +20,14 @@ pub struct Verified {
     pub manifest: Map,
     pub authority_frames: Vec<Map>,
     pub peer_index: Vec<Map>,
+    /// palaver's extension checks: passed or not applicable.
+    pub extensions: Vec<super::ExtensionCheck>,
 }
 
 impl Verified {
     /// `{"status": "verified", "path", "manifest", "authority_frames",
-    /// "peer_index"}`, in the reference's order.
+    /// "peer_index"}`, in the reference's order, then palaver's
+    /// `extension_checks` (each `{"check", "status", "count", "detail"}`).
     pub fn to_value(&self) -> Value {
         let mut m = Map::new();
         m.insert("status", Value::from("verified"));
@@ -32,6 +36,10 @@ impl Verified {
         let list = |v: &[Map]| Value::Array(v.iter().cloned().map(Value::Object).collect());
         m.insert("authority_frames", list(&self.authority_frames));
         m.insert("peer_index", list(&self.peer_index));
+        m.insert(
+            "extension_checks",
+            Value::Array(self.extensions.iter().map(|c| c.to_value()).collect()),
+        );
         Value::Object(m)
     }
 }
@@ -293,6 +301,7 @@ pub fn verify(path: &Path) -> Result<Verified, BundleError> {
         let index: Vec<Map> = peer_index.iter().map(|(_, m)| m.clone()).collect();
         super::peer::validate_participant(&logs, &index, PEERS)?;
     }
+    let extensions = super::extension::check(&content)?;
     let abs = path.canonicalize().map_err(|source| BundleError::Io {
         path: path.to_owned(),
         source,
@@ -302,5 +311,6 @@ pub fn verify(path: &Path) -> Result<Verified, BundleError> {
         manifest,
         authority_frames: frames.into_iter().map(|(_, m)| m).collect(),
         peer_index: peer_index.into_iter().map(|(_, m)| m).collect(),
+        extensions,
     })
 }
