@@ -989,16 +989,6 @@ fn peer_evidence_crosses_with_the_reference_and_a_forged_message_is_named() {
     assert_eq!(err, format!("ValueError: {}", f.reason));
 }
 
-/// The state dir named in a `session state: DIR` line.
-fn printed_state_dir(printed: &str) -> PathBuf {
-    printed
-        .lines()
-        .find_map(|l| l.strip_prefix("session state: "))
-        .and_then(|l| l.split_whitespace().next())
-        .map(PathBuf::from)
-        .unwrap_or_else(|| panic!("no state dir in:\n{printed}"))
-}
-
 /// A whole four-seat table (four-player landlord) over iroh through a real
 /// `palaver serve`: a palaver host with two bots and a palaver member.
 /// Returns each player's key and state dir.
@@ -1058,7 +1048,7 @@ fn table(tmp: &Path) -> (Vec<(KeyPair, PathBuf)>, common::Serve) {
         .map(|(who, printed)| {
             (
                 KeyPair::load(&tmp.join(who)).unwrap(),
-                printed_state_dir(&printed),
+                common::played::printed_state_dir(&printed),
             )
         })
         .collect();
@@ -1123,30 +1113,7 @@ fn a_four_seat_table_crosses_with_the_reference_and_reconcile_agrees() {
 fn a_mental_poker_match_crosses_with_the_reference_both_ways() {
     let py = common::reference_python();
     let tmp = tempfile::tempdir().unwrap();
-    let data = tmp.path().join("data");
-    let o = palaver(&data, &["init"]);
-    assert!(o.status.success());
-    let o = palaver(
-        &data,
-        &[
-            "protocol",
-            "test",
-            "crazy-eights-v1",
-            "--options",
-            r#"{"hand_size":5}"#,
-            "--role",
-            "host",
-            "--control-mode",
-            "autonomous",
-        ],
-    );
-    let printed = format!(
-        "{}{}",
-        String::from_utf8_lossy(&o.stdout),
-        String::from_utf8_lossy(&o.stderr)
-    );
-    assert!(o.status.success(), "{printed}");
-    let ours = printed_state_dir(&printed);
+    let ours = common::played::crazy_eights(&tmp.path().join("data"));
     assert!(
         ours.join("transcript_receipt.json").is_file()
             || std::fs::read_dir(&ours)

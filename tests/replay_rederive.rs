@@ -20,8 +20,6 @@ use palaver::session::bundle::{
 };
 use std::path::{Path, PathBuf};
 
-const BIN: &str = env!("CARGO_BIN_EXE_palaver");
-
 fn refused(path: &Path) -> Failure {
     match bundle::verify(path) {
         Err(BundleError::Failed(f)) => *f,
@@ -224,51 +222,10 @@ async fn simultaneous_rounds_are_re_derived_and_a_forged_opening_is_named() {
     }
 }
 
-fn palaver(data: &Path, args: &[&str]) -> std::process::Output {
-    std::process::Command::new(BIN)
-        .arg("--data-dir")
-        .arg(data)
-        .args(args)
-        .output()
-        .unwrap()
-}
-
-/// The state dir named in a `session state: DIR` line.
-fn printed_state_dir(printed: &str) -> PathBuf {
-    printed
-        .lines()
-        .find_map(|l| l.strip_prefix("session state: "))
-        .and_then(|l| l.split_whitespace().next())
-        .map(PathBuf::from)
-        .unwrap_or_else(|| panic!("no state dir in:\n{printed}"))
-}
-
 #[test]
 fn a_mental_poker_transcript_is_re_derived_and_a_changed_entry_is_named() {
     let tmp = tempfile::tempdir().unwrap();
-    let data = tmp.path().join("data");
-    common::ok(palaver(&data, &["init"]), "palaver init");
-    let o = palaver(
-        &data,
-        &[
-            "protocol",
-            "test",
-            "crazy-eights-v1",
-            "--options",
-            r#"{"hand_size":5}"#,
-            "--role",
-            "host",
-            "--control-mode",
-            "autonomous",
-        ],
-    );
-    let printed = format!(
-        "{}{}",
-        String::from_utf8_lossy(&o.stdout),
-        String::from_utf8_lossy(&o.stderr)
-    );
-    assert!(o.status.success(), "{printed}");
-    let dir = printed_state_dir(&printed);
+    let dir = common::played::crazy_eights(&tmp.path().join("data"));
     let key = KeyPair::generate();
     let public = tmp.path().join("public.zip");
     bundle::export(&dir, &public, Scope::Public, &key, false).unwrap();

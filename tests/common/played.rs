@@ -59,3 +59,52 @@ pub async fn session(
     write_end(&dir, &outcome).unwrap();
     dir.parent.unwrap()
 }
+
+/// The state dir named in a `session state: DIR` line of `printed`.
+#[allow(
+    dead_code,
+    reason = "not every test binary that has common reads a printed state dir"
+)]
+pub fn printed_state_dir(printed: &str) -> PathBuf {
+    printed
+        .lines()
+        .find_map(|l| l.strip_prefix("session state: "))
+        .and_then(|l| l.split_whitespace().next())
+        .map(PathBuf::from)
+        .unwrap_or_else(|| panic!("no state dir in:\n{printed}"))
+}
+
+/// A crazy-eights-v1 match (hand_size 5) played by the palaver binary's
+/// `protocol test` as host in autonomous mode on a fresh data dir `data`;
+/// returns the host's state dir.
+#[allow(dead_code, reason = "only the replay tests play a mental-poker match")]
+pub fn crazy_eights(data: &Path) -> PathBuf {
+    let bin = env!("CARGO_BIN_EXE_palaver");
+    let run = |args: &[&str]| {
+        std::process::Command::new(bin)
+            .arg("--data-dir")
+            .arg(data)
+            .args(args)
+            .output()
+            .unwrap()
+    };
+    super::ok(run(&["init"]), "palaver init");
+    let o = run(&[
+        "protocol",
+        "test",
+        "crazy-eights-v1",
+        "--options",
+        r#"{"hand_size":5}"#,
+        "--role",
+        "host",
+        "--control-mode",
+        "autonomous",
+    ]);
+    let printed = format!(
+        "{}{}",
+        String::from_utf8_lossy(&o.stdout),
+        String::from_utf8_lossy(&o.stderr)
+    );
+    assert!(o.status.success(), "{printed}");
+    printed_state_dir(&printed)
+}
