@@ -176,6 +176,39 @@ fn why_not(dir: &std::path::Path) -> String {
     )
 }
 
+/// The thread stacks of a stalled process `pid`, by gdb when the machine
+/// has it (.ci/run installs it): where a process that stopped making
+/// progress waits. Best effort; it decides nothing.
+fn stacks(pid: u32) -> String {
+    let out = Command::new("timeout")
+        .args([
+            "60",
+            "gdb",
+            "-p",
+            &pid.to_string(),
+            "-batch",
+            "-ex",
+            "thread apply all bt 30",
+        ])
+        .stdin(Stdio::null())
+        .output();
+    match out {
+        Ok(o) => {
+            let text = String::from_utf8_lossy(&o.stdout);
+            let lines: Vec<&str> = text
+                .lines()
+                .filter(|l| l.starts_with('#') || l.starts_with("Thread"))
+                .collect();
+            let joined = lines.join("\n");
+            format!(
+                "thread stacks (gdb):\n{}",
+                joined.chars().take(30_000).collect::<String>()
+            )
+        }
+        Err(e) => format!("thread stacks: gdb did not run: {e}"),
+    }
+}
+
 fn scores(snap: &Value) -> String {
     json::canonical::to_string(
         snap.get("group_view")
@@ -686,9 +719,10 @@ fn survive_a_killed_leader(table: &str, reference: Option<String>) {
                 .and_then(|l| l.split_whitespace().next())
                 .map(PathBuf::from);
             panic!(
-                "{table}: the old leader joining again did not finish in 300 s\nprinted:\n{back_out}\nstderr:\n{}\n{}",
+                "{table}: the old leader joining again did not finish in 300 s\nprinted:\n{back_out}\nstderr:\n{}\n{}\n{}",
                 std::fs::read_to_string(&err).unwrap_or_default(),
-                dir.map(|d| why_not(&d)).unwrap_or_default()
+                dir.map(|d| why_not(&d)).unwrap_or_default(),
+                stacks(back.0.id())
             );
         }
         std::thread::sleep(Duration::from_millis(100));
