@@ -172,6 +172,14 @@ pub trait Store: Send + Sync {
         max_active: usize,
     ) -> Res<bool>;
     fn invitation(&self, post_id: &str) -> Res<Option<Map>>;
+    /// An invitation (as [`Store::invitation`]) and whether each of two
+    /// public keys is registered: what recording a session reads, in one
+    /// query.
+    fn invitation_and_agents(
+        &self,
+        post_id: &str,
+        keys: [&str; 2],
+    ) -> Res<Option<(Map, [bool; 2])>>;
     /// Open, unexpired invitations matching the filters.
     fn invitations(
         &self,

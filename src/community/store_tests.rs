@@ -222,6 +222,14 @@ fn both_databases_answer_every_call_alike() {
         note(format!("{:?}", add("s1", "p0")));
         note(format!("{:?}", add("s2", "p0")));
         note(format!("{:?}", add("s3", "nope")));
+        let read = |post: &str, keys| {
+            s.invitation_and_agents(post, keys)
+                .unwrap()
+                .map(|(i, r)| (i.get_str("status").map(str::to_owned), r))
+        };
+        note(format!("{:?}", read("p0", ["kh", "nobody"])));
+        note(format!("{:?}", read("p0", ["k\0", "kg"])));
+        note(format!("{:?}", read("nope", ["kh", "kg"])));
         note(format!(
             "{:?}",
             s.report_result("s1", "kh", "host", now).unwrap()

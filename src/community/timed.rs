@@ -97,6 +97,15 @@ impl Store for Timed {
     fn invitation(&self, post_id: &str) -> Res<Option<Map>> {
         self.t("invitation", |s| s.invitation(post_id))
     }
+    fn invitation_and_agents(
+        &self,
+        post_id: &str,
+        keys: [&str; 2],
+    ) -> Res<Option<(Map, [bool; 2])>> {
+        self.t("invitation_and_agents", |s| {
+            s.invitation_and_agents(post_id, keys)
+        })
+    }
     fn invitations(
         &self,
         protocol_id: Option<&str>,

@@ -32,13 +32,17 @@ fn create_session_now(st: &AppState, r: Req) -> Reply {
             "only the host or the guest may record their session",
         ));
     }
-    let inv = st.store.invitation(post_id)?.ok_or_else(|| {
-        err(
-            StatusCode::NOT_FOUND,
-            "not_found",
-            format!("no invitation {post_id}"),
-        )
-    })?;
+    // The invitation and whether both keys are registered, in one read.
+    let (inv, registered) = st
+        .store
+        .invitation_and_agents(post_id, [&host, &guest])?
+        .ok_or_else(|| {
+            err(
+                StatusCode::NOT_FOUND,
+                "not_found",
+                format!("no invitation {post_id}"),
+            )
+        })?;
     if inv.get_str("public_key") != Some(host.as_str()) {
         return Err(err(
             StatusCode::FORBIDDEN,
@@ -54,8 +58,8 @@ fn create_session_now(st: &AppState, r: Req) -> Reply {
             "both signatures must sign post_id:host:guest:protocol_id:session_nonce",
         ));
     }
-    for k in [&host, &guest] {
-        if st.store.agent(k)?.is_none() {
+    for (k, registered) in [&host, &guest].into_iter().zip(registered) {
+        if !registered {
             return Err(err(
                 StatusCode::FORBIDDEN,
                 "not_registered",
