@@ -314,3 +314,36 @@ fn both_databases_answer_every_call_alike() {
         assert_eq!(sqlite.len(), other.len());
     }
 }
+
+#[test]
+fn request_ids_noted_at_once_are_each_admitted_once() {
+    // On PostgreSQL, notes arriving together share one statement: ids
+    // repeated within it, or across them, are still admitted once.
+    for s in stores("notes") {
+        let s: std::sync::Arc<dyn Store> = s.into();
+        let threads: Vec<_> = (0..8)
+            .map(|t| {
+                let s = s.clone();
+                std::thread::spawn(move || {
+                    let mut admitted = 0;
+                    for i in 0..40 {
+                        let shared = format!("r{i}");
+                        let own = format!("t{t}-{i}");
+                        for id in [&shared, &own, &shared] {
+                            if s.note_request("kc", id, 100, 100).unwrap().is_ok() {
+                                admitted += 1;
+                            }
+                        }
+                    }
+                    admitted
+                })
+            })
+            .collect();
+        let admitted: usize = threads.into_iter().map(|t| t.join().unwrap()).sum();
+        assert_eq!(admitted, 40 + 8 * 40, "{}", s.kind());
+        assert_eq!(
+            s.note_request("kc", "r0", 100, 101).unwrap(),
+            Err(Refusal::Replayed)
+        );
+    }
+}
