@@ -211,6 +211,16 @@ pub trait Store: Send + Sync {
         host_sig: &str,
         guest_sig: &str,
     ) -> Res<NewSession>;
+    /// [`Store::add_session`]'s usual case on its own: records the session
+    /// (true) only if the invitation is open and the host's, both parties
+    /// are registered and the session is new; otherwise writes nothing.
+    fn add_session_at_once(
+        &self,
+        s: &SessionRow,
+        session_nonce: &str,
+        host_sig: &str,
+        guest_sig: &str,
+    ) -> Res<bool>;
     fn session(&self, session_id: &str) -> Res<Option<SessionRow>>;
     /// Moves `matched` → terminal; false when the session is already terminal.
     fn close_session(&self, session_id: &str, status: &str, now: f64) -> Res<bool>;

@@ -222,6 +222,14 @@ fn both_databases_answer_every_call_alike() {
         note(format!("{:?}", add("s1", "p0")));
         note(format!("{:?}", add("s2", "p0")));
         note(format!("{:?}", add("s3", "nope")));
+        let at_once = |id: &str, post: &str| {
+            s.add_session_at_once(&row(id, post), "nonce", "hs", "gs")
+                .unwrap()
+        };
+        note(format!(
+            "{:?}",
+            (at_once("s4", "p0"), at_once("s4", "nope"))
+        ));
         let read = |post: &str, keys| {
             s.invitation_and_agents(post, keys)
                 .unwrap()

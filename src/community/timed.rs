@@ -132,6 +132,17 @@ impl Store for Timed {
             s.renew_invitation(post_id, now, expires_at, max_active)
         })
     }
+    fn add_session_at_once(
+        &self,
+        row: &SessionRow,
+        session_nonce: &str,
+        host_sig: &str,
+        guest_sig: &str,
+    ) -> Res<bool> {
+        self.t("add_session_at_once", |s| {
+            s.add_session_at_once(row, session_nonce, host_sig, guest_sig)
+        })
+    }
     fn add_session(
         &self,
         row: &SessionRow,
