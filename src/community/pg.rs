@@ -16,7 +16,10 @@ use super::store::{Backend, Migrated, PoolState, Res, StoreError};
 use crate::sql::pg::{self as shared, Pool, Pooled};
 pub use crate::sql::pg::{PgError, parse_url, redact};
 use crate::sql::{Db, Dialect, args};
+use postgres::types::Type;
 use std::sync::atomic::{AtomicI64, Ordering};
+use std::sync::mpsc::{self, SyncSender};
+use std::sync::{Mutex, MutexGuard, PoisonError};
 use std::time::Duration;
 
 impl From<PgError> for StoreError {
@@ -216,6 +219,9 @@ pub struct Postgres {
     ids_swept: AtomicI64,
     /// The second `rate_buckets` was last swept of full buckets.
     buckets_swept: AtomicI64,
+    /// Request ids waiting to be noted.
+    notes: Mutex<Notes>,
+    note_leaders: usize,
 }
 
 impl SqlStore<Postgres> {
@@ -233,6 +239,11 @@ impl SqlStore<Postgres> {
             pool: Some(pool),
             ids_swept: AtomicI64::new(0),
             buckets_swept: AtomicI64::new(0),
+            notes: Mutex::default(),
+            note_leaders: std::env::var("PALAVER_PG_NOTE_LEADERS")
+                .ok()
+                .and_then(|v| v.parse::<usize>().ok())
+                .map_or(NOTE_LEADERS, |n| n.max(1)),
         })
     }
 
@@ -262,6 +273,151 @@ impl Postgres {
             && at
                 .compare_exchange(last, second, Ordering::Relaxed, Ordering::Relaxed)
                 .is_ok()
+    }
+}
+
+/// One request id waiting to be noted ([`Postgres::note_request`]).
+struct Note {
+    key: String,
+    request_id: String,
+    until: i64,
+    now: i64,
+    turn: SyncSender<Turn>,
+}
+
+/// What a waiting note is told.
+enum Turn {
+    /// Its answer.
+    Done(Res<Admission>),
+    /// Lead: note everything waiting, as one statement.
+    Lead,
+}
+
+/// The notes waiting for a statement, and how many statements are being
+/// run (by callers that lead them).
+#[derive(Default)]
+struct Notes {
+    waiting: Vec<Note>,
+    leaders: usize,
+}
+
+/// Statements noting request ids that one instance runs at once: more
+/// arrivals wait and go together in the next one. More than one, so the
+/// notes never queue behind a single thread's wake-up.
+/// `PALAVER_PG_NOTE_LEADERS` (at least 1) sets another number: a large
+/// one gives every request a statement of its own again.
+const NOTE_LEADERS: usize = 2;
+
+/// Statements a leader runs one after another (while notes keep waiting)
+/// before it hands the lead on and returns its own answer.
+const NOTE_ROUNDS: usize = 4;
+
+/// Notes every request id in one statement: a live entry is left alone (a
+/// replay), a new or expired one is (re)written; of two racing inserts one
+/// waits for the other and then sees its row. The ids go in sorted, so two
+/// batches (of two instances) that share ids lock them in one order.
+const NOTE_IDS: &str = "INSERT INTO request_ids AS r (public_key, request_id, until) \
+     SELECT * FROM unnest($1::text[], $2::text[], $3::bigint[]) \
+     ON CONFLICT (public_key, request_id) DO UPDATE SET until = EXCLUDED.until \
+     WHERE r.until < $4 RETURNING public_key, request_id";
+
+/// When a leader is done (also when it panicked): hands its lead to the
+/// oldest waiting note, or gives it up when none waits.
+struct HandOn<'a>(&'a Postgres);
+
+impl Drop for HandOn<'_> {
+    fn drop(&mut self) {
+        let mut q = self.0.notes();
+        while let Some(first) = q.waiting.first() {
+            if first.turn.try_send(Turn::Lead).is_ok() {
+                return;
+            }
+            // Its caller is gone.
+            q.waiting.remove(0);
+        }
+        q.leaders -= 1;
+    }
+}
+
+impl Postgres {
+    fn notes(&self) -> MutexGuard<'_, Notes> {
+        self.notes.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// Notes everything waiting as one statement and tells each caller,
+    /// again while notes keep waiting (at most [`NOTE_ROUNDS`] times).
+    fn lead_notes(&self) {
+        let _hand_on = HandOn(self);
+        for _ in 0..NOTE_ROUNDS {
+            let mut batch = std::mem::take(&mut self.notes().waiting);
+            if batch.is_empty() {
+                return;
+            }
+            batch.sort_by(|a, b| (&a.key, &a.request_id).cmp(&(&b.key, &b.request_id)));
+            match self.note_batch(&batch) {
+                Ok(admitted) => {
+                    for (n, ok) in batch.iter().zip(admitted) {
+                        let a = if ok { Ok(()) } else { Err(Refusal::Replayed) };
+                        let _ = n.turn.try_send(Turn::Done(Ok(a)));
+                    }
+                }
+                Err(e) => {
+                    for n in &batch {
+                        let _ = n.turn.try_send(Turn::Done(Err(StoreError(e.0.clone()))));
+                    }
+                }
+            }
+        }
+    }
+
+    /// Whether each note of `batch` (sorted) was admitted: a second note of
+    /// one (key, id) in the batch is a replay of the first.
+    fn note_batch(&self, batch: &[Note]) -> Res<Vec<bool>> {
+        let Some(now) = batch.iter().map(|n| n.now).min() else {
+            return Ok(Vec::new());
+        };
+        let first: Vec<bool> = batch
+            .iter()
+            .enumerate()
+            .map(|(i, n)| {
+                i == 0 || (&batch[i - 1].key, &batch[i - 1].request_id) != (&n.key, &n.request_id)
+            })
+            .collect();
+        let once = batch
+            .iter()
+            .zip(&first)
+            .filter(|(_, f)| **f)
+            .map(|(n, _)| n);
+        let (mut keys, mut ids, mut untils) = (Vec::new(), Vec::new(), Vec::new());
+        for n in once {
+            keys.push(n.key.as_str());
+            ids.push(n.request_id.as_str());
+            untils.push(n.until);
+        }
+        let mut c = self.conn()?;
+        if Self::due(&self.ids_swept, now) {
+            shared::PgDb::new(&mut c, false)
+                .execute("DELETE FROM request_ids WHERE until < $1", args![now])?;
+        }
+        let rows = c.query_typed(
+            NOTE_IDS,
+            &[
+                Type::TEXT_ARRAY,
+                Type::TEXT_ARRAY,
+                Type::INT8_ARRAY,
+                Type::INT8,
+            ],
+            &[&keys, &ids, &untils, &now],
+        )?;
+        let mut admitted = std::collections::HashSet::with_capacity(rows.len());
+        for r in &rows {
+            admitted.insert((r.try_get::<_, String>(0)?, r.try_get::<_, String>(1)?));
+        }
+        Ok(batch
+            .iter()
+            .zip(first)
+            .map(|(n, f)| f && admitted.contains(&(n.key.clone(), n.request_id.clone())))
+            .collect())
     }
 }
 
@@ -298,29 +454,41 @@ impl Backend for Postgres {
         self.pool.as_ref().map(shared::state)
     }
 
+    /// Requests noted at once share one statement (one round trip and one
+    /// commit instead of one each): a caller that finds fewer than
+    /// [`NOTE_LEADERS`] statements running runs one for every note waiting
+    /// ([`Postgres::lead_notes`]); otherwise it waits for a leader to take
+    /// its note, or to hand it the lead.
     fn note_request(&self, key: &str, request_id: &str, t: i64, now: i64) -> Res<Admission> {
         if key.contains('\0') || request_id.contains('\0') {
             return Err(StoreError("a request id or key holds a NUL".into()));
         }
-        let sweep = Self::due(&self.ids_swept, now);
-        self.run(|db| {
-            if sweep {
-                db.execute("DELETE FROM request_ids WHERE until < $1", args![now])?;
+        // Room for both messages a note can get: the lead handed to it, and
+        // its answer from another leader that took it first.
+        let (turn, answer) = mpsc::sync_channel(2);
+        let lead = {
+            let mut q = self.notes();
+            q.waiting.push(Note {
+                key: key.to_owned(),
+                request_id: request_id.to_owned(),
+                until: keep_until(t, now),
+                now,
+                turn,
+            });
+            let lead = q.leaders < self.note_leaders;
+            q.leaders += usize::from(lead);
+            lead
+        };
+        if lead {
+            self.lead_notes();
+        }
+        loop {
+            match answer.recv() {
+                Ok(Turn::Done(r)) => return r,
+                Ok(Turn::Lead) => self.lead_notes(),
+                Err(_) => return Err(StoreError("the replay check was abandoned".into())),
             }
-            // One statement: a live entry is left alone (a replay), a new or
-            // expired one is (re)written; of two racing inserts one waits for
-            // the other and then sees its row.
-            let row = db.query_opt(
-                "INSERT INTO request_ids AS r (public_key, request_id, until) VALUES ($1, $2, $3) \
-                 ON CONFLICT (public_key, request_id) DO UPDATE SET until = EXCLUDED.until \
-                 WHERE r.until < $4 RETURNING 1",
-                args![key, request_id, keep_until(t, now), now],
-            )?;
-            Ok(match row {
-                Some(_) => Ok(()),
-                None => Err(Refusal::Replayed),
-            })
-        })
+        }
     }
 
     fn take_token(&self, key: &str, rate: f64, now: f64) -> Res<Admission> {

@@ -295,6 +295,30 @@ impl<B: Backend> Store for SqlStore<B> {
         })
     }
 
+    fn invitation_and_agents(
+        &self,
+        post_id: &str,
+        keys: [&str; 2],
+    ) -> Res<Option<(Map, [bool; 2])>> {
+        if self.unstorable(post_id) {
+            return Ok(None);
+        }
+        // A key the database cannot hold is not registered ("" is no key).
+        let [a, b] = keys.map(|k| if self.unstorable(k) { "" } else { k });
+        self.0.run(|db| {
+            db.query_opt(
+                "SELECT body, status, expires_at, EXISTS (SELECT 1 FROM agents WHERE public_key = $2), \
+                 EXISTS (SELECT 1 FROM agents WHERE public_key = $3) FROM invitations WHERE post_id = $1",
+                args![post_id, a, b],
+            )?
+            .map(|r| {
+                let inv = invitation_view(&r.text(0)?, r.text(1)?, r.float(2)?);
+                Ok((inv, [r.bool(3)?, r.bool(4)?]))
+            })
+            .transpose()
+        })
+    }
+
     fn invitations(
         &self,
         protocol_id: Option<&str>,
@@ -398,8 +422,11 @@ impl<B: Backend> Store for SqlStore<B> {
             return Ok(NewSession::NoInvitation);
         }
         self.0.transaction(|db| {
-            // The invitation's row lock: of two sessions racing for one
-            // invitation, the second sees it matched.
+            if take_for_session(db, s, session_nonce, host_sig, guest_sig)? {
+                return Ok(NewSession::Added);
+            }
+            // Otherwise why not, under the invitation's row lock (and, should
+            // it have opened meanwhile, the session recorded after all).
             let sql = format!(
                 "SELECT status FROM invitations WHERE post_id = $1{}",
                 db.dialect().for_update()
@@ -437,6 +464,21 @@ impl<B: Backend> Store for SqlStore<B> {
             )?;
             Ok(NewSession::Added)
         })
+    }
+
+    fn add_session_at_once(
+        &self,
+        s: &SessionRow,
+        session_nonce: &str,
+        host_sig: &str,
+        guest_sig: &str,
+    ) -> Res<bool> {
+        let fields = [&s.post_id, &s.host_public_key, &s.guest_public_key];
+        if fields.iter().any(|f| self.unstorable(f)) {
+            return Ok(false);
+        }
+        self.0
+            .transaction(|db| take_for_session(db, s, session_nonce, host_sig, guest_sig))
     }
 
     fn session(&self, session_id: &str) -> Res<Option<SessionRow>> {
@@ -752,4 +794,35 @@ impl<B: Backend> Store for SqlStore<B> {
         self.0
             .run(|db| social::trust_snapshot(db, date, build, now))
     }
+}
+
+/// A session create's usual case in two statements: take the invitation
+/// while it is open, the host's, both parties registered and the session
+/// new (the UPDATE's row lock makes a second session racing for it wait,
+/// then see it matched), then record the session. False, with nothing
+/// written, when any of that does not hold. No ON CONFLICT: the same
+/// session recorded meanwhile is a unique violation, whose retry sees it.
+fn take_for_session(
+    db: &mut dyn Db,
+    s: &SessionRow,
+    session_nonce: &str,
+    host_sig: &str,
+    guest_sig: &str,
+) -> Res<bool> {
+    let took = db.execute(
+        "UPDATE invitations SET status = 'matched' WHERE post_id = $1 AND status = 'open' AND public_key = $3 \
+         AND NOT EXISTS (SELECT 1 FROM sessions WHERE session_id = $2) \
+         AND EXISTS (SELECT 1 FROM agents a WHERE a.public_key = $3) \
+         AND EXISTS (SELECT 1 FROM agents a WHERE a.public_key = $4)",
+        args![&s.post_id, &s.session_id, &s.host_public_key, &s.guest_public_key],
+    )?;
+    if took != 1 {
+        return Ok(false);
+    }
+    db.execute(
+        "INSERT INTO sessions (session_id, post_id, protocol_id, host_public_key, guest_public_key, session_nonce, \
+         host_signature, guest_signature, status, created_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, 'matched', $9)",
+        args![&s.session_id, &s.post_id, &s.protocol_id, &s.host_public_key, &s.guest_public_key, session_nonce, host_sig, guest_sig, s.created_at],
+    )?;
+    Ok(true)
 }

@@ -172,6 +172,14 @@ pub trait Store: Send + Sync {
         max_active: usize,
     ) -> Res<bool>;
     fn invitation(&self, post_id: &str) -> Res<Option<Map>>;
+    /// An invitation (as [`Store::invitation`]) and whether each of two
+    /// public keys is registered: what recording a session reads, in one
+    /// query.
+    fn invitation_and_agents(
+        &self,
+        post_id: &str,
+        keys: [&str; 2],
+    ) -> Res<Option<(Map, [bool; 2])>>;
     /// Open, unexpired invitations matching the filters.
     fn invitations(
         &self,
@@ -203,6 +211,16 @@ pub trait Store: Send + Sync {
         host_sig: &str,
         guest_sig: &str,
     ) -> Res<NewSession>;
+    /// [`Store::add_session`]'s usual case on its own: records the session
+    /// (true) only if the invitation is open and the host's, both parties
+    /// are registered and the session is new; otherwise writes nothing.
+    fn add_session_at_once(
+        &self,
+        s: &SessionRow,
+        session_nonce: &str,
+        host_sig: &str,
+        guest_sig: &str,
+    ) -> Res<bool>;
     fn session(&self, session_id: &str) -> Res<Option<SessionRow>>;
     /// Moves `matched` → terminal; false when the session is already terminal.
     fn close_session(&self, session_id: &str, status: &str, now: f64) -> Res<bool>;

@@ -222,6 +222,22 @@ fn both_databases_answer_every_call_alike() {
         note(format!("{:?}", add("s1", "p0")));
         note(format!("{:?}", add("s2", "p0")));
         note(format!("{:?}", add("s3", "nope")));
+        let at_once = |id: &str, post: &str| {
+            s.add_session_at_once(&row(id, post), "nonce", "hs", "gs")
+                .unwrap()
+        };
+        note(format!(
+            "{:?}",
+            (at_once("s4", "p0"), at_once("s4", "nope"))
+        ));
+        let read = |post: &str, keys| {
+            s.invitation_and_agents(post, keys)
+                .unwrap()
+                .map(|(i, r)| (i.get_str("status").map(str::to_owned), r))
+        };
+        note(format!("{:?}", read("p0", ["kh", "nobody"])));
+        note(format!("{:?}", read("p0", ["k\0", "kg"])));
+        note(format!("{:?}", read("nope", ["kh", "kg"])));
         note(format!(
             "{:?}",
             s.report_result("s1", "kh", "host", now).unwrap()
@@ -304,5 +320,38 @@ fn both_databases_answer_every_call_alike() {
             assert_eq!(a, b, "answer {i} differs on {kind}");
         }
         assert_eq!(sqlite.len(), other.len());
+    }
+}
+
+#[test]
+fn request_ids_noted_at_once_are_each_admitted_once() {
+    // On PostgreSQL, notes arriving together share one statement: ids
+    // repeated within it, or across them, are still admitted once.
+    for s in stores("notes") {
+        let s: std::sync::Arc<dyn Store> = s.into();
+        let threads: Vec<_> = (0..8)
+            .map(|t| {
+                let s = s.clone();
+                std::thread::spawn(move || {
+                    let mut admitted = 0;
+                    for i in 0..40 {
+                        let shared = format!("r{i}");
+                        let own = format!("t{t}-{i}");
+                        for id in [&shared, &own, &shared] {
+                            if s.note_request("kc", id, 100, 100).unwrap().is_ok() {
+                                admitted += 1;
+                            }
+                        }
+                    }
+                    admitted
+                })
+            })
+            .collect();
+        let admitted: usize = threads.into_iter().map(|t| t.join().unwrap()).sum();
+        assert_eq!(admitted, 40 + 8 * 40, "{}", s.kind());
+        assert_eq!(
+            s.note_request("kc", "r0", 100, 101).unwrap(),
+            Err(Refusal::Replayed)
+        );
     }
 }

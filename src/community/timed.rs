@@ -97,6 +97,15 @@ impl Store for Timed {
     fn invitation(&self, post_id: &str) -> Res<Option<Map>> {
         self.t("invitation", |s| s.invitation(post_id))
     }
+    fn invitation_and_agents(
+        &self,
+        post_id: &str,
+        keys: [&str; 2],
+    ) -> Res<Option<(Map, [bool; 2])>> {
+        self.t("invitation_and_agents", |s| {
+            s.invitation_and_agents(post_id, keys)
+        })
+    }
     fn invitations(
         &self,
         protocol_id: Option<&str>,
@@ -121,6 +130,17 @@ impl Store for Timed {
     ) -> Res<Renewal> {
         self.t("renew_invitation", |s| {
             s.renew_invitation(post_id, now, expires_at, max_active)
+        })
+    }
+    fn add_session_at_once(
+        &self,
+        row: &SessionRow,
+        session_nonce: &str,
+        host_sig: &str,
+        guest_sig: &str,
+    ) -> Res<bool> {
+        self.t("add_session_at_once", |s| {
+            s.add_session_at_once(row, session_nonce, host_sig, guest_sig)
         })
     }
     fn add_session(

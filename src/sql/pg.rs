@@ -190,6 +190,19 @@ impl Conn {
         self.statements.insert(sql.to_owned(), st.clone());
         Ok(st)
     }
+
+    /// Runs `sql`, prepared once per connection for parameters of `types`,
+    /// with `params`: for a statement that binds what an [`Arg`] cannot
+    /// (an array).
+    pub fn query_typed(
+        &mut self,
+        sql: &str,
+        types: &[Type],
+        params: &[&(dyn ToSql + Sync)],
+    ) -> Result<Vec<postgres::Row>, postgres::Error> {
+        let st = self.statement(sql, types)?;
+        self.client.query(&st, params)
+    }
 }
 
 /// Makes the pool's [`Conn`]s.

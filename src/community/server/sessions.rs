@@ -32,13 +32,45 @@ fn create_session_now(st: &AppState, r: Req) -> Reply {
             "only the host or the guest may record their session",
         ));
     }
-    let inv = st.store.invitation(post_id)?.ok_or_else(|| {
-        err(
-            StatusCode::NOT_FOUND,
-            "not_found",
-            format!("no invitation {post_id}"),
+    let canonical = auth::session_canonical(post_id, &host, &guest, protocol_id, nonce);
+    let signed =
+        verify(&host, canonical.as_bytes(), hs) && verify(&guest, canonical.as_bytes(), gs);
+    let session_id = auth::session_id(&canonical);
+    let row = SessionRow {
+        session_id: session_id.clone(),
+        post_id: post_id.to_owned(),
+        protocol_id: protocol_id.unwrap_or("").to_owned(),
+        host_public_key: host.clone(),
+        guest_public_key: guest.clone(),
+        status: "matched".into(),
+        winner: None,
+        disputed: false,
+        iroh_ticket: None,
+        created_at: now_f(),
+    };
+    let created = || {
+        reply(
+            StatusCode::CREATED,
+            Value::Object(obj! { "session_id" => session_id.as_str(), "status" => "matched" }),
         )
-    })?;
+    };
+    // The usual case, both proofs good, in one transaction of two
+    // statements that hold only if every check below would pass; otherwise
+    // (nothing written) the checks one by one say why, in their order.
+    if signed && st.store.add_session_at_once(&row, nonce, hs, gs)? {
+        return created();
+    }
+    // The invitation and whether both keys are registered, in one read.
+    let (inv, registered) = st
+        .store
+        .invitation_and_agents(post_id, [&host, &guest])?
+        .ok_or_else(|| {
+            err(
+                StatusCode::NOT_FOUND,
+                "not_found",
+                format!("no invitation {post_id}"),
+            )
+        })?;
     if inv.get_str("public_key") != Some(host.as_str()) {
         return Err(err(
             StatusCode::FORBIDDEN,
@@ -46,16 +78,15 @@ fn create_session_now(st: &AppState, r: Req) -> Reply {
             "host_public_key is not the invitation's author",
         ));
     }
-    let canonical = auth::session_canonical(post_id, &host, &guest, protocol_id, nonce);
-    if !verify(&host, canonical.as_bytes(), hs) || !verify(&guest, canonical.as_bytes(), gs) {
+    if !signed {
         return Err(err(
             StatusCode::BAD_REQUEST,
             "bad_signature",
             "both signatures must sign post_id:host:guest:protocol_id:session_nonce",
         ));
     }
-    for k in [&host, &guest] {
-        if st.store.agent(k)?.is_none() {
+    for (k, registered) in [&host, &guest].into_iter().zip(registered) {
+        if !registered {
             return Err(err(
                 StatusCode::FORBIDDEN,
                 "not_registered",
@@ -63,19 +94,6 @@ fn create_session_now(st: &AppState, r: Req) -> Reply {
             ));
         }
     }
-    let session_id = auth::session_id(&canonical);
-    let row = SessionRow {
-        session_id: session_id.clone(),
-        post_id: post_id.to_owned(),
-        protocol_id: protocol_id.unwrap_or("").to_owned(),
-        host_public_key: host,
-        guest_public_key: guest,
-        status: "matched".into(),
-        winner: None,
-        disputed: false,
-        iroh_ticket: None,
-        created_at: now_f(),
-    };
     // Recorded only while the invitation is open, checked in the same
     // transaction as the insert: a cancelled invitation, or one another
     // session matched (on any server), takes no session.
@@ -103,10 +121,7 @@ fn create_session_now(st: &AppState, r: Req) -> Reply {
             ));
         }
     }
-    reply(
-        StatusCode::CREATED,
-        Value::Object(obj! { "session_id" => session_id, "status" => "matched" }),
-    )
+    created()
 }
 
 fn party_session(st: &AppState, id: &str, key: &str) -> Result<SessionRow, ApiError> {
