@@ -229,8 +229,11 @@ impl SqlStore<Postgres> {
     /// migrates the community schema.
     pub fn connect(url: &str, pool_size: u32) -> Result<(PgStore, Migrated), PgError> {
         let pool = shared::pool(url, pool_size, "community")?;
+        let leaders = note_leaders_from_env()?;
         let migrated = migrate_pool(&pool, url)?;
-        Ok((PgStore::from_pool(pool), migrated))
+        let mut store = PgStore::from_pool(pool);
+        store.0.note_leaders = leaders;
+        Ok((store, migrated))
     }
 
     /// A store over a pool whose database is migrated already.
@@ -240,10 +243,7 @@ impl SqlStore<Postgres> {
             ids_swept: AtomicI64::new(0),
             buckets_swept: AtomicI64::new(0),
             notes: Mutex::default(),
-            note_leaders: std::env::var("PALAVER_PG_NOTE_LEADERS")
-                .ok()
-                .and_then(|v| v.parse::<usize>().ok())
-                .map_or(NOTE_LEADERS, |n| n.max(1)),
+            note_leaders: NOTE_LEADERS,
         })
     }
 
@@ -304,9 +304,40 @@ struct Notes {
 /// Statements noting request ids that one instance runs at once: more
 /// arrivals wait and go together in the next one. More than one, so the
 /// notes never queue behind a single thread's wake-up.
-/// `PALAVER_PG_NOTE_LEADERS` (at least 1) sets another number: a large
+/// `PALAVER_PG_NOTE_LEADERS` (1 to 1024) sets another number: a large
 /// one gives every request a statement of its own again.
 const NOTE_LEADERS: usize = 2;
+
+/// The range `PALAVER_PG_NOTE_LEADERS` is held to.
+const NOTE_LEADERS_SETTING: crate::limits::Count = crate::limits::Count {
+    field: "PALAVER_PG_NOTE_LEADERS",
+    min: 1,
+    max: 1024,
+};
+
+/// [`NOTE_LEADERS`], or `PALAVER_PG_NOTE_LEADERS` when it is set.
+fn note_leaders_from_env() -> Result<usize, PgError> {
+    note_leaders(std::env::var(NOTE_LEADERS_SETTING.field).ok().as_deref())
+}
+
+/// The noting statements `setting` asks for (none: [`NOTE_LEADERS`]); a
+/// value that is not a whole number from 1 to 1024 is refused, naming it.
+fn note_leaders(setting: Option<&str>) -> Result<usize, PgError> {
+    let Some(text) = setting else {
+        return Ok(NOTE_LEADERS);
+    };
+    let n: i64 = text.trim().parse().map_err(|_| {
+        PgError::BadSetting(format!(
+            "{} must be a whole number from {} to {}, not {text:?}",
+            NOTE_LEADERS_SETTING.field, NOTE_LEADERS_SETTING.min, NOTE_LEADERS_SETTING.max
+        ))
+    })?;
+    let n = NOTE_LEADERS_SETTING
+        .check(n)
+        .map_err(|e| PgError::BadSetting(e.to_string()))?;
+    usize::try_from(n)
+        .map_err(|_| PgError::BadSetting(format!("{} is out of range", NOTE_LEADERS_SETTING.field)))
+}
 
 /// Statements a leader runs one after another (while notes keep waiting)
 /// before it hands the lead on and returns its own answer.
@@ -521,5 +552,21 @@ impl Backend for Postgres {
                 None => Err(Refusal::RateLimited),
             })
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_note_leaders_setting_is_range_checked_and_named() {
+        assert_eq!(note_leaders(None).unwrap(), NOTE_LEADERS);
+        assert_eq!(note_leaders(Some("1")).unwrap(), 1);
+        assert_eq!(note_leaders(Some(" 1024 ")).unwrap(), 1024);
+        for bad in ["0", "1025", "-3", "two", "", "100000"] {
+            let e = note_leaders(Some(bad)).unwrap_err().to_string();
+            assert!(e.contains("PALAVER_PG_NOTE_LEADERS"), "{bad}: {e}");
+        }
     }
 }

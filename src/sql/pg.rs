@@ -71,6 +71,8 @@ pub enum PgError {
         component: &'static str,
         reason: String,
     },
+    #[error("{0}")]
+    BadSetting(String),
     #[error(
         "the {component} schema in {url} is version {found}, newer than this palaver knows ({known}): upgrade palaver"
     )]
