@@ -31,15 +31,6 @@
 // may unwrap (clippy.toml).
 #![deny(clippy::unwrap_used, clippy::expect_used)]
 
-/// Every binary that links palaver (the CLI, the tests, the benches)
-/// allocates through mimalloc. The engine builds and drops many small JSON
-/// values per action (a table's state, its events, its views); with glibc's
-/// allocator a third of a Hold'em action's time went to malloc, free and
-/// their consolidation, and mimalloc's per-thread pages took hold'em's mean
-/// action from 8.3 to 5.3 µs (benches/tables.rs, docs/performance.md).
-#[global_allocator]
-static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
-
 pub mod cli;
 pub mod community;
 pub mod config;
