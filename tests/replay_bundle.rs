@@ -12,7 +12,7 @@ mod common;
 use palaver::engine::{ControlMode, Role};
 use palaver::identity::KeyPair;
 use palaver::json::{Map, Value};
-use palaver::session::bundle::{self, BundleError, Failure, Scope, archive};
+use palaver::session::bundle::{self, BundleError, Scope, archive};
 use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -26,22 +26,7 @@ fn export(dir: &Path, out: &Path, scope: Scope, key: &KeyPair) -> Map {
 }
 
 /// The failed check of a bundle that must not verify.
-fn refused(path: &Path) -> Failure {
-    match bundle::verify(path) {
-        Err(BundleError::Failed(f)) => *f,
-        other => panic!("{} was not refused by a check: {other:?}", path.display()),
-    }
-}
-
-/// A bundle's entries, in archive order.
-fn entries(path: &Path) -> Vec<(String, Vec<u8>)> {
-    archive::read_entries(path).unwrap()
-}
-
-/// Writes `files` as a bundle at `path`.
-fn write(path: &Path, files: &[(String, Vec<u8>)]) {
-    std::fs::write(path, archive::zip_bytes(files).unwrap()).unwrap();
-}
+use common::forge::{entries, refused, write};
 
 fn manifest(files: &[(String, Vec<u8>)]) -> Map {
     let raw = &files.iter().find(|(n, _)| n == "manifest.json").unwrap().1;

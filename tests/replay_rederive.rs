@@ -15,25 +15,11 @@ use palaver::engine::{ControlMode, Role};
 use palaver::identity::KeyPair;
 use palaver::json::{Map, Value};
 use palaver::session::bundle::{
-    self, BundleError, COMMIT_REVEAL, ExtensionCheck, Failure, MP_RECEIPT, MP_TRANSCRIPT, Scope,
-    archive,
+    self, COMMIT_REVEAL, ExtensionCheck, MP_RECEIPT, MP_TRANSCRIPT, Scope,
 };
 use std::path::{Path, PathBuf};
 
-fn refused(path: &Path) -> Failure {
-    match bundle::verify(path) {
-        Err(BundleError::Failed(f)) => *f,
-        other => panic!("{} was not refused by a check: {other:?}", path.display()),
-    }
-}
-
-fn entries(path: &Path) -> Vec<(String, Vec<u8>)> {
-    archive::read_entries(path).unwrap()
-}
-
-fn write(path: &Path, files: &[(String, Vec<u8>)]) {
-    std::fs::write(path, archive::zip_bytes(files).unwrap()).unwrap();
-}
+use common::forge::{entries, refused, write};
 
 fn lines(data: &[u8]) -> Vec<Map> {
     String::from_utf8_lossy(data)

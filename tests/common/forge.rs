@@ -43,3 +43,29 @@ pub fn resign(files: &mut Vec<(String, Vec<u8>)>, key: &KeyPair) {
         palaver::json::canonical::to_vec(&Value::Object(m)),
     ));
 }
+
+/// The failure `bundle::verify` names for the bundle at `path` (a panic
+/// when it verifies or fails otherwise).
+#[allow(dead_code, reason = "only the replay tests read bundles back")]
+pub fn refused(path: &std::path::Path) -> palaver::session::bundle::Failure {
+    match palaver::session::bundle::verify(path) {
+        Err(palaver::session::bundle::BundleError::Failed(f)) => *f,
+        other => panic!("{} was not refused by a check: {other:?}", path.display()),
+    }
+}
+
+/// A bundle's entries, in archive order.
+#[allow(dead_code, reason = "only the replay tests read bundles back")]
+pub fn entries(path: &std::path::Path) -> Vec<(String, Vec<u8>)> {
+    palaver::session::bundle::archive::read_entries(path).unwrap()
+}
+
+/// Writes `files` as a bundle at `path`.
+#[allow(dead_code, reason = "only the replay tests read bundles back")]
+pub fn write(path: &std::path::Path, files: &[(String, Vec<u8>)]) {
+    std::fs::write(
+        path,
+        palaver::session::bundle::archive::zip_bytes(files).unwrap(),
+    )
+    .unwrap();
+}
