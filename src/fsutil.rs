@@ -62,6 +62,41 @@ fn unique() -> u64 {
     t ^ N.fetch_add(1, Ordering::Relaxed).rotate_left(48)
 }
 
+/// A `.jsonl` file that does not end in a newline ends in a line whose
+/// writer died before finishing it; truncates it back to just after the
+/// last newline and returns the bytes cut. Call it where no live writer can
+/// be mid-line: under the append lock, or as the file's only writer.
+pub fn cut_torn_tail(f: &File) -> io::Result<u64> {
+    use std::os::unix::fs::FileExt;
+    let len = f.metadata()?.len();
+    if len == 0 {
+        return Ok(0);
+    }
+    let mut last = [0u8];
+    f.read_exact_at(&mut last, len - 1)?;
+    if last[0] == b'\n' {
+        return Ok(0);
+    }
+    // Search backwards in blocks for the newline that ends the last
+    // complete line (none: the whole file is the fragment).
+    let mut end = len;
+    let mut block = vec![0u8; 64 * 1024];
+    let keep = loop {
+        if end == 0 {
+            break 0;
+        }
+        let start = end.saturating_sub(block.len() as u64);
+        let chunk = &mut block[..(end - start) as usize];
+        f.read_exact_at(chunk, start)?;
+        if let Some(i) = chunk.iter().rposition(|b| *b == b'\n') {
+            break start + i as u64 + 1;
+        }
+        end = start;
+    };
+    f.set_len(keep)?;
+    Ok(len - keep)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

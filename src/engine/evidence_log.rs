@@ -17,7 +17,7 @@
 
 use crate::json::{Map, Value};
 use std::fs::File;
-use std::io::{Read, Seek, SeekFrom, Write};
+use std::io::Write;
 use std::path::{Path, PathBuf};
 
 /// The commit-reveal openings of a `simultaneous_round` session.
@@ -27,10 +27,6 @@ pub const MP_TRANSCRIPT_FILE: &str = "mental-poker-transcript.jsonl";
 /// The state file that keeps a passed audit's terminal receipts, as the
 /// reference writes it (not a log: written once, atomically, by the flow).
 pub const MP_RECEIPT_FILE: &str = "transcript_receipt.json";
-
-/// How far back from the end a torn last line is looked for: a longer
-/// unfinished line is cut at this bound (what is before it stays).
-const MAX_TAIL_SCAN: u64 = 64 * 1024 * 1024;
 
 /// One append-only log (or nothing, for a session without a state dir).
 #[derive(Debug)]
@@ -62,7 +58,7 @@ impl EvidenceLog {
             .read(true)
             .append(true)
             .open(&log.path)
-            .and_then(|mut f| cut_torn_tail(&mut f).map(|()| f));
+            .and_then(|f| crate::fsutil::cut_torn_tail(&f).map(|_| f));
         match opened {
             Ok(f) => log.file = Some(f),
             Err(e) => log.error = Some(format!("opening {}: {e}", log.path.display())),
@@ -100,27 +96,6 @@ impl EvidenceLog {
         self.reported = e.is_some();
         e
     }
-}
-
-/// Cuts an unfinished last line (bytes after the last newline) off a log
-/// opened again after a crash.
-fn cut_torn_tail(f: &mut File) -> std::io::Result<()> {
-    let len = f.metadata()?.len();
-    if len == 0 {
-        return Ok(());
-    }
-    let start = len.saturating_sub(MAX_TAIL_SCAN);
-    f.seek(SeekFrom::Start(start))?;
-    let mut tail = Vec::new();
-    Read::take(&mut *f, len - start).read_to_end(&mut tail)?;
-    if tail.last() == Some(&b'\n') {
-        return Ok(());
-    }
-    let keep = tail
-        .iter()
-        .rposition(|b| *b == b'\n')
-        .map_or(start, |i| start + i as u64 + 1);
-    f.set_len(keep)
 }
 
 #[cfg(test)]

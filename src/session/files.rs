@@ -78,7 +78,7 @@ pub fn append_tracked(
     let r = (|| {
         let mut len = f.metadata()?.len();
         if *end != Some(len) {
-            len -= cut_torn_tail(f)?;
+            len -= crate::fsutil::cut_torn_tail(f)?;
         }
         f.write_all(bytes)?;
         *end = Some(len + bytes.len() as u64);
@@ -97,7 +97,7 @@ pub fn append_tracked(
 pub fn repair_torn_tail(path: &Path) -> io::Result<u64> {
     let f = OpenOptions::new().read(true).write(true).open(path)?;
     f.lock()?;
-    let r = cut_torn_tail(&f);
+    let r = crate::fsutil::cut_torn_tail(&f);
     let _ = f.unlock();
     r
 }
@@ -116,40 +116,6 @@ pub fn repair_tree(dir: &Path) -> io::Result<u64> {
         }
     }
     Ok(cut)
-}
-
-/// With the append lock held: a file that does not end in a newline ends in
-/// a line whose writer died before finishing it (live writers hold the lock
-/// while they write). Truncates it back to just after the last newline.
-fn cut_torn_tail(f: &std::fs::File) -> io::Result<u64> {
-    use std::os::unix::fs::FileExt;
-    let len = f.metadata()?.len();
-    if len == 0 {
-        return Ok(0);
-    }
-    let mut last = [0u8];
-    f.read_exact_at(&mut last, len - 1)?;
-    if last[0] == b'\n' {
-        return Ok(0);
-    }
-    // Search backwards in blocks for the newline that ends the last
-    // complete line (none: the whole file is the fragment).
-    let mut end = len;
-    let mut block = vec![0u8; 64 * 1024];
-    let keep = loop {
-        if end == 0 {
-            break 0;
-        }
-        let start = end.saturating_sub(block.len() as u64);
-        let chunk = &mut block[..(end - start) as usize];
-        f.read_exact_at(chunk, start)?;
-        if let Some(i) = chunk.iter().rposition(|b| *b == b'\n') {
-            break start + i as u64 + 1;
-        }
-        end = start;
-    };
-    f.set_len(keep)?;
-    Ok(len - keep)
 }
 
 /// Every complete, parseable object line of a `.jsonl` file (missing file:
