@@ -520,7 +520,7 @@ fn oneline(inv: &Value) -> String {
         let text = match inv.get(k) {
             None | Some(Value::Null) => String::new(),
             Some(Value::Array(a)) => a.iter().map(Value::py_str).collect::<Vec<_>>().join(","),
-            Some(Value::String(s)) => s.clone(),
+            Some(Value::String(s)) => s.to_string(),
             Some(other) => crate::json::canonical::to_string_ordered(other),
         };
         text.replace(['\t', '\n', '\r'], " ")

@@ -205,7 +205,7 @@ async fn answer_sys(m: &Map, pong: &Sender, live: &Liveness) {
     {
         let reply: Map = [
             ("_sys", Value::from("pong")),
-            ("probe_id", Value::from(probe.as_str())),
+            ("probe_id", Value::from(&**probe)),
         ]
         .into_iter()
         .collect();

@@ -11,6 +11,7 @@
 //! built on it ([`canonical`]).
 
 pub mod canonical;
+mod key;
 mod parse;
 mod printable;
 mod python;

@@ -239,7 +239,7 @@ impl<'a, D: Dialect> Parser<'a, D> {
             None => Err(self.err("unexpected end of input, expected a value")),
             Some(b'{') => self.object(),
             Some(b'[') => self.array(),
-            Some(b'"') => Ok(Value::String(self.string()?.into_owned())),
+            Some(b'"') => Ok(Value::from(self.string()?.as_ref())),
             Some(b't') => self.literal("true", Value::Bool(true)),
             Some(b'f') => self.literal("false", Value::Bool(false)),
             Some(b'n') => self.literal("null", Value::Null),

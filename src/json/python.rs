@@ -54,7 +54,7 @@ impl Value {
     /// Python's `str(value)`: strings bare, everything else as `repr`.
     pub fn py_str(&self) -> String {
         match self {
-            Value::String(s) => s.clone(),
+            Value::String(s) => s.to_string(),
             other => other.py_repr(),
         }
     }

@@ -9,9 +9,7 @@ use super::short;
 use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
 use std::sync::{Arc, OnceLock};
 
-/// An object key: up to 24 bytes are stored inline in the entry, so reading
-/// a key costs no pointer chase.
-pub use compact_str::CompactString as Key;
+pub use super::key::Key;
 
 /// A JSON number, kept exactly as the reference's Python model sees it.
 #[derive(Debug, Clone)]
@@ -33,7 +31,10 @@ pub enum Value {
     Null,
     Bool(bool),
     Number(Number),
-    String(String),
+    /// A string, shared between copies: cloning a value (a table's state
+    /// for every action, an envelope's members) counts a reference instead
+    /// of copying every string in it.
+    String(Arc<str>),
     Array(Vec<Value>),
     Object(Map),
 }
@@ -481,12 +482,24 @@ impl Value {
 
 impl From<&str> for Value {
     fn from(s: &str) -> Self {
-        Value::String(s.to_owned())
+        Value::String(Arc::from(s))
     }
 }
 
 impl From<String> for Value {
     fn from(s: String) -> Self {
+        Value::String(Arc::from(s))
+    }
+}
+
+impl From<&String> for Value {
+    fn from(s: &String) -> Self {
+        Value::String(Arc::from(s.as_str()))
+    }
+}
+
+impl From<Arc<str>> for Value {
+    fn from(s: Arc<str>) -> Self {
         Value::String(s)
     }
 }

@@ -98,7 +98,7 @@ pub fn program_file(dir: &Path) -> Option<PathBuf> {
 /// object or a JSON string, or the bare spec.
 fn spec_text_of(v: &Value) -> Result<String, String> {
     let spec = match v.get("spec_json") {
-        Some(Value::String(s)) => return Ok(s.clone()),
+        Some(Value::String(s)) => return Ok(s.to_string()),
         Some(obj @ Value::Object(_)) => obj,
         Some(other) => {
             return Err(format!(

@@ -122,7 +122,7 @@ pub struct RoomModel {
 
 fn s(v: Option<&Value>) -> String {
     match v {
-        Some(Value::String(x)) => x.clone(),
+        Some(Value::String(x)) => x.to_string(),
         Some(Value::Null) | None => String::new(),
         Some(other) => other.py_str(),
     }

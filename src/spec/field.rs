@@ -46,7 +46,7 @@ impl Membership {
                 }
                 Membership::List { strings, others }
             }
-            Some(Value::String(s)) => Membership::Substring(s.clone()),
+            Some(Value::String(s)) => Membership::Substring(s.to_string()),
             Some(Value::Object(m)) => {
                 let mut keys = Names::default();
                 for k in m.keys() {
@@ -239,7 +239,7 @@ impl Kind {
     #[inline(always)]
     pub(super) fn passes(&self, v: &Value) -> bool {
         let s = match v {
-            Value::String(s) => Some(s.as_str()),
+            Value::String(s) => Some(&**s),
             _ => None,
         };
         match self {

@@ -135,13 +135,13 @@ fn lint_messages(spec: &Map, l: &mut Lint) -> Declared {
         };
         let name = match m.get("name") {
             Some(Value::String(n)) if !n.is_empty() => {
-                if let Some(j) = declared.iter().position(|(d, _)| d == n) {
+                if let Some(j) = declared.iter().position(|(d, _)| **d == **n) {
                     l.error(
                         format!("{at}.name"),
                         format!("duplicate message name '{n}' (first declared at $.messages[{j}])"),
                     );
                 }
-                Some(n.clone())
+                Some(n.to_string())
             }
             _ => {
                 l.error(
@@ -192,7 +192,7 @@ fn lint_messages(spec: &Map, l: &mut Lint) -> Declared {
                         "the `action` field must be of type enum",
                     );
                 } else if let Some(n) = &name
-                    && !values.contains(&n.as_str())
+                    && !values.contains(&&**n)
                 {
                     l.error(
                         format!("{at}.fields.action.values"),

@@ -40,8 +40,8 @@ impl CompiledMessage {
     pub(crate) fn compile(item: &Map) -> Self {
         let name = item.get("name").cloned().unwrap_or(Value::Null);
         let direction = match item.get("direction") {
-            Some(Value::String(d)) if d == "both" => Direction::Both,
-            Some(Value::String(d)) => Direction::Named(d.clone()),
+            Some(Value::String(d)) if &**d == "both" => Direction::Both,
+            Some(Value::String(d)) => Direction::Named(d.to_string()),
             _ => Direction::Other,
         };
         // Lookup uses `item.get("fields") or {}`; validation requires a

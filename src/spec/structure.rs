@@ -94,20 +94,22 @@ pub fn resolve_flow_mode(spec: &Map) -> Result<&'static str, String> {
     match flow.get("mode") {
         None | Some(Value::Null) => Ok("session_loop"),
         Some(Value::String(m)) if m.is_empty() => Ok("session_loop"),
-        Some(Value::String(m)) => FLOW_MODES
-            .iter()
-            .find(|k| **k == m.as_str())
-            .copied()
-            .ok_or_else(|| {
-                let mut sorted = FLOW_MODES;
-                sorted.sort_unstable();
-                let list: Vec<String> = sorted.iter().map(|m| format!("'{m}'")).collect();
-                format!(
-                    "unsupported flow.mode: {}; current stage allows [{}]",
-                    Value::from(m.as_str()).py_repr(),
-                    list.join(", ")
-                )
-            }),
+        Some(Value::String(m)) => {
+            FLOW_MODES
+                .iter()
+                .find(|k| **k == &**m)
+                .copied()
+                .ok_or_else(|| {
+                    let mut sorted = FLOW_MODES;
+                    sorted.sort_unstable();
+                    let list: Vec<String> = sorted.iter().map(|m| format!("'{m}'")).collect();
+                    format!(
+                        "unsupported flow.mode: {}; current stage allows [{}]",
+                        Value::from(&**m).py_repr(),
+                        list.join(", ")
+                    )
+                })
+        }
         Some(_) => Err("flow.mode must be a string".into()),
     }
 }

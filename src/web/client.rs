@@ -162,7 +162,7 @@ impl Client {
             Value::Null
         } else {
             json::parse_bytes(&body)
-                .unwrap_or(Value::String(String::from_utf8_lossy(&body).into_owned()))
+                .unwrap_or_else(|_| Value::from(String::from_utf8_lossy(&body).as_ref()))
         };
         Ok((answer.status, v))
     }

@@ -74,7 +74,7 @@ impl RsaPub {
     pub fn to_json(&self) -> Value {
         let mut m = Map::new();
         m.insert("e", Value::Number(Number::Int(i64::from(E))));
-        m.insert("n", Value::String(hex512(&self.n)));
+        m.insert("n", Value::from(hex512(&self.n)));
         Value::Object(m)
     }
 

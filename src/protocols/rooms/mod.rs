@@ -433,7 +433,7 @@ fn dict_mut<'a>(m: &'a mut Map, key: &str) -> Hooked<&'a mut Map> {
 /// string key, so anything else is a broken member object).
 fn member_key(member: &Value) -> Hooked<String> {
     match item(member, "public_key")? {
-        Value::String(s) => Ok(s.clone()),
+        Value::String(s) => Ok(s.to_string()),
         other => Err(format!(
             "member public_key must be text, not '{}'",
             py_type(other)

@@ -19,7 +19,7 @@ impl Command {
     /// The normalised wire form, every field present.
     pub fn to_value(&self) -> Value {
         let mut m = Map::with_capacity(4);
-        m.insert("unit_id", Value::String(self.unit.to_string()));
+        m.insert("unit_id", Value::from(self.unit.to_string()));
         m.insert("move", Value::from(self.mv.as_str()));
         m.insert("aim", Value::from(self.aim.as_str()));
         m.insert("fire", Value::Bool(self.fire));

@@ -22,7 +22,7 @@ fn obj(entries: Vec<(&str, Value)>) -> Value {
 }
 
 fn s(x: impl ToString) -> Value {
-    Value::String(x.to_string())
+    Value::from(x.to_string())
 }
 
 fn rules_value(r: &Rules) -> Value {

@@ -296,7 +296,7 @@ mod tests {
             .protocol_id()
             .to_owned();
         let mut inv = invitation(r#"{"options":{"max_think_seconds":1e300}}"#);
-        inv.insert("protocol_id", Value::String(pid));
+        inv.insert("protocol_id", Value::from(pid));
         let why = unjoinable(&inv).expect("unjoinable");
         assert!(why.contains("max_think_seconds"), "{why}");
     }

@@ -474,7 +474,7 @@ fn cards(v: Option<&Value>) -> Vec<Card> {
 
 fn text(v: Option<&Value>) -> String {
     match v {
-        Some(Value::String(s)) => s.clone(),
+        Some(Value::String(s)) => s.to_string(),
         Some(Value::Null) | None => String::new(),
         Some(other) => other.py_str(),
     }

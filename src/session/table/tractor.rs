@@ -520,7 +520,7 @@ pub(super) fn tractor(alias: &str, v: &Map) -> Result<TableView, String> {
     let mut game = Tractor {
         level_rank: int(v.get("level_rank")).unwrap_or(0),
         trump_suit: match v.get("trump_suit") {
-            Some(Value::String(s)) => s.clone(),
+            Some(Value::String(s)) => s.to_string(),
             _ => String::new(),
         },
         starter,

@@ -622,7 +622,7 @@ impl ReplayPaint<'_> {
             && let Some(Value::Object(ev)) = state.get_mut("last_event")
             && let Some(Value::String(sm)) = ev.get_mut("summary")
         {
-            *sm = super::numbering::rewrite(sm);
+            *sm = super::numbering::rewrite(sm).into();
         }
         let state = &state;
         if t.werewolf {

@@ -315,8 +315,10 @@ async fn send_setup(
                 && let Some(Value::String(last)) = blobs.last_mut()
             {
                 let flipped = if last.ends_with('0') { '1' } else { '0' };
-                last.pop();
-                last.push(flipped);
+                let mut text = last.to_string();
+                text.pop();
+                text.push(flipped);
+                *last = text.into();
             }
             // Our own transcript keeps the honest blob: the host's audit
             // fails before any root is compared.
@@ -687,10 +689,12 @@ fn rewrite_entry(
 
 /// Flips the last hex digit of a string field.
 fn flip_hex(e: &mut Map, key: &str) {
-    if let Some(Value::String(s)) = e.get_mut(key)
-        && let Some(c) = s.pop()
-    {
-        s.push(if c == '0' { '1' } else { '0' });
+    if let Some(Value::String(s)) = e.get_mut(key) {
+        let mut text = s.to_string();
+        if let Some(c) = text.pop() {
+            text.push(if c == '0' { '1' } else { '0' });
+            *s = text.into();
+        }
     }
 }
 

@@ -206,7 +206,7 @@ impl Authority {
         };
         let outcome = match m.remove("outcome") {
             None | Some(Value::Null) => None,
-            Some(Value::String(s)) => Some(s),
+            Some(Value::String(s)) => Some(s.to_string()),
             Some(_) => {
                 return Err(GroupError::Protocol(
                     "group hook result.outcome must be string or null",

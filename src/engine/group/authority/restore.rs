@@ -94,7 +94,7 @@ impl Authority {
         let hash_ok = match cp.get("checkpoint_hash") {
             Some(Value::String(expected)) => {
                 let members = core::canonical_members(cp, &SIGNED)?;
-                sha256_hex(core::compose_members(&members)) == *expected
+                *sha256_hex(core::compose_members(&members)) == **expected
             }
             _ => false,
         };

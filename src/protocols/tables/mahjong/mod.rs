@@ -158,7 +158,9 @@ impl Mahjong {
     fn discard(&self, mut state: Map, actor: &Value, action: &Map) -> Hooked<Value> {
         let pk = member_pk(actor)?;
         let id = match action.get("card_id") {
-            Some(Value::String(id)) if hand_ids(&state, &pk).contains(id) => id.clone(),
+            Some(Value::String(id)) if hand_ids(&state, &pk).iter().any(|h| **h == **id) => {
+                id.to_string()
+            }
             _ => return Err("card_id is not in this Member's hand".into()),
         };
         let seat = py_int_of(actor.get("seat").ok_or("'seat'")?)?;

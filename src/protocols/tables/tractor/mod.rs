@@ -794,7 +794,7 @@ impl GroupHooks for Tractor {
             ));
         };
         let starter = match cp.get("starter") {
-            Some(Value::String(s)) if seats.iter().any(|(k, _)| k == s) => s.clone(),
+            Some(Value::String(s)) if seats.iter().any(|(k, _)| **k == **s) => s.to_string(),
             _ => seats[0].0.clone(),
         };
         // `checkpoint.get(key, {}).get(team, default)` with int() of it.
