@@ -21,6 +21,7 @@ use crate::json::{Key, Map, Value};
 use crate::obj;
 use sha2::{Digest, Sha256};
 use std::collections::HashSet;
+use std::sync::Arc;
 
 /// Why the deck refused (the reference's `SharedDeckError` texts).
 pub type DeckError = String;
@@ -31,8 +32,11 @@ pub type DeckError = String;
 /// copy already hashed up to the seed.
 #[derive(Debug, Clone)]
 pub struct Faces {
-    /// A face's card: the face, then `card_id` and `copy` (null here).
-    cards: Vec<Map>,
+    /// A face's card: the face, then `card_id` and `copy` (null here; a
+    /// face holding either keeps its place, as Python's `{**face, ...}`).
+    cards: Vec<Vec<(Key, Value)>>,
+    /// Where each card's `card_id` and `copy` are.
+    slots: Vec<(usize, usize)>,
     /// `,"face":{face},"face_index":{i},"seed":` (canonical JSON, keys in
     /// code point order: copy, face, face_index, seed).
     middles: Vec<Vec<u8>>,
@@ -43,7 +47,8 @@ pub struct Faces {
 impl Faces {
     pub fn new(maps: Vec<Map>) -> Faces {
         let n = maps.len();
-        let (mut cards, mut middles, mut first_copy) = (
+        let (mut cards, mut slots, mut middles, mut first_copy) = (
+            Vec::with_capacity(n),
             Vec::with_capacity(n),
             Vec::with_capacity(n),
             Vec::with_capacity(n),
@@ -58,13 +63,20 @@ impl Faces {
                     .chain_update(&middle),
             );
             middles.push(middle);
-            let mut card = face;
-            card.insert("card_id", Value::Null);
-            card.insert("copy", Value::Null);
+            let mut card = face.into_entries();
+            let slot = |card: &mut Vec<(Key, Value)>, key: &str| {
+                card.iter().position(|(k, _)| k == key).unwrap_or_else(|| {
+                    card.push((Key::from(key), Value::Null));
+                    card.len() - 1
+                })
+            };
+            let at = (slot(&mut card, "card_id"), slot(&mut card, "copy"));
+            slots.push(at);
             cards.push(card);
         }
         Faces {
             cards,
+            slots,
             middles,
             first_copy,
         }
@@ -133,22 +145,15 @@ pub fn create_from(
                 return Err("card identity collision".into());
             }
             let mut hex = [0u8; 24];
-            let id = hex_id(&prefix, &mut hex);
-            // The face's members, then the id and the copy, in one go.
-            let card: Vec<(Key, Value)> = template
-                .entries()
-                .iter()
-                .map(|(k, v)| {
-                    let v = match k.as_str() {
-                        "card_id" => Value::from(id),
-                        "copy" => Value::from(copy),
-                        _ => v.clone(),
-                    };
-                    (k.clone(), v)
-                })
-                .collect();
-            catalog.push((Key::from(id), Value::Object(Map::from_distinct(card))));
-            ids.push(id.to_owned());
+            // One string for the card's id in the catalog and in the pile.
+            let id: Arc<str> = Arc::from(hex_id(&prefix, &mut hex));
+            // The face's members, then the id and the copy.
+            let mut card = template.clone();
+            let (at_id, at_copy) = faces.slots[index];
+            card[at_id].1 = Value::String(id.clone());
+            card[at_copy].1 = Value::from(copy);
+            catalog.push((Key::from(&*id), Value::Object(Map::from_distinct(card))));
+            ids.push(id);
         }
     }
     let mut pile = shuffle(ids, seed);
@@ -171,7 +176,7 @@ pub fn create_from(
     for _ in 0..hand_size {
         for (_, hand) in hands.iter_mut() {
             if let Some(id) = pile.pop() {
-                hand.push(Value::from(id));
+                hand.push(Value::String(id));
             }
         }
     }
@@ -182,13 +187,15 @@ pub fn create_from(
     let total = catalog.len();
     let deck = obj! {
         "catalog" => Value::Object(Map::from_distinct(catalog)),
-        "draw_pile" => Value::Array(pile.into_iter().map(Value::from).collect()),
+        "draw_pile" => Value::Array(pile.into_iter().map(Value::String).collect()),
         "hands" => Value::Object(hand_map),
         "discard_pile" => Value::Array(Vec::new()),
         "zones" => Value::Object(Map::new()),
         "total_cards" => total,
     };
-    validate(&deck)?;
+    // Conserved by construction: every id is distinct (checked above) and
+    // was placed once, in the pile or a hand.
+    debug_assert_eq!(validate(&deck), Ok(()));
     Ok(deck)
 }
 
@@ -204,7 +211,7 @@ fn hex_id<'a>(bytes: &[u8; 12], out: &'a mut [u8; 24]) -> &'a str {
 }
 
 /// The reference's deterministic Fisher-Yates shuffle.
-pub fn shuffle(mut values: Vec<String>, seed: &str) -> Vec<String> {
+pub fn shuffle<T>(mut values: Vec<T>, seed: &str) -> Vec<T> {
     // Every swap hashes `aigenora-shared-deck-v1:{seed}:{k}`: the prefix
     // is hashed once.
     let prefix = Sha256::new_with_prefix(format!("aigenora-shared-deck-v1:{seed}:").as_bytes());

@@ -153,7 +153,7 @@ impl Holdem {
             ));
         };
         let kind = match action.get("kind") {
-            Some(Value::String(s)) => s.as_str(),
+            Some(Value::String(s)) => &**s,
             Some(v @ (Value::Array(_) | Value::Object(_))) => {
                 return Err(format!("unhashable type: '{}'", v.py_type_name()));
             }
@@ -211,10 +211,14 @@ impl Holdem {
         }
         let seat = py_int_of(actor.get("seat").ok_or("'seat'")?)?;
         let (amount, stack) = (r.seats[me].street_contribution, r.seats[me].stack);
-        let (pk, street) = (r.order[me], text(&s, "street")?);
+        // The strings as the state and the action hold them (copies share
+        // the text).
+        text(&s, "street")?;
+        let (pk, street) = (r.key(me), s.get("street").cloned().unwrap_or_default());
+        let kind = action.get("kind").cloned().unwrap_or_default();
         let log = obj! {
-            "street" => street, "public_key" => pk, "seat" => seat,
-            "kind" => kind, "amount" => amount, "stack" => stack,
+            "street" => street.clone(), "public_key" => pk.clone(), "seat" => seat,
+            "kind" => kind.clone(), "amount" => amount, "stack" => stack,
         };
         // `{"kind": "holdem_action", **log}`: the log's kind wins.
         let events = vec![Value::Object(obj! {
@@ -250,7 +254,7 @@ impl Holdem {
         }
         if let Some(first) = r.pending.first() {
             r.write(&s, &mut patch)?;
-            patch.set("current_player", Value::from(r.order[first]));
+            patch.set("current_player", r.key(first));
             return Ok(Outcome {
                 state: patch.apply(&s),
                 events,

@@ -71,6 +71,9 @@ impl Seats {
 pub(super) struct Round<'a> {
     /// `turn_order`.
     pub(super) order: [&'a str; SEATS],
+    /// `turn_order`'s strings as the state holds them (a copy shares the
+    /// text).
+    shared: [&'a Value; SEATS],
     /// `players`, by turn order.
     pub(super) seats: [Player; SEATS],
     /// `contributions`, by turn order.
@@ -118,8 +121,10 @@ impl<'a> Round<'a> {
             .filter(|a| a.len() == SEATS)
             .ok_or_else(bad_order)?;
         let mut order = [""; SEATS];
-        for (slot, v) in order.iter_mut().zip(list) {
+        let mut shared = [&Value::Null; SEATS];
+        for ((slot, value), v) in order.iter_mut().zip(shared.iter_mut()).zip(list) {
             *slot = v.as_str().ok_or_else(bad_order)?;
+            *value = v;
         }
         let (players, contributions) = (object("players")?, object("contributions")?);
         let mut seats = [Player::default(); SEATS];
@@ -155,6 +160,7 @@ impl<'a> Round<'a> {
         };
         Ok(Round {
             order,
+            shared,
             seats,
             contributions: amounts,
             current_bet: before.current_bet,
@@ -202,7 +208,12 @@ impl<'a> Round<'a> {
     }
 
     fn keys(&self, seats: Seats) -> Value {
-        Value::Array(seats.iter().map(|i| Value::from(self.order[i])).collect())
+        Value::Array(seats.iter().map(|i| self.key(i)).collect())
+    }
+
+    /// Seat `i`'s public key as a value (sharing the state's text).
+    pub(super) fn key(&self, i: usize) -> Value {
+        self.shared[i].clone()
     }
 
     /// The seat of `pk` (Python's KeyError text when it has none).
