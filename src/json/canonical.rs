@@ -27,6 +27,34 @@ use escape::needs_escape;
 use out::{put, put_int, put_quoted};
 use std::fmt;
 
+/// The longest buffer [`sha256_hex_of`] keeps for its thread's next call.
+const KEPT_BUFFER: usize = 8 << 20;
+
+/// Lowercase hex SHA-256 of a value's canonical bytes, hashed while they
+/// are written, into a buffer each thread keeps for its next call (its
+/// old bytes are written over, never zeroed again). A table's leader
+/// hashes its whole state for every frame: written into fresh memory each
+/// time, growing it cost more in zeroing, copies and page faults than the
+/// hashing itself.
+pub fn sha256_hex_of(v: &Value) -> String {
+    thread_local! {
+        static BUFFER: std::cell::RefCell<Vec<u8>> = const { std::cell::RefCell::new(Vec::new()) };
+    }
+    BUFFER.with(|kept| {
+        let mut buf = kept.take();
+        if buf.len() < 64 {
+            buf.resize(64, 0);
+        }
+        let mut tap = Sha256Tap::default();
+        let end = put_value(&mut buf, 0, v, &mut tap);
+        let digest = tap.finish(&buf, end);
+        if buf.capacity() <= KEPT_BUFFER {
+            kept.replace(buf);
+        }
+        hex::encode(digest)
+    })
+}
+
 /// Canonical bytes of a value.
 pub fn to_vec(v: &Value) -> Vec<u8> {
     let mut out = Vec::with_capacity(256);
@@ -576,6 +604,7 @@ mod tests {
                     sha256_hex(to_vec(&v)),
                     "length {n}: {src}"
                 );
+                assert_eq!(sha256_hex_of(&v), sha256_hex(to_vec(&v)), "{src}");
             }
         }
     }

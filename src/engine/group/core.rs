@@ -7,6 +7,7 @@ use super::delta::DeltaError;
 use crate::json::canonical::{self, sha256_hex, write_str};
 use crate::json::{Map, Number, Value};
 use crate::limits::{Count, LimitError};
+use crate::obj;
 use crate::spec::Spec;
 
 /// `previous_hash` of the first frame.
@@ -458,16 +459,22 @@ pub fn normalize_members(members: &[Value]) -> Result<Vec<Value>> {
         }
         keys.push(public_key);
         seats.push(seat);
-        let text_or = |k: &str, default: &str| {
-            raw.get(k)
-                .filter(|v| v.truthy())
-                .map_or_else(|| default.to_owned(), Value::py_str)
+        // A string already as it normalises is shared, not copied.
+        let text_or = |k: &str, default: &str| match raw.get(k).filter(|v| v.truthy()) {
+            Some(v @ Value::String(_)) => v.clone(),
+            Some(v) => Value::from(v.py_str()),
+            None => Value::from(default),
         };
-        let mut m = Map::with_capacity(4);
-        m.insert("member_id", Value::from(text_or("member_id", public_key)));
-        m.insert("public_key", Value::from(public_key.to_ascii_lowercase()));
-        m.insert("seat", Value::from(seat));
-        m.insert("status", Value::from(text_or("status", "active")));
+        let key = match raw.get("public_key") {
+            Some(v) if !public_key.bytes().any(|b| b.is_ascii_uppercase()) => v.clone(),
+            _ => Value::from(public_key.to_ascii_lowercase()),
+        };
+        let m = obj! {
+            "member_id" => text_or("member_id", public_key),
+            "public_key" => key,
+            "seat" => seat,
+            "status" => text_or("status", "active"),
+        };
         out.push((seat, Value::Object(m)));
     }
     out.sort_by_key(|(seat, _)| *seat);
@@ -756,7 +763,7 @@ pub(crate) fn validate_checkpoint_state(value: &Value) -> Result<usize> {
         ));
     }
     match m.get("recovery_mode") {
-        Some(Value::String(s)) if matches!(s.as_str(), "exact" | "restart_round" | "abort") => {}
+        Some(Value::String(s)) if matches!(&**s, "exact" | "restart_round" | "abort") => {}
         // Python's set membership hashes the value first.
         Some(v @ (Value::Array(_) | Value::Object(_))) => {
             return Err(GroupError::Value(format!(

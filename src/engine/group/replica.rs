@@ -99,7 +99,7 @@ impl Replica {
             return Err(GroupError::Protocol("group envelope wire version mismatch"));
         }
         let frame_hash = match env.get("frame_hash") {
-            Some(Value::String(h)) if core::is_hash_str(h) => h.as_str(),
+            Some(Value::String(h)) if core::is_hash_str(h) => &**h,
             _ => return Err(GroupError::Protocol("group frame hash mismatch")),
         };
         if sha256_hex(canonical_fields(env, &CORE_FIELDS)?) != frame_hash {
@@ -112,7 +112,7 @@ impl Replica {
             return Err(GroupError::Protocol("group events hash mismatch"));
         }
         let view_hash = match env.get("view_hash") {
-            Some(Value::String(h)) if core::is_hash_str(h) => h.as_str(),
+            Some(Value::String(h)) if core::is_hash_str(h) => &**h,
             _ => return Err(GroupError::Protocol("group view hash mismatch")),
         };
         if sha256_hex(canonical_fields(env, &PRIVATE_PAYLOAD_FIELDS)?) != view_hash {
@@ -477,10 +477,7 @@ impl Replica {
             _ => return Err(GroupError::Protocol("group view mode is invalid")),
         };
         walk(&view, 0)?;
-        if !is_str(
-            env.get("view_state_hash"),
-            &sha256_hex(canonical::to_vec(&view)),
-        ) {
+        if !is_str(env.get("view_state_hash"), &canonical::sha256_hex_of(&view)) {
             return Err(GroupError::Protocol("group view state hash mismatch"));
         }
         Ok(view)

@@ -106,25 +106,25 @@ impl Authority {
         let events_nest = walk(&events, 0)?;
 
         let mut core = Map::with_capacity(13);
-        core.insert("_group", Value::from(kind));
-        core.insert("wire_version", Value::from(WIRE_VERSION));
-        core.insert("group_id", Value::from(self.group_id.as_str()));
-        core.insert(
+        core.push_new("_group", Value::from(kind));
+        core.push_new("wire_version", Value::from(WIRE_VERSION));
+        core.push_new("group_id", Value::from(self.group_id.as_str()));
+        core.push_new(
             "leader_public_key",
             Value::from(self.keys.public_key.as_str()),
         );
-        core.insert("leader_epoch", Value::from(self.leader_epoch));
-        core.insert("seq", Value::from(seq));
-        core.insert("previous_hash", Value::from(self.previous_hash.as_str()));
-        core.insert("membership_version", Value::from(self.membership_version));
-        core.insert(
+        core.push_new("leader_epoch", Value::from(self.leader_epoch));
+        core.push_new("seq", Value::from(seq));
+        core.push_new("previous_hash", Value::from(self.previous_hash.as_str()));
+        core.push_new("membership_version", Value::from(self.membership_version));
+        core.push_new(
             "authority_state_hash",
-            Value::from(sha256_hex(canonical::to_vec(&self.state))),
+            Value::from(canonical::sha256_hex_of(&self.state)),
         );
-        core.insert("recovery_state_hash", Value::from(recovery_state_hash));
-        core.insert("events_hash", Value::from(sha256_hex(&events_json)));
-        core.insert("completed", Value::Bool(self.completed));
-        core.insert("outcome", opt_str(self.outcome.as_deref()));
+        core.push_new("recovery_state_hash", Value::from(recovery_state_hash));
+        core.push_new("events_hash", Value::from(sha256_hex(&events_json)));
+        core.push_new("completed", Value::Bool(self.completed));
+        core.push_new("outcome", opt_str(self.outcome.as_deref()));
         let core = Value::Object(core);
         let core_json = core::canonical(&core)?;
         let frame_hash = sha256_hex(&core_json);
@@ -175,21 +175,21 @@ impl Authority {
         checkpoint_json.extend_from_slice(unsigned.get(1..).unwrap_or_default());
         drop(field_json);
         let mut cp = Map::with_capacity(15);
-        cp.insert("version", Value::from(1));
-        cp.insert("group_id", Value::from(self.group_id.as_str()));
-        cp.insert(
+        cp.push_new("version", Value::from(1));
+        cp.push_new("group_id", Value::from(self.group_id.as_str()));
+        cp.push_new(
             "leader_public_key",
             Value::from(self.keys.public_key.as_str()),
         );
-        cp.insert("leader_epoch", Value::from(self.leader_epoch));
-        cp.insert("seq", Value::from(seq));
-        cp.insert("frame_hash", Value::from(frame_hash.as_str()));
-        cp.insert("membership_version", Value::from(self.membership_version));
+        cp.push_new("leader_epoch", Value::from(self.leader_epoch));
+        cp.push_new("seq", Value::from(seq));
+        cp.push_new("frame_hash", Value::from(frame_hash.as_str()));
+        cp.push_new("membership_version", Value::from(self.membership_version));
         for (k, v) in fields {
-            cp.insert(k, v);
+            cp.push_new(k, v);
         }
-        cp.insert("checkpoint_hash", Value::from(checkpoint_hash.as_str()));
-        cp.insert(
+        cp.push_new("checkpoint_hash", Value::from(checkpoint_hash.as_str()));
+        cp.push_new(
             "checkpoint_signature",
             Value::from(checkpoint_signature.as_str()),
         );

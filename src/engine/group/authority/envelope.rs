@@ -124,13 +124,13 @@ pub(super) fn member_envelope(
 
     let mut env = Map::with_capacity(28);
     for (k, v) in s.core.iter() {
-        env.insert(k, v.clone());
+        env.push_new(k, v.clone());
     }
-    env.insert("frame_hash", Value::from(s.frame_hash));
-    env.insert("events", s.events.clone());
-    env.insert("viewer_public_key", Value::from(p.public_key));
-    env.insert("view_mode", Value::from(view_mode));
-    env.insert(
+    env.push_new("frame_hash", Value::from(s.frame_hash));
+    env.push_new("events", s.events.clone());
+    env.push_new("viewer_public_key", Value::from(p.public_key));
+    env.push_new("view_mode", Value::from(view_mode));
+    env.push_new(
         "view",
         if view_full {
             p.view.clone()
@@ -138,14 +138,14 @@ pub(super) fn member_envelope(
             Value::Null
         },
     );
-    env.insert(
+    env.push_new(
         "view_delta",
         p.delta.map_or_else(|| Value::Array(Vec::new()), |d| d.0),
     );
-    env.insert("view_state_hash", Value::from(view_state_hash));
-    env.insert("direct", p.direct);
-    env.insert("checkpoint_mode", Value::from(checkpoint_mode));
-    env.insert(
+    env.push_new("view_state_hash", Value::from(view_state_hash));
+    env.push_new("direct", p.direct);
+    env.push_new("checkpoint_mode", Value::from(checkpoint_mode));
+    env.push_new(
         "checkpoint",
         if s.checkpoint_delta.is_none() {
             s.checkpoint.clone()
@@ -153,14 +153,14 @@ pub(super) fn member_envelope(
             Value::Null
         },
     );
-    env.insert(
+    env.push_new(
         "checkpoint_delta",
         s.checkpoint_delta
             .map_or_else(|| Value::Array(Vec::new()), |d| d.0.clone()),
     );
-    env.insert("checkpoint_hash", Value::from(s.checkpoint_hash));
-    env.insert("checkpoint_signature", Value::from(s.checkpoint_signature));
-    env.insert("view_hash", Value::from(view_hash));
-    env.insert("signature", Value::from(signature));
+    env.push_new("checkpoint_hash", Value::from(s.checkpoint_hash));
+    env.push_new("checkpoint_signature", Value::from(s.checkpoint_signature));
+    env.push_new("view_hash", Value::from(view_hash));
+    env.push_new("signature", Value::from(signature));
     Ok((Value::Object(env), len))
 }
