@@ -315,17 +315,12 @@ fn rps_bundle_scoped(data: &Path, out: &Path, scope: &str) {
         "--control-mode",
         "autonomous",
     ]);
-    let dir = printed
-        .lines()
-        .find_map(|l| l.strip_prefix("session state: "))
-        .and_then(|l| l.split_whitespace().next())
-        .unwrap()
-        .to_owned();
+    let dir = common::played::printed_state_dir(&printed);
     run(&[
         "session",
         "replay",
         "export",
-        &dir,
+        dir.to_str().unwrap(),
         "--output",
         out.to_str().unwrap(),
         "--scope",

@@ -7,7 +7,7 @@ mod common;
 use common::{Kill, read_until};
 use palaver::json::{self, Value};
 use std::io::BufReader;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::Duration;
 
@@ -23,11 +23,7 @@ fn palaver(data: &Path, args: &[&str]) -> Command {
 }
 
 fn session(printed: &str) -> palaver::json::Map {
-    let line = printed
-        .lines()
-        .find_map(|l| l.strip_prefix("session state: "))
-        .unwrap_or_else(|| panic!("no state dir in:\n{printed}"));
-    let parent = PathBuf::from(line.split_whitespace().next().unwrap());
+    let parent = common::played::printed_state_dir(printed);
     json::parse_str(&std::fs::read_to_string(parent.join("session.json")).unwrap())
         .unwrap()
         .as_object()

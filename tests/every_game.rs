@@ -144,11 +144,7 @@ fn public_key(dir: &Path) -> String {
 /// A palaver side's record: (status, completed, winner) from the
 /// session.json of the parent state dir a `session state: DIR …` line names.
 fn palaver_record(printed: &str) -> (String, bool, Option<String>) {
-    let line = printed
-        .lines()
-        .find_map(|l| l.strip_prefix("session state: "))
-        .unwrap_or_else(|| panic!("no state dir in:\n{printed}"));
-    let parent = PathBuf::from(line.split_whitespace().next().unwrap());
+    let parent = common::played::printed_state_dir(printed);
     let s =
         json::parse_str(&std::fs::read_to_string(parent.join("session.json")).unwrap()).unwrap();
     (
@@ -166,11 +162,7 @@ fn printed_winner(printed: &str) -> Option<String> {
 
 /// Writes a chat line into the inbox of the engine dir under `parent`.
 fn say_in_inbox(printed: &str, text: &str) {
-    let line = printed
-        .lines()
-        .find_map(|l| l.strip_prefix("session state: "))
-        .unwrap();
-    let parent = PathBuf::from(line.split_whitespace().next().unwrap());
+    let parent = common::played::printed_state_dir(printed);
     let engine = std::fs::read_dir(&parent)
         .unwrap()
         .filter_map(Result::ok)
@@ -563,11 +555,7 @@ const TANK: (&str, Option<&str>) = ("tank-battle-v1", Some(r#"{"max_ticks":30,"t
 
 /// The engine state dir (`host-…`/`guest-…`) of a side from what it printed.
 fn engine_dir(printed: &str) -> PathBuf {
-    let line = printed
-        .lines()
-        .find_map(|l| l.strip_prefix("session state: "))
-        .unwrap_or_else(|| panic!("no state dir in:\n{printed}"));
-    let parent = PathBuf::from(line.split_whitespace().next().unwrap());
+    let parent = common::played::printed_state_dir(printed);
     std::fs::read_dir(&parent)
         .unwrap()
         .map(|e| e.unwrap().path())
