@@ -137,12 +137,7 @@ fn member_done(mut m: Kill, what: &str) -> Value {
 
 /// The snapshot of a room's state dir named in a `session state: DIR` line.
 fn snapshot(printed: &str) -> (PathBuf, Value) {
-    let dir = printed
-        .lines()
-        .find_map(|l| l.strip_prefix("session state: "))
-        .and_then(|l| l.split_whitespace().next())
-        .map(PathBuf::from)
-        .unwrap_or_else(|| panic!("no state dir in:\n{printed}"));
+    let dir = common::played::printed_state_dir(printed);
     let snap =
         json::parse_str(&std::fs::read_to_string(dir.join("snapshot.json")).unwrap()).unwrap();
     (dir, snap)
@@ -718,8 +713,25 @@ fn survive_a_killed_leader(table: &str, reference: Option<String>) {
                 .find_map(|l| l.strip_prefix("session state: "))
                 .and_then(|l| l.split_whitespace().next())
                 .map(PathBuf::from);
+            // The other seats too: the last stall had the rejoined side
+            // idle and healthy, waiting on a frame that never came.
+            let others: String = palaver_members
+                .iter()
+                .map(|who| {
+                    let sessions = w.tmp.path().join(who).join("sessions");
+                    let newest = std::fs::read_dir(&sessions)
+                        .into_iter()
+                        .flatten()
+                        .filter_map(Result::ok)
+                        .map(|e| e.path())
+                        .filter(|p| p.is_dir())
+                        .max();
+                    let told = newest.as_deref().map(why_not).unwrap_or_default();
+                    format!("\n--- {who}:\n{told}")
+                })
+                .collect();
             panic!(
-                "{table}: the old leader joining again did not finish in 300 s\nprinted:\n{back_out}\nstderr:\n{}\n{}\n{}",
+                "{table}: the old leader joining again did not finish in 300 s\nprinted:\n{back_out}\nstderr:\n{}\n{}\n{}\nthe other palaver seats:{others}",
                 std::fs::read_to_string(&err).unwrap_or_default(),
                 dir.map(|d| why_not(&d)).unwrap_or_default(),
                 stacks(back.0.id())
