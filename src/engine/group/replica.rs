@@ -32,6 +32,9 @@ pub struct Replica {
     checkpoint: Option<Arc<Value>>,
     view: Option<Value>,
     records: VecDeque<FrameRecord>,
+    /// Set by [`Replica::advance_epoch`]: the new leader's first bootstrap
+    /// may stand at or before this replica's frame (see there).
+    rebase: bool,
 }
 
 const SIGNED: [&str; 2] = ["checkpoint_hash", "checkpoint_signature"];
@@ -67,6 +70,7 @@ impl Replica {
             checkpoint: None,
             view: None,
             records: VecDeque::new(),
+            rebase: false,
         }
     }
 
@@ -146,7 +150,7 @@ impl Replica {
                 if seq == Some(current) && self.frame_hash.as_deref() == Some(frame_hash) {
                     return Ok(false);
                 }
-                if seq.is_some_and(|s| s <= current) {
+                if seq.is_some_and(|s| s <= current) && !(bootstrap && self.rebase) {
                     return Err(GroupError::Protocol("group frame sequence moved backwards"));
                 }
                 if !bootstrap && seq != current.checked_add(1) {
@@ -308,6 +312,7 @@ impl Replica {
         self.membership_version = membership_version;
         self.checkpoint = Some(checkpoint);
         self.view = Some(view);
+        self.rebase = false;
         Ok(true)
     }
 
@@ -484,7 +489,17 @@ impl Replica {
     }
 
     /// Follows the room to a new leader at a higher epoch (the sequence and
-    /// hash chain continue). Returns the `group_leader_changed` event.
+    /// hash chain continue from the checkpoint it took over with). Returns
+    /// the `group_leader_changed` event.
+    ///
+    /// That checkpoint may be older than this replica's frame: the old
+    /// leader sent its frames to one member after another and died between
+    /// two, and the member that claimed the room had not got the newest
+    /// (the community only knows the newest checkpoint some member
+    /// acknowledged at the last lease renewal). The frames past it died with
+    /// their epoch, so the new leader's first bootstrap is taken even at or
+    /// before this replica's seq; the reference's replica refuses it ("moved
+    /// backwards") and that member cannot follow its table any more.
     pub fn advance_epoch(
         &mut self,
         leader_public_key: &str,
@@ -495,6 +510,7 @@ impl Replica {
         }
         self.leader_public_key = leader_public_key.to_lowercase();
         self.leader_epoch = leader_epoch;
+        self.rebase = true;
         Ok((
             "group_leader_changed",
             object([

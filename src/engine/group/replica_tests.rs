@@ -396,3 +396,59 @@ fn uppercase_hex_and_python_equalities() {
         "group checkpoint does not certify this frame"
     );
 }
+
+#[test]
+fn a_new_leader_from_an_older_checkpoint_is_followed_by_a_member_ahead_of_it() {
+    use crate::engine::group::testkit::{Chat, config, member};
+    use crate::engine::group::{Authority, AuthorityInit};
+    // The old leader framed seq N for member 2 and died before member 1
+    // got it; member 1 takes over from N-1 and frames its epoch at N.
+    let mut a = room(3);
+    let (p1, p2) = (key(1).public_key, key(2).public_key);
+    let mut r1 = Replica::new("g1", &p1, &key(0).public_key, 0, "Chat");
+    let mut r2 = Replica::new("g1", &p2, &key(0).public_key, 0, "Chat");
+    r1.apply(&a.bootstrap_envelope(&p1).unwrap().unwrap(), true)
+        .unwrap();
+    r2.apply(&a.bootstrap_envelope(&p2).unwrap().unwrap(), true)
+        .unwrap();
+    for n in 1..=3 {
+        let (envs, _) = a
+            .apply_input(&p2, n, &object([("say", Value::from("hi"))]))
+            .unwrap();
+        assert!(r2.apply(envs.get(&p2).unwrap(), false).unwrap());
+        if n < 3 {
+            assert!(r1.apply(envs.get(&p1).unwrap(), false).unwrap());
+        }
+    }
+    let (behind, ahead) = (r1.seq().unwrap(), r2.seq().unwrap());
+    assert_eq!(behind + 1, ahead);
+    let mut b = Authority::new(AuthorityInit {
+        config: config(),
+        hooks: Box::new(Chat),
+        protocol_name: "Chat".into(),
+        group_id: "g1".into(),
+        keys: key(1),
+        leader_epoch: 1,
+        membership_version: 2,
+        members: vec![member(1), member(2)],
+        checkpoint: Some((**r1.checkpoint().unwrap()).clone()),
+    })
+    .unwrap();
+    assert_eq!(b.seq(), ahead, "the new epoch starts at member 2's seq");
+    let boot = b.bootstrap_envelope(&p2).unwrap().unwrap();
+    // Under the old epoch it is not even the leader's.
+    assert!(r2.clone().apply(&boot, true).is_err());
+    r2.advance_epoch(&p1, 1).unwrap();
+    assert!(r2.apply(&boot, true).unwrap(), "the new epoch's frame wins");
+    assert_eq!(r2.seq(), Some(ahead));
+    assert_eq!(r2.frame_hash(), boot.get_str("frame_hash"));
+    // Then the chain goes on as usual, and moving back is refused again.
+    let (envs, _) = b
+        .apply_input(&p2, 3, &object([("say", Value::from("again"))]))
+        .unwrap();
+    assert!(r2.apply(envs.get(&p2).unwrap(), false).unwrap());
+    assert_eq!(
+        r2.apply(&boot, true).unwrap_err().to_string(),
+        "group frame sequence moved backwards"
+    );
+}

@@ -23,7 +23,10 @@
 //!
 //! The bot's action goes into the seat's own `group-actions.jsonl`, the file
 //! `session action` appends to, and so through the same durable outbox,
-//! receipts and retries as a person's. It is asked once per frame; when the
+//! receipts and retries as a person's. It is asked once per frame — a frame
+//! named by its leader's epoch and its seq ([`At`]): a new leader restarting
+//! the round may frame the seat's turn again at a seq the seat already acted
+//! on under the old one, and that is a new turn; when the
 //! rules refuse its action (a person's choice the rules do not allow, such as
 //! a listed Mahjong `win` right after the seat claimed a pung), the seat gets
 //! the frame again with the refused actions set aside: a new window for a
@@ -58,6 +61,14 @@ pub const MAX_REFUSALS: usize = 3;
 /// The most bots one host seats.
 pub const MAX_BOTS: usize = 31;
 
+/// A frame: its leader's epoch and its seq (a seq alone repeats when a new
+/// leader takes over from a checkpoint older than the seat's last frame).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct At {
+    pub epoch: u64,
+    pub seq: u64,
+}
+
 /// What a seat sends for a view (None: not its turn), given the actions
 /// the rules already refused on this frame.
 pub type Autoplay = Arc<dyn Fn(&Value, &[Value]) -> Option<Value> + Send + Sync>;
@@ -72,13 +83,16 @@ pub struct Autopilot {
     /// The decision bus of a hybrid or human seat.
     bus: Option<(Arc<DecisionBus>, ControlMode)>,
     /// The frame the seat has been looking at, and since when.
-    seen: Option<(u64, Instant)>,
+    seen: Option<(At, Instant)>,
     /// The frame the autopilot last acted on, and what it sent.
-    last: Option<(u64, Value)>,
+    last: Option<(At, Value)>,
     /// The actions the rules refused on frame `.0`.
-    refused: (u64, Vec<Value>),
+    refused: (At, Vec<Value>),
     /// The open window: its frame and the task deciding it.
-    window: Option<(u64, tokio::task::JoinHandle<Value>)>,
+    window: Option<(At, tokio::task::JoinHandle<Value>)>,
+    /// A frame that was not the seat's turn: asked every few milliseconds,
+    /// the rules are not asked again until the frame changes.
+    idle: Option<At>,
 }
 
 impl Autopilot {
@@ -89,8 +103,9 @@ impl Autopilot {
             bus: None,
             seen: None,
             last: None,
-            refused: (0, Vec::new()),
+            refused: (At { epoch: 0, seq: 0 }, Vec::new()),
             window: None,
+            idle: None,
         }
     }
 
@@ -101,22 +116,22 @@ impl Autopilot {
         pilot
     }
 
-    /// The action to send now for `view` at frame `seq`, if the seat's
+    /// The action to send now for `view` at frame `at`, if the seat's
     /// turn has been decided and it has not acted on this frame yet.
-    pub fn next(&mut self, seq: u64, view: &Value) -> Option<Value> {
+    pub fn next(&mut self, at: At, view: &Value) -> Option<Value> {
         if let Some((s, _)) = &self.window
-            && *s != seq
+            && *s != at
         {
             // The frame moved on (the person acted some other way).
             if let Some((_, h)) = self.window.take() {
                 h.abort();
             }
         }
-        if self.last.as_ref().is_some_and(|(s, _)| *s == seq) {
+        if self.idle == Some(at) || self.last.as_ref().is_some_and(|(s, _)| *s == at) {
             return None;
         }
-        if self.refused.0 != seq {
-            self.refused = (seq, Vec::new());
+        if self.refused.0 != at {
+            self.refused = (at, Vec::new());
         }
         if let Some((bus, mode)) = &self.bus {
             if let Some((_, h)) = &self.window {
@@ -125,28 +140,35 @@ impl Autopilot {
                 }
                 let (_, h) = self.window.take()?;
                 let action = futures_util::FutureExt::now_or_never(h)?.ok()?;
-                self.last = Some((seq, action.clone()));
+                self.last = Some((at, action.clone()));
                 return Some(action);
             }
-            let auto = (self.play)(view, &self.refused.1)?;
+            let Some(auto) = (self.play)(view, &self.refused.1) else {
+                self.idle = Some(at);
+                return None;
+            };
             let (bus, mode) = (bus.clone(), *mode);
-            let h = tokio::spawn(async move { decide_turn(&bus, mode, seq, auto).await });
-            self.window = Some((seq, h));
+            let n = at.seq;
+            let h = tokio::spawn(async move { decide_turn(&bus, mode, n, auto).await });
+            self.window = Some((at, h));
             return None;
         }
         let now = Instant::now();
         let since = match self.seen {
-            Some((s, t)) if s == seq => t,
+            Some((s, t)) if s == at => t,
             _ => {
-                self.seen = Some((seq, now));
+                self.seen = Some((at, now));
                 now
             }
         };
         if now.duration_since(since) < self.wait {
             return None;
         }
-        let action = (self.play)(view, &self.refused.1)?;
-        self.last = Some((seq, action.clone()));
+        let Some(action) = (self.play)(view, &self.refused.1) else {
+            self.idle = Some(at);
+            return None;
+        };
+        self.last = Some((at, action.clone()));
         Some(action)
     }
 
@@ -155,20 +177,21 @@ impl Autopilot {
     /// action the autopilot did not send (a person's `session action`)
     /// changes nothing.
     pub fn refused(&mut self, action: &Value) {
-        let Some((seq, sent)) = &self.last else {
+        let Some((at, sent)) = &self.last else {
             return;
         };
         if sent != action {
             return;
         }
-        let seq = *seq;
-        if self.refused.0 != seq {
-            self.refused = (seq, Vec::new());
+        let at = *at;
+        if self.refused.0 != at {
+            self.refused = (at, Vec::new());
         }
         if self.refused.1.len() >= MAX_REFUSALS {
             return;
         }
         self.refused.1.push(action.clone());
+        self.idle = None;
         // `seen` still holds the frame's arrival: a seat without a bus does
         // not wait its window again.
         self.last = None;
@@ -309,22 +332,25 @@ pub fn refused(room: &Room, action: &Map) {
     }
 }
 
-/// Lets the room's autopilot act on `view` (frame `seq`): its action is
+/// Lets the room's autopilot act on `view` (frame `at`): its action is
 /// appended to the seat's group-actions.jsonl and recorded as
 /// `group_autoplay`.
-pub fn act(room: &Room, seq: u64, view: Option<&Value>) {
+pub fn act(room: &Room, at: At, view: Option<&Value>) {
     let (Some(pilot), Some(view)) = (&room.autopilot, view) else {
         return;
     };
     let action = match pilot.lock() {
-        Ok(mut p) => p.next(seq, view),
+        Ok(mut p) => p.next(at, view),
         Err(_) => None,
     };
     let Some(action) = action else {
         return;
     };
     match super::outbox::append_action(&room.dir, &action) {
-        Ok(_) => room.event("group_autoplay", obj! { "seq" => seq, "action" => action }),
+        Ok(_) => room.event(
+            "group_autoplay",
+            obj! { "leader_epoch" => at.epoch, "seq" => at.seq, "action" => action },
+        ),
         Err(e) => room.event("group_autoplay_failed", obj! { "error" => e }),
     }
 }
@@ -333,18 +359,34 @@ pub fn act(room: &Room, seq: u64, view: Option<&Value>) {
 mod tests {
     use super::*;
 
+    fn at(epoch: u64, seq: u64) -> At {
+        At { epoch, seq }
+    }
+
     #[test]
     fn an_autopilot_waits_its_window_and_acts_once_per_frame() {
         let play: Autoplay =
             Arc::new(|v: &Value, _: &[Value]| v.get("turn").map(|_| Value::from("go")));
         let mut p = Autopilot::new(play.clone(), Duration::ZERO);
         let mine = Value::Object(obj! { "turn" => true });
-        assert_eq!(p.next(1, &mine), Some(Value::from("go")));
-        assert_eq!(p.next(1, &mine), None, "once per frame");
-        assert_eq!(p.next(2, &mine), Some(Value::from("go")));
-        assert_eq!(p.next(3, &Value::Object(Map::new())), None, "not its turn");
+        assert_eq!(p.next(at(0, 1), &mine), Some(Value::from("go")));
+        assert_eq!(p.next(at(0, 1), &mine), None, "once per frame");
+        assert_eq!(p.next(at(0, 2), &mine), Some(Value::from("go")));
+        assert_eq!(
+            p.next(at(0, 3), &Value::Object(Map::new())),
+            None,
+            "not its turn"
+        );
+        // A new leader restarting the round frames the seat's turn at a seq
+        // it already acted on: a new turn all the same.
+        assert_eq!(p.next(at(1, 2), &mine), Some(Value::from("go")));
+        assert_eq!(p.next(at(1, 2), &mine), None, "once per frame");
         let mut slow = Autopilot::new(play, Duration::from_secs(3600));
-        assert_eq!(slow.next(1, &mine), None, "the person's window is open");
+        assert_eq!(
+            slow.next(at(0, 1), &mine),
+            None,
+            "the person's window is open"
+        );
     }
 
     #[test]
@@ -359,18 +401,26 @@ mod tests {
         });
         let mut p = Autopilot::new(play, Duration::ZERO);
         let view = Value::Object(obj! { "turn" => true });
-        assert_eq!(p.next(7, &view), Some(Value::from("a")));
+        assert_eq!(p.next(at(0, 7), &view), Some(Value::from("a")));
         p.refused(&Value::from("zzz"));
-        assert_eq!(p.next(7, &view), None, "not the autopilot's action");
+        assert_eq!(p.next(at(0, 7), &view), None, "not the autopilot's action");
         p.refused(&Value::from("a"));
-        assert_eq!(p.next(7, &view), Some(Value::from("b")));
+        assert_eq!(p.next(at(0, 7), &view), Some(Value::from("b")));
         p.refused(&Value::from("b"));
-        assert_eq!(p.next(7, &view), Some(Value::from("c")));
+        assert_eq!(p.next(at(0, 7), &view), Some(Value::from("c")));
         p.refused(&Value::from("c"));
-        assert_eq!(p.next(7, &view), Some(Value::from("d")));
+        assert_eq!(p.next(at(0, 7), &view), Some(Value::from("d")));
         p.refused(&Value::from("d"));
-        assert_eq!(p.next(7, &view), None, "at most MAX_REFUSALS a frame");
-        assert_eq!(p.next(8, &view), Some(Value::from("a")), "a new frame");
+        assert_eq!(
+            p.next(at(0, 7), &view),
+            None,
+            "at most MAX_REFUSALS a frame"
+        );
+        assert_eq!(
+            p.next(at(0, 8), &view),
+            Some(Value::from("a")),
+            "a new frame"
+        );
     }
 
     #[test]

@@ -578,7 +578,12 @@ pub async fn run(
                 let Some(msg) = msg else { break RunEnd::Failed("the leader's queue closed".into()) };
                 let r = match msg {
                     Msg::Admitted { member, ch, link, membership_version } => hub.admitted(&room, member, ch, link, membership_version),
-                    Msg::Frame { pk, frame, queued } => hub.frame(&room, &pk, frame, queued),
+                    Msg::Frame { pk, frame, queued } => {
+                        // An input may have made a frame: the leader's own
+                        // seat moves on it now, not at the next poll.
+                        tick.reset_immediately();
+                        hub.frame(&room, &pk, frame, queued)
+                    }
                     Msg::Flooded { pk, frame } => { hub.flooded(&room, &pk, &frame); Ok(()) }
                     Msg::Gone { pk, conn, reason } => { hub.gone(&room, &pk, conn, &reason); Ok(()) }
                 };
@@ -591,7 +596,8 @@ pub async fn run(
                 // The seat's bot (or its timeout rule) acts only when no
                 // action of the person's is waiting or in flight.
                 if r.is_ok() && !hub.local_inflight {
-                    super::autopilot::act(&room, hub.authority.seq(), hub.authority.leader_view());
+                    let at = super::autopilot::At { epoch: hub.authority.leader_epoch(), seq: hub.authority.seq() };
+                    super::autopilot::act(&room, at, hub.authority.leader_view());
                     r = hub.local_action(&room);
                 }
                 if let Err(e) = r {

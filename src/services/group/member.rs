@@ -133,6 +133,9 @@ async fn serve(
                             if ch.tx.send(&ack(replica)).await.is_err() {
                                 return ChannelEnd::LeaderGone;
                             }
+                            // The seat's bot moves on the new frame now,
+                            // not at the next poll.
+                            tick.reset_immediately();
                         }
                         Ok(false) => {}
                         Err(e) => return ChannelEnd::Refused(e.to_string()),
@@ -146,6 +149,8 @@ async fn serve(
                     let action = outbox.pending_action().cloned();
                     if outbox.receipt(&frame).unwrap_or(false) {
                         sent = None;
+                        // The next action waiting (if one is) goes now.
+                        tick.reset_immediately();
                         if frame.get_str("status") == Some("rejected")
                             && let Some(a) = action
                         {
@@ -160,7 +165,8 @@ async fn serve(
                 // The seat's bot (or its timeout rule) acts only when no
                 // action of the person's is waiting or in flight.
                 if matches!(outbox.prepare(), Ok(None)) {
-                    super::autopilot::act(room, replica.seq().unwrap_or(0), replica.view());
+                    let at = super::autopilot::At { epoch: replica.leader_epoch(), seq: replica.seq().unwrap_or(0) };
+                    super::autopilot::act(room, at, replica.view());
                 }
                 if sent.is_some_and(|t| t.elapsed() < RESEND) {
                     continue;
