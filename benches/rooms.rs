@@ -10,7 +10,7 @@
 //!   events.jsonl (the replica checked it and wrote group-checkpoint.json,
 //!   details.jsonl and the snapshot first). One message at a time, from
 //!   each member in turn; p50 and p99. Includes the side's poll of its action
-//!   file (every 10 ms), the input frame, the leader's rules, 32 signed
+//!   file (every 3 ms), the input frame, the leader's rules, 32 signed
 //!   envelopes, each member's checks and files; excludes the console.
 //! - **bulk**: the remaining messages queued at once, spread over the
 //!   members (each sends one at a time, as the outbox does), until every

@@ -102,8 +102,10 @@ impl<T> std::future::Future for Task<T> {
 }
 
 /// How often a side looks for new lines in its group-actions.jsonl (and,
-/// as leader, for members owing an ack).
-pub const ACTION_POLL: Duration = Duration::from_millis(10);
+/// as leader, for members owing an ack). A person's action waits half of
+/// it on average; a look that finds nothing costs one stat and no rules
+/// (the seat's bot is asked once per frame, and right when a frame comes).
+pub const ACTION_POLL: Duration = Duration::from_millis(3);
 
 /// How a leader's run ended.
 #[derive(Debug)]

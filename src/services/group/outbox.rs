@@ -183,7 +183,14 @@ impl Outbox {
         if let Some(p) = &self.pending {
             return Ok(Some(p.clone()));
         }
-        let (records, scanned) = read_records(&self.dir.join(ACTIONS_FILE), self.committed_offset);
+        // Polled every few milliseconds: nothing new appended (the usual
+        // case) costs one stat, not an open and a read.
+        let path = self.dir.join(ACTIONS_FILE);
+        match std::fs::metadata(&path) {
+            Ok(m) if m.len() > self.committed_offset => {}
+            _ => return Ok(None),
+        }
+        let (records, scanned) = read_records(&path, self.committed_offset);
         for (entry, end) in records {
             let Some(action) = entry.get("action").and_then(Value::as_object) else {
                 continue;
