@@ -399,8 +399,8 @@ fn uppercase_hex_and_python_equalities() {
 
 #[test]
 fn a_new_leader_from_an_older_checkpoint_is_followed_by_a_member_ahead_of_it() {
-    use crate::engine::group::testkit::{Chat, config, member};
-    use crate::engine::group::{Authority, AuthorityInit};
+    use crate::engine::group::Authority;
+    use crate::engine::group::testkit::{member, takeover};
     // The old leader framed seq N for member 2 and died before member 1
     // got it; member 1 takes over from N-1 and frames its epoch at N.
     let mut a = room(3);
@@ -422,19 +422,27 @@ fn a_new_leader_from_an_older_checkpoint_is_followed_by_a_member_ahead_of_it() {
     }
     let (behind, ahead) = (r1.seq().unwrap(), r2.seq().unwrap());
     assert_eq!(behind + 1, ahead);
-    let mut b = Authority::new(AuthorityInit {
-        config: config(),
-        hooks: Box::new(Chat),
-        protocol_name: "Chat".into(),
-        group_id: "g1".into(),
-        keys: key(1),
-        leader_epoch: 1,
-        membership_version: 2,
-        members: vec![member(1), member(2)],
-        checkpoint: Some((**r1.checkpoint().unwrap()).clone()),
-    })
-    .unwrap();
+    let cp = (**r1.checkpoint().unwrap()).clone();
+    let mut b = Authority::new(takeover(1, 2, vec![member(1), member(2)], cp)).unwrap();
     assert_eq!(b.seq(), ahead, "the new epoch starts at member 2's seq");
+    // Taking over past a gap (what palaver's runtime does) starts beyond
+    // it, where the reference's check ("seq <= current": moved backwards)
+    // passes, and still chains from the checkpoint.
+    let cp = (**r1.checkpoint().unwrap()).clone();
+    let c =
+        Authority::taking_over_past(takeover(1, 2, vec![member(1), member(2)], cp), 1000).unwrap();
+    assert_eq!(c.seq(), behind + 1000 + 1);
+    assert!(c.seq() > ahead);
+    let start = c.last_envelopes().get(&p2).unwrap();
+    assert_eq!(start.get_str("_group"), Some("epoch_start"));
+    assert_eq!(start.get_str("previous_hash"), r1.frame_hash());
+    let mut fresh = Replica::new("g1", &p2, &p1, 1, "Chat");
+    let mut c = c;
+    assert!(
+        fresh
+            .apply(&c.bootstrap_envelope(&p2).unwrap().unwrap(), true)
+            .unwrap()
+    );
     let boot = b.bootstrap_envelope(&p2).unwrap().unwrap();
     // Under the old epoch it is not even the leader's.
     assert!(r2.clone().apply(&boot, true).is_err());

@@ -109,3 +109,19 @@ pub fn room(n: u8) -> Authority {
     })
     .unwrap()
 }
+
+/// What member `leader` needs to lead the chat room "g1" at epoch 1 from
+/// `checkpoint`, seating `members` (of membership version `version`).
+pub fn takeover(leader: u8, version: u64, members: Vec<Value>, checkpoint: Value) -> AuthorityInit {
+    AuthorityInit {
+        config: config(),
+        hooks: Box::new(Chat),
+        protocol_name: "Chat".into(),
+        group_id: "g1".into(),
+        keys: key(leader),
+        leader_epoch: 1,
+        membership_version: version,
+        members,
+        checkpoint: Some(checkpoint),
+    }
+}

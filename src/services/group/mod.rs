@@ -107,6 +107,14 @@ impl<T> std::future::Future for Task<T> {
 /// (the seat's bot is asked once per frame, and right when a frame comes).
 pub const ACTION_POLL: Duration = Duration::from_millis(3);
 
+/// How many frames a member that takes a room over leaves between its
+/// checkpoint and its first frame ([`Authority::taking_over_past`]): the
+/// dying leader may have sent other members frames this member never got,
+/// and a reference member holding one refuses a first frame at or before it
+/// and cannot follow the room (palaver's replica takes it). A thousand is
+/// far more than a leader runs ahead of its slowest member.
+pub const EPOCH_SEQ_GAP: u64 = 1000;
+
 /// How a leader's run ended.
 #[derive(Debug)]
 pub enum RunEnd {
@@ -341,17 +349,20 @@ async fn lead(
     let mv = api::count(group, "membership_version").map_err(api_err)?;
     let cfg = GroupConfig::from_spec(spec).map_err(|e| RemoteError::Protocol(e.to_string()))?;
     let h = (hooks)(options).map_err(RemoteError::Protocol)?;
-    let authority = Authority::new(crate::engine::group::AuthorityInit {
-        config: cfg,
-        hooks: h,
-        protocol_name: spec.name().unwrap_or("Group Protocol").to_owned(),
-        group_id: room.group_id.clone(),
-        keys: room.keys.clone(),
-        leader_epoch: epoch,
-        membership_version: mv,
-        members: api::active_members(group),
-        checkpoint,
-    })
+    let authority = Authority::taking_over_past(
+        crate::engine::group::AuthorityInit {
+            config: cfg,
+            hooks: h,
+            protocol_name: spec.name().unwrap_or("Group Protocol").to_owned(),
+            group_id: room.group_id.clone(),
+            keys: room.keys.clone(),
+            leader_epoch: epoch,
+            membership_version: mv,
+            members: api::active_members(group),
+            checkpoint,
+        },
+        EPOCH_SEQ_GAP,
+    )
     .map_err(|e| RemoteError::Protocol(format!("the room could not start: {e}")))?;
     let mut hub = leader::Hub::new(authority, &room, replicated, queue).map_err(RemoteError::Io)?;
     hub.flush(&room);

@@ -126,8 +126,21 @@ fn number(v: Option<&Value>) -> Option<&Number> {
 impl Authority {
     /// A new room (its first frame is a `snapshot` at seq 0), or a room
     /// taken over from `checkpoint` (its first frame is an `epoch_start`
-    /// that continues the checkpoint's hash chain).
+    /// that continues the checkpoint's hash chain, at the checkpoint's seq
+    /// + 1, as the reference's authority numbers it).
     pub fn new(init: AuthorityInit) -> Result<Authority> {
+        Authority::taking_over_past(init, 0)
+    }
+
+    /// [`Authority::new`], but a room taken over starts its epoch `gap`
+    /// frames further on: at the checkpoint's seq + `gap` + 1. The old
+    /// leader may have sent frames past the checkpoint to other members
+    /// before it died (one member after another), and a member's replica
+    /// (the reference's, at least) refuses a first frame at or before its
+    /// own seq as "moved backwards"; a first frame is a bootstrap, which may
+    /// skip ahead, so one past every frame the old leader could have sent is
+    /// taken by all. The hash chain still continues from the checkpoint.
+    pub fn taking_over_past(init: AuthorityInit, gap: u64) -> Result<Authority> {
         let members = normalize_members(&init.members)?;
         let restored = init.checkpoint.is_some();
         let mut a = Authority {
@@ -163,7 +176,13 @@ impl Authority {
                     .map_err(GroupError::Hook)?;
                 Vec::new()
             }
-            Some(checkpoint) => a.restore(checkpoint)?,
+            Some(checkpoint) => {
+                let events = a.restore(checkpoint)?;
+                a.seq = a.seq.checked_add(gap).ok_or_else(|| {
+                    GroupError::Value("checkpoint seq too large to take over".into())
+                })?;
+                events
+            }
         };
         if !matches!(a.state, Value::Object(_)) {
             return Err(GroupError::Protocol(

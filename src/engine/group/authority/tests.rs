@@ -4,7 +4,7 @@ use crate::engine::group::delta::{make_delta_exact, make_fields_delta_exact};
 use crate::engine::group::hooks::GroupHooks;
 use crate::engine::group::hooks::result;
 use crate::engine::group::replica::Replica;
-use crate::engine::group::testkit::{Chat, config, key, member, room};
+use crate::engine::group::testkit::{config, key, member, room, takeover};
 use crate::json::canonical::{self};
 use crate::json::parse_str;
 use crate::json::{Map, Value};
@@ -237,18 +237,7 @@ fn membership_acknowledgements_and_takeover() {
     );
 
     // Member 1 takes over from the acknowledged checkpoint.
-    let mut b = Authority::new(AuthorityInit {
-        config: config(),
-        hooks: Box::new(Chat),
-        protocol_name: "Chat".into(),
-        group_id: "g1".into(),
-        keys: key(1),
-        leader_epoch: 1,
-        membership_version: 5,
-        members: vec![member(1), member(2)],
-        checkpoint: Some((*cp).clone()),
-    })
-    .unwrap();
+    let mut b = Authority::new(takeover(1, 5, vec![member(1), member(2)], (*cp).clone())).unwrap();
     assert_eq!(b.seq(), seq + 1);
     let envs = b.bootstrap_envelopes().unwrap();
     let env = envs.get(&key(1).public_key).unwrap();
@@ -259,17 +248,7 @@ fn membership_acknowledgements_and_takeover() {
     let epoch_start = b.last_envelopes().get(&key(1).public_key).unwrap().clone();
     assert!(reps[1].apply(&epoch_start, false).unwrap());
     // A checkpoint of another group, or a forged one, is refused.
-    let init = |cp: Value| AuthorityInit {
-        config: config(),
-        hooks: Box::new(Chat),
-        protocol_name: "Chat".into(),
-        group_id: "g1".into(),
-        keys: key(1),
-        leader_epoch: 1,
-        membership_version: 5,
-        members: vec![member(1)],
-        checkpoint: Some(cp),
-    };
+    let init = |cp: Value| takeover(1, 5, vec![member(1)], cp);
     let mut forged = (*cp).clone();
     forged
         .as_object_mut()
