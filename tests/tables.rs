@@ -356,11 +356,16 @@ fn drive_reference_member(py: &str, data: &Path, table: &str, within: Duration) 
     // a different move for the same frame, or the same one after 5 s, is
     // sent again.
     let mut acted_on: Option<(Option<Value>, Value, Instant)> = None;
+    let mut seen: Option<PathBuf> = None;
     loop {
-        assert!(
-            start.elapsed() < within,
-            "the reference member's table did not finish"
-        );
+        if start.elapsed() >= within {
+            // Its session's failures and last events say where it stopped
+            // (a leader it refused, a reconnect that kept failing).
+            panic!(
+                "{table}: the reference member's table did not finish in {within:?}\n{}",
+                seen.as_deref().map(why_not).unwrap_or_default()
+            );
+        }
         std::thread::sleep(Duration::from_millis(100));
         let Some(dir) = std::fs::read_dir(data.join("sessions")).ok().and_then(|d| {
             d.filter_map(Result::ok)
@@ -369,6 +374,7 @@ fn drive_reference_member(py: &str, data: &Path, table: &str, within: Duration) 
         }) else {
             continue;
         };
+        seen = Some(dir.clone());
         let Ok(snap) =
             std::fs::read_to_string(dir.join("snapshot.json")).map(|t| json::parse_str(&t))
         else {
