@@ -348,7 +348,16 @@ fn table_options(table: &str, seed: &str) -> String {
 /// move from that view and `aigenora session action` sends it. The file
 /// is the reference's merge of every view it verified, not the last one:
 /// right until the view loses a key (a tractor hand redealt).
-fn drive_reference_member(py: &str, data: &Path, table: &str, within: Duration) -> Value {
+/// `leader`: the leading palaver side's state dir, printed too when the
+/// table does not finish (where the table stopped when the reference seat
+/// was not the one to act).
+fn drive_reference_member(
+    py: &str,
+    data: &Path,
+    table: &str,
+    within: Duration,
+    leader: Option<&Path>,
+) -> Value {
     let t = palaver::protocols::tables::table_for_alias(table, &palaver::json::Map::new()).unwrap();
     let start = Instant::now();
     // What was sent for which frame, and when: a view read while the
@@ -362,8 +371,9 @@ fn drive_reference_member(py: &str, data: &Path, table: &str, within: Duration) 
             // Its session's failures and last events say where it stopped
             // (a leader it refused, a reconnect that kept failing).
             panic!(
-                "{table}: the reference member's table did not finish in {within:?}\n{}",
-                seen.as_deref().map(why_not).unwrap_or_default()
+                "{table}: the reference member's table did not finish in {within:?}\n{}\nthe leader:\n{}",
+                seen.as_deref().map(why_not).unwrap_or_default(),
+                leader.map(why_not).unwrap_or_default()
             );
         }
         std::thread::sleep(Duration::from_millis(100));
@@ -422,6 +432,8 @@ fn a_reference_member_plays_at_a_palaver_table() {
         let rdir = w.tmp.path().join("ref");
         common::reference_identity(&py, &w.url, &rdir, "ref");
         let mut host = w.host_table(table, "h", "autonomous", "ref", &["--bots", "2"]);
+        let state = host.until("session state:");
+        let hdir = PathBuf::from(state.split_whitespace().next().unwrap());
         let post = host.until("post_id:");
         let member = Kill(
             common::aigenora(
@@ -436,7 +448,8 @@ fn a_reference_member_plays_at_a_palaver_table() {
             .spawn()
             .unwrap(),
         );
-        let rsnap = drive_reference_member(&py, &rdir, table, Duration::from_secs(180));
+        let rsnap =
+            drive_reference_member(&py, &rdir, table, Duration::from_secs(180), Some(&hdir));
         let (_, hs) = snapshot(&host.finish("host"));
         drop(member);
         assert_eq!(
@@ -511,7 +524,7 @@ fn palaver_members_at_a_reference_table(py: &str, table: &str) {
             w.join(who, &post)
         })
         .collect();
-    let rsnap = drive_reference_member(&py, &rdir, table, Duration::from_secs(180));
+    let rsnap = drive_reference_member(&py, &rdir, table, Duration::from_secs(180), None);
     let mut outcomes = Vec::new();
     for (n, m) in members.into_iter().enumerate() {
         let s = member_done(m, &format!("palaver member {n}"));
@@ -619,7 +632,7 @@ fn survive_a_killed_leader(table: &str, reference: Option<String>) {
         );
         let table = table.to_owned();
         let driver = std::thread::spawn(move || {
-            drive_reference_member(&py, &rdir, &table, Duration::from_secs(180))
+            drive_reference_member(&py, &rdir, &table, Duration::from_secs(180), None)
         });
         (member, driver)
     });
