@@ -423,13 +423,12 @@ fn a_new_leader_from_an_older_checkpoint_is_followed_by_a_member_ahead_of_it() {
     let (behind, ahead) = (r1.seq().unwrap(), r2.seq().unwrap());
     assert_eq!(behind + 1, ahead);
     let cp = (**r1.checkpoint().unwrap()).clone();
-    let mut b = Authority::new(takeover(1, 2, vec![member(1), member(2)], cp)).unwrap();
+    let mut b = Authority::new(takeover(1, 2, vec![member(1), member(2)], cp.clone())).unwrap();
     assert_eq!(b.seq(), ahead, "the new epoch starts at member 2's seq");
     // Taking over past a gap (what palaver's runtime does) starts beyond
     // it, where the reference's check ("seq <= current": moved backwards)
     // passes, and still chains from the checkpoint.
-    let cp = (**r1.checkpoint().unwrap()).clone();
-    let c =
+    let mut c =
         Authority::taking_over_past(takeover(1, 2, vec![member(1), member(2)], cp), 1000).unwrap();
     assert_eq!(c.seq(), behind + 1000 + 1);
     assert!(c.seq() > ahead);
@@ -437,7 +436,6 @@ fn a_new_leader_from_an_older_checkpoint_is_followed_by_a_member_ahead_of_it() {
     assert_eq!(start.get_str("_group"), Some("epoch_start"));
     assert_eq!(start.get_str("previous_hash"), r1.frame_hash());
     let mut fresh = Replica::new("g1", &p2, &p1, 1, "Chat");
-    let mut c = c;
     assert!(
         fresh
             .apply(&c.bootstrap_envelope(&p2).unwrap().unwrap(), true)
