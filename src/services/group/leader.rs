@@ -510,6 +510,26 @@ impl Hub {
 
     /// Closes every connection once its queued frames are written (the
     /// leader is done or fenced), waiting at most `limit` for that.
+    /// Until every connected member has acknowledged the frames sent to it
+    /// (the final one among them), or left, or `limit` has passed: a member
+    /// slower than the table (the reference's client is tens of
+    /// milliseconds behind bots) must read the completing frame before its
+    /// connection closes, or its record says the room still runs. Inputs
+    /// arriving meanwhile are answered as at any time (the room is over).
+    pub async fn await_final_acks(&mut self, room: &Room, limit: Duration) {
+        let deadline = tokio::time::Instant::now() + limit;
+        while self.conns.values().any(|c| c.waiting_ack.is_some()) {
+            match tokio::time::timeout_at(deadline, self.rx.recv()).await {
+                Ok(Some(Msg::Frame { pk, frame, queued })) => {
+                    let _ = self.frame(room, &pk, frame, queued);
+                }
+                Ok(Some(Msg::Gone { pk, conn, reason })) => self.gone(room, &pk, conn, &reason),
+                Ok(Some(Msg::Flooded { .. } | Msg::Admitted { .. })) => {}
+                Ok(None) | Err(_) => return,
+            }
+        }
+    }
+
     pub async fn close_all(&mut self, room: &Room, reason: &str, limit: Duration) {
         let mut writers = Vec::new();
         for (pk, mut c) in self.conns.drain() {
@@ -617,6 +637,9 @@ pub async fn run(
     };
     drop(lease_task);
     hub.flush(&room);
+    if let RunEnd::Completed { .. } = &end {
+        hub.await_final_acks(&room, CLOSE_GRACE).await;
+    }
     if let RunEnd::Completed { .. } = &end
         && let Err(e) = api::set_status(&room.client, &room.group_id, epoch, "closed").await
     {
@@ -625,7 +648,10 @@ pub async fn run(
             obj! { "status" => "closed", "error" => e.to_string() },
         );
     }
-    hub.close_all(&room, "leader_shutdown", Duration::from_secs(2))
-        .await;
+    hub.close_all(&room, "leader_shutdown", CLOSE_GRACE).await;
     end
 }
+
+/// How long a leader that is done waits for its members: their acks of the
+/// final frame, then its writers handing the last bytes over.
+const CLOSE_GRACE: Duration = Duration::from_secs(2);
