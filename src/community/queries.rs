@@ -20,7 +20,7 @@ use super::store::{
     Reputation, Res, SessionRow, Store, StoreError, invitation_view, tagged,
 };
 use crate::json::{Map, Value};
-use crate::sql::{Db, Dialect, Row, args};
+use crate::sql::{Db, Dialect, Row, SqlError, args};
 
 /// The community's store over a backend (see the module doc).
 pub struct SqlStore<B>(pub(super) B);
@@ -477,6 +477,11 @@ impl<B: Backend> Store for SqlStore<B> {
         if fields.iter().any(|f| self.unstorable(f)) {
             return Ok(false);
         }
+        if self.0.dialect().writes_in_with() {
+            return self
+                .0
+                .run(|db| take_for_session_at_once(db, s, session_nonce, host_sig, guest_sig));
+        }
         self.0
             .transaction(|db| take_for_session(db, s, session_nonce, host_sig, guest_sig))
     }
@@ -796,6 +801,18 @@ impl<B: Backend> Store for SqlStore<B> {
     }
 }
 
+/// The invitation a session with every check passed takes (`$1` the post,
+/// `$2` the session, `$3` the host, `$4` the guest): open, the host's, no
+/// such session yet, both parties registered.
+macro_rules! taken_for_session {
+    () => {
+        "post_id = $1 AND status = 'open' AND public_key = $3 \
+         AND NOT EXISTS (SELECT 1 FROM sessions WHERE session_id = $2) \
+         AND EXISTS (SELECT 1 FROM agents a WHERE a.public_key = $3) \
+         AND EXISTS (SELECT 1 FROM agents a WHERE a.public_key = $4)"
+    };
+}
+
 /// A session create's usual case in two statements: take the invitation
 /// while it is open, the host's, both parties registered and the session
 /// new (the UPDATE's row lock makes a second session racing for it wait,
@@ -810,11 +827,16 @@ fn take_for_session(
     guest_sig: &str,
 ) -> Res<bool> {
     let took = db.execute(
-        "UPDATE invitations SET status = 'matched' WHERE post_id = $1 AND status = 'open' AND public_key = $3 \
-         AND NOT EXISTS (SELECT 1 FROM sessions WHERE session_id = $2) \
-         AND EXISTS (SELECT 1 FROM agents a WHERE a.public_key = $3) \
-         AND EXISTS (SELECT 1 FROM agents a WHERE a.public_key = $4)",
-        args![&s.post_id, &s.session_id, &s.host_public_key, &s.guest_public_key],
+        concat!(
+            "UPDATE invitations SET status = 'matched' WHERE ",
+            taken_for_session!()
+        ),
+        args![
+            &s.post_id,
+            &s.session_id,
+            &s.host_public_key,
+            &s.guest_public_key
+        ],
     )?;
     if took != 1 {
         return Ok(false);
@@ -825,4 +847,35 @@ fn take_for_session(
         args![&s.session_id, &s.post_id, &s.protocol_id, &s.host_public_key, &s.guest_public_key, session_nonce, host_sig, guest_sig, s.created_at],
     )?;
     Ok(true)
+}
+
+/// [`take_for_session`] as one statement where the dialect allows it: the
+/// update's row lock and the insert commit together, without a `BEGIN` and
+/// `COMMIT` of their own (under READ COMMITTED, as the transaction is). A
+/// second create racing for the invitation waits for the row, then finds it
+/// matched and takes nothing. A constraint refusal (the session recorded
+/// meanwhile) is answered as nothing taken too: the caller's checks one by
+/// one then say why.
+fn take_for_session_at_once(
+    db: &mut dyn Db,
+    s: &SessionRow,
+    session_nonce: &str,
+    host_sig: &str,
+    guest_sig: &str,
+) -> Res<bool> {
+    let took = db.execute(
+        concat!(
+            "WITH took AS (UPDATE invitations SET status = 'matched' WHERE ",
+            taken_for_session!(),
+            " RETURNING post_id) INSERT INTO sessions (session_id, post_id, protocol_id, host_public_key, \
+             guest_public_key, session_nonce, host_signature, guest_signature, status, created_at) \
+             SELECT $2, took.post_id, $5, $3, $4, $6, $7, $8, 'matched', $9 FROM took"
+        ),
+        args![&s.post_id, &s.session_id, &s.host_public_key, &s.guest_public_key, &s.protocol_id, session_nonce, host_sig, guest_sig, s.created_at],
+    );
+    match took {
+        Ok(n) => Ok(n == 1),
+        Err(SqlError::Constraint { .. }) => Ok(false),
+        Err(e) => Err(e.into()),
+    }
 }

@@ -277,6 +277,14 @@ impl Dialect {
         }
     }
 
+    /// Whether one statement may change rows in a `WITH` and use what it
+    /// changed (PostgreSQL's data-modifying `WITH … UPDATE … RETURNING`):
+    /// then a write of two steps is one statement, atomic on its own, and
+    /// needs no `BEGIN` and `COMMIT` round trips. SQLite has no such `WITH`.
+    pub fn writes_in_with(self) -> bool {
+        self == Dialect::Postgres
+    }
+
     /// Whether a text may hold a NUL. PostgreSQL's cannot: a lookup with
     /// one matches no row, and the store answers so without asking.
     pub fn holds_nul(self) -> bool {

@@ -6,13 +6,21 @@
 //! over from its own replica's checkpoint at epoch 1, every replica follows,
 //! and the rest of the actions run under the new leader. At the end every
 //! replica's view must equal what the authority rendered for that member.
+//!
+//! The replicas run on a thread of their own, fed the envelopes in order
+//! through a bounded queue: verifying (four signatures and the hashes of
+//! four envelopes a frame) overlaps the leader building the next frame, as
+//! it does between processes. Their acknowledgements come back the same
+//! way; a migration waits for them to catch up, and a refused envelope
+//! stops the run with the replica's reason.
 
 use super::HooksFactory;
-use crate::engine::group::{Authority, AuthorityInit, GroupConfig, Replica};
+use crate::engine::group::{Authority, AuthorityInit, Envelopes, GroupConfig, Replica};
 use crate::identity::KeyPair;
 use crate::json::{Map, Value};
 use crate::obj;
 use crate::spec::Spec;
+use std::sync::{Arc, mpsc};
 use std::time::{Duration, Instant};
 
 /// One action of the script: which seat sends what.
@@ -126,42 +134,137 @@ pub fn default_steps(spec: &Spec, members: usize) -> Vec<Step> {
 struct Seat {
     keys: KeyPair,
     replica: Replica,
-    client_seq: i64,
     booted: bool,
 }
 
-/// Applies one frame's envelopes to every replica and acknowledges them.
-fn deliver(
-    authority: &mut Authority,
+/// What the leader's side hands the replicas' thread, in order.
+enum ToReplicas {
+    /// One frame's envelopes, by member public key.
+    Frame(Envelopes),
+    /// A new leader took the room over at this epoch: every replica follows.
+    NewEpoch { leader: String, epoch: u64 },
+    /// The checkpoint seat `.0`'s replica holds once everything sent before
+    /// is applied.
+    Checkpoint(usize, mpsc::SyncSender<Option<Value>>),
+}
+
+/// A replica's acknowledgement of a frame it verified.
+struct Ack {
+    public_key: String,
+    seq: u64,
+    frame_hash: String,
+    checkpoint_hash: String,
+}
+
+/// Frames the replicas may fall behind the leader before it waits.
+const REPLICA_QUEUE: usize = 64;
+
+/// The replicas' side: applies what arrives to every seat's replica, in
+/// order, and acknowledges each frame; returns how many envelopes it
+/// verified, or the first refusal.
+fn replicas(
     seats: &mut [Seat],
-    envelopes: &Map,
-    verified: &mut u64,
-) -> Result<Vec<Value>, String> {
-    for s in seats.iter_mut() {
-        let Some(env) = envelopes.get(&s.keys.public_key) else {
-            continue;
-        };
-        let bootstrap = !s.booted;
-        s.replica.apply(env, bootstrap).map_err(|e| {
-            format!(
-                "seat {} refused an envelope: {e}",
-                s.replica.viewer_public_key()
-            )
-        })?;
-        s.booted = true;
-        s.replica.take_records();
-        *verified += 1;
-        if let (Some(seq), Some(fh), Some(cp)) = (
-            s.replica.seq(),
-            s.replica.frame_hash().map(str::to_owned),
-            s.replica
-                .checkpoint()
-                .and_then(|c| c.get_str("checkpoint_hash"))
-                .map(str::to_owned),
-        ) {
-            authority.acknowledge(&s.keys.public_key, seq, &fh, Some(&cp));
+    inbox: mpsc::Receiver<ToReplicas>,
+    acks: mpsc::Sender<Ack>,
+) -> Result<u64, String> {
+    let mut verified = 0;
+    for msg in inbox {
+        match msg {
+            ToReplicas::Frame(envelopes) => {
+                for s in seats.iter_mut() {
+                    let Some(env) = envelopes.get(&s.keys.public_key) else {
+                        continue;
+                    };
+                    s.replica.apply(env, !s.booted).map_err(|e| {
+                        format!(
+                            "seat {} refused an envelope: {e}",
+                            s.replica.viewer_public_key()
+                        )
+                    })?;
+                    s.booted = true;
+                    s.replica.take_records();
+                    verified += 1;
+                    if let (Some(seq), Some(fh), Some(cp)) = (
+                        s.replica.seq(),
+                        s.replica.frame_hash(),
+                        s.replica
+                            .checkpoint()
+                            .and_then(|c| c.get_str("checkpoint_hash")),
+                    ) {
+                        // The leader's side may have finished: nobody to tell.
+                        let _ = acks.send(Ack {
+                            public_key: s.keys.public_key.clone(),
+                            seq,
+                            frame_hash: fh.to_owned(),
+                            checkpoint_hash: cp.to_owned(),
+                        });
+                    }
+                }
+            }
+            ToReplicas::NewEpoch { leader, epoch } => {
+                for s in seats.iter_mut() {
+                    s.replica
+                        .advance_epoch(&leader, epoch)
+                        .map_err(|e| e.to_string())?;
+                    s.booted = false;
+                }
+            }
+            ToReplicas::Checkpoint(seat, reply) => {
+                let cp = seats
+                    .get(seat)
+                    .and_then(|s| s.replica.checkpoint())
+                    .map(|c| (**c).clone());
+                let _ = reply.send(cp);
+            }
         }
     }
+    Ok(verified)
+}
+
+/// The leader's end of the replicas' thread.
+struct Link {
+    to: mpsc::SyncSender<ToReplicas>,
+    acks: mpsc::Receiver<Ack>,
+}
+
+/// Said when the replicas' thread has stopped: its own error is returned
+/// when it is joined.
+const REPLICAS_STOPPED: &str = "the replicas stopped";
+
+impl Link {
+    fn send(&self, msg: ToReplicas) -> Result<(), String> {
+        self.to.send(msg).map_err(|_| REPLICAS_STOPPED.to_owned())
+    }
+
+    /// Hands the acknowledgements that arrived so far to the authority.
+    fn acknowledge(&self, authority: &mut Authority) {
+        for a in self.acks.try_iter() {
+            authority.acknowledge(
+                &a.public_key,
+                a.seq,
+                &a.frame_hash,
+                Some(&a.checkpoint_hash),
+            );
+        }
+    }
+
+    /// Seat `seat`'s checkpoint once the replicas caught up.
+    fn checkpoint(&self, seat: usize) -> Result<Option<Value>, String> {
+        let (reply, answer) = mpsc::sync_channel(1);
+        self.send(ToReplicas::Checkpoint(seat, reply))?;
+        answer.recv().map_err(|_| REPLICAS_STOPPED.to_owned())
+    }
+}
+
+/// Hands one frame's envelopes to the replicas; returns the protocol's
+/// events of what the authority built since the last call.
+fn deliver(
+    authority: &mut Authority,
+    link: &Link,
+    envelopes: Envelopes,
+) -> Result<Vec<Value>, String> {
+    link.acknowledge(authority);
+    link.send(ToReplicas::Frame(envelopes))?;
     let mut events = Vec::new();
     for r in authority.take_records() {
         if let Some(Value::Array(e)) = r.snapshot.get("group_events") {
@@ -213,7 +316,6 @@ pub fn run(
         .map(|k| Seat {
             keys: k.clone(),
             replica: Replica::new(&group_id, &k.public_key, &keys[0].public_key, 0, &name),
-            client_seq: 0,
             booted: false,
         })
         .collect();
@@ -238,58 +340,24 @@ pub fn run(
         keys: keys.clone(),
         members: member_objs.clone(),
     };
-    let mut verified = 0;
-    let boot = authority.bootstrap_envelopes().map_err(|e| e.to_string())?;
-    deliver(&mut authority, &mut seats, &boot, &mut verified)?;
     let table = table_of(spec, options);
-    let mut results = Vec::new();
-    let mut leader_seat = 0;
-    let mut migrated = false;
-    for step in steps {
-        if step.after_migration && !migrated {
-            migrate(&mut authority, &mut seats, &room, &mut verified)?;
-            leader_seat = 1;
-            migrated = true;
-        }
-        results.push(send(
-            &mut authority,
-            &mut seats,
-            step.seat,
-            &step.action,
-            &mut verified,
-        )?);
-    }
-    if let Some(table) = table.filter(|_| steps.is_empty()) {
-        // A table plays itself: the bot of the seat to move acts on its
-        // own verified view; seat 1 takes the table over after a dozen
-        // actions and the round restarts by the rules.
-        let mut sent = 0;
-        while !authority.completed() && sent < MAX_TABLE_ACTIONS {
-            if sent == MIGRATE_AFTER && !migrated && members > 1 {
-                migrate(&mut authority, &mut seats, &room, &mut verified)?;
-                leader_seat = 1;
-                migrated = true;
-            }
-            let Some((seat, action)) = seats.iter().enumerate().find_map(|(i, s)| {
-                s.replica
-                    .view()
-                    .and_then(|v| table.bot_action(v))
-                    .map(|a| (i, a))
-            }) else {
-                return Err("no seat's bot has a move, and the table has not completed".into());
-            };
-            let r = send(&mut authority, &mut seats, seat, &action, &mut verified)?;
-            if r.status == "rejected" {
-                return Err(format!(
-                    "the rules refused the bot's {} at seat {seat}: {}",
-                    crate::json::canonical::to_string_ordered(&action),
-                    r.reason.unwrap_or_default()
-                ));
-            }
-            results.push(r);
-            sent += 1;
-        }
-    }
+    let (to, inbox) = mpsc::sync_channel(REPLICA_QUEUE);
+    let (ack_tx, ack_rx) = mpsc::channel();
+    let link = Link { to, acks: ack_rx };
+    let (played, verified) = std::thread::scope(|sc| {
+        let replicas = sc.spawn(|| replicas(&mut seats, inbox, ack_tx));
+        let played = play(&mut authority, &link, &room, table.as_deref(), steps);
+        // Nothing more to verify: the replicas finish what is queued.
+        drop(link);
+        let verified = replicas
+            .join()
+            .unwrap_or_else(|_| Err("the replicas' thread panicked".into()));
+        (played, verified)
+    });
+    // A refusal on the replicas' side is the cause of the leader's side
+    // finding them stopped.
+    let verified = verified?;
+    let (results, migrated) = played?;
     let views_agree = seats.iter().all(|s| {
         s.replica.seq() == Some(authority.seq())
             && s.replica.view() == authority.view(&s.keys.public_key)
@@ -302,12 +370,78 @@ pub fn run(
         envelopes_verified: verified,
         steps: results,
         leader_epoch: authority.leader_epoch(),
-        leader_seat,
+        leader_seat: usize::from(migrated),
         views_agree,
         completed: authority.completed(),
         outcome: authority.outcome().map(str::to_owned),
         elapsed: started.elapsed(),
     })
+}
+
+/// The leader's side of a run: the bootstrap, the steps (or a table's bots
+/// playing it to its end) and the migration; returns what each action got
+/// and whether the room migrated.
+fn play(
+    authority: &mut Authority,
+    link: &Link,
+    room: &Takeover<'_>,
+    table: Option<&dyn crate::protocols::tables::Table>,
+    steps: &[Step],
+) -> Result<(Vec<StepResult>, bool), String> {
+    let boot = authority.bootstrap_envelopes().map_err(|e| e.to_string())?;
+    deliver(authority, link, Arc::new(boot))?;
+    let mut client_seqs = vec![0; room.keys.len()];
+    let mut results = Vec::new();
+    let mut migrated = false;
+    for step in steps {
+        if step.after_migration && !migrated {
+            migrate(authority, link, room)?;
+            migrated = true;
+        }
+        let seat = (step.seat, &room.keys[step.seat]);
+        results.push(send(
+            authority,
+            link,
+            seat,
+            &mut client_seqs[step.seat],
+            &step.action,
+        )?);
+    }
+    let Some(table) = table.filter(|_| steps.is_empty()) else {
+        return Ok((results, migrated));
+    };
+    // A table plays itself: the bot of the seat to move acts on the view
+    // the leader sends that seat (which its replica verifies); seat 1 takes
+    // the table over after a dozen actions and the round restarts by the
+    // rules.
+    let members = room.keys.len();
+    let mut sent = 0;
+    while !authority.completed() && sent < MAX_TABLE_ACTIONS {
+        if sent == MIGRATE_AFTER && !migrated && members > 1 {
+            migrate(authority, link, room)?;
+            migrated = true;
+        }
+        let Some((seat, action)) = room.keys.iter().enumerate().find_map(|(i, k)| {
+            authority
+                .view(&k.public_key)
+                .and_then(|v| table.bot_action(v))
+                .map(|a| (i, a))
+        }) else {
+            return Err("no seat's bot has a move, and the table has not completed".into());
+        };
+        let key = (seat, &room.keys[seat]);
+        let r = send(authority, link, key, &mut client_seqs[seat], &action)?;
+        if r.status == "rejected" {
+            return Err(format!(
+                "the rules refused the bot's {} at seat {seat}: {}",
+                crate::json::canonical::to_string_ordered(&action),
+                r.reason.unwrap_or_default()
+            ));
+        }
+        results.push(r);
+        sent += 1;
+    }
+    Ok((results, migrated))
 }
 
 /// A table's bot loop stops after this many actions (a sign of a bug).
@@ -336,18 +470,12 @@ struct Takeover<'a> {
     members: Vec<Value>,
 }
 
-/// Seat 1 takes the room over from its own replica's checkpoint at the
-/// next epoch; every replica follows and gets the new bootstrap.
-fn migrate(
-    authority: &mut Authority,
-    seats: &mut [Seat],
-    room: &Takeover<'_>,
-    verified: &mut u64,
-) -> Result<(), String> {
-    let checkpoint = seats[1]
-        .replica
-        .checkpoint()
-        .map(|c| (**c).clone())
+/// Seat 1 takes the room over from its own replica's checkpoint (once the
+/// replicas caught up) at the next epoch; every replica follows and gets
+/// the new bootstrap.
+fn migrate(authority: &mut Authority, link: &Link, room: &Takeover<'_>) -> Result<(), String> {
+    let checkpoint = link
+        .checkpoint(1)?
         .ok_or("seat 1 holds no checkpoint to take over from")?;
     let epoch = authority.leader_epoch() + 1;
     *authority = Authority::new(AuthorityInit {
@@ -362,66 +490,60 @@ fn migrate(
         checkpoint: Some(checkpoint),
     })
     .map_err(|e| format!("seat 1 could not take the room over: {e}"))?;
-    for s in seats.iter_mut() {
-        s.replica
-            .advance_epoch(&room.keys[1].public_key, epoch)
-            .map_err(|e| e.to_string())?;
-        s.booted = false;
-    }
+    link.send(ToReplicas::NewEpoch {
+        leader: room.keys[1].public_key.clone(),
+        epoch,
+    })?;
     let boot = authority.bootstrap_envelopes().map_err(|e| e.to_string())?;
-    deliver(authority, seats, &boot, verified)?;
+    deliver(authority, link, Arc::new(boot))?;
     Ok(())
 }
 
-/// Sends one action from `seat` and delivers what it made.
+/// Sends one action from `seat` (`client_seq` its last input's number) and
+/// delivers what it made.
 fn send(
     authority: &mut Authority,
-    seats: &mut [Seat],
-    seat: usize,
+    link: &Link,
+    (seat, key): (usize, &KeyPair),
+    client_seq: &mut i64,
     action: &Value,
-    verified: &mut u64,
 ) -> Result<StepResult, String> {
-    if authority.completed() {
-        return Ok(StepResult {
+    let result =
+        |status: &str, reason: Option<String>, events: Vec<Value>, epoch: u64| StepResult {
             seat,
             action: action.clone(),
-            status: "not sent".into(),
-            reason: Some("the room had completed".into()),
-            leader_epoch: authority.leader_epoch(),
-            events: Vec::new(),
-        });
+            status: status.to_owned(),
+            reason,
+            leader_epoch: epoch,
+            events,
+        };
+    if authority.completed() {
+        let epoch = authority.leader_epoch();
+        return Ok(result(
+            "not sent",
+            Some("the room had completed".into()),
+            Vec::new(),
+            epoch,
+        ));
     }
-    seats[seat].client_seq += 1;
-    let pk = seats[seat].keys.public_key.clone();
-    match authority.apply_input(&pk, seats[seat].client_seq, action) {
+    match authority.apply_input(&key.public_key, *client_seq + 1, action) {
         Ok((envs, receipt)) => {
+            *client_seq += 1;
             let status = receipt.get_str("status").unwrap_or("accepted").to_owned();
             let events = if status != "duplicate" {
-                deliver(authority, seats, &envs, verified)?
+                deliver(authority, link, envs)?
             } else {
                 Vec::new()
             };
-            Ok(StepResult {
-                seat,
-                action: action.clone(),
-                status,
-                reason: None,
-                leader_epoch: authority.leader_epoch(),
-                events,
-            })
+            Ok(result(&status, None, events, authority.leader_epoch()))
         }
-        Err(e) if e.is_refusal() => {
-            // A refused action spends no client_seq.
-            seats[seat].client_seq -= 1;
-            Ok(StepResult {
-                seat,
-                action: action.clone(),
-                status: "rejected".into(),
-                reason: Some(e.reason()),
-                leader_epoch: authority.leader_epoch(),
-                events: Vec::new(),
-            })
-        }
+        // A refused action spends no client_seq.
+        Err(e) if e.is_refusal() => Ok(result(
+            "rejected",
+            Some(e.reason()),
+            Vec::new(),
+            authority.leader_epoch(),
+        )),
         Err(e) => Err(format!("the room failed: {e}")),
     }
 }
@@ -500,6 +622,66 @@ mod tests {
         for k in ["bid", "landlord_selected", "play", "game_over"] {
             assert!(kinds.contains(&k), "no {k} event in {kinds:?}");
         }
+    }
+
+    #[test]
+    fn a_refused_envelope_stops_the_replicas_with_its_reason_and_the_leader_sees_them_stopped() {
+        use crate::engine::group::testkit;
+        let mut authority = testkit::room(2);
+        let mut seats: Vec<Seat> = (0..2)
+            .map(|i| {
+                let keys = testkit::key(i);
+                let replica = Replica::new(
+                    "g1",
+                    &keys.public_key,
+                    &testkit::key(0).public_key,
+                    0,
+                    "Chat",
+                );
+                Seat {
+                    keys,
+                    replica,
+                    booted: false,
+                }
+            })
+            .collect();
+        let (to, inbox) = mpsc::sync_channel(REPLICA_QUEUE);
+        let (ack_tx, ack_rx) = mpsc::channel();
+        let link = Link { to, acks: ack_rx };
+        let boot = authority.bootstrap_envelopes().unwrap();
+        let seat1 = seats[1].keys.public_key.clone();
+        let (verified, stopped) = std::thread::scope(|sc| {
+            let h = sc.spawn(|| replicas(&mut seats, inbox, ack_tx));
+            deliver(&mut authority, &link, Arc::new(boot)).unwrap();
+            let (envs, _) = authority
+                .apply_input(
+                    &testkit::key(0).public_key,
+                    1,
+                    &crate::json::parse_str(r#"{"say":"hi"}"#).unwrap(),
+                )
+                .unwrap();
+            let mut forged = (*envs).clone();
+            let mut env = forged.get(&seat1).unwrap().as_object().unwrap().clone();
+            env.insert("seq", Value::from(7u64));
+            forged.insert(seat1.as_str(), Value::Object(env));
+            deliver(&mut authority, &link, Arc::new(forged)).unwrap();
+            // The replicas stop at the forged frame; the leader's side finds
+            // them stopped at the latest when it waits for a checkpoint.
+            let stopped = link.checkpoint(1).unwrap_err();
+            drop(link);
+            (h.join().unwrap(), stopped)
+        });
+        let e = verified.unwrap_err();
+        assert!(
+            e.contains("refused an envelope") && e.contains("frame hash mismatch"),
+            "{e}"
+        );
+        assert_eq!(stopped, REPLICAS_STOPPED);
+        // Seat 0 applied the frame before seat 1 refused it; seat 1 holds the bootstrap.
+        assert_eq!(
+            (seats[0].replica.seq(), seats[1].replica.seq()),
+            (Some(1), Some(0))
+        );
     }
 
     #[test]
