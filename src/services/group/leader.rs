@@ -446,9 +446,14 @@ impl Hub {
     fn receipt(&mut self, room: &Room, pk: &str, receipt: Map) {
         if pk == room.keys.public_key {
             room.event("group_action_receipt", receipt.clone());
+            // The leader's own input is answered while it is sent
+            // (`local_action`), so this receipt ends its flight whatever it
+            // says: a retryable refusal leaves it pending in the outbox and
+            // the next tick sends it again, rather than the seat never
+            // acting again.
+            self.local_inflight = false;
             let action = self.outbox.pending_action().cloned();
             if self.outbox.receipt(&receipt).unwrap_or(false) {
-                self.local_inflight = false;
                 if receipt.get_str("status") == Some("rejected")
                     && let Some(a) = action
                 {
