@@ -477,13 +477,11 @@ impl<B: Backend> Store for SqlStore<B> {
         if fields.iter().any(|f| self.unstorable(f)) {
             return Ok(false);
         }
+        let take = |db: &mut dyn Db| take_for_session(db, s, session_nonce, host_sig, guest_sig);
         if self.0.dialect().writes_in_with() {
-            return self
-                .0
-                .run(|db| take_for_session_at_once(db, s, session_nonce, host_sig, guest_sig));
+            return self.0.run(take);
         }
-        self.0
-            .transaction(|db| take_for_session(db, s, session_nonce, host_sig, guest_sig))
+        self.0.transaction(take)
     }
 
     fn session(&self, session_id: &str) -> Res<Option<SessionRow>> {
@@ -813,12 +811,16 @@ macro_rules! taken_for_session {
     };
 }
 
-/// A session create's usual case in two statements: take the invitation
-/// while it is open, the host's, both parties registered and the session
-/// new (the UPDATE's row lock makes a second session racing for it wait,
-/// then see it matched), then record the session. False, with nothing
-/// written, when any of that does not hold. No ON CONFLICT: the same
-/// session recorded meanwhile is a unique violation, whose retry sees it.
+/// A session create's usual case: take the invitation while it is open,
+/// the host's, both parties registered and the session new (the UPDATE's
+/// row lock makes a second create racing for it wait, then see it matched
+/// and take nothing), and record the session. False, with nothing written,
+/// when any of that does not hold. Where the dialect allows it this is one
+/// statement, atomic on its own and needing no transaction (under READ
+/// COMMITTED, as the transaction is), where the same session recorded
+/// meanwhile is a constraint refusal answered as nothing taken (the
+/// caller's checks one by one then say why); otherwise two statements in
+/// the caller's transaction.
 fn take_for_session(
     db: &mut dyn Db,
     s: &SessionRow,
@@ -826,56 +828,48 @@ fn take_for_session(
     host_sig: &str,
     guest_sig: &str,
 ) -> Res<bool> {
-    let took = db.execute(
-        concat!(
-            "UPDATE invitations SET status = 'matched' WHERE ",
-            taken_for_session!()
-        ),
-        args![
-            &s.post_id,
-            &s.session_id,
-            &s.host_public_key,
-            &s.guest_public_key
-        ],
-    )?;
-    if took != 1 {
+    let args = args![
+        &s.post_id,
+        &s.session_id,
+        &s.host_public_key,
+        &s.guest_public_key,
+        &s.protocol_id,
+        session_nonce,
+        host_sig,
+        guest_sig,
+        s.created_at
+    ];
+    if db.dialect().writes_in_with() {
+        let took = db.execute(
+            concat!(
+                "WITH took AS (UPDATE invitations SET status = 'matched' WHERE ",
+                taken_for_session!(),
+                " RETURNING post_id) INSERT INTO sessions (session_id, post_id, protocol_id, host_public_key, \
+                 guest_public_key, session_nonce, host_signature, guest_signature, status, created_at) \
+                 SELECT $2, took.post_id, $5, $3, $4, $6, $7, $8, 'matched', $9 FROM took"
+            ),
+            args,
+        );
+        return match took {
+            Ok(n) => Ok(n == 1),
+            Err(SqlError::Constraint { .. }) => Ok(false),
+            Err(e) => Err(e.into()),
+        };
+    }
+    // Two statements in the caller's write transaction, whose lock keeps
+    // the update's checks true at the insert.
+    let update = concat!(
+        "UPDATE invitations SET status = 'matched' WHERE ",
+        taken_for_session!()
+    );
+    if db.execute(update, &args[..4])? != 1 {
         return Ok(false);
     }
     db.execute(
-        "INSERT INTO sessions (session_id, post_id, protocol_id, host_public_key, guest_public_key, session_nonce, \
-         host_signature, guest_signature, status, created_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, 'matched', $9)",
-        args![&s.session_id, &s.post_id, &s.protocol_id, &s.host_public_key, &s.guest_public_key, session_nonce, host_sig, guest_sig, s.created_at],
+        "INSERT INTO sessions (session_id, post_id, protocol_id, host_public_key, guest_public_key, \
+         session_nonce, host_signature, guest_signature, status, created_at) \
+         VALUES ($2, $1, $5, $3, $4, $6, $7, $8, 'matched', $9)",
+        args,
     )?;
     Ok(true)
-}
-
-/// [`take_for_session`] as one statement where the dialect allows it: the
-/// update's row lock and the insert commit together, without a `BEGIN` and
-/// `COMMIT` of their own (under READ COMMITTED, as the transaction is). A
-/// second create racing for the invitation waits for the row, then finds it
-/// matched and takes nothing. A constraint refusal (the session recorded
-/// meanwhile) is answered as nothing taken too: the caller's checks one by
-/// one then say why.
-fn take_for_session_at_once(
-    db: &mut dyn Db,
-    s: &SessionRow,
-    session_nonce: &str,
-    host_sig: &str,
-    guest_sig: &str,
-) -> Res<bool> {
-    let took = db.execute(
-        concat!(
-            "WITH took AS (UPDATE invitations SET status = 'matched' WHERE ",
-            taken_for_session!(),
-            " RETURNING post_id) INSERT INTO sessions (session_id, post_id, protocol_id, host_public_key, \
-             guest_public_key, session_nonce, host_signature, guest_signature, status, created_at) \
-             SELECT $2, took.post_id, $5, $3, $4, $6, $7, $8, 'matched', $9 FROM took"
-        ),
-        args![&s.post_id, &s.session_id, &s.host_public_key, &s.guest_public_key, &s.protocol_id, session_nonce, host_sig, guest_sig, s.created_at],
-    );
-    match took {
-        Ok(n) => Ok(n == 1),
-        Err(SqlError::Constraint { .. }) => Ok(false),
-        Err(e) => Err(e.into()),
-    }
 }
