@@ -453,12 +453,11 @@ impl Hub {
             // acting again.
             self.local_inflight = false;
             let action = self.outbox.pending_action().cloned();
-            if self.outbox.receipt(&receipt).unwrap_or(false) {
-                if receipt.get_str("status") == Some("rejected")
-                    && let Some(a) = action
-                {
-                    super::autopilot::refused(room, &a);
-                }
+            if self.outbox.receipt(&receipt).unwrap_or(false)
+                && receipt.get_str("status") == Some("rejected")
+                && let Some(a) = action
+            {
+                super::autopilot::refused(room, &a);
             }
             return;
         }
