@@ -512,20 +512,24 @@ impl Hub {
             .collect()
     }
 
-    /// Closes every connection once its queued frames are written (the
-    /// leader is done or fenced), waiting at most `limit` for that.
-    /// Until every connected member has acknowledged the frames sent to it
-    /// (the final one among them), or left, or `limit` has passed: a member
-    /// slower than the table (the reference's client is tens of
-    /// milliseconds behind bots) must read the completing frame before its
-    /// connection closes, or its record says the room still runs. Inputs
-    /// arriving meanwhile are answered as at any time (the room is over).
+    /// Serves acks and departures until every connected member has
+    /// acknowledged the frames sent to it (the final one among them), or
+    /// left, or `limit` has passed: a member slower than the table (the
+    /// reference's client is tens of milliseconds behind bots) must read the
+    /// completing frame before its connection closes, or its record says the
+    /// room still runs. Inputs arriving meanwhile are answered as at any
+    /// time (the room is over, so they are refused); a member admitted now
+    /// is not seated.
     pub async fn await_final_acks(&mut self, room: &Room, limit: Duration) {
         let deadline = tokio::time::Instant::now() + limit;
         while self.conns.values().any(|c| c.waiting_ack.is_some()) {
             match tokio::time::timeout_at(deadline, self.rx.recv()).await {
                 Ok(Some(Msg::Frame { pk, frame, queued })) => {
-                    let _ = self.frame(room, &pk, frame, queued);
+                    // The room's rules failing now cannot change its
+                    // recorded end: stop waiting and close, as at the limit.
+                    if self.frame(room, &pk, frame, queued).is_err() {
+                        return;
+                    }
                 }
                 Ok(Some(Msg::Gone { pk, conn, reason })) => self.gone(room, &pk, conn, &reason),
                 Ok(Some(Msg::Flooded { .. } | Msg::Admitted { .. })) => {}
@@ -534,6 +538,8 @@ impl Hub {
         }
     }
 
+    /// Closes every connection once its queued frames are written (the
+    /// leader is done or fenced), waiting at most `limit` for that.
     pub async fn close_all(&mut self, room: &Room, reason: &str, limit: Duration) {
         let mut writers = Vec::new();
         for (pk, mut c) in self.conns.drain() {
