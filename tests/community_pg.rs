@@ -345,6 +345,95 @@ async fn a_replayed_request_id_is_accepted_by_one_instance_only() {
     }
 }
 
+/// Ends every connection of `db` but the caller's (as a database restart
+/// or an administrator would); how many it ended.
+fn end_connections(db: &str) -> i64 {
+    common::pg::with_client(db, |c| {
+        c.query_one(
+            "SELECT COUNT(pg_terminate_backend(pid)) FROM pg_stat_activity \
+             WHERE datname = current_database() AND pid <> pg_backend_pid()",
+            &[],
+        )
+        .unwrap()
+        .get(0)
+    })
+}
+
+#[ignore = "needs PostgreSQL (PALAVER_TEST_PG): run scripts/test"]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_async_lane_connects_again_after_the_database_ends_its_connections() {
+    // The replay window, the browse and a session create's usual case run
+    // on the lane's connections; the database ending them (a restart, an
+    // administrator) costs at most the requests in flight, never the
+    // server: the next calls connect again.
+    let Some(db) = common::pg::fresh_database("lane") else {
+        return;
+    };
+    let (_k, url) = serve(&db, &["--rate-limit", "0"]);
+    let host = registered(&url, "host").await;
+    let guest = registered(&url, "guest").await;
+    let browse = "/api/v1/invitations?limit=50";
+    let (status, v) = host.raw("GET", browse, None).await.unwrap();
+    assert_eq!(status, 200, "{v:?}");
+    let ended = end_connections(&db);
+    assert!(ended >= 1, "the server had no connection");
+    // Until the ended backends are gone.
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    let deadline = Instant::now() + Duration::from_secs(10);
+    let mut failed = 0;
+    loop {
+        let (status, v) = host.raw("GET", browse, None).await.unwrap();
+        if status == 200 {
+            break;
+        }
+        // Only the calls that met the ended connection fail, as internal.
+        assert_eq!(status, 500, "{v:?}");
+        assert_eq!(v.get("error").and_then(Value::as_str), Some("internal"));
+        failed += 1;
+        assert!(
+            Instant::now() < deadline,
+            "no browse answered after {failed} tries"
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    assert!(
+        failed <= 4,
+        "{failed} browses failed after the connections ended"
+    );
+    // A session on the lane after it: created once, refused the second time
+    // by the blocking checks (the lane's statement took nothing).
+    // The blocking pool's connections were ended too: the pool finds out at
+    // a checkout (its check runs on a connection quiet for a second).
+    tokio::time::sleep(Duration::from_millis(1100)).await;
+    let (status, v) = host
+        .raw(
+            "POST",
+            "/api/v1/invitations",
+            Some(&invitation_body(&host, "t")),
+        )
+        .await
+        .unwrap();
+    assert_eq!(status, 201, "{v:?}");
+    let post_id = v.get("post_id").and_then(Value::as_str).unwrap().to_owned();
+    let body = proof(&post_id, host.keys(), guest.keys(), "n-1");
+    let (status, v) = guest
+        .raw("POST", "/api/v1/sessions", Some(&body))
+        .await
+        .unwrap();
+    assert_eq!(status, 201, "{v:?}");
+    let (status, v) = guest
+        .raw("POST", "/api/v1/sessions", Some(&body))
+        .await
+        .unwrap();
+    assert_eq!(status, 409, "{v:?}");
+    let sessions = count(
+        &db,
+        "SELECT COUNT(*) FROM sessions WHERE post_id = $1",
+        post_id,
+    );
+    assert_eq!(sessions, 1);
+}
+
 #[ignore = "needs PostgreSQL (PALAVER_TEST_PG): run scripts/test"]
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_rate_limit_is_one_bucket_across_instances() {

@@ -3,23 +3,27 @@
 //!
 //! Connections come from the shared pool and run writes under the shared
 //! retry policy ([`crate::sql::pg`]); the queries are [`SqlStore`]'s, the
-//! same as SQLite's. Everything two instances must agree on is in the
+//! same as SQLite's. A store made by [`SqlStore::connect`] also answers
+//! [`AsyncCalls`] (the replay window, the rate bucket, the browse, a session
+//! create's usual case) over the async lane ([`crate::sql::pg_lane`]) with
+//! the same statements. Everything two instances must agree on is in the
 //! database: the replay window and the rate-limit buckets are tables here
 //! updated by one atomic statement each (SQLite keeps them in memory).
 //! Schema migrations are versioned in `schema_version` and applied in one
 //! transaction under an advisory lock, so instances starting together
 //! migrate once.
 
-use super::queries::SqlStore;
+use super::queries::{
+    OPEN_INVITATIONS, SqlStore, TAKE_FOR_SESSION, open_page, session_args, took_for_session,
+};
 use super::recent::{Admission, Refusal, keep_until};
-use super::store::{Backend, Migrated, PoolState, Res, StoreError};
+use super::store::{AsyncCalls, Backend, Call, Migrated, PoolState, Res, SessionRow, StoreError};
+use crate::json::Map;
 use crate::sql::pg::{self as shared, Pool, Pooled};
 pub use crate::sql::pg::{PgError, parse_url, redact};
+use crate::sql::pg_lane::Lane;
 use crate::sql::{Db, Dialect, args};
-use postgres::types::Type;
 use std::sync::atomic::{AtomicI64, Ordering};
-use std::sync::mpsc::{self, SyncSender};
-use std::sync::{Mutex, MutexGuard, PoisonError};
 use std::time::Duration;
 
 impl From<PgError> for StoreError {
@@ -219,9 +223,9 @@ pub struct Postgres {
     ids_swept: AtomicI64,
     /// The second `rate_buckets` was last swept of full buckets.
     buckets_swept: AtomicI64,
-    /// Request ids waiting to be noted.
-    notes: Mutex<Notes>,
-    note_leaders: usize,
+    /// The async lane for the calls of [`AsyncCalls`] (a store made by
+    /// [`SqlStore::connect`] has one).
+    lane: Option<Lane>,
 }
 
 impl SqlStore<Postgres> {
@@ -229,10 +233,12 @@ impl SqlStore<Postgres> {
     /// migrates the community schema.
     pub fn connect(url: &str, pool_size: u32) -> Result<(PgStore, Migrated), PgError> {
         let pool = shared::pool(url, pool_size, "community")?;
-        let leaders = note_leaders_from_env()?;
         let migrated = migrate_pool(&pool, url)?;
         let mut store = PgStore::from_pool(pool);
-        store.0.note_leaders = leaders;
+        store.0.lane = Some(Lane::new(url).map_err(|e| PgError::Connect {
+            url: redact(url),
+            reason: e.to_string(),
+        })?);
         Ok((store, migrated))
     }
 
@@ -242,8 +248,7 @@ impl SqlStore<Postgres> {
             pool: Some(pool),
             ids_swept: AtomicI64::new(0),
             buckets_swept: AtomicI64::new(0),
-            notes: Mutex::default(),
-            note_leaders: NOTE_LEADERS,
+            lane: None,
         })
     }
 
@@ -276,181 +281,37 @@ impl Postgres {
     }
 }
 
-/// One request id waiting to be noted ([`Postgres::note_request`]).
-struct Note {
-    key: String,
-    request_id: String,
-    until: i64,
-    now: i64,
-    turn: SyncSender<Turn>,
+/// Notes request id `$2` of key `$1`, kept until `$3`, at `$4`: a live
+/// entry is left alone (a replay: no row), a new or expired one is
+/// (re)written (a row); of two racing inserts one waits for the other and
+/// then sees its row.
+const NOTE_ID: &str = "INSERT INTO request_ids AS r (public_key, request_id, until) \
+     VALUES ($1, $2, $3) ON CONFLICT (public_key, request_id) DO UPDATE SET until = EXCLUDED.until \
+     WHERE r.until < $4 RETURNING 1";
+
+/// [`NOTE_ID`]'s answer from whether it returned a row.
+fn noted(row: bool) -> Admission {
+    if row { Ok(()) } else { Err(Refusal::Replayed) }
 }
 
-/// What a waiting note is told.
-enum Turn {
-    /// Its answer.
-    Done(Res<Admission>),
-    /// Lead: note everything waiting, as one statement.
-    Lead,
-}
+/// Forgets the request ids whose window closed before `$1`.
+const SWEEP_IDS: &str = "DELETE FROM request_ids WHERE until < $1";
 
-/// The notes waiting for a statement, and how many statements are being
-/// run (by callers that lead them).
-#[derive(Default)]
-struct Notes {
-    waiting: Vec<Note>,
-    leaders: usize,
-}
+/// Forgets the rate buckets untouched since two seconds before `$1`: a
+/// bucket that has refilled is the same as none (an empty one refills in
+/// two seconds).
+const SWEEP_BUCKETS: &str = "DELETE FROM rate_buckets WHERE at < $1 - 2";
 
-/// Statements noting request ids that one instance runs at once: more
-/// arrivals wait and go together in the next one. More than one, so the
-/// notes never queue behind a single thread's wake-up.
-/// `PALAVER_PG_NOTE_LEADERS` (1 to 1024) sets another number: a large
-/// one gives every request a statement of its own again.
-const NOTE_LEADERS: usize = 2;
-
-/// The range `PALAVER_PG_NOTE_LEADERS` is held to.
-const NOTE_LEADERS_SETTING: crate::limits::Count = crate::limits::Count {
-    field: "PALAVER_PG_NOTE_LEADERS",
-    min: 1,
-    max: 1024,
-};
-
-/// [`NOTE_LEADERS`], or `PALAVER_PG_NOTE_LEADERS` when it is set.
-fn note_leaders_from_env() -> Result<usize, PgError> {
-    note_leaders(std::env::var(NOTE_LEADERS_SETTING.field).ok().as_deref())
-}
-
-/// The noting statements `setting` asks for (none: [`NOTE_LEADERS`]); a
-/// value that is not a whole number from 1 to 1024 is refused, naming it.
-fn note_leaders(setting: Option<&str>) -> Result<usize, PgError> {
-    let Some(text) = setting else {
-        return Ok(NOTE_LEADERS);
-    };
-    let n: i64 = text.trim().parse().map_err(|_| {
-        PgError::BadSetting(format!(
-            "{} must be a whole number from {} to {}, not {text:?}",
-            NOTE_LEADERS_SETTING.field, NOTE_LEADERS_SETTING.min, NOTE_LEADERS_SETTING.max
-        ))
-    })?;
-    let n = NOTE_LEADERS_SETTING
-        .check(n)
-        .map_err(|e| PgError::BadSetting(e.to_string()))?;
-    usize::try_from(n)
-        .map_err(|_| PgError::BadSetting(format!("{} is out of range", NOTE_LEADERS_SETTING.field)))
-}
-
-/// Statements a leader runs one after another (while notes keep waiting)
-/// before it hands the lead on and returns its own answer.
-const NOTE_ROUNDS: usize = 4;
-
-/// Notes every request id in one statement: a live entry is left alone (a
-/// replay), a new or expired one is (re)written; of two racing inserts one
-/// waits for the other and then sees its row. The ids go in sorted, so two
-/// batches (of two instances) that share ids lock them in one order.
-const NOTE_IDS: &str = "INSERT INTO request_ids AS r (public_key, request_id, until) \
-     SELECT * FROM unnest($1::text[], $2::text[], $3::bigint[]) \
-     ON CONFLICT (public_key, request_id) DO UPDATE SET until = EXCLUDED.until \
-     WHERE r.until < $4 RETURNING public_key, request_id";
-
-/// When a leader is done (also when it panicked): hands its lead to the
-/// oldest waiting note, or gives it up when none waits.
-struct HandOn<'a>(&'a Postgres);
-
-impl Drop for HandOn<'_> {
-    fn drop(&mut self) {
-        let mut q = self.0.notes();
-        while let Some(first) = q.waiting.first() {
-            if first.turn.try_send(Turn::Lead).is_ok() {
-                return;
-            }
-            // Its caller is gone.
-            q.waiting.remove(0);
-        }
-        q.leaders -= 1;
-    }
-}
-
-impl Postgres {
-    fn notes(&self) -> MutexGuard<'_, Notes> {
-        self.notes.lock().unwrap_or_else(PoisonError::into_inner)
-    }
-
-    /// Notes everything waiting as one statement and tells each caller,
-    /// again while notes keep waiting (at most [`NOTE_ROUNDS`] times).
-    fn lead_notes(&self) {
-        let _hand_on = HandOn(self);
-        for _ in 0..NOTE_ROUNDS {
-            let mut batch = std::mem::take(&mut self.notes().waiting);
-            if batch.is_empty() {
-                return;
-            }
-            batch.sort_by(|a, b| (&a.key, &a.request_id).cmp(&(&b.key, &b.request_id)));
-            match self.note_batch(&batch) {
-                Ok(admitted) => {
-                    for (n, ok) in batch.iter().zip(admitted) {
-                        let a = if ok { Ok(()) } else { Err(Refusal::Replayed) };
-                        let _ = n.turn.try_send(Turn::Done(Ok(a)));
-                    }
-                }
-                Err(e) => {
-                    for n in &batch {
-                        let _ = n.turn.try_send(Turn::Done(Err(StoreError(e.0.clone()))));
-                    }
-                }
-            }
-        }
-    }
-
-    /// Whether each note of `batch` (sorted) was admitted: a second note of
-    /// one (key, id) in the batch is a replay of the first.
-    fn note_batch(&self, batch: &[Note]) -> Res<Vec<bool>> {
-        let Some(now) = batch.iter().map(|n| n.now).min() else {
-            return Ok(Vec::new());
-        };
-        let first: Vec<bool> = batch
-            .iter()
-            .enumerate()
-            .map(|(i, n)| {
-                i == 0 || (&batch[i - 1].key, &batch[i - 1].request_id) != (&n.key, &n.request_id)
-            })
-            .collect();
-        let once = batch
-            .iter()
-            .zip(&first)
-            .filter(|(_, f)| **f)
-            .map(|(n, _)| n);
-        let (mut keys, mut ids, mut untils) = (Vec::new(), Vec::new(), Vec::new());
-        for n in once {
-            keys.push(n.key.as_str());
-            ids.push(n.request_id.as_str());
-            untils.push(n.until);
-        }
-        let mut c = self.conn()?;
-        if Self::due(&self.ids_swept, now) {
-            shared::PgDb::new(&mut c, false)
-                .execute("DELETE FROM request_ids WHERE until < $1", args![now])?;
-        }
-        let rows = c.query_typed(
-            NOTE_IDS,
-            &[
-                Type::TEXT_ARRAY,
-                Type::TEXT_ARRAY,
-                Type::INT8_ARRAY,
-                Type::INT8,
-            ],
-            &[&keys, &ids, &untils, &now],
-        )?;
-        let mut admitted = std::collections::HashSet::with_capacity(rows.len());
-        for r in &rows {
-            admitted.insert((r.try_get::<_, String>(0)?, r.try_get::<_, String>(1)?));
-        }
-        Ok(batch
-            .iter()
-            .zip(first)
-            .map(|(n, f)| f && admitted.contains(&(n.key.clone(), n.request_id.clone())))
-            .collect())
-    }
-}
+/// Takes a token from key `$1`'s bucket at `$2` (holding `$3`, refilled by
+/// `$4` a second) in one statement: refill by the time passed, take a token
+/// if there is a whole one; a new key starts full. A row when one was taken.
+const TAKE_TOKEN: &str = "INSERT INTO rate_buckets AS b (public_key, tokens, at) \
+     SELECT $1, $3 - 1, $2 WHERE $3 >= 1 \
+     ON CONFLICT (public_key) DO UPDATE SET \
+       tokens = LEAST($3, b.tokens + GREATEST($2 - b.at, 0) * $4) - 1, \
+       at = GREATEST(b.at, $2) \
+     WHERE LEAST($3, b.tokens + GREATEST($2 - b.at, 0) * $4) >= 1 \
+     RETURNING 1";
 
 impl Drop for Postgres {
     fn drop(&mut self) {
@@ -485,41 +346,23 @@ impl Backend for Postgres {
         self.pool.as_ref().map(shared::state)
     }
 
-    /// Requests noted at once share one statement (one round trip and one
-    /// commit instead of one each): a caller that finds fewer than
-    /// [`NOTE_LEADERS`] statements running runs one for every note waiting
-    /// ([`Postgres::lead_notes`]); otherwise it waits for a leader to take
-    /// its note, or to hand it the lead.
+    fn async_calls(&self) -> Option<&dyn AsyncCalls> {
+        self.lane.as_ref().map(|_| self as &dyn AsyncCalls)
+    }
+
     fn note_request(&self, key: &str, request_id: &str, t: i64, now: i64) -> Res<Admission> {
         if key.contains('\0') || request_id.contains('\0') {
             return Err(StoreError("a request id or key holds a NUL".into()));
         }
-        // Room for both messages a note can get: the lead handed to it, and
-        // its answer from another leader that took it first.
-        let (turn, answer) = mpsc::sync_channel(2);
-        let lead = {
-            let mut q = self.notes();
-            q.waiting.push(Note {
-                key: key.to_owned(),
-                request_id: request_id.to_owned(),
-                until: keep_until(t, now),
-                now,
-                turn,
-            });
-            let lead = q.leaders < self.note_leaders;
-            q.leaders += usize::from(lead);
-            lead
-        };
-        if lead {
-            self.lead_notes();
-        }
-        loop {
-            match answer.recv() {
-                Ok(Turn::Done(r)) => return r,
-                Ok(Turn::Lead) => self.lead_notes(),
-                Err(_) => return Err(StoreError("the replay check was abandoned".into())),
+        let sweep = Self::due(&self.ids_swept, now);
+        self.run(|db| {
+            if sweep {
+                db.execute(SWEEP_IDS, args![now])?;
             }
-        }
+            let until = keep_until(t, now);
+            let row = db.query_opt(NOTE_ID, args![key, request_id, until, now])?;
+            Ok(noted(row.is_some()))
+        })
     }
 
     fn take_token(&self, key: &str, rate: f64, now: f64) -> Res<Admission> {
@@ -530,23 +373,9 @@ impl Backend for Postgres {
         let sweep = Self::due(&self.buckets_swept, now as i64);
         self.run(|db| {
             if sweep {
-                // A bucket that has refilled is the same as none: an empty
-                // one refills in two seconds, so any bucket untouched that
-                // long is.
-                db.execute("DELETE FROM rate_buckets WHERE at < $1 - 2", args![now])?;
+                db.execute(SWEEP_BUCKETS, args![now])?;
             }
-            // One statement: refill by the time passed, take a token if
-            // there is a whole one; a new key starts full.
-            let row = db.query_opt(
-                "INSERT INTO rate_buckets AS b (public_key, tokens, at) \
-                 SELECT $1, $3 - 1, $2 WHERE $3 >= 1 \
-                 ON CONFLICT (public_key) DO UPDATE SET \
-                   tokens = LEAST($3, b.tokens + GREATEST($2 - b.at, 0) * $4) - 1, \
-                   at = GREATEST(b.at, $2) \
-                 WHERE LEAST($3, b.tokens + GREATEST($2 - b.at, 0) * $4) >= 1 \
-                 RETURNING 1",
-                args![key, now, full, rate],
-            )?;
+            let row = db.query_opt(TAKE_TOKEN, args![key, now, full, rate])?;
             Ok(match row {
                 Some(_) => Ok(()),
                 None => Err(Refusal::RateLimited),
@@ -555,18 +384,101 @@ impl Backend for Postgres {
     }
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
+impl Postgres {
+    fn lane(&self) -> Res<&Lane> {
+        self.lane
+            .as_ref()
+            .ok_or_else(|| StoreError("this store has no async lane".into()))
+    }
+}
 
-    #[test]
-    fn the_note_leaders_setting_is_range_checked_and_named() {
-        assert_eq!(note_leaders(None).unwrap(), NOTE_LEADERS);
-        assert_eq!(note_leaders(Some("1")).unwrap(), 1);
-        assert_eq!(note_leaders(Some(" 1024 ")).unwrap(), 1024);
-        for bad in ["0", "1025", "-3", "two", "", "100000"] {
-            let e = note_leaders(Some(bad)).unwrap_err().to_string();
-            assert!(e.contains("PALAVER_PG_NOTE_LEADERS"), "{bad}: {e}");
-        }
+/// The lane's calls: each note and each token is a statement of its own,
+/// pipelined with the others in flight on a lane connection (the blocking
+/// path batches notes instead, see [`Postgres::note_request`]).
+impl AsyncCalls for Postgres {
+    fn note_request<'a>(
+        &'a self,
+        key: &'a str,
+        request_id: &'a str,
+        t: i64,
+        now: i64,
+    ) -> Call<'a, Admission> {
+        Box::pin(async move {
+            if key.contains('\0') || request_id.contains('\0') {
+                return Err(StoreError("a request id or key holds a NUL".into()));
+            }
+            let lane = self.lane()?;
+            if Self::due(&self.ids_swept, now) {
+                lane.query(SWEEP_IDS, args![now]).await?;
+            }
+            let until = keep_until(t, now);
+            let rows = lane
+                .query(NOTE_ID, args![key, request_id, until, now])
+                .await?;
+            Ok(noted(!rows.is_empty()))
+        })
+    }
+
+    fn take_token<'a>(&'a self, key: &'a str, rate: f64, now: f64) -> Call<'a, Admission> {
+        Box::pin(async move {
+            if key.contains('\0') {
+                return Err(StoreError("a key holds a NUL".into()));
+            }
+            let lane = self.lane()?;
+            if Self::due(&self.buckets_swept, now as i64) {
+                lane.query(SWEEP_BUCKETS, args![now]).await?;
+            }
+            let rows = lane
+                .query(TAKE_TOKEN, args![key, now, rate * 2.0, rate])
+                .await?;
+            Ok(if rows.is_empty() {
+                Err(Refusal::RateLimited)
+            } else {
+                Ok(())
+            })
+        })
+    }
+
+    fn invitations<'a>(
+        &'a self,
+        protocol_id: Option<&'a str>,
+        kind: Option<&'a str>,
+        tag: Option<&'a str>,
+        n: usize,
+        now: f64,
+    ) -> Call<'a, Vec<Map>> {
+        Box::pin(async move {
+            // Text PostgreSQL cannot hold matches nothing (as the blocking
+            // store answers).
+            if [protocol_id, kind, tag]
+                .iter()
+                .flatten()
+                .any(|s| s.contains('\0'))
+            {
+                return Ok(Vec::new());
+            }
+            let rows = self
+                .lane()?
+                .query(OPEN_INVITATIONS, args![now, protocol_id, kind])
+                .await?;
+            open_page(rows, tag, n)
+        })
+    }
+
+    fn add_session_at_once<'a>(
+        &'a self,
+        s: &'a SessionRow,
+        session_nonce: &'a str,
+        host_sig: &'a str,
+        guest_sig: &'a str,
+    ) -> Call<'a, bool> {
+        Box::pin(async move {
+            let fields = [&s.post_id, &s.host_public_key, &s.guest_public_key];
+            if fields.iter().any(|f| f.contains('\0')) {
+                return Ok(false);
+            }
+            let args = session_args(s, session_nonce, host_sig, guest_sig);
+            took_for_session(self.lane()?.execute(TAKE_FOR_SESSION, &args).await)
+        })
     }
 }

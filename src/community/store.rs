@@ -7,7 +7,10 @@
 //!
 //! The trait is synchronous: a store call blocks its thread, so the routes
 //! make every call on tokio's blocking pool (`community::server`), never on
-//! an async worker.
+//! an async worker. A store may also answer the calls every signed request
+//! makes, the browse and a session create's usual case without blocking
+//! ([`AsyncCalls`], PostgreSQL's lane): the routes then make those on the
+//! worker itself.
 
 use super::groups::Group;
 use super::recent::Admission;
@@ -118,6 +121,43 @@ pub struct NewProtocol<'a> {
     pub registered_by: &'a str,
 }
 
+/// A future a store call returns.
+pub type Call<'a, T> = futures_util::future::BoxFuture<'a, Res<T>>;
+
+/// The calls of [`Store`] that a store can answer on the server's async
+/// workers, each with the same meaning (and the same SQL) as its blocking
+/// namesake: the two every signed request makes, the browse, and a session
+/// create's usual case.
+pub trait AsyncCalls: Send + Sync {
+    /// [`Store::note_request`].
+    fn note_request<'a>(
+        &'a self,
+        key: &'a str,
+        request_id: &'a str,
+        t: i64,
+        now: i64,
+    ) -> Call<'a, Admission>;
+    /// [`Store::take_token`].
+    fn take_token<'a>(&'a self, key: &'a str, rate: f64, now: f64) -> Call<'a, Admission>;
+    /// [`Store::invitations`].
+    fn invitations<'a>(
+        &'a self,
+        protocol_id: Option<&'a str>,
+        kind: Option<&'a str>,
+        tag: Option<&'a str>,
+        n: usize,
+        now: f64,
+    ) -> Call<'a, Vec<Map>>;
+    /// [`Store::add_session_at_once`].
+    fn add_session_at_once<'a>(
+        &'a self,
+        s: &'a SessionRow,
+        session_nonce: &'a str,
+        host_sig: &'a str,
+        guest_sig: &'a str,
+    ) -> Call<'a, bool>;
+}
+
 pub trait Store: Send + Sync {
     fn add_challenge(&self, nonce: &str, difficulty: u32, now: f64) -> Res<()>;
     /// The difficulty of a challenge younger than `max_age`, leaving it in
@@ -159,6 +199,11 @@ pub trait Store: Send + Sync {
     /// seconds' worth), or refuses with `Refusal::RateLimited`. Atomic across
     /// every server on the store.
     fn take_token(&self, key: &str, rate: f64, now: f64) -> Res<Admission>;
+    /// The store's asynchronous calls, for a store that answers some calls
+    /// without blocking a thread (PostgreSQL's lane, [`crate::sql::pg_lane`]).
+    fn async_calls(&self) -> Option<&dyn AsyncCalls> {
+        None
+    }
     fn active_invitations(&self, public_key: &str, now: f64) -> Res<usize>;
     /// Stores an open invitation unless `public_key` holds `max_active`
     /// active ones already (false then, nothing written); the count and the
@@ -409,4 +454,8 @@ pub trait Backend: Send + Sync {
     fn note_request(&self, key: &str, request_id: &str, t: i64, now: i64) -> Res<Admission>;
     /// [`Store::take_token`].
     fn take_token(&self, key: &str, rate: f64, now: f64) -> Res<Admission>;
+    /// [`Store::async_calls`].
+    fn async_calls(&self) -> Option<&dyn AsyncCalls> {
+        None
+    }
 }

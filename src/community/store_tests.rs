@@ -355,3 +355,113 @@ fn request_ids_noted_at_once_are_each_admitted_once() {
         );
     }
 }
+
+#[test]
+fn the_async_calls_answer_as_the_blocking_ones() {
+    // PostgreSQL's lane runs the same SQL as the blocking calls: both faces
+    // see one database, and answer alike. SQLite has no async face.
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .unwrap();
+    for s in stores("async") {
+        let Some(calls) = s.async_calls() else {
+            assert_eq!(s.kind(), "sqlite");
+            continue;
+        };
+        let now = 3_000_000.0;
+        for key in ["kh", "kg"] {
+            let a = Agent {
+                id: 0,
+                public_key: key.into(),
+                nickname: key.into(),
+                bio: "".into(),
+                agent_id: format!("a{key}"),
+                registered_at: now,
+            };
+            assert!(s.add_agent(&a).unwrap());
+        }
+        for (i, tag) in ["x", "y", "x"].iter().enumerate() {
+            let inv = obj! { "post_id" => format!("p{i}"), "protocol_id" => "a", "tags" => vec![crate::json::Value::from(*tag)] };
+            assert!(
+                s.add_invitation(&inv, "kh", now + i as f64, now + 10.0, 3)
+                    .unwrap()
+            );
+        }
+        // The browse, every filter, NUL included.
+        for (p, k, t, n) in [
+            (None, None, None, 10),
+            (Some("a"), None, Some("y"), 10),
+            (None, None, Some("x"), 1),
+            (Some("zz"), None, None, 10),
+            (Some("a\0"), None, None, 10),
+            (None, Some("play"), None, 10),
+        ] {
+            let blocking = s.invitations(p, k, t, n, now).unwrap();
+            let lane = rt.block_on(calls.invitations(p, k, t, n, now)).unwrap();
+            assert_eq!(lane, blocking, "{p:?} {k:?} {t:?} {n}");
+        }
+        // A session's usual case: once per invitation, on either face.
+        let row = |id: &str, post: &str| SessionRow {
+            session_id: id.into(),
+            post_id: post.into(),
+            protocol_id: "a".into(),
+            host_public_key: "kh".into(),
+            guest_public_key: "kg".into(),
+            status: "matched".into(),
+            winner: None,
+            disputed: false,
+            iroh_ticket: None,
+            created_at: now,
+        };
+        let at_once = |id: &str, post: &str| {
+            let r = row(id, post);
+            rt.block_on(calls.add_session_at_once(&r, "nonce", "hs", "gs"))
+                .unwrap()
+        };
+        assert!(at_once("s1", "p0"));
+        assert!(!at_once("s1", "p0"), "the same session twice");
+        assert!(!at_once("s2", "p0"), "a second session on one invitation");
+        assert!(!at_once("s3", "nope"));
+        assert!(!at_once("s3", "p\0"));
+        assert!(
+            !s.add_session_at_once(&row("s4", "p0"), "nonce", "hs", "gs")
+                .unwrap()
+        );
+        assert!(at_once("s5", "p1"));
+        let taken = s.invitations(None, None, None, 10, now).unwrap();
+        assert_eq!(taken.len(), 1, "{taken:?}");
+        // The replay window: one table for both faces; of many notes of one
+        // id at once, one is admitted.
+        let note = |id: &str| rt.block_on(calls.note_request("kc", id, 100, 100)).unwrap();
+        assert_eq!(note("r1"), Ok(()));
+        assert_eq!(note("r1"), Err(Refusal::Replayed));
+        assert_eq!(
+            s.note_request("kc", "r1", 100, 100).unwrap(),
+            Err(Refusal::Replayed)
+        );
+        assert_eq!(s.note_request("kc", "r2", 100, 100).unwrap(), Ok(()));
+        assert_eq!(note("r2"), Err(Refusal::Replayed));
+        let admitted = rt.block_on(async {
+            let all = (0..16).map(|_| calls.note_request("kc", "r3", 100, 100));
+            futures_util::future::join_all(all).await
+        });
+        let once = admitted.iter().filter(|a| matches!(a, Ok(Ok(())))).count();
+        assert_eq!(once, 1, "{admitted:?}");
+        assert!(rt.block_on(calls.note_request("k\0", "r", 1, 1)).is_err());
+        // The rate bucket: two tokens at one a second, then refused, on
+        // either face.
+        let take = || rt.block_on(calls.take_token("kr", 1.0, now)).unwrap();
+        assert_eq!((take(), take()), (Ok(()), Ok(())));
+        assert_eq!(take(), Err(Refusal::RateLimited));
+        assert_eq!(
+            s.take_token("kr", 1.0, now).unwrap(),
+            Err(Refusal::RateLimited)
+        );
+        assert_eq!(
+            rt.block_on(calls.take_token("kr", 1.0, now + 1.0)).unwrap(),
+            Ok(())
+        );
+    }
+}

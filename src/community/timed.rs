@@ -10,7 +10,8 @@ use super::standing::{
     Cursor, Delivery, EloRating, InboxPage, Karma, Message, Page, Ranked, Reported,
 };
 use super::store::{
-    Agent, CommunityGauges, NewProtocol, NewSession, PoolState, Renewal, Res, SessionRow, Store,
+    Agent, AsyncCalls, Call, CommunityGauges, NewProtocol, NewSession, PoolState, Renewal, Res,
+    SessionRow, Store, StoreError,
 };
 use crate::json::Map;
 use crate::web::metrics;
@@ -27,6 +28,65 @@ impl Timed {
 
     fn t<T>(&self, op: &'static str, f: impl FnOnce(&dyn Store) -> Res<T>) -> Res<T> {
         metrics::timed(op, || f(&*self.inner))
+    }
+}
+
+impl Timed {
+    /// The inner store's asynchronous calls, or the error that it has none
+    /// ([`Store::async_calls`] offers this face only when it has).
+    fn inner_calls(&self) -> Res<&dyn AsyncCalls> {
+        self.inner
+            .async_calls()
+            .ok_or_else(|| StoreError("the store has no asynchronous calls".into()))
+    }
+}
+
+/// Each call timed as the blocking ones are ([`metrics::timed_async`]).
+impl AsyncCalls for Timed {
+    fn note_request<'a>(
+        &'a self,
+        key: &'a str,
+        request_id: &'a str,
+        t: i64,
+        now: i64,
+    ) -> Call<'a, Admission> {
+        Box::pin(async move {
+            let calls = self.inner_calls()?;
+            metrics::timed_async("note_request", calls.note_request(key, request_id, t, now)).await
+        })
+    }
+    fn take_token<'a>(&'a self, key: &'a str, rate: f64, now: f64) -> Call<'a, Admission> {
+        Box::pin(async move {
+            let calls = self.inner_calls()?;
+            metrics::timed_async("take_token", calls.take_token(key, rate, now)).await
+        })
+    }
+    fn invitations<'a>(
+        &'a self,
+        protocol_id: Option<&'a str>,
+        kind: Option<&'a str>,
+        tag: Option<&'a str>,
+        n: usize,
+        now: f64,
+    ) -> Call<'a, Vec<Map>> {
+        Box::pin(async move {
+            let calls = self.inner_calls()?;
+            let f = calls.invitations(protocol_id, kind, tag, n, now);
+            metrics::timed_async("invitations", f).await
+        })
+    }
+    fn add_session_at_once<'a>(
+        &'a self,
+        s: &'a SessionRow,
+        session_nonce: &'a str,
+        host_sig: &'a str,
+        guest_sig: &'a str,
+    ) -> Call<'a, bool> {
+        Box::pin(async move {
+            let calls = self.inner_calls()?;
+            let f = calls.add_session_at_once(s, session_nonce, host_sig, guest_sig);
+            metrics::timed_async("add_session_at_once", f).await
+        })
     }
 }
 
@@ -76,6 +136,9 @@ impl Store for Timed {
     }
     fn take_token(&self, key: &str, rate: f64, now: f64) -> Res<Admission> {
         self.t("take_token", |s| s.take_token(key, rate, now))
+    }
+    fn async_calls(&self) -> Option<&dyn AsyncCalls> {
+        self.inner.async_calls().map(|_| self as &dyn AsyncCalls)
     }
     fn active_invitations(&self, public_key: &str, now: f64) -> Res<usize> {
         self.t("active_invitations", |s| {

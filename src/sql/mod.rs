@@ -2,7 +2,9 @@
 //! community store ([`crate::community::store`]) and the market machine
 //! ([`crate::market`]): one connection inside a transaction (or a read), as
 //! the [`Db`] trait, over SQLite ([`sqlite`]) and over PostgreSQL ([`pg`],
-//! which also holds the one PostgreSQL pool and retry policy).
+//! which also holds the one PostgreSQL pool and retry policy). On
+//! PostgreSQL the server's hottest one-statement calls also run on an async
+//! lane ([`pg_lane`]) with the same SQL text.
 //!
 //! Queries are written once. They use what both dialects read the same way:
 //! `$n` parameters (rewritten to SQLite's `?n`, so their order does not
@@ -16,6 +18,7 @@
 //! whether text may hold a NUL.
 
 pub mod pg;
+pub mod pg_lane;
 pub mod sqlite;
 
 use std::borrow::Cow;

@@ -71,8 +71,6 @@ pub enum PgError {
         component: &'static str,
         reason: String,
     },
-    #[error("{0}")]
-    BadSetting(String),
     #[error(
         "the {component} schema in {url} is version {found}, newer than this palaver knows ({known}): upgrade palaver"
     )]
@@ -191,19 +189,6 @@ impl Conn {
         }
         self.statements.insert(sql.to_owned(), st.clone());
         Ok(st)
-    }
-
-    /// Runs `sql`, prepared once per connection for parameters of `types`,
-    /// with `params`: for a statement that binds what an [`Arg`] cannot
-    /// (an array).
-    pub fn query_typed(
-        &mut self,
-        sql: &str,
-        types: &[Type],
-        params: &[&(dyn ToSql + Sync)],
-    ) -> Result<Vec<postgres::Row>, postgres::Error> {
-        let st = self.statement(sql, types)?;
-        self.client.query(&st, params)
     }
 }
 
@@ -335,7 +320,7 @@ pub fn retryable(e: &postgres::Error) -> bool {
 
 static NULL_TEXT: Option<&str> = None;
 
-fn params<'a>(args: &'a [Arg<'a>]) -> (Vec<&'a (dyn ToSql + Sync)>, Vec<Type>) {
+pub(super) fn params<'a>(args: &'a [Arg<'a>]) -> (Vec<&'a (dyn ToSql + Sync)>, Vec<Type>) {
     args.iter()
         .map(|a| -> (&(dyn ToSql + Sync), Type) {
             match a {
@@ -349,7 +334,7 @@ fn params<'a>(args: &'a [Arg<'a>]) -> (Vec<&'a (dyn ToSql + Sync)>, Vec<Type>) {
         .unzip()
 }
 
-fn row(r: &postgres::Row) -> Result<Row, SqlError> {
+pub(super) fn row(r: &postgres::Row) -> Result<Row, SqlError> {
     let mut cells = Vec::with_capacity(r.len());
     for (i, c) in r.columns().iter().enumerate() {
         let cell = match *c.type_() {

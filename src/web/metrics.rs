@@ -238,12 +238,26 @@ pub fn set_slow_call(d: Duration) {
 pub fn timed<T>(op: &'static str, f: impl FnOnce() -> T) -> T {
     let start = Instant::now();
     let r = f();
+    took(op, start);
+    r
+}
+
+/// [`timed`] for a call that is a future: the time from its first poll to
+/// its answer.
+pub async fn timed_async<T>(op: &'static str, f: impl std::future::Future<Output = T>) -> T {
+    let start = Instant::now();
+    let r = f.await;
+    took(op, start);
+    r
+}
+
+/// Counts and logs store call `op` begun at `start` if it was slow.
+fn took(op: &'static str, start: Instant) {
     let took = start.elapsed();
     if took.as_micros() >= u128::from(SLOW_CALL_US.load(Ordering::Relaxed)) {
         METRICS.slow_store.get_or_create(&OpLabels { op }).inc();
         tracing::warn!(op, ms = took.as_secs_f64() * 1000.0, "slow store call");
     }
-    r
 }
 
 /// Counts a market transition: the message or server event `kind` and the

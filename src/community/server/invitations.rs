@@ -12,6 +12,7 @@ use crate::web::auth;
 use axum::extract::State;
 use axum::http::{StatusCode, Uri};
 use axum::response::IntoResponse;
+use std::collections::HashMap;
 use std::sync::Arc;
 
 fn too_many(st: &AppState) -> ApiError {
@@ -77,33 +78,65 @@ fn create_invitation_now(st: &AppState, r: Req) -> Reply {
 }
 
 pub(super) async fn list_invitations(State(st): State<Arc<AppState>>, u: Uri, r: Req) -> Reply {
+    if let Some(calls) = st.store.async_calls() {
+        let b = Browse::of(&u);
+        let rows = calls
+            .invitations(b.protocol_id(), b.kind(), b.tag(), b.limit, now_f())
+            .await?;
+        return b.reply(rows);
+    }
     blocking(st, move |st| list_invitations_now(st, u, r)).await
 }
 
 fn list_invitations_now(st: &AppState, u: Uri, _: Req) -> Reply {
-    let q = query(&u);
-    let limit = q
-        .get("limit")
-        .and_then(|l| l.parse().ok())
-        .unwrap_or(50usize)
-        .clamp(1, 100);
-    let tag = q
-        .get("tags")
-        .and_then(|t| t.split(',').next())
-        .filter(|t| !t.is_empty());
-    let rows = st.store.invitations(
-        q.get("protocol_id").map(String::as_str),
-        q.get("type").map(String::as_str),
-        tag,
-        limit,
-        now_f(),
-    )?;
-    let total = rows.len();
-    let results: Vec<Value> = rows.into_iter().map(Value::Object).collect();
-    reply(
-        StatusCode::OK,
-        Value::Object(obj! { "results" => results, "total" => total }),
-    )
+    let b = Browse::of(&u);
+    let rows = st
+        .store
+        .invitations(b.protocol_id(), b.kind(), b.tag(), b.limit, now_f())?;
+    b.reply(rows)
+}
+
+/// A browse's query: `protocol_id`, `type`, the first of `tags`, `limit`
+/// (1 to 100, 50 when absent or not a number).
+struct Browse {
+    q: HashMap<String, String>,
+    limit: usize,
+}
+
+impl Browse {
+    fn of(u: &Uri) -> Browse {
+        let q = query(u);
+        let limit = q
+            .get("limit")
+            .and_then(|l| l.parse().ok())
+            .unwrap_or(50usize)
+            .clamp(1, 100);
+        Browse { q, limit }
+    }
+
+    fn protocol_id(&self) -> Option<&str> {
+        self.q.get("protocol_id").map(String::as_str)
+    }
+
+    fn kind(&self) -> Option<&str> {
+        self.q.get("type").map(String::as_str)
+    }
+
+    fn tag(&self) -> Option<&str> {
+        self.q
+            .get("tags")
+            .and_then(|t| t.split(',').next())
+            .filter(|t| !t.is_empty())
+    }
+
+    fn reply(&self, rows: Vec<Map>) -> Reply {
+        let total = rows.len();
+        let results: Vec<Value> = rows.into_iter().map(Value::Object).collect();
+        reply(
+            StatusCode::OK,
+            Value::Object(obj! { "results" => results, "total" => total }),
+        )
+    }
 }
 
 pub(super) async fn get_invitation(State(st): State<Arc<AppState>>, id: Id, r: Req) -> Reply {

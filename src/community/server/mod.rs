@@ -232,6 +232,24 @@ impl axum::extract::FromRequest<Arc<AppState>> for Req {
                 format!("request bodies are limited to {MAX_BODY} bytes"),
             )
         })?;
+        // A store with asynchronous calls admits the request here on the
+        // worker (a signature check and two statements, no blocking hop).
+        if let Some(calls) = st.store.async_calls() {
+            let s = check_signature(&parts.method, &parts.uri, &parts.headers, &bytes)?;
+            admitted(
+                calls
+                    .note_request(&s.key, &s.request_id, s.t, s.now)
+                    .await?,
+            )?;
+            if st.cfg.rate_limit > 0.0 {
+                let got = calls.take_token(&s.key, st.cfg.rate_limit, now_f()).await?;
+                within_rate(got, st.cfg.rate_limit)?;
+            }
+            return Ok(Req {
+                body: body_map(&bytes)?,
+                key: s.key,
+            });
+        }
         blocking(st.clone(), move |st| {
             authenticate(st, &parts.method, &parts.uri, &parts.headers, &bytes)
         })
@@ -250,6 +268,37 @@ fn authenticate(
     h: &HeaderMap,
     body: &[u8],
 ) -> Result<Req, ApiError> {
+    let s = check_signature(method, uri, h, body)?;
+    admitted(st.store.note_request(&s.key, &s.request_id, s.t, s.now)?)?;
+    if st.cfg.rate_limit > 0.0 {
+        within_rate(
+            st.store.take_token(&s.key, st.cfg.rate_limit, now_f())?,
+            st.cfg.rate_limit,
+        )?;
+    }
+    Ok(Req {
+        body: body_map(body)?,
+        key: s.key,
+    })
+}
+
+/// A request whose signed-request headers check out.
+struct Checked {
+    key: String,
+    request_id: String,
+    /// Its timestamp, and the server's clock when it was checked.
+    t: i64,
+    now: i64,
+}
+
+/// Checks the signed-request headers (present, well formed, the clock
+/// within [`MAX_SKEW`], the signature over the request).
+fn check_signature(
+    method: &Method,
+    uri: &axum::http::Uri,
+    h: &HeaderMap,
+    body: &[u8],
+) -> Result<Checked, ApiError> {
     let unauth = |m: &str| err(StatusCode::UNAUTHORIZED, "unauthorized", m.to_owned());
     let key = header(h, "x-public-key")
         .ok_or_else(|| unauth("missing (or non-ASCII) X-Public-Key"))?
@@ -290,67 +339,68 @@ fn authenticate(
             "X-Signature does not verify over the request (timestamp, method, path with query, request id, body)",
         ));
     }
+    Ok(Checked {
+        key,
+        request_id: rid.to_owned(),
+        t,
+        now,
+    })
+}
+
+/// The answer to a store too busy to track another request.
+fn busy() -> ApiError {
+    err(
+        StatusCode::SERVICE_UNAVAILABLE,
+        "busy",
+        "the server is tracking too many recent requests; try again in a few seconds",
+    )
+}
+
+/// The replay check's answer as the request's.
+fn admitted(a: super::recent::Admission) -> Result<(), ApiError> {
     use super::recent::Refusal;
-    let busy = || {
-        err(
-            StatusCode::SERVICE_UNAVAILABLE,
-            "busy",
-            "the server is tracking too many recent requests; try again in a few seconds",
-        )
-    };
-    match st.store.note_request(&key, rid, t, now)? {
-        Ok(()) => {}
-        Err(Refusal::Busy) => return Err(busy()),
-        Err(_) => {
-            return Err(unauth(
-                "X-Request-Id was already used: every request needs a fresh one",
-            ));
-        }
+    match a {
+        Ok(()) => Ok(()),
+        Err(Refusal::Busy) => Err(busy()),
+        Err(_) => Err(err(
+            StatusCode::UNAUTHORIZED,
+            "unauthorized",
+            "X-Request-Id was already used: every request needs a fresh one",
+        )),
     }
-    if st.cfg.rate_limit > 0.0 {
-        match st.store.take_token(&key, st.cfg.rate_limit, now_f())? {
-            Ok(()) => {}
-            Err(Refusal::Busy) => return Err(busy()),
-            Err(_) => {
-                return Err(err(
-                    StatusCode::TOO_MANY_REQUESTS,
-                    "rate_limited",
-                    format!("more than {} requests per second", st.cfg.rate_limit),
-                ));
-            }
-        }
+}
+
+/// The rate bucket's answer (at `rate` a second) as the request's.
+fn within_rate(a: super::recent::Admission, rate: f64) -> Result<(), ApiError> {
+    use super::recent::Refusal;
+    match a {
+        Ok(()) => Ok(()),
+        Err(Refusal::Busy) => Err(busy()),
+        Err(_) => Err(err(
+            StatusCode::TOO_MANY_REQUESTS,
+            "rate_limited",
+            format!("more than {rate} requests per second"),
+        )),
     }
-    let body = if body.is_empty() {
-        Map::new()
-    } else {
-        match json::parse_bytes(body) {
-            // PostgreSQL text cannot hold U+0000, so neither store takes it:
-            // the same answer on both.
-            Ok(v @ Value::Object(_)) if v.holds_nul() => {
-                return Err(err(
-                    StatusCode::BAD_REQUEST,
-                    "bad_request",
-                    "the body holds a U+0000 (NUL) character, which no field may hold",
-                ));
-            }
-            Ok(Value::Object(m)) => m,
-            Ok(_) => {
-                return Err(err(
-                    StatusCode::BAD_REQUEST,
-                    "bad_request",
-                    "the body must be a JSON object",
-                ));
-            }
-            Err(e) => {
-                return Err(err(
-                    StatusCode::BAD_REQUEST,
-                    "bad_request",
-                    format!("the body is not valid JSON: {e}"),
-                ));
-            }
-        }
-    };
-    Ok(Req { key, body })
+}
+
+/// A request's body as the handler's map: empty is `{}`; anything else
+/// must be a JSON object without a U+0000.
+fn body_map(body: &[u8]) -> Result<Map, ApiError> {
+    if body.is_empty() {
+        return Ok(Map::new());
+    }
+    let bad = |m: String| err(StatusCode::BAD_REQUEST, "bad_request", m);
+    match json::parse_bytes(body) {
+        // PostgreSQL text cannot hold U+0000, so neither store takes it:
+        // the same answer on both.
+        Ok(v @ Value::Object(_)) if v.holds_nul() => Err(bad(
+            "the body holds a U+0000 (NUL) character, which no field may hold".into(),
+        )),
+        Ok(Value::Object(m)) => Ok(m),
+        Ok(_) => Err(bad("the body must be a JSON object".into())),
+        Err(e) => Err(bad(format!("the body is not valid JSON: {e}"))),
+    }
 }
 
 fn registered(st: &AppState, key: &str) -> Result<Agent, ApiError> {

@@ -12,116 +12,169 @@ use axum::http::StatusCode;
 use std::sync::Arc;
 
 pub(super) async fn create_session(State(st): State<Arc<AppState>>, r: Req) -> Reply {
+    // A store with asynchronous calls tries the usual case on the worker;
+    // only a refused one goes to the blocking checks that say why.
+    if let Some(calls) = st.store.async_calls() {
+        let p = Proposal::of(&r)?;
+        if p.signed
+            && calls
+                .add_session_at_once(&p.row, &p.nonce, &p.host_sig, &p.guest_sig)
+                .await?
+        {
+            return p.created();
+        }
+        return blocking(st, move |st| p.checked(st)).await;
+    }
     blocking(st, move |st| create_session_now(st, r)).await
 }
 
 fn create_session_now(st: &AppState, r: Req) -> Reply {
-    let post_id = need(&r.body, "post_id")?;
-    let host = need(&r.body, "host_public_key")?.to_ascii_lowercase();
-    let guest = need(&r.body, "guest_public_key")?.to_ascii_lowercase();
-    let nonce = need(&r.body, "session_nonce")?;
-    let (hs, gs) = (
-        need(&r.body, "host_signature")?,
-        need(&r.body, "guest_signature")?,
-    );
-    let protocol_id = r.body.get_str("protocol_id").filter(|p| !p.is_empty());
-    if r.key != host && r.key != guest {
-        return Err(err(
-            StatusCode::FORBIDDEN,
-            "not_a_party",
-            "only the host or the guest may record their session",
-        ));
-    }
-    let canonical = auth::session_canonical(post_id, &host, &guest, protocol_id, nonce);
-    let signed =
-        verify(&host, canonical.as_bytes(), hs) && verify(&guest, canonical.as_bytes(), gs);
-    let session_id = auth::session_id(&canonical);
-    let row = SessionRow {
-        session_id: session_id.clone(),
-        post_id: post_id.to_owned(),
-        protocol_id: protocol_id.unwrap_or("").to_owned(),
-        host_public_key: host.clone(),
-        guest_public_key: guest.clone(),
-        status: "matched".into(),
-        winner: None,
-        disputed: false,
-        iroh_ticket: None,
-        created_at: now_f(),
-    };
-    let created = || {
-        reply(
-            StatusCode::CREATED,
-            Value::Object(obj! { "session_id" => session_id.as_str(), "status" => "matched" }),
-        )
-    };
+    let p = Proposal::of(&r)?;
     // The usual case, both proofs good, in one transaction of two
     // statements that hold only if every check below would pass; otherwise
     // (nothing written) the checks one by one say why, in their order.
-    if signed && st.store.add_session_at_once(&row, nonce, hs, gs)? {
-        return created();
+    if p.signed
+        && st
+            .store
+            .add_session_at_once(&p.row, &p.nonce, &p.host_sig, &p.guest_sig)?
+    {
+        return p.created();
     }
-    // The invitation and whether both keys are registered, in one read.
-    let (inv, registered) = st
-        .store
-        .invitation_and_agents(post_id, [&host, &guest])?
-        .ok_or_else(|| {
-            err(
-                StatusCode::NOT_FOUND,
-                "not_found",
-                format!("no invitation {post_id}"),
-            )
-        })?;
-    if inv.get_str("public_key") != Some(host.as_str()) {
-        return Err(err(
-            StatusCode::FORBIDDEN,
-            "wrong_host",
-            "host_public_key is not the invitation's author",
-        ));
-    }
-    if !signed {
-        return Err(err(
-            StatusCode::BAD_REQUEST,
-            "bad_signature",
-            "both signatures must sign post_id:host:guest:protocol_id:session_nonce",
-        ));
-    }
-    for (k, registered) in [&host, &guest].into_iter().zip(registered) {
-        if !registered {
+    p.checked(st)
+}
+
+/// A session as its create request proposes it, the proofs checked.
+struct Proposal {
+    row: SessionRow,
+    nonce: String,
+    host_sig: String,
+    guest_sig: String,
+    /// Whether both proof signatures verify.
+    signed: bool,
+}
+
+impl Proposal {
+    /// The request's session: every field present, the caller a party.
+    fn of(r: &Req) -> Result<Proposal, ApiError> {
+        let post_id = need(&r.body, "post_id")?;
+        let host = need(&r.body, "host_public_key")?.to_ascii_lowercase();
+        let guest = need(&r.body, "guest_public_key")?.to_ascii_lowercase();
+        let nonce = need(&r.body, "session_nonce")?;
+        let (hs, gs) = (
+            need(&r.body, "host_signature")?,
+            need(&r.body, "guest_signature")?,
+        );
+        let protocol_id = r.body.get_str("protocol_id").filter(|p| !p.is_empty());
+        if r.key != host && r.key != guest {
             return Err(err(
                 StatusCode::FORBIDDEN,
-                "not_registered",
-                format!("key {}… is not registered", &k[..12]),
+                "not_a_party",
+                "only the host or the guest may record their session",
             ));
         }
+        let canonical = auth::session_canonical(post_id, &host, &guest, protocol_id, nonce);
+        let signed =
+            verify(&host, canonical.as_bytes(), hs) && verify(&guest, canonical.as_bytes(), gs);
+        Ok(Proposal {
+            row: SessionRow {
+                session_id: auth::session_id(&canonical),
+                post_id: post_id.to_owned(),
+                protocol_id: protocol_id.unwrap_or("").to_owned(),
+                host_public_key: host,
+                guest_public_key: guest,
+                status: "matched".into(),
+                winner: None,
+                disputed: false,
+                iroh_ticket: None,
+                created_at: now_f(),
+            },
+            nonce: nonce.to_owned(),
+            host_sig: hs.to_owned(),
+            guest_sig: gs.to_owned(),
+            signed,
+        })
     }
-    // Recorded only while the invitation is open, checked in the same
-    // transaction as the insert: a cancelled invitation, or one another
-    // session matched (on any server), takes no session.
-    match st.store.add_session(&row, nonce, hs, gs)? {
-        NewSession::Added => {}
-        NewSession::Exists => {
-            return Err(err(
-                StatusCode::CONFLICT,
-                "exists",
-                format!("session {session_id} is already recorded"),
-            ));
-        }
-        NewSession::NotOpen(status) => {
-            return Err(err(
-                StatusCode::CONFLICT,
-                "not_open",
-                format!("invitation {post_id} is {status}: a session needs an open invitation"),
-            ));
-        }
-        NewSession::NoInvitation => {
-            return Err(err(
-                StatusCode::NOT_FOUND,
-                "not_found",
-                format!("no invitation {post_id}"),
-            ));
-        }
+
+    fn created(&self) -> Reply {
+        reply(
+            StatusCode::CREATED,
+            Value::Object(
+                obj! { "session_id" => self.row.session_id.as_str(), "status" => "matched" },
+            ),
+        )
     }
-    created()
+
+    /// The checks one by one, in their order, and the session recorded if
+    /// they all pass (the usual case's statement took nothing).
+    fn checked(&self, st: &AppState) -> Reply {
+        let (row, post_id) = (&self.row, self.row.post_id.as_str());
+        let (host, guest) = (&row.host_public_key, &row.guest_public_key);
+        // The invitation and whether both keys are registered, in one read.
+        let (inv, registered) = st
+            .store
+            .invitation_and_agents(post_id, [host, guest])?
+            .ok_or_else(|| {
+                err(
+                    StatusCode::NOT_FOUND,
+                    "not_found",
+                    format!("no invitation {post_id}"),
+                )
+            })?;
+        if inv.get_str("public_key") != Some(host.as_str()) {
+            return Err(err(
+                StatusCode::FORBIDDEN,
+                "wrong_host",
+                "host_public_key is not the invitation's author",
+            ));
+        }
+        if !self.signed {
+            return Err(err(
+                StatusCode::BAD_REQUEST,
+                "bad_signature",
+                "both signatures must sign post_id:host:guest:protocol_id:session_nonce",
+            ));
+        }
+        for (k, registered) in [&host, &guest].into_iter().zip(registered) {
+            if !registered {
+                return Err(err(
+                    StatusCode::FORBIDDEN,
+                    "not_registered",
+                    format!("key {}… is not registered", &k[..12]),
+                ));
+            }
+        }
+        // Recorded only while the invitation is open, checked in the same
+        // transaction as the insert: a cancelled invitation, or one another
+        // session matched (on any server), takes no session.
+        match st
+            .store
+            .add_session(row, &self.nonce, &self.host_sig, &self.guest_sig)?
+        {
+            NewSession::Added => {}
+            NewSession::Exists => {
+                return Err(err(
+                    StatusCode::CONFLICT,
+                    "exists",
+                    format!("session {} is already recorded", row.session_id),
+                ));
+            }
+            NewSession::NotOpen(status) => {
+                return Err(err(
+                    StatusCode::CONFLICT,
+                    "not_open",
+                    format!("invitation {post_id} is {status}: a session needs an open invitation"),
+                ));
+            }
+            NewSession::NoInvitation => {
+                return Err(err(
+                    StatusCode::NOT_FOUND,
+                    "not_found",
+                    format!("no invitation {post_id}"),
+                ));
+            }
+        }
+        self.created()
+    }
 }
 
 fn party_session(st: &AppState, id: &str, key: &str) -> Result<SessionRow, ApiError> {
