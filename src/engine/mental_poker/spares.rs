@@ -252,15 +252,26 @@ pub fn request_refill(data_dir: &Path) {
     }
 }
 
-/// `n` keys for one command: spares first, the rest generated inline (side
-/// by side). `data_dir` None: all inline. The caller asks for the refill
-/// ([`request_refill`]) when its CPU is least needed.
+/// `n` keys for one command: spares first (claimed side by side: each
+/// claim checks its key with a private operation), the rest generated
+/// inline (side by side). `data_dir` None: all inline. The caller asks for
+/// the refill ([`request_refill`]) when its CPU is least needed.
 pub fn take(data_dir: Option<&Path>, n: usize) -> Result<Vec<RsaKey>, CryptoError> {
     let dir = data_dir.filter(|_| enabled()).map(pool_dir);
-    let mut keys: Vec<RsaKey> = dir
-        .as_deref()
-        .map(|d| std::iter::from_fn(|| claim(d)).take(n).collect())
-        .unwrap_or_default();
+    let mut keys: Vec<RsaKey> = match dir.as_deref() {
+        Some(d) if n > 0 => std::thread::scope(|s| {
+            let others: Vec<_> = (1..n).map(|_| s.spawn(|| claim(d))).collect();
+            let mut got: Vec<RsaKey> = claim(d).into_iter().collect();
+            for h in others {
+                let k = h
+                    .join()
+                    .unwrap_or_else(|payload| std::panic::resume_unwind(payload));
+                got.extend(k);
+            }
+            got
+        }),
+        _ => Vec::new(),
+    };
     if keys.len() < n {
         let missing = n - keys.len();
         let made = std::thread::scope(|s| {
