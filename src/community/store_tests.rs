@@ -118,6 +118,23 @@ fn the_gauges_count_open_invitations_and_live_groups() {
     }
 }
 
+/// Session `id` on invitation `post` of protocol `a`, host `kh` and guest
+/// `kg`, matched at `now`.
+fn session_row(id: &str, post: &str, now: f64) -> SessionRow {
+    SessionRow {
+        session_id: id.into(),
+        post_id: post.into(),
+        protocol_id: "a".into(),
+        host_public_key: "kh".into(),
+        guest_public_key: "kg".into(),
+        status: "matched".into(),
+        winner: None,
+        disputed: false,
+        iroh_ticket: None,
+        created_at: now,
+    }
+}
+
 #[test]
 fn both_databases_answer_every_call_alike() {
     let mut answers = Vec::new();
@@ -203,18 +220,7 @@ fn both_databases_answer_every_call_alike() {
             s.renew_invitation("p1", now, now + 30.0, 2)
         ));
         // Sessions: one per invitation, results agreed or disputed.
-        let row = |id: &str, post: &str| SessionRow {
-            session_id: id.into(),
-            post_id: post.into(),
-            protocol_id: "a".into(),
-            host_public_key: "kh".into(),
-            guest_public_key: "kg".into(),
-            status: "matched".into(),
-            winner: None,
-            disputed: false,
-            iroh_ticket: None,
-            created_at: now,
-        };
+        let row = |id: &str, post: &str| session_row(id, post, now);
         let add = |id: &str, post: &str| -> NewSession {
             s.add_session(&row(id, post), "nonce", "hs", "gs").unwrap()
         };
@@ -403,18 +409,7 @@ fn the_async_calls_answer_as_the_blocking_ones() {
             assert_eq!(lane, blocking, "{p:?} {k:?} {t:?} {n}");
         }
         // A session's usual case: once per invitation, on either face.
-        let row = |id: &str, post: &str| SessionRow {
-            session_id: id.into(),
-            post_id: post.into(),
-            protocol_id: "a".into(),
-            host_public_key: "kh".into(),
-            guest_public_key: "kg".into(),
-            status: "matched".into(),
-            winner: None,
-            disputed: false,
-            iroh_ticket: None,
-            created_at: now,
-        };
+        let row = |id: &str, post: &str| session_row(id, post, now);
         let at_once = |id: &str, post: &str| {
             let r = row(id, post);
             rt.block_on(calls.add_session_at_once(&r, "nonce", "hs", "gs"))
