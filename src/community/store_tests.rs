@@ -331,8 +331,8 @@ fn both_databases_answer_every_call_alike() {
 
 #[test]
 fn request_ids_noted_at_once_are_each_admitted_once() {
-    // On PostgreSQL, notes arriving together share one statement: ids
-    // repeated within it, or across them, are still admitted once.
+    // Notes of one id racing from many threads (on PostgreSQL, each its own
+    // statement on its own connection): each id is admitted once.
     for s in stores("notes") {
         let s: std::sync::Arc<dyn Store> = s.into();
         let threads: Vec<_> = (0..8)
