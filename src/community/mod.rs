@@ -14,6 +14,7 @@ pub mod server;
 pub mod social;
 pub mod sqlite;
 pub mod standing;
+mod statements;
 pub mod store;
 pub mod timed;
 pub mod trust;

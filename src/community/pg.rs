@@ -13,10 +13,11 @@
 //! transaction under an advisory lock, so instances starting together
 //! migrate once.
 
-use super::queries::{
-    OPEN_INVITATIONS, SqlStore, TAKE_FOR_SESSION, open_page, session_args, took_for_session,
-};
+use super::queries::SqlStore;
 use super::recent::{Admission, Refusal, keep_until};
+use super::statements::{
+    OPEN_INVITATIONS, TAKE_FOR_SESSION, open_page, session_args, took_for_session,
+};
 use super::store::{AsyncCalls, Backend, Call, Migrated, PoolState, Res, SessionRow, StoreError};
 use crate::json::Map;
 use crate::sql::pg::{self as shared, Pool, Pooled};
