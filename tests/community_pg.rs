@@ -432,6 +432,24 @@ async fn the_async_lane_connects_again_after_the_database_ends_its_connections()
         post_id,
     );
     assert_eq!(sessions, 1);
+    // A body too large to check on the worker takes the blocking path, over
+    // the same replay window: its request id is spent once.
+    let big = format!("{{\"pad\": \"{}\"}}", "x".repeat(100_000)).into_bytes();
+    let path = "/api/v1/invitations";
+    let h: Vec<(String, String)> = auth::headers(host.keys(), "POST", path, &big, now())
+        .map(|(k, v)| (k.to_owned(), v))
+        .to_vec();
+    let (first, v) = host.send("POST", path, big.clone(), &h).await.unwrap();
+    assert_ne!(first, 401, "{v:?}");
+    assert_ne!(first, 500, "{v:?}");
+    let (again, v) = host.send("POST", path, big, &h).await.unwrap();
+    assert_eq!(again, 401, "{v:?}");
+    assert!(
+        v.get("message")
+            .and_then(Value::as_str)
+            .is_some_and(|m| m.contains("already used")),
+        "{v:?}"
+    );
 }
 
 #[ignore = "needs PostgreSQL (PALAVER_TEST_PG): run scripts/test"]

@@ -236,7 +236,7 @@ impl SqlStore<Postgres> {
         let pool = shared::pool(url, pool_size, "community")?;
         let migrated = migrate_pool(&pool, url)?;
         let mut store = PgStore::from_pool(pool);
-        store.0.lane = Some(Lane::new(url).map_err(|e| PgError::Connect {
+        store.0.lane = Some(Lane::new(url).map_err(|e| PgError::BadUrl {
             url: redact(url),
             reason: e.to_string(),
         })?);

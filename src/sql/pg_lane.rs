@@ -1,7 +1,7 @@
 //! An asynchronous lane to PostgreSQL: a few `tokio-postgres` connections
 //! that the server's async workers share, for the one-statement calls every
-//! signed request makes (the replay window, the rate bucket) and the
-//! community's browse.
+//! signed request makes (the replay window, the rate bucket), the
+//! community's browse and a session create's usual case.
 //!
 //! Why beside the blocking pool ([`super::pg`]): a blocking call hands the
 //! request to a thread of tokio's blocking pool, which then sleeps through
@@ -14,13 +14,13 @@
 //! connection runs only statements that are each their own transaction.
 //!
 //! Each of the [`LANE_CONNECTIONS`] connections is made on first use and
-//! again after it breaks; it keeps its statements prepared (keyed by the
+//! again by the first call after it closed (the database ended it); it keeps its statements prepared (keyed by the
 //! SQL text, as the pool's do). Every call is bounded by [`CALL_TIMEOUT`],
 //! connecting included.
 
 use super::pg::{params, pg_error, row};
 use super::{Arg, Row, SqlError};
-use postgres::types::{ToSql, Type};
+use postgres::types::Type;
 use std::collections::HashMap;
 use std::str::FromStr;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -88,7 +88,12 @@ impl Lane {
     /// returns its rows.
     pub async fn query(&self, sql: &'static str, args: &[Arg<'_>]) -> Result<Vec<Row>, SqlError> {
         let (p, types) = params(args);
-        self.query_typed(sql, &types, &p).await
+        within(async {
+            let (conn, st) = self.prepared(sql, &types).await?;
+            let rows = conn.client.query(&st, &p).await.map_err(|e| pg_error(&e))?;
+            rows.iter().map(row).collect()
+        })
+        .await
     }
 
     /// Runs `sql` with `args` (its own transaction) and returns the rows it
@@ -97,26 +102,7 @@ impl Lane {
         let (p, types) = params(args);
         within(async {
             let (conn, st) = self.prepared(sql, &types).await?;
-            let n = conn.client.execute(&st, &p).await;
-            n.map_err(|e| self.failed(&conn, &e))
-        })
-        .await
-    }
-
-    /// [`Lane::query`] with its arguments bound: `params` of `types`.
-    async fn query_typed(
-        &self,
-        sql: &'static str,
-        types: &[Type],
-        params: &[&(dyn ToSql + Sync)],
-    ) -> Result<Vec<Row>, SqlError> {
-        within(async {
-            let (conn, st) = self.prepared(sql, types).await?;
-            let rows = conn.client.query(&st, params).await;
-            rows.map_err(|e| self.failed(&conn, &e))?
-                .iter()
-                .map(row)
-                .collect()
+            conn.client.execute(&st, &p).await.map_err(|e| pg_error(&e))
         })
         .await
     }
@@ -130,20 +116,12 @@ impl Lane {
         let conn = self.conn().await?;
         match conn.statement(sql, types).await {
             Ok(st) => Ok((conn, st)),
-            Err(e) => Err(self.failed(&conn, &e)),
+            Err(e) => Err(pg_error(&e)),
         }
     }
 
-    /// `e` from `conn` as a [`SqlError`]; a connection it broke is dropped,
-    /// so the next call there connects again.
-    fn failed(&self, conn: &Arc<Conn>, e: &tokio_postgres::Error) -> SqlError {
-        if conn.client.is_closed() {
-            self.forget(conn);
-        }
-        pg_error(e)
-    }
-
-    /// The next place's live connection, made first when it has none.
+    /// The next place's connection, made first when it has none or the one
+    /// it has is closed.
     async fn conn(&self) -> Result<Arc<Conn>, SqlError> {
         let i = self.next.fetch_add(1, Ordering::Relaxed) % self.places.len();
         let place = &self.places[i];
@@ -170,17 +148,6 @@ impl Lane {
         });
         *place.lock() = Some(c.clone());
         Ok(c)
-    }
-
-    /// Drops `conn` from its place (it broke), so the next call there
-    /// connects again.
-    fn forget(&self, conn: &Arc<Conn>) {
-        for place in &self.places {
-            let mut live = place.lock();
-            if live.as_ref().is_some_and(|c| Arc::ptr_eq(c, conn)) {
-                *live = None;
-            }
-        }
     }
 }
 

@@ -54,6 +54,11 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 /// over. The market's `POST /api/gtl` has its own, smaller limit.
 pub const MAX_BODY: usize = 8 * 1024 * 1024;
 
+/// The largest body whose signature check and parse run on an async worker
+/// (a store with [`AsyncCalls`](super::store::AsyncCalls)); a larger one is
+/// checked on the blocking pool.
+const INLINE_BODY: usize = 64 * 1024;
+
 /// How long a client may take to send a request's head, and then again its
 /// body, by default (`palaver serve --read-timeout`). A client that dribbles
 /// its head is disconnected; one that dribbles its body gets 408
@@ -233,8 +238,14 @@ impl axum::extract::FromRequest<Arc<AppState>> for Req {
             )
         })?;
         // A store with asynchronous calls admits the request here on the
-        // worker (a signature check and two statements, no blocking hop).
-        if let Some(calls) = st.store.async_calls() {
+        // worker (a signature check and two statements, no blocking hop),
+        // unless its body is large enough that hashing and parsing it would
+        // hold the worker up: that one goes to the blocking pool as before.
+        if let Some(calls) = st
+            .store
+            .async_calls()
+            .filter(|_| bytes.len() <= INLINE_BODY)
+        {
             let s = check_signature(&parts.method, &parts.uri, &parts.headers, &bytes)?;
             admitted(
                 calls
