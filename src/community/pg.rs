@@ -14,7 +14,7 @@
 //! migrate once.
 
 use super::queries::SqlStore;
-use super::recent::{Admission, Refusal, keep_until};
+use super::recent::{Admission, Admit, Refusal, keep_until};
 use super::statements::{
     OPEN_INVITATIONS, TAKE_FOR_SESSION, open_page, session_args, took_for_session,
 };
@@ -314,6 +314,30 @@ const TAKE_TOKEN: &str = "INSERT INTO rate_buckets AS b (public_key, tokens, at)
      WHERE LEAST($3, b.tokens + GREATEST($2 - b.at, 0) * $4) >= 1 \
      RETURNING 1";
 
+/// A signed request's admission in one statement: [`NOTE_ID`] (`$1` to
+/// `$4`) and, only when it returned a row, [`TAKE_TOKEN`] (`$1`, `$5` to
+/// `$7`): whether the id was noted, whether a token was taken.
+const ADMIT: &str = "WITH noted AS (INSERT INTO request_ids AS r (public_key, request_id, until) \
+     VALUES ($1, $2, $3) ON CONFLICT (public_key, request_id) DO UPDATE SET until = EXCLUDED.until \
+     WHERE r.until < $4 RETURNING 1), \
+   took AS (INSERT INTO rate_buckets AS b (public_key, tokens, at) \
+     SELECT $1, $6 - 1, $5 WHERE $6 >= 1 AND EXISTS (SELECT 1 FROM noted) \
+     ON CONFLICT (public_key) DO UPDATE SET \
+       tokens = LEAST($6, b.tokens + GREATEST($5 - b.at, 0) * $7) - 1, \
+       at = GREATEST(b.at, $5) \
+     WHERE LEAST($6, b.tokens + GREATEST($5 - b.at, 0) * $7) >= 1 \
+     RETURNING 1) \
+   SELECT EXISTS (SELECT 1 FROM noted), EXISTS (SELECT 1 FROM took)";
+
+/// [`ADMIT`]'s answer from its two flags.
+fn admitted(noted: bool, took: bool) -> Admission {
+    match (noted, took) {
+        (false, _) => Err(Refusal::Replayed),
+        (true, false) => Err(Refusal::RateLimited),
+        (true, true) => Ok(()),
+    }
+}
+
 impl Drop for Postgres {
     fn drop(&mut self) {
         if let Some(pool) = self.pool.take() {
@@ -366,6 +390,31 @@ impl Backend for Postgres {
         })
     }
 
+    fn admit(&self, a: &Admit<'_>) -> Res<Admission> {
+        let Some(rate) = a.rate else {
+            return self.note_request(a.key, a.request_id, a.t, a.now);
+        };
+        if a.key.contains('\0') || a.request_id.contains('\0') {
+            return Err(StoreError("a request id or key holds a NUL".into()));
+        }
+        let sweep_ids = Self::due(&self.ids_swept, a.now);
+        let sweep_buckets = Self::due(&self.buckets_swept, a.at as i64);
+        self.run(|db| {
+            if sweep_ids {
+                db.execute(SWEEP_IDS, args![a.now])?;
+            }
+            if sweep_buckets {
+                db.execute(SWEEP_BUCKETS, args![a.at])?;
+            }
+            let until = keep_until(a.t, a.now);
+            let row = db.query_one(
+                ADMIT,
+                args![a.key, a.request_id, until, a.now, a.at, rate * 2.0, rate],
+            )?;
+            Ok(admitted(row.bool(0)?, row.bool(1)?))
+        })
+    }
+
     fn take_token(&self, key: &str, rate: f64, now: f64) -> Res<Admission> {
         if key.contains('\0') {
             return Err(StoreError("a key holds a NUL".into()));
@@ -393,50 +442,38 @@ impl Postgres {
     }
 }
 
-/// The lane's calls: each note and each token is a statement of its own,
-/// pipelined with the others in flight on a lane connection (the blocking
-/// path batches notes instead, see [`Postgres::note_request`]).
+/// The lane's calls, each pipelined with the others in flight on a lane
+/// connection; a request's admission is one statement ([`ADMIT`]).
 impl AsyncCalls for Postgres {
-    fn note_request<'a>(
-        &'a self,
-        key: &'a str,
-        request_id: &'a str,
-        t: i64,
-        now: i64,
-    ) -> Call<'a, Admission> {
+    fn admit<'a>(&'a self, a: Admit<'a>) -> Call<'a, Admission> {
         Box::pin(async move {
-            if key.contains('\0') || request_id.contains('\0') {
+            if a.key.contains('\0') || a.request_id.contains('\0') {
                 return Err(StoreError("a request id or key holds a NUL".into()));
             }
             let lane = self.lane()?;
-            if Self::due(&self.ids_swept, now) {
-                lane.query(SWEEP_IDS, args![now]).await?;
+            if Self::due(&self.ids_swept, a.now) {
+                lane.query(SWEEP_IDS, args![a.now]).await?;
             }
-            let until = keep_until(t, now);
-            let rows = lane
-                .query(NOTE_ID, args![key, request_id, until, now])
-                .await?;
-            Ok(noted(!rows.is_empty()))
-        })
-    }
-
-    fn take_token<'a>(&'a self, key: &'a str, rate: f64, now: f64) -> Call<'a, Admission> {
-        Box::pin(async move {
-            if key.contains('\0') {
-                return Err(StoreError("a key holds a NUL".into()));
-            }
-            let lane = self.lane()?;
-            if Self::due(&self.buckets_swept, now as i64) {
-                lane.query(SWEEP_BUCKETS, args![now]).await?;
+            let until = keep_until(a.t, a.now);
+            let Some(rate) = a.rate else {
+                let rows = lane
+                    .query(NOTE_ID, args![a.key, a.request_id, until, a.now])
+                    .await?;
+                return Ok(noted(!rows.is_empty()));
+            };
+            if Self::due(&self.buckets_swept, a.at as i64) {
+                lane.query(SWEEP_BUCKETS, args![a.at]).await?;
             }
             let rows = lane
-                .query(TAKE_TOKEN, args![key, now, rate * 2.0, rate])
+                .query(
+                    ADMIT,
+                    args![a.key, a.request_id, until, a.now, a.at, rate * 2.0, rate],
+                )
                 .await?;
-            Ok(if rows.is_empty() {
-                Err(Refusal::RateLimited)
-            } else {
-                Ok(())
-            })
+            let row = rows
+                .first()
+                .ok_or_else(|| StoreError("the admission answered no row".into()))?;
+            Ok(admitted(row.bool(0)?, row.bool(1)?))
         })
     }
 

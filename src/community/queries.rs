@@ -11,7 +11,7 @@
 
 use super::groups::Group;
 use super::queries_social as social;
-use super::recent::Admission;
+use super::recent::{Admission, Admit};
 use super::standing::{
     Cursor, Delivery, EloRating, InboxPage, Karma, Message, Page, Ranked, Reported,
 };
@@ -134,6 +134,10 @@ impl<B: Backend> Store for SqlStore<B> {
 
     fn take_token(&self, key: &str, rate: f64, now: f64) -> Res<Admission> {
         self.0.take_token(key, rate, now)
+    }
+
+    fn admit(&self, a: &Admit<'_>) -> Res<Admission> {
+        self.0.admit(a)
     }
 
     fn async_calls(&self) -> Option<&dyn AsyncCalls> {

@@ -34,6 +34,40 @@ pub enum Refusal {
 /// A store's answer to a replay or rate check: admitted, or why not.
 pub type Admission = Result<(), Refusal>;
 
+/// What admitting one signed request takes: noting its request id and, on a
+/// server that limits rates, a token from its key's bucket. An id refused
+/// as a replay takes no token; a rate-limited request's id stays spent.
+#[derive(Debug, Clone, Copy)]
+pub struct Admit<'a> {
+    pub key: &'a str,
+    pub request_id: &'a str,
+    /// The request's timestamp, and the server's clock (seconds) when its
+    /// headers were checked.
+    pub t: i64,
+    pub now: i64,
+    /// Tokens a second when the server limits rates, taken at `at`.
+    pub rate: Option<f64>,
+    pub at: f64,
+}
+
+impl Admit<'_> {
+    /// The admission made in two steps, `note` (the request id) and then,
+    /// for an id not refused and a rate set, `take` (a token at that rate).
+    pub fn by_steps<E>(
+        &self,
+        note: impl FnOnce() -> Result<Admission, E>,
+        take: impl FnOnce(f64) -> Result<Admission, E>,
+    ) -> Result<Admission, E> {
+        if let Err(refused) = note()? {
+            return Ok(Err(refused));
+        }
+        match self.rate {
+            Some(rate) => take(rate),
+            None => Ok(Ok(())),
+        }
+    }
+}
+
 /// The last second a request id stamped `t`, seen at `now`, is kept: while
 /// the timestamp could pass the clock check, and at least the replay window
 /// after it was seen.

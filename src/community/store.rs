@@ -13,7 +13,7 @@
 //! worker itself.
 
 use super::groups::Group;
-use super::recent::Admission;
+use super::recent::{Admission, Admit};
 use super::standing::{
     Cursor, Delivery, EloRating, InboxPage, Karma, Message, Page, Ranked, Reported,
 };
@@ -126,19 +126,11 @@ pub type Call<'a, T> = futures_util::future::BoxFuture<'a, Res<T>>;
 
 /// The calls of [`Store`] that a store can answer on the server's async
 /// workers, each with the same meaning (and the same SQL) as its blocking
-/// namesake: the two every signed request makes, the browse, and a session
-/// create's usual case.
+/// namesake: the admission every signed request needs, the browse, and a
+/// session create's usual case.
 pub trait AsyncCalls: Send + Sync {
-    /// [`Store::note_request`].
-    fn note_request<'a>(
-        &'a self,
-        key: &'a str,
-        request_id: &'a str,
-        t: i64,
-        now: i64,
-    ) -> Call<'a, Admission>;
-    /// [`Store::take_token`].
-    fn take_token<'a>(&'a self, key: &'a str, rate: f64, now: f64) -> Call<'a, Admission>;
+    /// [`Store::admit`].
+    fn admit<'a>(&'a self, a: Admit<'a>) -> Call<'a, Admission>;
     /// [`Store::invitations`].
     fn invitations<'a>(
         &'a self,
@@ -199,6 +191,11 @@ pub trait Store: Send + Sync {
     /// seconds' worth), or refuses with `Refusal::RateLimited`. Atomic across
     /// every server on the store.
     fn take_token(&self, key: &str, rate: f64, now: f64) -> Res<Admission>;
+    /// Admits a signed request ([`Admit`]): its id noted as
+    /// [`Store::note_request`] does and, when that admits it and a rate is
+    /// set, a token taken as [`Store::take_token`] does. A store may make
+    /// both in one statement.
+    fn admit(&self, a: &Admit<'_>) -> Res<Admission>;
     /// The store's asynchronous calls, for a store that answers some calls
     /// without blocking a thread (PostgreSQL's lane, [`crate::sql::pg_lane`]).
     fn async_calls(&self) -> Option<&dyn AsyncCalls> {
@@ -454,6 +451,13 @@ pub trait Backend: Send + Sync {
     fn note_request(&self, key: &str, request_id: &str, t: i64, now: i64) -> Res<Admission>;
     /// [`Store::take_token`].
     fn take_token(&self, key: &str, rate: f64, now: f64) -> Res<Admission>;
+    /// [`Store::admit`]; by default its two steps, each a call of its own.
+    fn admit(&self, a: &Admit<'_>) -> Res<Admission> {
+        a.by_steps(
+            || self.note_request(a.key, a.request_id, a.t, a.now),
+            |rate| self.take_token(a.key, rate, a.at),
+        )
+    }
     /// [`Store::async_calls`].
     fn async_calls(&self) -> Option<&dyn AsyncCalls> {
         None

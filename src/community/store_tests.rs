@@ -7,7 +7,7 @@ use super::sqlite::MIGRATIONS;
 use super::store::{Agent, NewProtocol, NewSession, Reputation, SessionRow, Store};
 use crate::community::groups::{Group, NewGroup};
 use crate::community::pg::PgStore;
-use crate::community::recent::Refusal;
+use crate::community::recent::{Admit, Refusal};
 use crate::obj;
 
 /// A fresh database on the cluster `PALAVER_TEST_PG` names, if it names one
@@ -308,17 +308,50 @@ fn both_databases_answer_every_call_alike() {
             .map(|_| s.take_token("kh", 1.0, 100.0).unwrap())
             .collect();
         note(format!("{taken:?}"));
+        // A whole admission (one statement on PostgreSQL): a replayed id
+        // takes no token, a rate-limited one stays spent.
+        let admit = |id: &str, at: f64| {
+            let a = Admit {
+                key: "ka",
+                request_id: id,
+                t: 100,
+                now: 100,
+                rate: Some(1.0),
+                at,
+            };
+            s.admit(&a).unwrap()
+        };
+        let admitted = [
+            admit("a1", 100.0),
+            admit("a1", 100.0),
+            admit("a2", 100.0),
+            admit("a3", 100.0),
+            admit("a3", 101.0),
+            admit("a4", 101.0),
+        ];
+        note(format!("{admitted:?}"));
         answers.push((s.kind(), seen));
     }
     let (_, sqlite) = &answers[0];
     assert_eq!(
-        sqlite[sqlite.len() - 2..],
+        sqlite[sqlite.len() - 3..],
         [
             format!("{:?}", Err::<(), _>(Refusal::Replayed)),
             format!(
                 "{:?}",
                 vec![Ok(()), Ok(()), Err::<(), _>(Refusal::RateLimited)]
-            )
+            ),
+            format!(
+                "{:?}",
+                [
+                    Ok(()),
+                    Err(Refusal::Replayed),
+                    Ok(()),
+                    Err(Refusal::RateLimited),
+                    Err(Refusal::Replayed),
+                    Ok(()),
+                ]
+            ),
         ]
     );
     for (kind, other) in &answers[1..] {
@@ -429,7 +462,15 @@ fn the_async_calls_answer_as_the_blocking_ones() {
         assert_eq!(taken.len(), 1, "{taken:?}");
         // The replay window: one table for both faces; of many notes of one
         // id at once, one is admitted.
-        let note = |id: &str| rt.block_on(calls.note_request("kc", id, 100, 100)).unwrap();
+        let admission = |id: &'static str, rate: Option<f64>, at: f64| Admit {
+            key: "kc",
+            request_id: id,
+            t: 100,
+            now: 100,
+            rate,
+            at,
+        };
+        let note = |id: &'static str| rt.block_on(calls.admit(admission(id, None, 0.0))).unwrap();
         assert_eq!(note("r1"), Ok(()));
         assert_eq!(note("r1"), Err(Refusal::Replayed));
         assert_eq!(
@@ -439,24 +480,37 @@ fn the_async_calls_answer_as_the_blocking_ones() {
         assert_eq!(s.note_request("kc", "r2", 100, 100).unwrap(), Ok(()));
         assert_eq!(note("r2"), Err(Refusal::Replayed));
         let admitted = rt.block_on(async {
-            let all = (0..16).map(|_| calls.note_request("kc", "r3", 100, 100));
+            let all = (0..16).map(|_| calls.admit(admission("r3", None, 0.0)));
             futures_util::future::join_all(all).await
         });
         let once = admitted.iter().filter(|a| matches!(a, Ok(Ok(())))).count();
         assert_eq!(once, 1, "{admitted:?}");
-        assert!(rt.block_on(calls.note_request("k\0", "r", 1, 1)).is_err());
+        let nul = Admit {
+            key: "k\0",
+            ..admission("r", Some(1.0), now)
+        };
+        assert!(rt.block_on(calls.admit(nul)).is_err());
         // The rate bucket: two tokens at one a second, then refused, on
-        // either face.
-        let take = || rt.block_on(calls.take_token("kr", 1.0, now)).unwrap();
-        assert_eq!((take(), take()), (Ok(()), Ok(())));
-        assert_eq!(take(), Err(Refusal::RateLimited));
+        // either face; a replay takes none, a refused request's id is spent.
+        let take = |id: &'static str, at: f64| {
+            rt.block_on(calls.admit(admission(id, Some(1.0), at)))
+                .unwrap()
+        };
         assert_eq!(
-            s.take_token("kr", 1.0, now).unwrap(),
+            (take("t1", now), take("t1", now)),
+            (Ok(()), Err(Refusal::Replayed))
+        );
+        assert_eq!(take("t2", now), Ok(()));
+        assert_eq!(take("t3", now), Err(Refusal::RateLimited));
+        assert_eq!(
+            s.take_token("kc", 1.0, now).unwrap(),
             Err(Refusal::RateLimited)
         );
+        assert_eq!(take("t3", now + 1.0), Err(Refusal::Replayed));
+        assert_eq!(take("t4", now + 1.0), Ok(()));
         assert_eq!(
-            rt.block_on(calls.take_token("kr", 1.0, now + 1.0)).unwrap(),
-            Ok(())
+            s.admit(&admission("t4", Some(1.0), now + 1.0)).unwrap(),
+            Err(Refusal::Replayed)
         );
     }
 }

@@ -5,7 +5,7 @@
 //! over one ([`super::server::routes`]).
 
 use super::groups::Group;
-use super::recent::Admission;
+use super::recent::{Admission, Admit};
 use super::standing::{
     Cursor, Delivery, EloRating, InboxPage, Karma, Message, Page, Ranked, Reported,
 };
@@ -43,22 +43,10 @@ impl Timed {
 
 /// Each call timed as the blocking ones are ([`metrics::timed_async`]).
 impl AsyncCalls for Timed {
-    fn note_request<'a>(
-        &'a self,
-        key: &'a str,
-        request_id: &'a str,
-        t: i64,
-        now: i64,
-    ) -> Call<'a, Admission> {
+    fn admit<'a>(&'a self, a: Admit<'a>) -> Call<'a, Admission> {
         Box::pin(async move {
             let calls = self.inner_calls()?;
-            metrics::timed_async("note_request", calls.note_request(key, request_id, t, now)).await
-        })
-    }
-    fn take_token<'a>(&'a self, key: &'a str, rate: f64, now: f64) -> Call<'a, Admission> {
-        Box::pin(async move {
-            let calls = self.inner_calls()?;
-            metrics::timed_async("take_token", calls.take_token(key, rate, now)).await
+            metrics::timed_async("admit", calls.admit(a)).await
         })
     }
     fn invitations<'a>(
@@ -136,6 +124,9 @@ impl Store for Timed {
     }
     fn take_token(&self, key: &str, rate: f64, now: f64) -> Res<Admission> {
         self.t("take_token", |s| s.take_token(key, rate, now))
+    }
+    fn admit(&self, a: &Admit<'_>) -> Res<Admission> {
+        self.t("admit", |s| s.admit(a))
     }
     fn async_calls(&self) -> Option<&dyn AsyncCalls> {
         self.inner.async_calls().map(|_| self as &dyn AsyncCalls)

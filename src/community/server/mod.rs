@@ -247,15 +247,7 @@ impl axum::extract::FromRequest<Arc<AppState>> for Req {
             .filter(|_| bytes.len() <= INLINE_BODY)
         {
             let s = check_signature(&parts.method, &parts.uri, &parts.headers, &bytes)?;
-            admitted(
-                calls
-                    .note_request(&s.key, &s.request_id, s.t, s.now)
-                    .await?,
-            )?;
-            if st.cfg.rate_limit > 0.0 {
-                let got = calls.take_token(&s.key, st.cfg.rate_limit, now_f()).await?;
-                within_rate(got, st.cfg.rate_limit)?;
-            }
+            admitted(calls.admit(s.admit(st)).await?, st.cfg.rate_limit)?;
             return Ok(Req {
                 body: body_map(&bytes)?,
                 key: s.key,
@@ -280,13 +272,7 @@ fn authenticate(
     body: &[u8],
 ) -> Result<Req, ApiError> {
     let s = check_signature(method, uri, h, body)?;
-    admitted(st.store.note_request(&s.key, &s.request_id, s.t, s.now)?)?;
-    if st.cfg.rate_limit > 0.0 {
-        within_rate(
-            st.store.take_token(&s.key, st.cfg.rate_limit, now_f())?,
-            st.cfg.rate_limit,
-        )?;
-    }
+    admitted(st.store.admit(&s.admit(st))?, st.cfg.rate_limit)?;
     Ok(Req {
         body: body_map(body)?,
         key: s.key,
@@ -300,6 +286,21 @@ struct Checked {
     /// Its timestamp, and the server's clock when it was checked.
     t: i64,
     now: i64,
+}
+
+impl Checked {
+    /// What admitting it takes on server `st`: its id noted and, when the
+    /// server limits rates, a token taken now.
+    fn admit<'a>(&'a self, st: &AppState) -> super::recent::Admit<'a> {
+        super::recent::Admit {
+            key: &self.key,
+            request_id: &self.request_id,
+            t: self.t,
+            now: self.now,
+            rate: (st.cfg.rate_limit > 0.0).then_some(st.cfg.rate_limit),
+            at: now_f(),
+        }
+    }
 }
 
 /// Checks the signed-request headers (present, well formed, the clock
@@ -367,27 +368,19 @@ fn busy() -> ApiError {
     )
 }
 
-/// The replay check's answer as the request's.
-fn admitted(a: super::recent::Admission) -> Result<(), ApiError> {
+/// The admission's answer as the request's (the server's rate, `rate` a
+/// second, named when it refused one).
+fn admitted(a: super::recent::Admission, rate: f64) -> Result<(), ApiError> {
     use super::recent::Refusal;
     match a {
         Ok(()) => Ok(()),
         Err(Refusal::Busy) => Err(busy()),
-        Err(_) => Err(err(
+        Err(Refusal::Replayed) => Err(err(
             StatusCode::UNAUTHORIZED,
             "unauthorized",
             "X-Request-Id was already used: every request needs a fresh one",
         )),
-    }
-}
-
-/// The rate bucket's answer (at `rate` a second) as the request's.
-fn within_rate(a: super::recent::Admission, rate: f64) -> Result<(), ApiError> {
-    use super::recent::Refusal;
-    match a {
-        Ok(()) => Ok(()),
-        Err(Refusal::Busy) => Err(busy()),
-        Err(_) => Err(err(
+        Err(Refusal::RateLimited) => Err(err(
             StatusCode::TOO_MANY_REQUESTS,
             "rate_limited",
             format!("more than {rate} requests per second"),
