@@ -35,8 +35,7 @@ fn key(v: &Value) -> RsaKey {
         int(rsa, "n"),
         e,
         &int(rsa, "d"),
-        int(rsa, "p"),
-        int(rsa, "q"),
+        vec![int(rsa, "p"), int(rsa, "q")],
     )
     .unwrap()
 }
@@ -182,7 +181,7 @@ fn rsa_public_form_and_strict_parse() {
     // Wrong primes are refused, not trusted.
     let rsa = v.get("rsa").unwrap();
     let e = BigUint::from(65537u32);
-    let wrong = RsaKey::from_parts(n, e, &int(rsa, "d"), int(rsa, "p"), int(rsa, "p"));
+    let wrong = RsaKey::from_parts(n, e, &int(rsa, "d"), vec![int(rsa, "p"), int(rsa, "p")]);
     assert!(matches!(wrong, Err(CryptoError::Rsa(_))));
 }
 

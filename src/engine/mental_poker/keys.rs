@@ -97,16 +97,33 @@ impl RsaPub {
     }
 }
 
-/// An RSA private key kept as CRT parts.
+/// The primes palaver's own keys have: three, of 683, 683 and 682 bits
+/// (multi-prime RSA, RFC 8017 §3.2). The public key is an ordinary 2048-bit
+/// n, indistinguishable from a two-prime one; the private operation's CRT
+/// then runs three exponentiations on 683-bit moduli, about half the work of
+/// two on 1024-bit ones. docs/reliability.md gives the security argument.
+const PRIME_BITS: [usize; 3] = [683, 683, 682];
+/// The most primes a key may have (2048-bit moduli: three, so that no
+/// factor is small enough for the elliptic-curve method).
+const MAX_PRIMES: usize = 3;
+
+/// One prime factor of n and what its part of the CRT needs.
+#[derive(Clone)]
+struct Factor {
+    p: BigUint,
+    /// d mod (p − 1).
+    d: BigUint,
+    monty: Monty,
+    /// The product of the factors before this one (1 for the first), and
+    /// its inverse mod p: Garner's recombination.
+    before: BigUint,
+    before_inv: BigUint,
+}
+
+/// An RSA private key kept as CRT parts, one per prime (two or three).
 pub struct RsaKey {
     public: RsaPub,
-    p: BigUint,
-    q: BigUint,
-    dp: BigUint,
-    dq: BigUint,
-    qinv: BigUint,
-    mp: Monty,
-    mq: Monty,
+    factors: Vec<Factor>,
     /// The blinding pair (bᵉ, b⁻¹) of the next private operation; squared
     /// after each use (a fresh random pair per key copy).
     blinding: Mutex<(BigUint, BigUint)>,
@@ -121,13 +138,7 @@ impl Clone for RsaKey {
     fn clone(&self) -> Self {
         RsaKey {
             public: self.public.clone(),
-            p: self.p.clone(),
-            q: self.q.clone(),
-            dp: self.dp.clone(),
-            dq: self.dq.clone(),
-            qinv: self.qinv.clone(),
-            mp: self.mp.clone(),
-            mq: self.mq.clone(),
+            factors: self.factors.clone(),
             blinding: fresh_blinding(&self.public),
         }
     }
@@ -142,63 +153,95 @@ impl std::fmt::Debug for RsaKey {
 }
 
 impl RsaKey {
-    /// A key from n, e, d and the primes; the CRT exponents are derived.
+    /// A key from n, e, d and its primes (two or three, distinct, odd,
+    /// multiplying to n); the CRT parts are derived.
     pub fn from_parts(
         n: BigUint,
         e: BigUint,
         d: &BigUint,
-        p: BigUint,
-        q: BigUint,
+        primes: Vec<BigUint>,
     ) -> Result<RsaKey, CryptoError> {
         let public = RsaPub::new(e, n)?;
-        let one = BigUint::one();
-        if p <= one || q <= one || &p * &q != public.n {
-            return Err(CryptoError::Rsa("RSA primes do not multiply to n".into()));
+        let bad = |why: &str| Err(CryptoError::Rsa(why.into()));
+        if !(2..=MAX_PRIMES).contains(&primes.len()) {
+            return bad("an RSA key has two or three primes");
         }
-        let qinv = q.modinv(&p).ok_or(CryptoError::NotInvertible)?;
-        let (Some(mp), Some(mq)) = (Monty::new(&p), Monty::new(&q)) else {
-            return Err(CryptoError::Rsa("RSA primes must be odd".into()));
-        };
+        let one = BigUint::one();
+        if primes.iter().any(|p| *p <= one) || primes.iter().product::<BigUint>() != public.n {
+            return bad("RSA primes do not multiply to n");
+        }
+        if primes
+            .iter()
+            .enumerate()
+            .any(|(i, p)| primes[..i].contains(p))
+        {
+            return bad("RSA primes must be distinct");
+        }
+        let mut factors = Vec::with_capacity(primes.len());
+        let mut before = BigUint::one();
+        for p in primes {
+            let Some(monty) = Monty::new(&p) else {
+                return bad("RSA primes must be odd");
+            };
+            let before_inv = (&before % &p)
+                .modinv(&p)
+                .ok_or(CryptoError::NotInvertible)?;
+            let next = &before * &p;
+            factors.push(Factor {
+                d: d % (&p - 1u8),
+                monty,
+                before: std::mem::replace(&mut before, next),
+                before_inv,
+                p,
+            });
+        }
         Ok(RsaKey {
-            dp: d % (&p - 1u8),
-            dq: d % (&q - 1u8),
-            qinv,
             blinding: fresh_blinding(&public),
             public,
-            p,
-            q,
-            mp,
-            mq,
+            factors,
         })
     }
 
-    /// A fresh RSA-2048 key with e = 65537 from the OS generator (slow:
-    /// run it off the async runtime).
+    /// A fresh RSA-2048 key with e = 65537 and three primes
+    /// ([`PRIME_BITS`]) from the OS generator (slow: run it off the async
+    /// runtime). The primes come from num-bigint-dig's generator, the one
+    /// the rsa crate's key generation uses.
     pub fn generate() -> Result<RsaKey, CryptoError> {
-        use rsa::traits::{PrivateKeyParts, PublicKeyParts};
-        let fail = |e: rsa::Error| CryptoError::Rsa(format!("RSA key generation failed: {e}"));
-        let key = rsa::RsaPrivateKey::new_with_exp(
-            &mut rsa::rand_core::OsRng,
-            MODULUS_BITS as usize,
-            &rsa::BigUint::from(E),
-        )
-        .map_err(fail)?;
-        let big = |x: &rsa::BigUint| BigUint::from_bytes_be(&x.to_bytes_be());
-        let [p, q] = key.primes() else {
-            return Err(CryptoError::Rsa(
-                "RSA key generation gave more than two primes".into(),
-            ));
-        };
-        RsaKey::from_parts(big(key.n()), big(key.e()), &big(key.d()), big(p), big(q))
+        use num_bigint_dig::RandPrime;
+        let mut rng = rand_core_06::OsRng;
+        let e = BigUint::from(E);
+        loop {
+            let primes: Vec<BigUint> = PRIME_BITS
+                .iter()
+                .map(|&bits| BigUint::from_bytes_be(&rng.gen_prime(bits).to_bytes_be()))
+                .collect();
+            let n: BigUint = primes.iter().product();
+            // Each prime has its top two bits set, so n has 2047 or 2048
+            // bits; e must be invertible mod every p − 1; a repeated prime
+            // (never seen in practice) is refused by from_parts.
+            if n.bits() != MODULUS_BITS
+                || primes
+                    .iter()
+                    .enumerate()
+                    .any(|(i, p)| primes[..i].contains(p))
+            {
+                continue;
+            }
+            let phi: BigUint = primes.iter().map(|p| p - 1u8).product();
+            let Some(d) = e.modinv(&phi) else {
+                continue;
+            };
+            return RsaKey::from_parts(n, e, &d, primes);
+        }
     }
 
     pub fn public(&self) -> &RsaPub {
         &self.public
     }
 
-    /// The primes (p, q), for storing a spare key.
-    pub(super) fn primes(&self) -> (&BigUint, &BigUint) {
-        (&self.p, &self.q)
+    /// The primes, for storing a spare key.
+    pub(super) fn primes(&self) -> impl Iterator<Item = &BigUint> {
+        self.factors.iter().map(|f| &f.p)
     }
 
     /// `z^d mod n` by CRT, with multiplicative blinding (the result is the
@@ -206,25 +249,35 @@ impl RsaKey {
     /// squared after each use, as common RSA implementations do, rather
     /// than drawn afresh (a modular inverse per operation).
     pub fn private_op(&self, z: &BigUint) -> BigUint {
-        self.blinded(z, |blinded| self.crt(blinded))
+        self.blinded(z, |blinded| {
+            let parts = self
+                .factors
+                .iter()
+                .map(|f| f.monty.pow_secret(blinded, &f.d));
+            self.recombine(parts.collect())
+        })
     }
 
-    /// [`RsaKey::private_op`] with its two CRT halves on two threads: for
-    /// the one operation a peer waits on (an OT answer), where the other
-    /// core would otherwise idle. Table building, which runs many
+    /// [`RsaKey::private_op`] with its CRT parts on threads of their own:
+    /// for the one operation a peer waits on (an OT answer), where the
+    /// other core would otherwise idle. Table building, which runs many
     /// operations side by side already, uses the single-threaded one.
     pub fn private_op_split(&self, z: &BigUint) -> BigUint {
         self.blinded(z, |blinded| {
-            let (m1, m2) = std::thread::scope(|s| {
-                let half = s.spawn(|| self.mq.pow_secret(blinded, &self.dq));
-                let m1 = self.mp.pow_secret(blinded, &self.dp);
-                // A panic in the other half is a bug in pow; re-raise it.
-                let m2 = half
-                    .join()
-                    .unwrap_or_else(|payload| std::panic::resume_unwind(payload));
-                (m1, m2)
+            let parts = std::thread::scope(|s| {
+                let others: Vec<_> = (self.factors.iter().skip(1))
+                    .map(|f| s.spawn(|| f.monty.pow_secret(blinded, &f.d)))
+                    .collect();
+                let first = self.factors.iter().take(1);
+                let mut parts: Vec<_> = first.map(|f| f.monty.pow_secret(blinded, &f.d)).collect();
+                // A panic in another part is a bug in pow; re-raise it.
+                parts.extend(others.into_iter().map(|h| {
+                    h.join()
+                        .unwrap_or_else(|payload| std::panic::resume_unwind(payload))
+                }));
+                parts
             });
-            self.recombine(&m1, m2)
+            self.recombine(parts)
         })
     }
 
@@ -243,23 +296,22 @@ impl RsaKey {
         (op(&blinded) * b_inv) % n
     }
 
-    /// Does `h` share no factor with n (both primes known here)?
+    /// Does `h` share no factor with n (every prime known here)?
     pub fn coprime(&self, h: &BigUint) -> bool {
-        !(h % &self.p).is_zero() && !(h % &self.q).is_zero()
+        self.factors.iter().all(|f| !(h % &f.p).is_zero())
     }
 
-    fn crt(&self, z: &BigUint) -> BigUint {
-        let m1 = self.mp.pow_secret(z, &self.dp);
-        let m2 = self.mq.pow_secret(z, &self.dq);
-        self.recombine(&m1, m2)
-    }
-
-    /// Garner's recombination of `z^dp mod p` and `z^dq mod q`.
-    fn recombine(&self, m1: &BigUint, m2: BigUint) -> BigUint {
-        // (m1 - m2) mod p without going negative.
-        let diff = (m1 + &self.p - (&m2 % &self.p)) % &self.p;
-        let h = (diff * &self.qinv) % &self.p;
-        m2 + h * &self.q
+    /// Garner's recombination of `z^(d mod (p − 1)) mod p`, one per factor
+    /// in order: each step adds the next prime's residue.
+    fn recombine(&self, parts: Vec<BigUint>) -> BigUint {
+        let mut m = BigUint::zero();
+        for (f, part) in self.factors.iter().zip(parts) {
+            // (part − m) mod p without going negative.
+            let diff = (part + &f.p - (&m % &f.p)) % &f.p;
+            let h = (diff * &f.before_inv) % &f.p;
+            m += h * &f.before;
+        }
+        m
     }
 }
 
@@ -288,6 +340,8 @@ mod tests {
     fn generated_keys_are_2048_bit_and_invert() {
         let key = RsaKey::generate().unwrap();
         assert_eq!(key.public().n().bits(), MODULUS_BITS);
+        let bits: Vec<u64> = key.primes().map(|p| p.bits()).collect();
+        assert_eq!(bits, [683, 683, 682]);
         assert_eq!(key.public().e(), &BigUint::from(E));
         let parsed = RsaPub::parse(&key.public().to_json()).unwrap();
         assert_eq!(&parsed, key.public());
@@ -301,5 +355,50 @@ mod tests {
         let big = key.public().n() - 2u8;
         let root = key.private_op_split(&big);
         assert_eq!(root.modpow(key.public().e(), key.public().n()), big);
+    }
+
+    #[test]
+    fn two_prime_keys_answer_alike_and_bad_prime_lists_are_refused() {
+        use rsa::traits::{PrivateKeyParts, PublicKeyParts};
+        let two = rsa::RsaPrivateKey::new(&mut rsa::rand_core::OsRng, 2048).unwrap();
+        let big = |x: &rsa::BigUint| BigUint::from_bytes_be(&x.to_bytes_be());
+        let (n, d) = (big(two.n()), big(two.d()));
+        let primes: Vec<BigUint> = two.primes().iter().map(big).collect();
+        let key = RsaKey::from_parts(n.clone(), E.into(), &d, primes.clone()).unwrap();
+        // Against plain z^d mod n, one thread and several.
+        for z in [BigUint::from(2u8), &n - 1u8, &n / 3u8] {
+            let y = z.modpow(&d, &n);
+            assert_eq!(key.private_op(&z), y);
+            assert_eq!(key.private_op_split(&z), y);
+        }
+        assert!(!key.coprime(&primes[1]));
+        assert!(key.coprime(&BigUint::from(3u8)));
+        let (p, q) = (primes[0].clone(), primes[1].clone());
+        for bad in [
+            vec![n.clone()],
+            vec![p.clone(), p.clone()],
+            vec![p.clone(), q.clone(), BigUint::one()],
+            vec![p.clone(), q.clone(), BigUint::one(), BigUint::one()],
+            vec![q, p + 2u8],
+        ] {
+            let refused = RsaKey::from_parts(n.clone(), E.into(), &d, bad.clone());
+            assert!(matches!(refused, Err(CryptoError::Rsa(_))), "{bad:?}");
+        }
+    }
+
+    #[test]
+    fn three_prime_keys_agree_with_plain_exponentiation() {
+        let key = RsaKey::generate().unwrap();
+        let n = key.public().n().clone();
+        let primes: Vec<BigUint> = key.primes().cloned().collect();
+        assert!(primes.iter().all(|p| key.coprime(&(p + 2u8))));
+        assert!(!key.coprime(&(&primes[2] * 5u8)));
+        let phi: BigUint = primes.iter().map(|p| p - 1u8).product();
+        let d = BigUint::from(E).modinv(&phi).unwrap();
+        for z in [BigUint::from(2u8), &n - 1u8, &primes[0] * 7u8] {
+            let y = z.modpow(&d, &n);
+            assert_eq!(key.private_op(&z), y);
+            assert_eq!(key.private_op_split(&z), y);
+        }
     }
 }

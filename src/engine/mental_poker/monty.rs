@@ -66,10 +66,17 @@ fn sub_in_place(a: &mut [u64], b: &[u64]) -> bool {
 
 /// Calls `$self.$pow(base, exp, mul, sqr)` with the kernel for the
 /// modulus's size: the RSA sizes get one whose loops the compiler unrolls
-/// for their limb count (1024-bit CRT halves, 2048-bit public ops).
+/// for their limb count (683-bit CRT parts of palaver's three-prime keys,
+/// 1024-bit ones of two-prime keys, 2048-bit public ops).
 macro_rules! by_size {
     ($self:ident, $pow:ident, $base:expr, $exp:expr) => {
         match $self.m.len() {
+            11 => $self.$pow(
+                $base,
+                $exp,
+                |a, b, out| $self.mul_fixed::<11>(a, b, out),
+                |a, out| $self.sqr_fixed::<11>(a, out),
+            ),
             16 => $self.$pow(
                 $base,
                 $exp,
@@ -411,7 +418,7 @@ mod tests {
 
     #[test]
     fn agrees_with_modpow() {
-        for bits in [64usize, 192, 1024, 2048] {
+        for bits in [64usize, 192, 682, 683, 704, 1024, 2048] {
             for _ in 0..8 {
                 let m = random(bits) | BigUint::one() | (BigUint::one() << (bits - 1));
                 let monty = Monty::new(&m).unwrap();
@@ -445,9 +452,9 @@ mod tests {
         for base in [BigUint::ZERO, BigUint::one(), &m - 1u8, m.clone(), &m + 1u8] {
             assert_eq!(monty.pow(&base, &e), base.modpow(&e, &m));
         }
-        // The unrolled kernels (16 and 32 limbs) at the edges too, with
+        // The unrolled kernels (11, 16 and 32 limbs) at the edges too, with
         // all-ones moduli where every carry propagates.
-        for bits in [1024usize, 2048] {
+        for bits in [704usize, 1024, 2048] {
             let m = (BigUint::one() << bits) - 1u8;
             let monty = Monty::new(&m).unwrap();
             for base in [BigUint::ZERO, BigUint::one(), &m - 1u8, m.clone(), &m + 1u8] {

@@ -35,7 +35,9 @@ use std::sync::OnceLock;
 pub const POOL_SIZE: usize = 4;
 /// Turns the pool off when set to `0`.
 pub const ENV: &str = "PALAVER_KEY_SPARES";
-const MAGIC: &str = "palaver-rsa-spare-v1";
+const MAGIC: &str = "palaver-rsa-spare-v2";
+/// The first version's header: two primes, tagged `p` and `q`.
+const MAGIC_V1: &str = "palaver-rsa-spare-v1";
 
 /// Is the pool in use in this process?
 pub fn enabled() -> bool {
@@ -136,15 +138,14 @@ pub fn store(dir: &Path, key: &RsaKey) -> io::Result<()> {
     done
 }
 
-/// The text of a spare: the primes (n and the CRT parts are derived on
-/// load) and a SHA-256 of the lines before it.
+/// The text of a spare: its primes, one `prime <hex>` line each (n and the
+/// CRT parts are derived on load), and a SHA-256 of the lines before it.
+/// Version 1 (`p <hex>`, `q <hex>`: two primes) is still read.
 fn encode(key: &RsaKey) -> String {
-    let (p, q) = key.primes();
-    let body = format!(
-        "{MAGIC}\np {}\nq {}\n",
-        p.to_str_radix(16),
-        q.to_str_radix(16)
-    );
+    let mut body = format!("{MAGIC}\n");
+    for p in key.primes() {
+        body.push_str(&format!("prime {}\n", p.to_str_radix(16)));
+    }
     let sum = hex::encode(Sha256::digest(body.as_bytes()));
     format!("{body}sha256 {sum}\n")
 }
@@ -159,26 +160,30 @@ fn decode(text: &str) -> Result<RsaKey, CryptoError> {
         return Err(bad("checksum mismatch"));
     }
     let mut lines = body.lines();
-    if lines.next() != Some(MAGIC) {
-        return Err(bad("not a spare key"));
-    }
-    let mut part = |tag: &str| {
-        lines
-            .next()
-            .and_then(|l| l.strip_prefix(tag))
-            .and_then(|h| BigUint::parse_bytes(h.as_bytes(), 16))
-            .ok_or_else(|| bad("malformed prime"))
+    let tags: &[&str] = match lines.next() {
+        Some(MAGIC) => &["prime "; 3],
+        Some(MAGIC_V1) => &["p ", "q "],
+        _ => return Err(bad("not a spare key")),
     };
-    let (p, q) = (part("p ")?, part("q ")?);
-    let one = BigUint::from(1u8);
-    if p <= one || q <= one {
-        return Err(bad("malformed prime"));
+    let lines: Vec<&str> = lines.collect();
+    if lines.len() < 2 || lines.len() > tags.len() {
+        return Err(bad("not two or three primes"));
     }
-    let phi = (&p - 1u8) * (&q - 1u8);
+    let one = BigUint::from(1u8);
+    let primes = (lines.iter().zip(tags))
+        .map(|(line, tag)| {
+            line.strip_prefix(tag)
+                .and_then(|h| BigUint::parse_bytes(h.as_bytes(), 16))
+                .filter(|p| *p > one)
+                .ok_or_else(|| bad("malformed prime"))
+        })
+        .collect::<Result<Vec<_>, _>>()?;
+    let phi: BigUint = primes.iter().map(|p| p - 1u8).product();
     let d = BigUint::from(E)
         .modinv(&phi)
         .ok_or_else(|| bad("e is not invertible"))?;
-    let key = RsaKey::from_parts(&p * &q, BigUint::from(E), &d, p, q)?;
+    let n: BigUint = primes.iter().product();
+    let key = RsaKey::from_parts(n, BigUint::from(E), &d, primes)?;
     // A last check that the parts belong together: one round trip.
     let z = key.public().n() - 2u8;
     if key.public().public_op(&key.private_op(&z)) != z {

@@ -70,14 +70,14 @@ fn corrupt_or_partial_spares_are_discarded_not_used() {
     store(&dir, &KEY).unwrap();
     let good = fs::read_to_string(&spares(&dir)[0]).unwrap();
     fs::remove_file(&spares(&dir)[0]).unwrap();
-    let flipped = good.replacen("p ", "p 1", 1);
+    let flipped = good.replacen("prime ", "prime 1", 1);
     let half = &good[..good.len() / 2];
     // A consistent checksum over a wrong prime: caught by the round trip.
     let body = good
         .rsplit_once("sha256 ")
         .unwrap()
         .0
-        .replacen("q ", "q 3", 1);
+        .replacen("prime ", "prime 3", 1);
     let resummed = format!(
         "{body}sha256 {}\n",
         hex::encode(Sha256::digest(body.as_bytes()))
@@ -94,6 +94,43 @@ fn corrupt_or_partial_spares_are_discarded_not_used() {
     fs::write(dir.join("spare-bad.key"), "x").unwrap();
     store(&dir, &KEY).unwrap();
     assert!(claim(&dir).is_some());
+}
+
+#[test]
+fn a_spare_holds_its_three_primes_and_a_first_version_two_prime_spare_still_loads() {
+    let text = encode(&KEY);
+    assert_eq!(text.matches("\nprime ").count(), 3, "{text}");
+    assert_eq!(decode(&text).unwrap().public(), KEY.public());
+    // Version 1: two primes tagged p and q (an ordinary rsa-crate key).
+    use rsa::traits::{PrivateKeyParts, PublicKeyParts};
+    let two = rsa::RsaPrivateKey::new(&mut rsa::rand_core::OsRng, 2048).unwrap();
+    let [p, q] = two.primes() else {
+        panic!("two primes")
+    };
+    let body = format!(
+        "{MAGIC_V1}\np {}\nq {}\n",
+        p.to_str_radix(16),
+        q.to_str_radix(16)
+    );
+    let v1 = format!(
+        "{body}sha256 {}\n",
+        hex::encode(Sha256::digest(body.as_bytes()))
+    );
+    let key = decode(&v1).unwrap();
+    assert_eq!(key.public().n().to_bytes_be(), two.n().to_bytes_be());
+    assert_eq!(key.primes().count(), 2);
+    // Four primes, or a first-version header over version-2 lines: refused.
+    for bad in [
+        text.replacen("prime ", "prime 3\nprime ", 1),
+        text.replacen(MAGIC, MAGIC_V1, 1),
+    ] {
+        let body = bad.rsplit_once("sha256 ").unwrap().0;
+        let resummed = format!(
+            "{body}sha256 {}\n",
+            hex::encode(Sha256::digest(body.as_bytes()))
+        );
+        assert!(decode(&resummed).is_err(), "{resummed}");
+    }
 }
 
 #[test]
