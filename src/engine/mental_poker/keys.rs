@@ -265,7 +265,10 @@ impl RsaKey {
     pub fn private_op_split(&self, z: &BigUint) -> BigUint {
         self.blinded(z, |blinded| {
             let parts = std::thread::scope(|s| {
-                let others: Vec<_> = (self.factors.iter().skip(1))
+                let others: Vec<_> = self
+                    .factors
+                    .iter()
+                    .skip(1)
                     .map(|f| s.spawn(|| f.monty.pow_secret(blinded, &f.d)))
                     .collect();
                 let first = self.factors.iter().take(1);

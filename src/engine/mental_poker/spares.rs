@@ -170,7 +170,9 @@ fn decode(text: &str) -> Result<RsaKey, CryptoError> {
         return Err(bad("not two or three primes"));
     }
     let one = BigUint::from(1u8);
-    let primes = (lines.iter().zip(tags))
+    let primes = lines
+        .iter()
+        .zip(tags)
         .map(|(line, tag)| {
             line.strip_prefix(tag)
                 .and_then(|h| BigUint::parse_bytes(h.as_bytes(), 16))
