@@ -128,14 +128,6 @@ impl<B: Backend> Store for SqlStore<B> {
         self.0.pool_state()
     }
 
-    fn note_request(&self, key: &str, request_id: &str, t: i64, now: i64) -> Res<Admission> {
-        self.0.note_request(key, request_id, t, now)
-    }
-
-    fn take_token(&self, key: &str, rate: f64, now: f64) -> Res<Admission> {
-        self.0.take_token(key, rate, now)
-    }
-
     fn admit(&self, a: &Admit<'_>) -> Res<Admission> {
         self.0.admit(a)
     }

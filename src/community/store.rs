@@ -182,18 +182,9 @@ pub trait Store: Send + Sync {
     fn pool_state(&self) -> Option<PoolState> {
         None
     }
-    /// Records request id `request_id` of `key`, stamped `t`, unless it was
-    /// used while a request stamped like it could still be accepted
-    /// (`Refusal::Replayed`); expired ids are forgotten. Atomic: of two
-    /// requests with one id, on any number of servers, one is admitted.
-    fn note_request(&self, key: &str, request_id: &str, t: i64, now: i64) -> Res<Admission>;
-    /// Takes a token from `key`'s bucket (`rate` a second, holding two
-    /// seconds' worth), or refuses with `Refusal::RateLimited`. Atomic across
-    /// every server on the store.
-    fn take_token(&self, key: &str, rate: f64, now: f64) -> Res<Admission>;
     /// Admits a signed request ([`Admit`]): its id noted as
-    /// [`Store::note_request`] does and, when that admits it and a rate is
-    /// set, a token taken as [`Store::take_token`] does. A store may make
+    /// [`Backend::note_request`] does and, when that admits it and a rate is
+    /// set, a token taken as [`Backend::take_token`] does. A store may make
     /// both in one statement.
     fn admit(&self, a: &Admit<'_>) -> Res<Admission>;
     /// The store's asynchronous calls, for a store that answers some calls
@@ -447,9 +438,14 @@ pub trait Backend: Send + Sync {
     fn ping(&self) -> Res<()>;
     /// The connection pool's state, for a database that keeps one.
     fn pool_state(&self) -> Option<PoolState>;
-    /// [`Store::note_request`].
+    /// Records request id `request_id` of `key`, stamped `t`, unless it was
+    /// used while a request stamped like it could still be accepted
+    /// (`Refusal::Replayed`); expired ids are forgotten. Atomic: of two
+    /// requests with one id, on any number of servers, one is admitted.
     fn note_request(&self, key: &str, request_id: &str, t: i64, now: i64) -> Res<Admission>;
-    /// [`Store::take_token`].
+    /// Takes a token from `key`'s bucket (`rate` a second, holding two
+    /// seconds' worth), or refuses with `Refusal::RateLimited`. Atomic across
+    /// every server on the store.
     fn take_token(&self, key: &str, rate: f64, now: f64) -> Res<Admission>;
     /// [`Store::admit`]; by default its two steps, each a call of its own.
     fn admit(&self, a: &Admit<'_>) -> Res<Admission> {

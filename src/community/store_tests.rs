@@ -4,10 +4,10 @@
 
 use super::SqliteStore;
 use super::sqlite::MIGRATIONS;
-use super::store::{Agent, NewProtocol, NewSession, Reputation, SessionRow, Store};
+use super::store::{Agent, NewProtocol, NewSession, Reputation, Res, SessionRow, Store};
 use crate::community::groups::{Group, NewGroup};
 use crate::community::pg::PgStore;
-use crate::community::recent::{Admit, Refusal};
+use crate::community::recent::{Admission, Admit, Refusal};
 use crate::obj;
 
 /// A fresh database on the cluster `PALAVER_TEST_PG` names, if it names one
@@ -36,6 +36,43 @@ fn fresh_pg(tag: &str) -> Option<String> {
 }
 
 /// The stores the test runs on.
+/// The two steps of an admission on their own, through [`Store::admit`]
+/// (the only way the server admits): a note is an admission without a rate;
+/// a token is one at `rate` under a request id never used before.
+trait Steps {
+    fn note_request(&self, key: &str, request_id: &str, t: i64, now: i64) -> Res<Admission>;
+    fn take_token(&self, key: &str, rate: f64, at: f64) -> Res<Admission>;
+}
+
+impl<S: Store + ?Sized> Steps for S {
+    fn note_request(&self, key: &str, request_id: &str, t: i64, now: i64) -> Res<Admission> {
+        let a = Admit {
+            key,
+            request_id,
+            t,
+            now,
+            rate: None,
+            at: 0.0,
+        };
+        self.admit(&a)
+    }
+    fn take_token(&self, key: &str, rate: f64, at: f64) -> Res<Admission> {
+        static FRESH: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+        let n = FRESH.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        let a = Admit {
+            key,
+            request_id: &format!("fresh-for-a-token-{n}"),
+            // Stamped at second 0, so noting it sweeps none of the ids a
+            // test noted on its own clock.
+            t: 0,
+            now: 0,
+            rate: Some(rate),
+            at,
+        };
+        self.admit(&a)
+    }
+}
+
 pub(super) fn stores(tag: &str) -> Vec<Box<dyn Store>> {
     let mut v: Vec<Box<dyn Store>> = vec![Box::new(SqliteStore::memory().unwrap())];
     if let Some(url) = fresh_pg(tag) {

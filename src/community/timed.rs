@@ -119,12 +119,6 @@ impl Store for Timed {
     fn pool_state(&self) -> Option<PoolState> {
         self.inner.pool_state()
     }
-    fn note_request(&self, key: &str, request_id: &str, t: i64, now: i64) -> Res<Admission> {
-        self.t("note_request", |s| s.note_request(key, request_id, t, now))
-    }
-    fn take_token(&self, key: &str, rate: f64, now: f64) -> Res<Admission> {
-        self.t("take_token", |s| s.take_token(key, rate, now))
-    }
     fn admit(&self, a: &Admit<'_>) -> Res<Admission> {
         self.t("admit", |s| s.admit(a))
     }

@@ -14,9 +14,9 @@
 //! connection runs only statements that are each their own transaction.
 //!
 //! Each of the [`LANE_CONNECTIONS`] connections is made on first use and
-//! again by the first call after it closed (the database ended it); it keeps its statements prepared (keyed by the
-//! SQL text, as the pool's do). Every call is bounded by [`CALL_TIMEOUT`],
-//! connecting included.
+//! again by the first call after it closed (the database ended it); it
+//! keeps its statements prepared (keyed by the SQL text, as the pool's do).
+//! Every call is bounded by [`CALL_TIMEOUT`], connecting included.
 
 use super::pg::{params, pg_error, row};
 use super::{Arg, Row, SqlError};

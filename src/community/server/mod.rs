@@ -238,7 +238,7 @@ impl axum::extract::FromRequest<Arc<AppState>> for Req {
             )
         })?;
         // A store with asynchronous calls admits the request here on the
-        // worker (a signature check and two statements, no blocking hop),
+        // worker (a signature check and one statement, no blocking hop),
         // unless its body is large enough that hashing and parsing it would
         // hold the worker up: that one goes to the blocking pool as before.
         if let Some(calls) = st
