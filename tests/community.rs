@@ -3,7 +3,7 @@
 //! on both stores: each test runs on SQLite, and on PostgreSQL (`…::postgres`,
 //! `#[ignore]`d: it needs `PALAVER_TEST_PG`, which scripts/test provides).
 
-mod common;
+use crate::common;
 
 use palaver::community::{Config, PgStore, SqliteStore, Store};
 use palaver::identity::KeyPair;

@@ -11,7 +11,7 @@
 //! Every test here needs PostgreSQL (`PALAVER_TEST_PG`; scripts/test starts
 //! a throwaway cluster) and is `#[ignore]`d for a plain `cargo test`.
 
-mod common;
+use crate::common;
 
 use common::{Kill, Serve, ok, palaver_serve, read_until};
 use palaver::community::PgStore;

@@ -2,7 +2,7 @@
 //! TestBackend snapshots (80×24 and 160×48), and the app driven by keys
 //! and actions against real sessions.
 
-mod common;
+use crate::common;
 
 use common::console::{ch, ctrl, key};
 use crossterm::event::KeyCode;

@@ -16,7 +16,7 @@ use palaver::web::Client;
 use std::path::Path;
 use std::time::Duration;
 
-mod common;
+use crate::common;
 
 const LONG: Duration = Duration::from_secs(60);
 

@@ -4,7 +4,7 @@
 //! through the keymap, checked by the decision record it writes to
 //! decision/decisions.jsonl, as `palaver session decide` would.
 
-mod common;
+use crate::common;
 
 use common::console::{ch, key};
 use crossterm::event::KeyCode;

@@ -9,7 +9,7 @@
 //! 5 or 8 s here) so a person can coach between them. Needs tmux; `#[ignore]`d
 //! and run by scripts/test, where a missing tmux fails them.
 
-mod common;
+use crate::common;
 
 use common::tmux::*;
 use serde_json::Value;

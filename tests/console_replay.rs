@@ -7,7 +7,7 @@
 //! as its day, and `o` with the .log's path opens it. The real binary in
 //! tmux is in tests/console_replay_tmux.rs.
 
-mod common;
+use crate::common;
 
 use common::console::{ch, key};
 use crossterm::event::KeyCode;

@@ -9,7 +9,7 @@
 //! socket, polling `capture-pane`). Needs `tmux`: `#[ignore]`d, run by
 //! scripts/test (`--include-ignored`), where a missing tmux fails it.
 
-mod common;
+use crate::common;
 
 use common::tmux::{BIN, Console, assert_clean_exit, quit, require_tmux, serial};
 use std::time::Duration;

@@ -7,7 +7,7 @@
 //! as unreadable. The real binary joining a room in tmux is in
 //! tests/console_rooms_tmux.rs.
 
-mod common;
+use crate::common;
 
 use common::console::{ch, key};
 use crossterm::event::KeyCode;

@@ -10,7 +10,7 @@
 //! `#[ignore]`d and runs under scripts/test (`--include-ignored`), where a
 //! missing tmux fails it.
 
-mod common;
+use crate::common;
 
 use common::tmux::{POLL, require_tmux, serial};
 use common::tmux_dirs::{Console, palaver, read_json, room_dir};

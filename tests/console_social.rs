@@ -4,7 +4,7 @@
 //! reports (no network), with TestBackend snapshots at 80×24 and 160×48.
 //! The end-to-end round against the embedded community is at the end.
 
-mod common;
+use crate::common;
 
 use common::console::{ch, ctrl, key};
 use crossterm::event::KeyCode;

@@ -12,7 +12,7 @@
 //! write to group-actions.jsonl; an illegal pick refused with the reason.
 //! The real binary at a table in tmux is in tests/console_tables_tmux.rs.
 
-mod common;
+use crate::common;
 
 use common::console::{ch, key};
 use common::table_seat::{LANDLORD, Play, pk};

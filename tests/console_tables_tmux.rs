@@ -11,7 +11,7 @@
 //! sleep). Needs `tmux`: the test is `#[ignore]`d and runs under
 //! scripts/test (`--include-ignored`), where a missing tmux fails it.
 
-mod common;
+use crate::common;
 
 use common::tmux::{POLL, SESSION, require_tmux, serial};
 use common::tmux_dirs::{Console, palaver, read_json};

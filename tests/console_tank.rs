@@ -6,7 +6,7 @@
 //! terminal too small); orders from keys and from the command line read
 //! back from strategy.json; the replay stepped and played from a journal.
 
-mod common;
+use crate::common;
 
 use common::console::{ch, key};
 use crossterm::event::KeyCode;

@@ -10,7 +10,7 @@
 //! the test is `#[ignore]`d and runs under scripts/test
 //! (`--include-ignored`), where a missing tmux fails it.
 
-mod common;
+use crate::common;
 
 use common::ok;
 use common::tmux::{POLL, require_tmux, serial};

@@ -10,7 +10,7 @@
 //! timeout prints the last screen. The tests run one at a time (a lock) so
 //! the timings they print are not skewed by each other.
 
-mod common;
+use crate::common;
 
 use common::tmux::*;
 use std::path::{Path, PathBuf};

@@ -3,7 +3,7 @@
 //! banner, details.jsonl in the feed, the round-by-round history, one
 //! numbering for people, and the strategy presets of every bundled game.
 
-mod common;
+use crate::common;
 
 use common::console::{ch, key};
 use crossterm::event::KeyCode;

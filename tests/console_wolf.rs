@@ -4,7 +4,7 @@
 //! whole games — watching a 5-seat bot game to its winner, playing a seat
 //! in human mode, and spectating a game on a `palaver wolf serve` server.
 
-mod common;
+use crate::common;
 
 use common::console::{ch, ctrl, key};
 use crossterm::event::KeyCode;

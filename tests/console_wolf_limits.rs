@@ -3,7 +3,7 @@
 //! today's budget, turns, skips) and refuses to send a line the server
 //! would cut, or a Skip with no skips left; what fits goes out unchanged.
 
-mod common;
+use crate::common;
 
 use common::console::{ch, ctrl, key};
 use crossterm::event::KeyCode;

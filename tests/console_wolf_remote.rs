@@ -4,7 +4,7 @@
 //! by keys until the game ends, and the server's finished game is checked
 //! against what the console showed.
 
-mod common;
+use crate::common;
 
 use common::console::{ch, ctrl, key};
 use crossterm::event::KeyCode;

@@ -6,7 +6,7 @@
 //! Needs `tmux`: the test is `#[ignore]`d and runs under scripts/test
 //! (`--include-ignored`), where a missing tmux fails it.
 
-mod common;
+use crate::common;
 
 use common::tmux::*;
 use std::time::{Duration, Instant};

@@ -2,7 +2,7 @@
 //! SIGKILL, live `session events --follow`, abort, and the reference
 //! client's own CLI steering a palaver session.
 
-mod common;
+use crate::common;
 
 use palaver::json::{self, Value};
 use palaver::session::files;

@@ -2,7 +2,7 @@
 //! prints a ticket, `palaver guest --iroh-ticket` (or the reference's
 //! `guest --iroh-ticket`) plays it. The real binaries on loopback.
 
-mod common;
+use crate::common;
 
 use common::{Kill, read_until};
 use palaver::json::{self, Value};

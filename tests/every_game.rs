@@ -12,7 +12,7 @@
 //! `PALAVER_ENDINGS_MATCHES` sets how many palaver-with-palaver matches each
 //! card game plays (default 12; the note of issue #35 records a run of 200).
 
-mod common;
+use crate::common;
 
 use common::{Kill, ok, read_until};
 use palaver::json::{self, Value};

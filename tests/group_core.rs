@@ -17,7 +17,7 @@
 //! tests are `#[ignore]`d, and run with `--include-ignored` a missing
 //! interpreter fails them.
 
-mod common;
+use crate::common;
 
 use palaver::engine::group::core::{CORE_FIELDS, PRIVATE_PAYLOAD_FIELDS, json_hash};
 use palaver::engine::group::{

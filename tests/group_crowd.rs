@@ -4,7 +4,7 @@
 //! leader crashes and a member takes over. The same scenario, with 1,000
 //! messages and timings, is `cargo bench --bench rooms`.
 
-mod common;
+use crate::common;
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn thirty_two_members_agree_and_survive_their_leader() {

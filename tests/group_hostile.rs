@@ -5,7 +5,7 @@
 //! or breaks the hash chain is detected by every member, which leaves the
 //! room with the reason recorded.
 
-mod common;
+use crate::common;
 
 use common::rooms;
 use palaver::engine::group::{Authority, AuthorityInit, GroupConfig};

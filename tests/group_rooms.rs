@@ -6,7 +6,7 @@
 //! is killed with SIGKILL, a member claims the room once the lease lapses,
 //! and the room goes on with its history at the next epoch.
 
-mod common;
+use crate::common;
 
 use common::{Kill, read_until};
 use palaver::json::{self, Value};

@@ -10,7 +10,7 @@ use tokio::io::AsyncWriteExt;
 
 #[path = "common/ndjson_handshake.rs"]
 mod body;
-mod common;
+use crate::common;
 
 /// Bytes a hostile peer might send: noise, or lines built from frame pieces.
 fn peer_bytes() -> impl Strategy<Value = Vec<u8>> {

@@ -24,7 +24,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-mod common;
+use crate::common;
 #[path = "common/hostile.rs"]
 mod hostile;
 

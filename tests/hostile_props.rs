@@ -3,7 +3,7 @@
 //! proptest instead of libFuzzer, with the database compared byte for byte
 //! around every refusal.
 
-mod common;
+use crate::common;
 
 #[path = "../fuzz/fuzz_targets/harness/mod.rs"]
 mod harness;

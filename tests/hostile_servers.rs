@@ -19,7 +19,7 @@
 //!
 //! Every test is bounded by [`WALL`]; every server loop by a count.
 
-mod common;
+use crate::common;
 
 use common::console::{ch, key};
 use crossterm::event::KeyCode;

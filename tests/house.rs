@@ -2,7 +2,7 @@
 //! the house keeping one invitation per game, and a guest joining each
 //! through `services::remote::join` over iroh on loopback.
 
-mod common;
+use crate::common;
 
 use palaver::engine::{ChatSource, ControlMode, EventSink, Hooks};
 use palaver::identity::KeyPair;

@@ -5,7 +5,7 @@
 //! ratings and agent stats, browse's `--tags`, `--post-id` and `--oneline`,
 //! and `palaver doctor`, each of its checks shown failing and passing.
 
-mod common;
+use crate::common;
 
 use common::{Kill, ok, read_until};
 use palaver::json::{self, Value};

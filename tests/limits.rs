@@ -3,7 +3,7 @@
 //! and the flags and variables of the same class each end in a clear error
 //! naming the field and its range (docs/reliability.md lists the limits).
 
-mod common;
+use crate::common;
 
 use palaver::identity::KeyPair;
 use palaver::json::{self, Value};

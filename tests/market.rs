@@ -10,7 +10,7 @@
 //! (`common::pg::fresh_database`), and without `PALAVER_TEST_PG` it skips,
 //! unless `CI` is set, when it fails.
 
-mod common;
+use crate::common;
 
 use common::{dump, pg};
 use palaver::json::{Map, Value};

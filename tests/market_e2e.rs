@@ -2,7 +2,7 @@
 //! `palaver serve`: a job the provider bot solves ends SETTLED, a wrong
 //! digest ends REFUNDED, and an incomplete JOB_OPEN is refused whole.
 
-mod common;
+use crate::common;
 
 use common::cli::{identity, json};
 

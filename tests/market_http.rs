@@ -9,7 +9,7 @@
 //! would fail here. `NAME::postgres` is `#[ignore]`d like every test that
 //! needs an outside peer (scripts/test provides `PALAVER_TEST_PG`).
 
-mod common;
+use crate::common;
 
 use palaver::community::{Config, PgStore, SqliteStore, Store};
 use palaver::identity::KeyPair;

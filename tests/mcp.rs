@@ -15,7 +15,7 @@
 //! `#[ignore]`d (run with `-- --include-ignored`, as scripts/test does);
 //! there a missing interpreter is a failure, never a skip.
 
-mod common;
+use crate::common;
 
 use common::cli::{identity, json, palaver};
 

@@ -13,7 +13,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::Duration;
 
-mod common;
+use crate::common;
 
 const BIN: &str = env!("CARGO_BIN_EXE_palaver");
 

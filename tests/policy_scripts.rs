@@ -5,7 +5,7 @@
 //! bundled policies are checked against the reference's own scripts on the
 //! same inputs (a differential test, needs the reference venv).
 
-mod common;
+use crate::common;
 
 use palaver::engine::{ControlMode, EngineConfig, Strategy};
 use palaver::json::{Map, Value};

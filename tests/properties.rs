@@ -1,6 +1,6 @@
 //! Property tests for the JSON model and canonical JSON.
 
-mod common;
+use crate::common;
 
 use common::value;
 use palaver::json::canonical;

@@ -12,7 +12,7 @@
 //! or replies garbage ends the session (`hook_error`) or fails the call
 //! with its reason, never a panic.
 
-mod common;
+use crate::common;
 
 use palaver::engine::external::HooksProgram;
 use palaver::engine::realtime::{Journal, ruleset_hash, verify_frame};

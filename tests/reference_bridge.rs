@@ -12,7 +12,7 @@
 //! reason. The Python of the bridge is the reference venv
 //! (`PALAVER_HOOKS_PYTHON`).
 
-mod common;
+use crate::common;
 
 use common::{Kill, ok, read_until};
 use palaver::json::{self, Value};

@@ -4,7 +4,7 @@
 //! proofs and their session_id, closing, ratings — and palaver's CLI
 //! reading what the reference wrote.
 
-mod common;
+use crate::common;
 
 use palaver::json::{self, Value};
 use std::path::Path;

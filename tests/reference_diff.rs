@@ -7,7 +7,7 @@
 //! `cargo test` lists them as ignored; scripts/test runs them, and there a
 //! missing reference is a failure.
 
-mod common;
+use crate::common;
 
 use palaver::json::canonical;
 use palaver::json::{self, Map, Value};

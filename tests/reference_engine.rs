@@ -7,7 +7,7 @@
 //! here), completed and aborted both ways round with the same frames seen and
 //! the same ending per role.
 
-mod common;
+use crate::common;
 
 use async_trait::async_trait;
 use palaver::engine::{

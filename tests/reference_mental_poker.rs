@@ -6,7 +6,7 @@
 //! (`AIGENORA_MP_TEST_FAULT`) must end palaver's side with the reason its
 //! checks name, in bounded time.
 
-mod common;
+use crate::common;
 
 use palaver::engine::{self, Channel, Ctx, EngineConfig, MatchBinding, MemorySink, Role};
 use palaver::identity::KeyPair;

@@ -6,7 +6,7 @@
 //! Both sides must complete, and the server must hold one closed session
 //! whose winner both sides reported.
 
-mod common;
+use crate::common;
 
 use common::{Kill, ok, read_until};
 

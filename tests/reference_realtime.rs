@@ -7,7 +7,7 @@
 //! refuse the handshake, each saying why. Ignored by default: scripts/test
 //! runs them with the reference's Python.
 
-mod common;
+use crate::common;
 
 use palaver::engine::realtime::ruleset_hash;
 use palaver::engine::{

@@ -9,7 +9,7 @@
 //! `#[ignore]`d: run them with `-- --include-ignored`; there a missing
 //! reference is a failure, never a skip.
 
-mod common;
+use crate::common;
 
 use common::rng::Rng;
 

@@ -5,7 +5,7 @@
 //! through it, and a relay nobody answers at is a clear error in bounded
 //! time. The reference client joins a palaver host through it too.
 
-mod common;
+use crate::common;
 
 use common::{Kill, ok, read_until, winner_line};
 

@@ -7,7 +7,7 @@
 //! (the reference server's sample and one `palaver wolf play` writes)
 //! through the CLI.
 
-mod common;
+use crate::common;
 
 use palaver::engine::{ControlMode, Role};
 use palaver::json::{Map, Value};

@@ -7,7 +7,7 @@
 //! game, a room, a table, a peer evidence log the reference wrote) and
 //! reconcile agreeing.
 
-mod common;
+use crate::common;
 
 use palaver::engine::{ControlMode, Role};
 use palaver::identity::KeyPair;

@@ -8,7 +8,7 @@
 //! entry is refused by `transcript_root`; a bundle without these files
 //! verifies as before, the checks "not applicable".
 
-mod common;
+use crate::common;
 
 use common::forge::resign;
 use palaver::engine::{ControlMode, Role};

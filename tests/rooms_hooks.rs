@@ -15,7 +15,7 @@
 //! `cargo test`; run with `--include-ignored`, where a missing interpreter
 //! is a failure, never a skip.
 
-mod common;
+use crate::common;
 
 use palaver::engine::group::GroupHooks;
 use palaver::json::{self, Map, Number, Value, canonical};

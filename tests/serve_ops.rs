@@ -7,7 +7,7 @@
 //! `--log-format json` writing one JSON line per request that carries the
 //! request's id.
 
-mod common;
+use crate::common;
 
 use common::{Kill, palaver_serve};
 use palaver::identity::KeyPair;

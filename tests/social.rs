@@ -3,7 +3,7 @@
 //! before any request, and the trust snapshot's fresh / stale /
 //! unavailable fallback against a static file server.
 
-mod common;
+use crate::common;
 
 use std::collections::HashMap;
 use std::io::{Read, Write};

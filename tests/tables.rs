@@ -4,7 +4,7 @@
 //! a palaver member joining; and a reference client seated at a palaver
 //! table, its moves sent with `aigenora session action`.
 
-mod common;
+use crate::common;
 
 use common::{Kill, ok, read_until};
 use palaver::json::{self, Value};

@@ -20,7 +20,7 @@
 //! `#[ignore]`d for a plain `cargo test`, and with `--include-ignored` a
 //! missing interpreter is a failure, never a skip.
 
-mod common;
+use crate::common;
 
 use palaver::json::{self, Map, Value, canonical};
 use palaver::obj;

@@ -28,7 +28,7 @@
 //! sets it) and are `#[ignore]`d: run it with `-- --include-ignored`; there a missing
 //! reference is a failure, never a skip.
 
-mod common;
+use crate::common;
 
 use common::rng::Rng;
 

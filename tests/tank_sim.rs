@@ -26,7 +26,7 @@
 //! sets it) and is `#[ignore]`d: run it with `-- --include-ignored`; there
 //! a missing reference is a failure, never a skip.
 
-mod common;
+use crate::common;
 
 use common::rng::Rng;
 

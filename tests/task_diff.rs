@@ -13,7 +13,7 @@
 //! Needs `PALAVER_REFERENCE_PYTHON` (scripts/test sets it); `#[ignore]`d
 //! like the other reference tests, and a missing interpreter fails.
 
-mod common;
+use crate::common;
 
 use base64::Engine;
 use palaver::json::canonical::{sha256_hex, to_string_ordered};

@@ -3,7 +3,7 @@
 //! Python agent built on aiwolf-nlp-common, and the fault injections of
 //! aiwolf-nlp.md §9.4.
 
-mod common;
+use crate::common;
 
 use futures_util::{SinkExt, StreamExt};
 use palaver::werewolf::agent::{BotDecider, JoinOptions, join};

@@ -7,7 +7,7 @@
 //! Needs `PALAVER_REFERENCE_PYTHON` (scripts/test sets it); `#[ignore]`d
 //! like the other reference tests, and a missing interpreter fails.
 
-mod common;
+use crate::common;
 
 use palaver::engine::whisper::{Schema, parse_intent};
 use palaver::json::{self, Map, Value, canonical};
