@@ -56,7 +56,9 @@ async fn the_coach_pane_asks_streams_adopts_and_resets() {
         fake.display(),
         log.display()
     ));
-    // The only test in this binary: the process's config dir is ours.
+    // A binary of its own (Cargo.toml's [[test]] list), so the process's
+    // config dir is ours; this binary's other tests only draw panes, which
+    // the config's [coach] section does not change.
     unsafe { std::env::set_var("PALAVER_CONFIG_DIR", config.path()) };
     let state = data.path().join("state");
     copy_dir(
